@@ -1,0 +1,5 @@
+#ifndef LIFELINE_CZEROMQ_SHIM_H
+#define LIFELINE_CZEROMQ_SHIM_H
+#include <zmq.h>
+#include <errno.h>
+#endif

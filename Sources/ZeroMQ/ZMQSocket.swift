@@ -1,0 +1,230 @@
+import CZeroMQ
+
+/// A libzmq socket, used by one thread at a time.
+///
+/// The type is deliberately not `Sendable`: create a socket on the thread that owns it. Blocking calls
+/// retry on `EINTR`; a call that would block in non-blocking mode returns `nil` or `false`.
+/// New sockets linger 0 ms on close; set ``IntegerOption/linger`` before closing to flush.
+public final class ZMQSocket {
+    /// The kind of socket.
+    public let type: SocketType
+    private let context: ZMQContext
+    private var handle: UnsafeMutableRawPointer?
+    private let scratch: UnsafeMutablePointer<zmq_msg_t> = .allocate(capacity: 1)
+
+    /// Creates a socket of `type` in `context`.
+    public init(_ context: ZMQContext, type: SocketType) throws {
+        guard let handle = zmq_socket(context.handle, type.rawValue) else {
+            scratch.deallocate()
+            throw ZeroMQError.last("zmq_socket(\(type))")
+        }
+        self.context = context
+        self.type = type
+        self.handle = handle
+        try set(.linger, 0)
+    }
+
+    deinit {
+        close()
+        scratch.deallocate()
+    }
+
+    /// Closes the socket; further calls fail with `ENOTSOCK`. Closing twice is harmless.
+    public func close() {
+        guard let handle else { return }
+        zmq_close(handle)
+        self.handle = nil
+    }
+
+    /// True until ``close()``.
+    public var isOpen: Bool { handle != nil }
+
+    var rawHandle: UnsafeMutableRawPointer? { handle }
+
+    private func live(_ operation: @autoclosure () -> String) throws -> UnsafeMutableRawPointer {
+        guard let handle else { throw ZeroMQError(code: ENOTSOCK, operation: operation()) }
+        return handle
+    }
+
+    // MARK: Endpoints
+
+    /// Binds to `endpoint`, e.g. `tcp://127.0.0.1:*` or `ipc:///tmp/x`.
+    public func bind(_ endpoint: String) throws {
+        let handle = try live("zmq_bind(\(endpoint))")
+        guard zmq_bind(handle, endpoint) == 0 else { throw ZeroMQError.last("zmq_bind(\(endpoint))") }
+    }
+
+    /// Connects to `endpoint`; libzmq completes the connection (and reconnects) in the background.
+    public func connect(_ endpoint: String) throws {
+        let handle = try live("zmq_connect(\(endpoint))")
+        guard zmq_connect(handle, endpoint) == 0 else { throw ZeroMQError.last("zmq_connect(\(endpoint))") }
+    }
+
+    /// Stops listening on `endpoint`.
+    public func unbind(_ endpoint: String) throws {
+        let handle = try live("zmq_unbind(\(endpoint))")
+        guard zmq_unbind(handle, endpoint) == 0 else { throw ZeroMQError.last("zmq_unbind(\(endpoint))") }
+    }
+
+    /// Drops the connection to `endpoint`.
+    public func disconnect(_ endpoint: String) throws {
+        let handle = try live("zmq_disconnect(\(endpoint))")
+        guard zmq_disconnect(handle, endpoint) == 0 else {
+            throw ZeroMQError.last("zmq_disconnect(\(endpoint))")
+        }
+    }
+
+    /// The endpoint of the last bind or connect, with wildcard ports resolved.
+    public func lastEndpoint() throws -> String {
+        var bytes = try get(.lastEndpoint)
+        while bytes.last == 0 { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    // MARK: Options
+
+    /// Sets an integer option.
+    public func set(_ option: IntegerOption, _ value: Int) throws {
+        let handle = try live("zmq_setsockopt(\(option.name))")
+        let status: Int32
+        if option.isWide {
+            var wide = Int64(value)
+            status = zmq_setsockopt(handle, option.name, &wide, MemoryLayout<Int64>.size)
+        } else {
+            var narrow = Int32(truncatingIfNeeded: value)
+            status = zmq_setsockopt(handle, option.name, &narrow, MemoryLayout<Int32>.size)
+        }
+        guard status == 0 else { throw ZeroMQError.last("zmq_setsockopt(\(option.name), \(value))") }
+    }
+
+    /// Reads an integer option.
+    public func get(_ option: IntegerOption) throws -> Int {
+        let handle = try live("zmq_getsockopt(\(option.name))")
+        if option.isWide {
+            var wide: Int64 = 0
+            var size = MemoryLayout<Int64>.size
+            guard zmq_getsockopt(handle, option.name, &wide, &size) == 0 else {
+                throw ZeroMQError.last("zmq_getsockopt(\(option.name))")
+            }
+            return Int(wide)
+        }
+        var narrow: Int32 = 0
+        var size = MemoryLayout<Int32>.size
+        guard zmq_getsockopt(handle, option.name, &narrow, &size) == 0 else {
+            throw ZeroMQError.last("zmq_getsockopt(\(option.name))")
+        }
+        return Int(narrow)
+    }
+
+    /// Sets a byte-string option (subscriptions, routing id, welcome message).
+    public func set(_ option: BytesOption, _ value: [UInt8]) throws {
+        let handle = try live("zmq_setsockopt(\(option.name))")
+        let status = value.withUnsafeBytes { zmq_setsockopt(handle, option.name, $0.baseAddress, $0.count) }
+        guard status == 0 else { throw ZeroMQError.last("zmq_setsockopt(\(option.name))") }
+    }
+
+    /// Sets a byte-string option from the UTF-8 bytes of `value`.
+    public func set(_ option: BytesOption, _ value: String) throws {
+        try set(option, Array(value.utf8))
+    }
+
+    /// Reads a byte-string option (at most 1 KiB).
+    public func get(_ option: BytesOption) throws -> [UInt8] {
+        let handle = try live("zmq_getsockopt(\(option.name))")
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        var size = buffer.count
+        let status = buffer.withUnsafeMutableBytes { zmq_getsockopt(handle, option.name, $0.baseAddress, &size) }
+        guard status == 0 else { throw ZeroMQError.last("zmq_getsockopt(\(option.name))") }
+        return Array(buffer.prefix(size))
+    }
+
+    // MARK: Sending
+
+    /// Sends one frame; `more` marks further frames of the same message.
+    /// Returns false when `dontWait` is set and the frame cannot be queued now.
+    @discardableResult
+    public func send(_ bytes: UnsafeRawBufferPointer, more: Bool = false, dontWait: Bool = false) throws -> Bool {
+        let handle = try live("zmq_send")
+        var flags: Int32 = 0
+        if more { flags |= ZMQ_SNDMORE }
+        if dontWait { flags |= ZMQ_DONTWAIT }
+        let start = bytes.baseAddress ?? UnsafeRawPointer(scratch)
+        while zmq_send(handle, start, bytes.count, flags) < 0 {
+            let code = zmq_errno()
+            if code == EINTR { continue }
+            if code == EAGAIN { return false }
+            throw ZeroMQError(code: code, operation: "zmq_send(\(type), \(bytes.count) bytes)")
+        }
+        return true
+    }
+
+    /// Sends one frame held in a ``ZMQMessage`` without copying; the message is empty afterwards.
+    @discardableResult
+    public func send(_ message: ZMQMessage, more: Bool = false, dontWait: Bool = false) throws -> Bool {
+        let handle = try live("zmq_msg_send")
+        var flags: Int32 = 0
+        if more { flags |= ZMQ_SNDMORE }
+        if dontWait { flags |= ZMQ_DONTWAIT }
+        while zmq_msg_send(message.pointer, handle, flags) < 0 {
+            let code = zmq_errno()
+            if code == EINTR { continue }
+            if code == EAGAIN { return false }
+            throw ZeroMQError(code: code, operation: "zmq_msg_send(\(type))")
+        }
+        return true
+    }
+
+    /// Sends a multipart message. libzmq queues a multipart message whole or not at all, so with
+    /// `dontWait` a false result means nothing was sent.
+    @discardableResult
+    public func send(frames: [[UInt8]], dontWait: Bool = false) throws -> Bool {
+        precondition(!frames.isEmpty, "a message has at least one frame")
+        for index in frames.indices {
+            let more = index < frames.count - 1
+            let sent = try frames[index].withUnsafeBytes {
+                try send($0, more: more, dontWait: dontWait && index == 0)
+            }
+            if !sent { return false }
+        }
+        return true
+    }
+
+    // MARK: Receiving
+
+    /// Receives one frame into a ``ZMQMessage``, or nil when `dontWait` is set and nothing is queued.
+    public func receiveMessage(dontWait: Bool = false) throws -> ZMQMessage? {
+        let handle = try live("zmq_msg_recv")
+        let message = ZMQMessage()
+        while zmq_msg_recv(message.pointer, handle, dontWait ? ZMQ_DONTWAIT : 0) < 0 {
+            let code = zmq_errno()
+            if code == EINTR { continue }
+            if code == EAGAIN { return nil }
+            throw ZeroMQError(code: code, operation: "zmq_msg_recv(\(type))")
+        }
+        return message
+    }
+
+    /// Receives a whole multipart message as byte arrays, or nil when `dontWait` is set and nothing is
+    /// queued. Frames of any size are received whole.
+    public func receiveFrames(dontWait: Bool = false) throws -> [[UInt8]]? {
+        let handle = try live("zmq_msg_recv")
+        var frames: [[UInt8]] = []
+        while true {
+            zmq_msg_init(scratch)
+            let flags: Int32 = (dontWait && frames.isEmpty) ? ZMQ_DONTWAIT : 0
+            if zmq_msg_recv(scratch, handle, flags) < 0 {
+                let code = zmq_errno()
+                zmq_msg_close(scratch)
+                if code == EINTR { continue }
+                if code == EAGAIN && frames.isEmpty { return nil }
+                throw ZeroMQError(code: code, operation: "zmq_msg_recv(\(type))")
+            }
+            let size = zmq_msg_size(scratch)
+            frames.append(
+                size == 0 ? [] : [UInt8](UnsafeRawBufferPointer(start: zmq_msg_data(scratch), count: size)))
+            let more = zmq_msg_more(scratch) != 0
+            zmq_msg_close(scratch)
+            if !more { return frames }
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Glibc
+import Testing
+
+@testable import ZeroMQ
+
+@Suite("ZeroMQ binding", .timeLimit(.minutes(1)))
+struct ZMQSocketTests {
+    let context = try! ZMQContext()
+
+    private func pair(_ first: SocketType, _ second: SocketType, transport: String) throws -> (
+        ZMQSocket, ZMQSocket
+    ) {
+        let server = try ZMQSocket(context, type: first)
+        try server.bind(transport)
+        let client = try ZMQSocket(context, type: second)
+        try client.connect(try server.lastEndpoint())
+        return (server, client)
+    }
+
+    @Test("a 0-byte frame and a 4 MiB frame round-trip intact", arguments: ["inproc://big", "tcp://127.0.0.1:*"])
+    func largeAndEmptyFrames(transport: String) throws {
+        let (server, client) = try pair(.router, .dealer, transport: transport)
+        let big = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try client.send(frames: [[], big, Array("tail".utf8)])
+        let received = try #require(try server.receiveFrames())
+        #expect(received.count == 4)
+        #expect(received[1] == [])
+        #expect(received[2] == big)
+        #expect(received[3] == Array("tail".utf8))
+        try server.send(frames: [received[0], big])
+        #expect(try client.receiveFrames() == [big])
+    }
+
+    @Test("non-blocking receive returns nil instead of failing")
+    func againIsAValue() throws {
+        let (server, _) = try pair(.router, .dealer, transport: "inproc://again")
+        #expect(try server.receiveFrames(dontWait: true) == nil)
+        #expect(try server.receiveMessage(dontWait: true) == nil)
+    }
+
+    @Test("the last endpoint resolves a wildcard tcp port")
+    func lastEndpoint() throws {
+        let socket = try ZMQSocket(context, type: .router)
+        try socket.bind("tcp://127.0.0.1:*")
+        let endpoint = try socket.lastEndpoint()
+        #expect(endpoint.hasPrefix("tcp://127.0.0.1:"))
+        #expect(Int(endpoint.split(separator: ":").last!)! > 0)
+    }
+
+    @Test("errors carry errno, the operation and zmq_strerror")
+    func errorsAreDescriptive() throws {
+        let socket = try ZMQSocket(context, type: .router)
+        let error = try #require(throws: ZeroMQError.self) { try socket.bind("nonsense://x") }
+        #expect(error.code != 0)
+        #expect(error.operation == "zmq_bind(nonsense://x)")
+        #expect(error.description.contains(error.message))
+        socket.close()
+        #expect(throws: ZeroMQError.self) { try socket.bind("tcp://127.0.0.1:*") }
+    }
+
+    @Test("subscriptions filter by prefix and XPUB sees them")
+    func subscriptions() throws {
+        let publisher = try ZMQSocket(context, type: .xpub)
+        try publisher.set(.xpubVerbose, 1)
+        try publisher.bind("inproc://bus")
+        let subscriber = try ZMQSocket(context, type: .sub)
+        try subscriber.connect("inproc://bus")
+        try subscriber.set(.subscribe, "topic\u{0}")
+        let notice = try #require(try publisher.receiveFrames())
+        #expect(notice == [[1] + Array("topic\u{0}".utf8)])
+        try publisher.send(frames: [Array("topicLonger\u{0}".utf8), [1]])
+        try publisher.send(frames: [Array("topic\u{0}".utf8), [2]])
+        #expect(try subscriber.receiveFrames() == [Array("topic\u{0}".utf8), [2]])
+        try subscriber.set(.unsubscribe, "topic\u{0}")
+        #expect(try publisher.receiveFrames() == [[0] + Array("topic\u{0}".utf8)])
+    }
+
+    @Test("integer and byte options read back what was set")
+    func options() throws {
+        let socket = try ZMQSocket(context, type: .dealer)
+        try socket.set(.linger, 250)
+        #expect(try socket.get(.linger) == 250)
+        try socket.set(.sendHighWaterMark, 5000)
+        #expect(try socket.get(.sendHighWaterMark) == 5000)
+        try socket.set(.maxMessageSize, 1 << 33)
+        #expect(try socket.get(.maxMessageSize) == 1 << 33)
+        try socket.set(.routingID, "worker-1")
+        #expect(try socket.get(.routingID) == Array("worker-1".utf8))
+    }
+
+    @Test("a routed ROUTER send to a gone peer fails with EHOSTUNREACH when mandatory")
+    func routerMandatory() throws {
+        let router = try ZMQSocket(context, type: .router)
+        try router.set(.routerMandatory, 1)
+        try router.bind("inproc://mandatory")
+        let error = try #require(throws: ZeroMQError.self) {
+            try router.send(frames: [Array("nobody".utf8), [1]], dontWait: true)
+        }
+        #expect(error.code == EHOSTUNREACH)
+    }
+
+    @Test("the poller reports which socket is readable and times out")
+    func poller() throws {
+        let (server, client) = try pair(.pair, .pair, transport: "inproc://poll")
+        var poller = ZMQPoller()
+        let serverIndex = poller.add(server)
+        let clientIndex = poller.add(client)
+        #expect(try poller.poll(timeoutMilliseconds: 10) == 0)
+        try client.send(frames: [[7]])
+        #expect(try poller.poll(timeoutMilliseconds: 1000) == 1)
+        #expect(poller.isReadable(serverIndex))
+        #expect(!poller.isReadable(clientIndex))
+    }
+
+    @Test("a message sent from a ZMQMessage is received without loss")
+    func zeroCopyMessage() throws {
+        let (server, client) = try pair(.pair, .pair, transport: "inproc://msg")
+        let message = try ZMQMessage(Array("hello".utf8))
+        #expect(message.count == 5)
+        try client.send(message)
+        #expect(message.count == 0)
+        let received = try #require(try server.receiveMessage())
+        #expect(received.bytes == Array("hello".utf8))
+        #expect(!received.hasMore)
+    }
+}
