@@ -5,6 +5,7 @@ let package = Package(
     name: "Lifeline",
     products: [
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+        .library(name: "LifelineProtocol", targets: ["LifelineProtocol"]),
     ],
     targets: [
         .systemLibrary(
@@ -13,7 +14,9 @@ let package = Package(
             providers: [.apt(["libzmq3-dev"])]
         ),
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        .target(name: "LifelineProtocol"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "LifelineProtocolTests", dependencies: ["LifelineProtocol"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,97 @@
+/// The fixed header of a bus event: 48 bytes, six unsigned 64-bit big-endian integers.
+public struct BusHeader: Sendable, Equatable {
+    /// Size of the encoded header.
+    public static let size = 48
+
+    /// Identifies one life of the broker; sequences restart when it changes.
+    public var epoch: UInt64
+    /// Position of the event among all events of this epoch, from 1, strictly increasing.
+    public var sequence: UInt64
+    /// Position among the events of the same name in this epoch, from 1: a subscriber sees a gap
+    /// when this skips.
+    public var topicSequence: UInt64
+    /// Bit 0: the publisher asked for acknowledgements. Other bits are reserved (zero).
+    public var flags: UInt64
+    /// Broker wall clock at publication, nanoseconds since 1970.
+    public var publishedWallNanoseconds: UInt64
+    /// Broker CLOCK_MONOTONIC at publication, nanoseconds (comparable on one host only).
+    public var publishedMonotonicNanoseconds: UInt64
+
+    public init(
+        epoch: UInt64, sequence: UInt64, topicSequence: UInt64, flags: UInt64 = 0, publishedWallNanoseconds: UInt64,
+        publishedMonotonicNanoseconds: UInt64
+    ) {
+        self.epoch = epoch
+        self.sequence = sequence
+        self.topicSequence = topicSequence
+        self.flags = flags
+        self.publishedWallNanoseconds = publishedWallNanoseconds
+        self.publishedMonotonicNanoseconds = publishedMonotonicNanoseconds
+    }
+
+    var fields: [UInt64] {
+        [epoch, sequence, topicSequence, flags, publishedWallNanoseconds, publishedMonotonicNanoseconds]
+    }
+
+    func encoded() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(BusHeader.size)
+        for field in fields {
+            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: field >> UInt64(shift))) }
+        }
+        return bytes
+    }
+
+    init?(decoding bytes: [UInt8]) {
+        guard bytes.count == BusHeader.size else { return nil }
+        var values: [UInt64] = []
+        for field in 0..<6 {
+            var value: UInt64 = 0
+            for index in 0..<8 { value = value << 8 | UInt64(bytes[field * 8 + index]) }
+            values.append(value)
+        }
+        self.init(
+            epoch: values[0], sequence: values[1], topicSequence: values[2], flags: values[3],
+            publishedWallNanoseconds: values[4], publishedMonotonicNanoseconds: values[5])
+    }
+}
+
+/// An event on the bus: `[topic, LLB01, header, payload]`, where the topic is the event name followed
+/// by one NUL byte so that ZeroMQ's prefix filter matches names exactly.
+public struct BusMessage: Sendable, Equatable {
+    public var name: EventName
+    public var header: BusHeader
+    /// The payload: a JSON object, as UTF-8 text.
+    public var payload: [UInt8]
+
+    public init(name: EventName, header: BusHeader, payload: [UInt8]) {
+        self.name = name
+        self.header = header
+        self.payload = payload
+    }
+
+    /// The subscription (and topic frame) for exactly `name`.
+    public static func topic(for name: EventName) -> [UInt8] { Array(name.rawValue.utf8) + [0] }
+
+    /// The frames to publish.
+    public func frames() -> [[UInt8]] {
+        [BusMessage.topic(for: name), ProtocolID.busBytes, header.encoded(), payload]
+    }
+
+    /// Decodes a bus message, saying what is wrong when it does not follow the protocol.
+    public static func decode(_ frames: [[UInt8]]) throws(ProtocolError) -> BusMessage {
+        guard frames.count == 4 else {
+            throw ProtocolError(.badRequest, "a bus message has 4 frames (topic, LLB01, header, payload), got \(frames.count)")
+        }
+        let topic = frames[0]
+        guard topic.last == 0, topic.count > 1 else { throw ProtocolError(.badRequest, "bus topic must end with a NUL byte") }
+        guard frames[1] == ProtocolID.busBytes else {
+            throw ProtocolError(.versionNotSupported, "bus protocol \(ControlMessage.printable(frames[1])) is not \(ProtocolID.bus)")
+        }
+        guard let header = BusHeader(decoding: frames[2]) else {
+            throw ProtocolError(.badRequest, "bus header must be \(BusHeader.size) bytes, got \(frames[2].count)")
+        }
+        let name = EventName(rawValue: String(decoding: topic.dropLast(), as: UTF8.self))
+        return BusMessage(name: name, header: header, payload: frames[3])
+    }
+}

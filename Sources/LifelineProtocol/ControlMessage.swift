@@ -1,0 +1,167 @@
+/// The protocol identifiers that open every message.
+public enum ProtocolID {
+    /// First frame of every control message (DEALER ↔ ROUTER).
+    public static let control = "LLC01"
+    /// Second frame of every bus message (after the topic).
+    public static let bus = "LLB01"
+
+    static let controlBytes = Array(control.utf8)
+    static let busBytes = Array(bus.utf8)
+}
+
+/// A request on the control channel: `[LLC01, COMMAND, request-id, header-json, payload?]`.
+public struct ControlRequest: Sendable, Equatable {
+    /// Longest accepted request id.
+    public static let maximumRequestIDLength = 255
+
+    public var command: Command
+    public var requestID: [UInt8]
+    /// A JSON object with the command's parameters.
+    public var header: JSONValue
+    /// The opaque payload frame of PUBLISH and CALL (JSON text by convention).
+    public var payload: [UInt8]?
+
+    public init(_ command: Command, requestID: [UInt8] = [], header: JSONValue = .emptyObject, payload: [UInt8]? = nil) {
+        self.command = command
+        self.requestID = requestID
+        self.header = header
+        self.payload = payload
+    }
+
+    /// The frames to send (without any routing envelope).
+    public func frames() -> [[UInt8]] {
+        var frames = [ProtocolID.controlBytes, Array(command.rawValue.utf8), requestID, JSONWriter.encode(header)]
+        if let payload { frames.append(payload) }
+        return frames
+    }
+}
+
+/// A reply on the control channel: `[LLC01, REPLY, request-id, status, body]`.
+public struct ControlReply: Sendable, Equatable {
+    public var requestID: [UInt8]
+    public var status: Status
+    /// JSON text: the result, or `{"error": "..."}` when the status is not 2xx.
+    public var body: [UInt8]
+
+    public init(requestID: [UInt8], status: Status, body: [UInt8]) {
+        self.requestID = requestID
+        self.status = status
+        self.body = body
+    }
+
+    /// A reply with a JSON body.
+    public init(requestID: [UInt8], status: Status = .ok, json: JSONValue) {
+        self.init(requestID: requestID, status: status, body: JSONWriter.encode(json))
+    }
+
+    /// An error reply whose body is `{"error": message}`.
+    public static func error(_ status: Status, _ message: String, requestID: [UInt8]) -> ControlReply {
+        ControlReply(requestID: requestID, status: status, json: ["error": .string(message)])
+    }
+
+    /// The frames to send (without any routing envelope).
+    public func frames() -> [[UInt8]] {
+        [ProtocolID.controlBytes, Array(Command.reply.rawValue.utf8), requestID, Array(String(status.rawValue).utf8), body]
+    }
+
+    /// The body parsed as JSON.
+    public func json() throws(JSONParseError) -> JSONValue {
+        body.isEmpty ? .null : try JSONParser.parse(body)
+    }
+
+    /// The `error` sentence of an error body, or a generic one.
+    public var errorMessage: String {
+        if let text = (try? json())?["error"]?.stringValue { return text }
+        return status.reason
+    }
+}
+
+/// A decoded control message.
+public enum ControlMessage: Sendable, Equatable {
+    case request(ControlRequest)
+    case reply(ControlReply)
+
+    /// Decodes the frames after any routing envelope, saying exactly what is wrong when they do not
+    /// follow the protocol.
+    public static func decode(_ frames: ArraySlice<[UInt8]>) throws(ProtocolError) -> ControlMessage {
+        guard let first = frames.first else { throw ProtocolError(.badRequest, "empty message") }
+        let requestID = frames.count > 2 ? frames[frames.startIndex + 2] : []
+        if first != ProtocolID.controlBytes {
+            if first.count == 5 && first.starts(with: Array("LLC".utf8)) {
+                throw ProtocolError(
+                    .versionNotSupported,
+                    "protocol version \(printable(first)) is not supported; this peer speaks \(ProtocolID.control)",
+                    requestID: requestID)
+            }
+            throw ProtocolError(
+                .badRequest,
+                "not a Lifeline message: the first frame must be '\(ProtocolID.control)', got \(printable(first))")
+        }
+        guard frames.count >= 2 else { throw ProtocolError(.badRequest, "missing the command frame") }
+        let commandBytes = frames[frames.startIndex + 1]
+        let command = Command(rawValue: String(decoding: commandBytes, as: UTF8.self))
+        guard Command.all.contains(command) else {
+            let known = Command.all.map(\.rawValue).joined(separator: ", ")
+            throw ProtocolError(
+                .badRequest, "unknown command \(printable(commandBytes)); known commands: \(known)",
+                requestID: requestID)
+        }
+        guard frames.count >= 3 else { throw ProtocolError(.badRequest, "\(command) is missing the request-id frame") }
+        guard requestID.count <= ControlRequest.maximumRequestIDLength else {
+            throw ProtocolError(.badRequest, "request id longer than \(ControlRequest.maximumRequestIDLength) bytes")
+        }
+        if command == .reply { return .reply(try decodeReply(frames, requestID: requestID)) }
+        return .request(try decodeRequest(command, frames, requestID: requestID))
+    }
+
+    private static func decodeReply(_ frames: ArraySlice<[UInt8]>, requestID: [UInt8]) throws(ProtocolError) -> ControlReply {
+        guard frames.count == 5 else {
+            throw ProtocolError(.badRequest, "REPLY has 5 frames (LLC01, REPLY, id, status, body), got \(frames.count)", requestID: requestID)
+        }
+        let statusBytes = frames[frames.startIndex + 3]
+        guard statusBytes.count == 3, let code = Int(String(decoding: statusBytes, as: UTF8.self)), code >= 100 else {
+            throw ProtocolError(.badRequest, "REPLY status must be 3 digits, got \(printable(statusBytes))", requestID: requestID)
+        }
+        return ControlReply(requestID: requestID, status: Status(rawValue: code), body: frames[frames.startIndex + 4])
+    }
+
+    private static func decodeRequest(_ command: Command, _ frames: ArraySlice<[UInt8]>, requestID: [UInt8])
+        throws(ProtocolError) -> ControlRequest
+    {
+        let expected = command.takesPayload ? "4 or 5" : "4"
+        let maximum = command.takesPayload ? 5 : 4
+        guard frames.count >= 4 && frames.count <= maximum else {
+            throw ProtocolError(
+                .badRequest, "\(command) has \(expected) frames (LLC01, \(command), id, header\(command.takesPayload ? ", payload" : "")), got \(frames.count)",
+                requestID: requestID)
+        }
+        let headerBytes = frames[frames.startIndex + 3]
+        var header = JSONValue.emptyObject
+        if !headerBytes.isEmpty {
+            do {
+                header = try JSONParser.parse(headerBytes)
+            } catch {
+                throw ProtocolError(.badRequest, "\(command) header is not JSON: \(error)", requestID: requestID)
+            }
+            guard case .object = header else {
+                throw ProtocolError(.badRequest, "\(command) header must be a JSON object, not \(header.typeName)", requestID: requestID)
+            }
+        }
+        let payload = frames.count == 5 ? frames[frames.startIndex + 4] : nil
+        return ControlRequest(command, requestID: requestID, header: header, payload: payload)
+    }
+
+    /// A frame shown in an error: its text when printable, else its first bytes in hex.
+    static func printable(_ frame: [UInt8]) -> String {
+        if frame.count <= 40, let text = String(validating: frame, as: UTF8.self),
+            text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
+        {
+            return "'\(text)'"
+        }
+        let hex = frame.prefix(16).map { byte in
+            let digits = String(byte, radix: 16)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined()
+        return "\(frame.count) bytes 0x\(hex)\(frame.count > 16 ? "…" : "")"
+    }
+}

@@ -1,0 +1,195 @@
+/// One payload field of a catalogued event.
+public struct EventField: Sendable, Hashable {
+    /// The JSON type a field's value must have.
+    public enum Kind: String, Sendable {
+        case string, object, bool, number, any
+    }
+
+    public let name: String
+    public let kind: Kind
+    public let isRequired: Bool
+    public let summary: String
+
+    public init(_ name: String, _ kind: Kind, required: Bool = false, _ summary: String) {
+        self.name = name
+        self.kind = kind
+        self.isRequired = required
+        self.summary = summary
+    }
+
+    func accepts(_ value: JSONValue) -> Bool {
+        switch (kind, value) {
+        case (.any, _), (.string, .string), (.object, .object), (.bool, .bool), (.number, .int),
+            (.number, .double):
+            true
+        default: false
+        }
+    }
+}
+
+/// What the catalog knows about one built-in event.
+public struct EventDescriptor: Sendable {
+    /// Who may publish the event.
+    public enum Origin: String, Sendable {
+        /// Published by clients (the application side).
+        case application
+        /// Published by the broker only.
+        case runtime
+    }
+
+    public let name: EventName
+    public let origin: Origin
+    /// The UIApplicationDelegate / mPaaS callback this event stands for.
+    public let counterpart: String
+    public let fields: [EventField]
+
+    public init(_ name: EventName, origin: Origin = .application, _ counterpart: String, _ fields: [EventField] = []) {
+        self.name = name
+        self.origin = origin
+        self.counterpart = counterpart
+        self.fields = fields
+    }
+}
+
+/// Why an event name or payload was refused.
+public struct EventValidationError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        case badName, unknownEvent, reserved, badPayload
+    }
+
+    public let kind: Kind
+    public let message: String
+
+    public var description: String { message }
+}
+
+/// The built-in lifecycle events (SEEDS.md §000) and the runtime's own, with their payload fields.
+public enum EventCatalog {
+    /// Every built-in event, application events first.
+    public static let all: [EventDescriptor] = [
+        EventDescriptor(
+            .didFinishLaunching, "application:didFinishLaunchingWithOptions:",
+            [EventField("launchOptions", .object, "launch options (URL, notification, shortcut item)")]),
+        EventDescriptor(.willResignActive, "applicationWillResignActive:"),
+        EventDescriptor(.didEnterBackground, "applicationDidEnterBackground:"),
+        EventDescriptor(.willEnterForeground, "applicationWillEnterForeground:"),
+        EventDescriptor(.didBecomeActive, "applicationDidBecomeActive:"),
+        EventDescriptor(.willTerminate, "applicationWillTerminate:"),
+        EventDescriptor(.didReceiveMemoryWarning, "applicationDidReceiveMemoryWarning:"),
+        EventDescriptor(
+            .openURL, "application:openURL:sourceApplication:annotation:",
+            [
+                EventField("url", .string, required: true, "the URL to open"),
+                EventField("sourceApplication", .string, "bundle id of the app that asked"),
+                EventField("annotation", .any, "property list from the source app"),
+            ]),
+        EventDescriptor(
+            .didReceiveRemoteNotification, "application:didReceiveRemoteNotification:fetchCompletionHandler:",
+            [EventField("userInfo", .object, required: true, "the notification payload")]),
+        EventDescriptor(
+            .didRegisterForRemoteNotifications, "application:didRegisterForRemoteNotificationsWithDeviceToken:",
+            [EventField("deviceToken", .string, required: true, "the APNs device token, hex")]),
+        EventDescriptor(
+            .didFailToRegisterForRemoteNotifications,
+            "application:didFailToRegisterForRemoteNotificationsWithError:",
+            [EventField("error", .string, required: true, "why registration failed")]),
+        EventDescriptor(
+            .didReceiveLocalNotification, "application:didReceiveLocalNotification:",
+            [EventField("notification", .object, required: true, "the local notification")]),
+        EventDescriptor(
+            .handleActionForLocalNotification,
+            "application:handleActionWithIdentifier:forLocalNotification:completionHandler:",
+            [
+                EventField("identifier", .string, required: true, "the action identifier"),
+                EventField("notification", .object, "the local notification"),
+            ]),
+        EventDescriptor(
+            .continueUserActivity, "application:continueUserActivity:restorationHandler:",
+            [
+                EventField("activityType", .string, required: true, "the NSUserActivity type"),
+                EventField("userInfo", .object, "the activity's user info"),
+            ]),
+        EventDescriptor(
+            .performActionForShortcutItem, "application:performActionForShortcutItem:completionHandler:",
+            [
+                EventField("type", .string, required: true, "the shortcut item type"),
+                EventField("url", .string, "the URL the item opens"),
+                EventField("userInfo", .object, "the item's user info"),
+            ]),
+        EventDescriptor(.performFetch, "application:performFetchWithCompletionHandler:"),
+        EventDescriptor(
+            .handleWatchKitExtensionRequest, "application:handleWatchKitExtensionRequest:reply:",
+            [EventField("userInfo", .object, "the request from the watch")]),
+        EventDescriptor(
+            .serviceDidStart, origin: .runtime, "a service registered with the broker",
+            [
+                EventField("name", .string, required: true, "the service"),
+                EventField("pid", .number, "its process id"),
+                EventField("host", .string, "its host"),
+            ]),
+        EventDescriptor(
+            .serviceDidStop, origin: .runtime, "a service unregistered or stopped answering",
+            [
+                EventField("name", .string, required: true, "the service"),
+                EventField("reason", .string, required: true, "unregistered, expired or replaced"),
+            ]),
+    ]
+
+    private static let byName: [EventName: EventDescriptor] = Dictionary(
+        uniqueKeysWithValues: all.map { ($0.name, $0) })
+
+    /// The descriptor of a built-in event, or nil.
+    public static func descriptor(for name: EventName) -> EventDescriptor? { byName[name] }
+
+    /// Every built-in name, in catalog order.
+    public static var names: [EventName] { all.map(\.name) }
+
+    /// Checks that `text` names an event a subscriber may ask for: a built-in event or a custom name.
+    public static func validateName(_ text: String) throws(EventValidationError) -> EventName {
+        if let problem = EventName.syntaxProblem(in: text) {
+            throw EventValidationError(kind: .badName, message: problem)
+        }
+        let name = EventName(rawValue: text)
+        if !name.isCustom && byName[name] == nil {
+            let known = names.map(\.rawValue).joined(separator: ", ")
+            throw EventValidationError(
+                kind: .unknownEvent,
+                message: "unknown event '\(text)'; known events: \(known); custom events need a namespace, "
+                    + "e.g. 'com.example.\(text)'")
+        }
+        return name
+    }
+
+    /// Checks that a client may publish `name` with `payload`: the name is valid, not reserved for the
+    /// runtime, the payload is an object, and the catalogued fields are present with the right types.
+    public static func validatePublication(_ name: EventName, payload: JSONValue) throws(EventValidationError) {
+        _ = try validateName(name.rawValue)
+        if let descriptor = byName[name], descriptor.origin == .runtime {
+            throw EventValidationError(kind: .reserved, message: "\(name) is published by the broker only")
+        }
+        try validatePayload(payload, for: name)
+    }
+
+    /// Checks the payload of `name` against its catalogued fields (custom events: any object).
+    public static func validatePayload(_ payload: JSONValue, for name: EventName) throws(EventValidationError) {
+        guard case .object(let members) = payload else {
+            throw EventValidationError(
+                kind: .badPayload, message: "the payload of \(name) must be a JSON object, not \(payload.typeName)")
+        }
+        guard let descriptor = byName[name] else { return }
+        for field in descriptor.fields {
+            guard let value = members[field.name] else {
+                if field.isRequired {
+                    throw EventValidationError(
+                        kind: .badPayload, message: "\(name) needs the field '\(field.name)' (\(field.summary))")
+                }
+                continue
+            }
+            if !field.accepts(value) {
+                throw EventValidationError(
+                    kind: .badPayload,
+                    message: "field '\(field.name)' of \(name) must be a \(field.kind.rawValue), not \(value.typeName)")
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+/// Serializes ``JSONValue`` to compact UTF-8 JSON text with sorted object keys.
+public enum JSONWriter {
+    /// The UTF-8 bytes of `value`.
+    public static func encode(_ value: JSONValue) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(64)
+        write(value, into: &output)
+        return output
+    }
+
+    /// Appends the JSON text of `value` to `output`.
+    public static func write(_ value: JSONValue, into output: inout [UInt8]) {
+        switch value {
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .int(let number): output.append(contentsOf: String(number).utf8)
+        case .double(let number):
+            if !number.isFinite {
+                output.append(contentsOf: "null".utf8)
+            } else if number.rounded() == number && abs(number) < 1e15 {
+                output.append(contentsOf: String(Int64(number)).utf8)
+            } else {
+                output.append(contentsOf: String(number).utf8)
+            }
+        case .string(let text): writeString(text, into: &output)
+        case .array(let elements):
+            output.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                write(element, into: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .object(let members):
+            output.append(UInt8(ascii: "{"))
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                writeString(key, into: &output)
+                output.append(UInt8(ascii: ":"))
+                write(members[key]!, into: &output)
+            }
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Appends `text` as a quoted JSON string.
+    public static func writeString(_ text: String, into output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                output.append(contentsOf: Array("\\u00".utf8))
+                output.append(hexDigits[Int(byte >> 4)])
+                output.append(hexDigits[Int(byte & 0xF)])
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}

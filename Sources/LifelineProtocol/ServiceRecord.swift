@@ -1,0 +1,38 @@
+/// A registered service as the broker reports it (LOOKUP, LIST).
+public struct ServiceRecord: Sendable, Equatable {
+    public var registration: ServiceRegistration
+    /// Wall clock at registration, milliseconds since 1970.
+    public var registeredAtMilliseconds: Int64
+    /// How long ago the broker last heard from the service, milliseconds.
+    public var lastSeenMillisecondsAgo: Int64
+    /// How long the service has been registered, milliseconds.
+    public var uptimeMilliseconds: Int64
+
+    public init(registration: ServiceRegistration, registeredAtMilliseconds: Int64, lastSeenMillisecondsAgo: Int64, uptimeMilliseconds: Int64) {
+        self.registration = registration
+        self.registeredAtMilliseconds = registeredAtMilliseconds
+        self.lastSeenMillisecondsAgo = lastSeenMillisecondsAgo
+        self.uptimeMilliseconds = uptimeMilliseconds
+    }
+
+    public var name: String { registration.name }
+
+    public var json: JSONValue {
+        guard case .object(var members) = registration.json else { return registration.json }
+        members["attach"] = nil
+        members["registeredAt"] = .int(registeredAtMilliseconds)
+        members["lastHeartbeatMsAgo"] = .int(lastSeenMillisecondsAgo)
+        members["uptimeMs"] = .int(uptimeMilliseconds)
+        return .object(members)
+    }
+
+    /// Reads a record from a LOOKUP or LIST reply.
+    public init(json: JSONValue) throws(ProtocolError) {
+        guard case .object(var members) = json else { throw ProtocolError(.badRequest, "a service record is an object") }
+        members["attach"] = members["attach"] ?? .string("-")
+        let registration = try ServiceRegistration(json: .object(members))
+        self.init(
+            registration: registration, registeredAtMilliseconds: json["registeredAt"]?.intValue ?? 0,
+            lastSeenMillisecondsAgo: json["lastHeartbeatMsAgo"]?.intValue ?? 0, uptimeMilliseconds: json["uptimeMs"]?.intValue ?? 0)
+    }
+}

@@ -1,0 +1,41 @@
+/// The status code of every reply, HTTP style: 2xx success, 4xx the request was wrong, 5xx the runtime
+/// or the service failed.
+public struct Status: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    public static let ok = Status(rawValue: 200)
+    public static let badRequest = Status(rawValue: 400)
+    public static let forbidden = Status(rawValue: 403)
+    public static let notFound = Status(rawValue: 404)
+    public static let conflict = Status(rawValue: 409)
+    public static let payloadTooLarge = Status(rawValue: 413)
+    public static let unprocessable = Status(rawValue: 422)
+    public static let internalError = Status(rawValue: 500)
+    public static let unavailable = Status(rawValue: 503)
+    public static let timeout = Status(rawValue: 504)
+    public static let versionNotSupported = Status(rawValue: 505)
+
+    /// True for 2xx.
+    public var isSuccess: Bool { (200..<300).contains(rawValue) }
+
+    /// A short phrase for the code.
+    public var reason: String {
+        switch rawValue {
+        case 200: "ok"
+        case 400: "bad request"
+        case 403: "forbidden"
+        case 404: "not found"
+        case 409: "conflict"
+        case 413: "payload too large"
+        case 422: "unprocessable"
+        case 500: "internal error"
+        case 503: "unavailable"
+        case 504: "timeout"
+        case 505: "protocol version not supported"
+        default: "status \(rawValue)"
+        }
+    }
+
+    public var description: String { "\(rawValue) \(reason)" }
+}
