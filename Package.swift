@@ -15,8 +15,10 @@ let package = Package(
         ),
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
         .target(name: "LifelineProtocol"),
+        .target(name: "LifelineBroker", dependencies: ["LifelineProtocol", "ZeroMQ"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "LifelineProtocolTests", dependencies: ["LifelineProtocol"]),
+        .testTarget(name: "LifelineBrokerTests", dependencies: ["LifelineBroker"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,39 @@
+import LifelineProtocol
+
+/// Everything a broker can be told at start-up.
+public struct BrokerConfiguration: Sendable {
+    /// Where clients reach the broker when nobody says otherwise (loopback only).
+    public static let defaultControlEndpoint = "tcp://127.0.0.1:7200"
+    /// Where the lifecycle bus listens when nobody says otherwise (loopback only).
+    public static let defaultBusEndpoint = "tcp://127.0.0.1:7201"
+
+    /// Endpoints the ROUTER binds; the first is the one announced.
+    public var controlEndpoints: [String] = [BrokerConfiguration.defaultControlEndpoint]
+    /// Endpoints the XPUB binds; the first is the one announced to clients.
+    public var busEndpoints: [String] = [BrokerConfiguration.defaultBusEndpoint]
+    /// How often the broker heartbeats its services, and how many beats they may miss.
+    public var heartbeat: HeartbeatSettings = .standard
+    /// Larger requests are refused with 413 (libzmq drops anything over four times this).
+    public var maximumMessageBytes = 8 << 20
+    /// How long REGISTER and ATTACH wait for the client's bus subscription.
+    public var attachTimeoutMilliseconds = 5000
+    /// Deadline of a CALL that names none.
+    public var defaultCallTimeoutMilliseconds = 5000
+    /// Longest deadline a CALL may ask for.
+    public var maximumCallTimeoutMilliseconds = 3_600_000
+
+    public init() {}
+}
+
+/// Who this broker is, as HELLO reports it.
+public struct BrokerIdentity: Sendable {
+    public var pid: Int
+    public var host: String
+    public var version: String
+
+    public init(pid: Int, host: String, version: String) {
+        self.pid = pid
+        self.host = host
+        self.version = version
+    }
+}

@@ -1,0 +1,24 @@
+import LifelineProtocol
+
+/// Stamps published events: one epoch per broker life, a global sequence and one per event name,
+/// both starting at 1 and strictly increasing.
+struct EventSequencer {
+    let epoch: UInt64
+    private(set) var sequence: UInt64 = 0
+    private var topicSequences: [EventName: UInt64] = [:]
+
+    init(epoch: UInt64) { self.epoch = epoch }
+
+    /// The header for the next event named `name`.
+    mutating func next(_ name: EventName, flags: UInt64 = 0, wall: UInt64, monotonic: UInt64) -> BusHeader {
+        sequence += 1
+        let topic = (topicSequences[name] ?? 0) + 1
+        topicSequences[name] = topic
+        return BusHeader(
+            epoch: epoch, sequence: sequence, topicSequence: topic, flags: flags, publishedWallNanoseconds: wall,
+            publishedMonotonicNanoseconds: monotonic)
+    }
+
+    /// The last topic sequence issued for each name.
+    var topicSnapshot: [EventName: UInt64] { topicSequences }
+}

@@ -1,0 +1,96 @@
+import LifelineProtocol
+
+/// The Context's registry of services: names are unique, each name belongs to one peer (a ROUTER
+/// routing id), and a service silent for `interval × liveness` expires. Pure: time comes in as
+/// monotonic nanoseconds.
+struct ServiceRegistry {
+    struct Entry {
+        var registration: ServiceRegistration
+        var peer: [UInt8]
+        var registeredAt: UInt64
+        var lastSeen: UInt64
+
+        func expires(at now: UInt64) -> Bool { now > lastSeen &+ registration.heartbeat.expiryNanoseconds }
+        var expiryTime: UInt64 { lastSeen &+ registration.heartbeat.expiryNanoseconds }
+    }
+
+    /// What happened to a registration attempt.
+    enum Admission: Equatable {
+        /// A new name.
+        case added
+        /// The same instance registered again (after a reconnect): routing id and details updated.
+        case renewed
+        /// Another live instance holds the name.
+        case refused(String)
+    }
+
+    private(set) var entries: [String: Entry] = [:]
+    private var namesByPeer: [[UInt8]: Set<String>] = [:]
+
+    var count: Int { entries.count }
+    var isEmpty: Bool { entries.isEmpty }
+
+    func entry(named name: String) -> Entry? { entries[name] }
+    func names(ownedBy peer: [UInt8]) -> Set<String> { namesByPeer[peer] ?? [] }
+    func isKnown(peer: [UInt8]) -> Bool { namesByPeer[peer] != nil }
+
+    /// Every peer that owns at least one name.
+    var peers: Dictionary<[UInt8], Set<String>>.Keys { namesByPeer.keys }
+
+    /// Adds or renews `registration` for `peer`, or says why not.
+    mutating func admit(_ registration: ServiceRegistration, peer: [UInt8], now: UInt64) -> Admission {
+        if let existing = entries[registration.name] {
+            guard existing.registration.instance == registration.instance else {
+                let owner = existing.registration
+                let silence = (now &- existing.lastSeen) / 1_000_000
+                return .refused(
+                    "service '\(registration.name)' is already registered by pid \(owner.pid) on host '\(owner.host)' "
+                        + "(last heard from \(silence) ms ago); choose another name or stop that process first")
+            }
+            detach(name: registration.name, from: existing.peer)
+            entries[registration.name] = Entry(
+                registration: registration, peer: peer, registeredAt: existing.registeredAt, lastSeen: now)
+            namesByPeer[peer, default: []].insert(registration.name)
+            return .renewed
+        }
+        entries[registration.name] = Entry(registration: registration, peer: peer, registeredAt: now, lastSeen: now)
+        namesByPeer[peer, default: []].insert(registration.name)
+        return .added
+    }
+
+    /// Removes `name`; returns its entry.
+    @discardableResult
+    mutating func remove(_ name: String) -> Entry? {
+        guard let entry = entries.removeValue(forKey: name) else { return nil }
+        detach(name: name, from: entry.peer)
+        return entry
+    }
+
+    private mutating func detach(name: String, from peer: [UInt8]) {
+        namesByPeer[peer]?.remove(name)
+        if namesByPeer[peer]?.isEmpty == true { namesByPeer[peer] = nil }
+    }
+
+    /// Records that `peer` is alive; returns false when it owns no name.
+    @discardableResult
+    mutating func touch(peer: [UInt8], now: UInt64) -> Bool {
+        guard let names = namesByPeer[peer] else { return false }
+        for name in names { entries[name]?.lastSeen = now }
+        return true
+    }
+
+    /// Removes and returns every entry silent for longer than its `interval × liveness`.
+    mutating func removeExpired(now: UInt64) -> [Entry] {
+        let expired = entries.values.filter { $0.expires(at: now) }
+        for entry in expired { remove(entry.registration.name) }
+        return expired.sorted { $0.registration.name < $1.registration.name }
+    }
+
+    /// When the next entry would expire.
+    var nextExpiry: UInt64? { entries.values.lazy.map(\.expiryTime).min() }
+
+    /// How many registered services subscribe to `event`.
+    func subscriberCount(of event: EventName) -> Int {
+        entries.values.reduce(0) { $0 + ($1.registration.events.contains(event) ? 1 : 0) }
+    }
+}

@@ -1,0 +1,83 @@
+import LifelineProtocol
+
+@testable import LifelineBroker
+
+/// Drives a ``BrokerCore`` with an injected clock and collects what it sends.
+struct BrokerHarness {
+    var core: BrokerCore
+    var now: UInt64 = 1_000_000_000
+    var output: [BrokerOutput] = []
+    private var counter = 0
+
+    init(configure: (inout BrokerConfiguration) -> Void = { _ in }) {
+        var configuration = BrokerConfiguration()
+        configure(&configuration)
+        core = BrokerCore(
+            configuration: configuration, identity: BrokerIdentity(pid: 1, host: "test", version: "test"),
+            busEndpoints: ["tcp://127.0.0.1:9"], monotonic: now, wall: 1_700_000_000_000_000_000)
+    }
+
+    mutating func advance(milliseconds: Int) {
+        now += UInt64(milliseconds) * 1_000_000
+        core.tick(now: now, into: &output)
+    }
+
+    /// Sends a request from `peer` and returns the reply addressed to it, if one came at once.
+    @discardableResult
+    mutating func request(_ peer: String, _ command: Command, _ header: JSONValue = .emptyObject, payload: [UInt8]? = nil) -> ControlReply? {
+        counter += 1
+        let request = ControlRequest(command, requestID: Array("r\(counter)".utf8), header: header, payload: payload)
+        return raw(peer, request.frames())
+    }
+
+    @discardableResult
+    mutating func raw(_ peer: String, _ frames: [[UInt8]]) -> ControlReply? {
+        output.removeAll()
+        core.handleControl(peer: Array(peer.utf8), frames: frames[...], now: now, into: &output)
+        return replies(to: peer).last
+    }
+
+    /// Replies sent to `peer` in the last step.
+    func replies(to peer: String) -> [ControlReply] {
+        messages(to: peer).compactMap { if case .reply(let reply) = $0 { reply } else { nil } }
+    }
+
+    /// Requests (CALL, HEARTBEAT, DISCONNECT) sent to `peer` in the last step.
+    func requests(to peer: String) -> [ControlRequest] {
+        messages(to: peer).compactMap { if case .request(let request) = $0 { request } else { nil } }
+    }
+
+    private func messages(to peer: String) -> [ControlMessage] {
+        output.compactMap { item in
+            guard case .send(let target, let frames) = item, target == Array(peer.utf8) else { return nil }
+            return try? ControlMessage.decode(frames[...])
+        }
+    }
+
+    /// Events published in the last step.
+    var published: [BusMessage] {
+        output.compactMap { item in
+            guard case .publish(let frames) = item else { return nil }
+            return try? BusMessage.decode(frames)
+        }
+    }
+
+    mutating func subscribeMarker(_ token: String) {
+        output.removeAll()
+        core.handleBusNotice([1] + Array("!\(token)".utf8), now: now, into: &output)
+    }
+
+    static func registration(_ name: String, instance: String? = nil, events: [EventName] = [.didEnterBackground], methods: [String] = ["status"], heartbeat: HeartbeatSettings = .standard) -> JSONValue {
+        ServiceRegistration(
+            name: name, instance: instance ?? "\(name)-1", pid: 100, host: "h", events: events, methods: methods,
+            heartbeat: heartbeat, attachToken: instance ?? "\(name)-1"
+        ).json
+    }
+
+    /// Registers `name` from `peer`, marker first, and returns the reply.
+    @discardableResult
+    mutating func register(_ name: String, peer: String, instance: String? = nil, events: [EventName] = [.didEnterBackground], methods: [String] = ["status"], heartbeat: HeartbeatSettings = .standard) -> ControlReply? {
+        subscribeMarker(instance ?? "\(name)-1")
+        return request(peer, .register, Self.registration(name, instance: instance, events: events, methods: methods, heartbeat: heartbeat))
+    }
+}

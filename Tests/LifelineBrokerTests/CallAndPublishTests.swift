@@ -1,0 +1,130 @@
+import LifelineProtocol
+import Testing
+
+@testable import LifelineBroker
+
+@Suite("Broker calls, publishing and bad input", .timeLimit(.minutes(1)))
+struct CallAndPublishTests {
+    @Test("a call goes to the service and its reply comes back to the caller unchanged")
+    func callRoundTrip() throws {
+        var broker = BrokerHarness()
+        broker.register("push", peer: "svc")
+        broker.request("cli", .call, ["service": "push", "method": "status"], payload: Array("[1]".utf8))
+        let forwarded = try #require(broker.requests(to: "svc").first)
+        #expect(forwarded.command == .call)
+        #expect(forwarded.header["method"] == "status")
+        #expect(forwarded.payload == Array("[1]".utf8))
+        let serviceError = ControlReply(requestID: forwarded.requestID, status: Status(rawValue: 418), json: ["error": "teapot", "hint": 1])
+        broker.raw("svc", serviceError.frames())
+        let reply = try #require(broker.replies(to: "cli").first)
+        #expect(reply.status.rawValue == 418)
+        #expect(reply.body == serviceError.body)
+        #expect(reply.requestID == Array("r2".utf8))
+    }
+
+    @Test("unknown services and methods are not found; unanswered calls time out on time")
+    func callFailures() throws {
+        var broker = BrokerHarness()
+        broker.register("push", peer: "svc")
+        let step1 = broker.request("cli", .call, ["service": "nope", "method": "x"])
+        #expect(step1?.errorMessage == "no service named 'nope'")
+        let noMethodReply = broker.request("cli", .call, ["service": "push", "method": "x"])
+        let noMethod = try #require(noMethodReply)
+        #expect(noMethod.status == .notFound)
+        #expect(noMethod.errorMessage == "service 'push' has no method 'x'; it answers: status")
+        broker.request("cli", .call, ["service": "push", "method": "status", "timeoutMs": 300])
+        let forwardedID = try #require(broker.requests(to: "svc").first).requestID
+        broker.advance(milliseconds: 299)
+        #expect(broker.replies(to: "cli").isEmpty)
+        broker.advance(milliseconds: 1)
+        let timeout = try #require(broker.replies(to: "cli").first)
+        #expect(timeout.status == .timeout)
+        #expect(timeout.errorMessage == "push.status did not answer within 300 ms")
+        broker.raw("svc", ControlReply(requestID: forwardedID, json: "late").frames())
+        #expect(broker.replies(to: "cli").isEmpty, "a late reply is dropped")
+        let step2 = broker.request("cli", .call, ["service": "push", "method": "status", "timeoutMs": 0])
+        #expect(step2?.status == .badRequest)
+    }
+
+    @Test("a service that expires mid-call fails the call at once")
+    func serviceGoneDuringCall() throws {
+        var broker = BrokerHarness()
+        broker.register("push", peer: "svc", heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 2))
+        broker.request("cli", .call, ["service": "push", "method": "status", "timeoutMs": 10000])
+        broker.advance(milliseconds: 201)
+        let reply = try #require(broker.replies(to: "cli").first)
+        #expect(reply.status == .unavailable)
+    }
+
+    @Test("publish stamps strictly increasing sequences and counts subscribed services")
+    func publish() throws {
+        var broker = BrokerHarness()
+        broker.register("a", peer: "p1", events: [.didEnterBackground])
+        broker.register("b", peer: "p2", events: [.didEnterBackground, .willTerminate])
+        let firstReply = broker.request("cli", .publish, ["event": "didEnterBackground"], payload: Array("{}".utf8))
+        let first = try #require(firstReply)
+        #expect(try first.json()["subscribers"] == 2)
+        let event = try #require(broker.published.first)
+        #expect(event.name == .didEnterBackground)
+        #expect(event.header.topicSequence == 1)
+        let secondReply = broker.request("cli", .publish, ["event": "willTerminate"])
+        let second = try #require(secondReply)
+        #expect(try second.json()["subscribers"] == 1)
+        #expect(try second.json()["sequence"]!.intValue! == first.json()["sequence"]!.intValue! + 1)
+        let step3 = broker.request("cli", .publish, ["event": "shop.cartDidChange"])
+        #expect(try step3?.json()["subscribers"] == 0)
+    }
+
+    @Test("publish refuses unknown events, runtime events and bad payloads with clear errors", arguments: [
+        ("didEnterBackgroun", "{}", 400, "unknown event 'didEnterBackgroun'"),
+        ("serviceDidStart", "{\"name\":\"x\"}", 403, "serviceDidStart is published by the broker only"),
+        ("openURL", "{}", 422, "openURL needs the field 'url'"),
+        ("openURL", "{url", 400, "the payload of openURL is not JSON: invalid JSON at byte 1"),
+    ])
+    func publishRefusals(event: String, payload: String, status: Int, message: String) throws {
+        var broker = BrokerHarness()
+        let replyReply = broker.request("cli", .publish, ["event": .string(event)], payload: Array(payload.utf8))
+        let reply = try #require(replyReply)
+        #expect(reply.status.rawValue == status)
+        #expect(reply.errorMessage.hasPrefix(message), "\(reply.errorMessage)")
+        #expect(broker.published.isEmpty)
+    }
+
+    @Test("garbage gets an error reply and a log line, and the broker answers correctly right after")
+    func garbage() throws {
+        var broker = BrokerHarness()
+        broker.register("push", peer: "svc")
+        let garbage: [[[UInt8]]] = [
+            [[0xDE, 0xAD]], [], [Array("LLC09".utf8), Array("HELLO".utf8), [1], []], [Array("LLC01".utf8), Array("NOPE".utf8), [1], []],
+            [Array("LLC01".utf8), Array("LOOKUP".utf8)], (0..<40).map { _ in [UInt8](repeating: 7, count: 3) },
+        ]
+        for frames in garbage {
+            let replyReply = broker.raw("bad", frames)
+            let reply = try #require(replyReply)
+            #expect(!reply.status.isSuccess)
+            #expect(broker.output.contains { if case .log = $0 { true } else { false } })
+        }
+        let step4 = broker.request("cli", .lookup, ["name": "push"])
+        #expect(step4?.status == .ok)
+    }
+
+    @Test("an oversized message is refused with 413 before it is decoded")
+    func oversized() throws {
+        var broker = BrokerHarness { $0.maximumMessageBytes = 1000 }
+        let replyReply = broker.request("cli", .publish, ["event": "shop.x"], payload: [UInt8](repeating: 32, count: 2000))
+        let reply = try #require(replyReply)
+        #expect(reply.status == .payloadTooLarge)
+        #expect(broker.published.isEmpty)
+    }
+
+    @Test("shutdown tells every registered service that the broker is leaving")
+    func shutdown() {
+        var broker = BrokerHarness()
+        broker.register("a", peer: "p1")
+        broker.register("b", peer: "p2")
+        broker.output.removeAll()
+        broker.core.shutdown(reason: "broker shutting down", into: &broker.output)
+        #expect(broker.requests(to: "p1").map(\.command) == [.disconnect])
+        #expect(broker.requests(to: "p2").map(\.command) == [.disconnect])
+    }
+}

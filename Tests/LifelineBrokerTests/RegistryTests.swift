@@ -1,0 +1,120 @@
+import LifelineProtocol
+import Testing
+
+@testable import LifelineBroker
+
+@Suite("Broker registry, lookup and heartbeats", .timeLimit(.minutes(1)))
+struct RegistryTests {
+    @Test("registering publishes serviceDidStart and lookup finds the record")
+    func registerAndLookup() throws {
+        var broker = BrokerHarness()
+        let replyReply = broker.register("push", peer: "p1")
+        let reply = try #require(replyReply)
+        #expect(reply.status == .ok)
+        #expect(broker.published.map(\.name) == [.serviceDidStart])
+        #expect(try JSONParser.parse(broker.published[0].payload)["name"] == "push")
+        broker.advance(milliseconds: 250)
+        let foundReply = broker.request("cli", .lookup, ["name": "push"])
+        let found = try #require(foundReply)
+        let record = try ServiceRecord(json: found.json())
+        #expect(record.name == "push")
+        #expect(record.registration.methods == ["status"])
+        #expect(record.uptimeMilliseconds == 250)
+        let missingReply = broker.request("cli", .lookup, ["name": "nope"])
+        let missing = try #require(missingReply)
+        #expect(missing.status == .notFound)
+        #expect(missing.errorMessage == "no service named 'nope'")
+    }
+
+    @Test("registration waits for the service's bus subscription, and times out without it")
+    func registrationWaitsForMarker() throws {
+        var broker = BrokerHarness()
+        let step1 = broker.request("p1", .register, BrokerHarness.registration("push"))
+        #expect(step1 == nil)
+        broker.subscribeMarker("push-1")
+        #expect(broker.replies(to: "p1").first?.status == .ok)
+        let step2 = broker.request("p2", .register, BrokerHarness.registration("late"))
+        #expect(step2 == nil)
+        broker.advance(milliseconds: 5001)
+        let timeout = try #require(broker.replies(to: "p2").first)
+        #expect(timeout.status == .timeout)
+        #expect(timeout.errorMessage.contains("bus subscription '!late-1' did not arrive within 5000 ms"))
+    }
+
+    @Test("a taken name is refused while its owner lives; the owner may re-register after a reconnect")
+    func uniqueNames() throws {
+        var broker = BrokerHarness()
+        broker.register("push", peer: "p1", instance: "a")
+        let refusedReply = broker.register("push", peer: "p2", instance: "b")
+        let refused = try #require(refusedReply)
+        #expect(refused.status == .conflict)
+        #expect(refused.errorMessage.contains("already registered by pid 100 on host 'h'"))
+        let renewedReply = broker.register("push", peer: "p3", instance: "a")
+        let renewed = try #require(renewedReply)
+        #expect(renewed.status == .ok)
+        #expect(broker.published.isEmpty, "a renewal publishes nothing new")
+        broker.request("cli", .call, ["service": "push", "method": "status"])
+        #expect(broker.requests(to: "p3").first?.command == .call, "calls go to the new connection")
+    }
+
+    @Test("a silent service expires after interval × liveness and serviceDidStop is published")
+    func expiry() throws {
+        var broker = BrokerHarness()
+        broker.register("push", peer: "p1", heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 3))
+        broker.advance(milliseconds: 250)
+        broker.request("p1", .heartbeat)
+        broker.advance(milliseconds: 250)
+        #expect(broker.core.serviceCount == 1)
+        broker.advance(milliseconds: 51)
+        #expect(broker.core.serviceCount == 0)
+        #expect(broker.published.map(\.name) == [.serviceDidStop])
+        #expect(try JSONParser.parse(broker.published[0].payload) == ["name": "push", "reason": "expired"])
+    }
+
+    @Test("the broker heartbeats its services every interval and disconnects unknown heartbeaters")
+    func brokerHeartbeats() {
+        var broker = BrokerHarness()
+        broker.register("push", peer: "p1")
+        broker.advance(milliseconds: 999)
+        #expect(broker.requests(to: "p1").isEmpty)
+        broker.advance(milliseconds: 1)
+        #expect(broker.requests(to: "p1").map(\.command) == [.heartbeat])
+        broker.request("stranger", .heartbeat)
+        #expect(broker.requests(to: "stranger").map(\.command) == [.disconnect])
+    }
+
+    @Test("only the owner may unregister; unregistering publishes serviceDidStop")
+    func unregister() throws {
+        var broker = BrokerHarness()
+        broker.register("push", peer: "p1")
+        let step3 = broker.request("p2", .unregister, ["name": "push"])
+        #expect(step3?.status == .forbidden)
+        let step4 = broker.request("p1", .unregister, ["name": "push"])
+        #expect(step4?.status == .ok)
+        #expect(try JSONParser.parse(broker.published[0].payload) == ["name": "push", "reason": "unregistered"])
+        let step5 = broker.request("p1", .unregister, ["name": "push"])
+        #expect(step5?.status == .notFound)
+    }
+
+    @Test("LIST reports every service sorted by name")
+    func list() throws {
+        var broker = BrokerHarness()
+        broker.register("zeta", peer: "p1")
+        broker.register("alpha", peer: "p2")
+        let replyReply = broker.request("cli", .list)
+        let reply = try #require(replyReply)
+        let names = try reply.json()["services"]?.arrayValue?.compactMap { $0["name"]?.stringValue }
+        #expect(names == ["alpha", "zeta"])
+    }
+
+    @Test("ATTACH answers once the marker subscription has been seen")
+    func attach() {
+        var broker = BrokerHarness()
+        let step6 = broker.request("tail", .attach, ["token": "t1"])
+        #expect(step6 == nil)
+        broker.subscribeMarker("t1")
+        #expect(broker.replies(to: "tail").first?.status == .ok)
+        let step7 = broker.request("tail2", .attach, ["token": "t1"])
+        #expect(step7?.status == .ok)
+    }
+}
