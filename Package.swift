@@ -6,6 +6,9 @@ let package = Package(
     products: [
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "LifelineProtocol", targets: ["LifelineProtocol"]),
+        .library(name: "Lifeline", targets: ["Lifeline"]),
+        .library(name: "LifelineBroker", targets: ["LifelineBroker"]),
+        .executable(name: "lifeline", targets: ["lifeline"]),
     ],
     targets: [
         .systemLibrary(
@@ -15,7 +18,14 @@ let package = Package(
         ),
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
         .target(name: "LifelineProtocol"),
-        .target(name: "LifelineBroker", dependencies: ["LifelineProtocol", "ZeroMQ"]),
+        .target(name: "Lifeline", dependencies: ["ZeroMQ", "LifelineProtocol"]),
+        .target(name: "LifelineBroker", dependencies: ["Lifeline"]),
+        .target(name: "LifelineCLI", dependencies: ["Lifeline", "LifelineBroker"]),
+        .executableTarget(name: "lifeline", dependencies: ["LifelineCLI"]),
+        .executableTarget(name: "lifeline-push", dependencies: ["Lifeline"], path: "Sources/Examples/PushService"),
+        .executableTarget(name: "lifeline-analytics", dependencies: ["Lifeline"], path: "Sources/Examples/AnalyticsService"),
+        .executableTarget(name: "lifeline-url", dependencies: ["Lifeline"], path: "Sources/Examples/URLService"),
+        .executableTarget(name: "lifeline-probe", dependencies: ["Lifeline"], path: "Sources/Examples/ProbeService"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "LifelineProtocolTests", dependencies: ["LifelineProtocol"]),
         .testTarget(name: "LifelineBrokerTests", dependencies: ["LifelineBroker"]),

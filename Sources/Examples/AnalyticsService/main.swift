@@ -1,0 +1,48 @@
+// lifeline-analytics: counts application lifecycle transitions and time spent in the foreground.
+import Lifeline
+
+/// Counters of the analytics service.
+actor Analytics {
+    var counts: [String: Int64] = [:]
+    var activeSince: UInt64?
+    var foregroundNanoseconds: UInt64 = 0
+
+    func record(_ event: Event) {
+        counts[event.name.rawValue, default: 0] += 1
+        switch event.name {
+        case .didBecomeActive: activeSince = event.publishedAt
+        case .willResignActive, .didEnterBackground, .willTerminate:
+            if let since = activeSince, event.publishedAt > since { foregroundNanoseconds += event.publishedAt - since }
+            activeSince = nil
+        default: break
+        }
+    }
+
+    func reset() { counts = [:]; activeSince = nil; foregroundNanoseconds = 0 }
+
+    var stats: JSONValue {
+        ["counts": .object(counts.mapValues { .int($0) }), "foregroundMs": .int(Int64(foregroundNanoseconds / 1_000_000)),
+         "active": .bool(activeSince != nil)]
+    }
+}
+
+let analytics = Analytics()
+let tracked: [EventName] = [
+    .didFinishLaunching, .didBecomeActive, .willResignActive, .didEnterBackground, .willEnterForeground, .willTerminate,
+    .didReceiveMemoryWarning, "analytics.track",
+]
+
+var service = Service("analytics")
+for name in tracked {
+    service = service.on(name) { event in
+        await analytics.record(event)
+        Console.out("analytics: \(event.name) #\(event.sequence) \(event.payload)")
+    }
+}
+await service
+    .method("stats") { _ in await analytics.stats }
+    .method("reset") { _ in
+        await analytics.reset()
+        return ["reset": true]
+    }
+    .main(about: "Counts lifecycle events (and the custom event analytics.track); 'stats' and 'reset' methods.")

@@ -1,0 +1,52 @@
+// lifeline-url: resolves openURL, user activities and shortcut items to routes (mPaaS SchemeHandler).
+import Foundation
+import Lifeline
+
+/// The routing table: a URL's host (or an activity / shortcut type) names the micro-app to open.
+let routes: [String: String] = [
+    "transfer": "TransferApp", "topup": "TopUpApp", "scan": "ScannerApp", "home": "HomeApp", "login": "LoginApp",
+]
+
+/// Where `url` leads, or nil.
+func route(for url: String) -> String? {
+    guard let components = URLComponents(string: url), let host = components.host else { return nil }
+    return routes[host.lowercased()]
+}
+
+/// The last URLs seen, newest last.
+actor History {
+    var entries: [JSONValue] = []
+    func add(_ entry: JSONValue) {
+        entries.append(entry)
+        if entries.count > 50 { entries.removeFirst() }
+    }
+}
+
+let history = History()
+
+await Service("url")
+    .on(.openURL) { event in
+        let url = event["url"]?.stringValue ?? ""
+        let target = route(for: url)
+        await history.add(["url": .string(url), "route": target.map { .string($0) } ?? .null])
+        Console.out("url: openURL #\(event.sequence) \(url) -> \(target ?? "no route")")
+    }
+    .on(.continueUserActivity) { event in
+        let type = event["activityType"]?.stringValue ?? ""
+        Console.out("url: continueUserActivity #\(event.sequence) \(type) -> \(routes[type] ?? "no route")")
+    }
+    .on(.performActionForShortcutItem) { event in
+        let type = event["type"]?.stringValue ?? ""
+        Console.out("url: performActionForShortcutItem #\(event.sequence) \(type) -> \(routes[type] ?? "no route")")
+    }
+    .method("resolve") { request in
+        guard let url = request.body["url"]?.stringValue else {
+            throw ServiceError(.badRequest, "resolve needs {\"url\": \"scheme://host/...\"}")
+        }
+        guard let target = route(for: url) else {
+            throw ServiceError(.notFound, "no route for \(url)", details: ["known": .array(routes.keys.sorted().map { .string($0) })])
+        }
+        return ["url": .string(url), "route": .string(target)]
+    }
+    .method("history") { _ in .array(await history.entries) }
+    .main(about: "Routes openURL, continueUserActivity and shortcut items; 'resolve' and 'history' methods.")

@@ -1,0 +1,103 @@
+import LifelineProtocol
+import ZeroMQ
+
+/// A synchronous client for short-lived tools and dedicated threads (the CLI, benchmark drivers):
+/// one DEALER owned by the calling thread, one request at a time. Not for the Swift concurrency pool;
+/// use ``LifelineClient`` there.
+public final class BlockingClient {
+    public let brokerEndpoint: String
+    private let socket: ZMQSocket
+    private var counter: UInt64 = 0
+
+    /// Connects (in the background, as ZeroMQ does) to `broker`.
+    public init(broker: String) throws {
+        brokerEndpoint = broker
+        socket = try ZMQSocket(ZMQContext.shared, type: .dealer)
+        try socket.connect(broker)
+    }
+
+    /// Sends `request` and waits up to `timeoutMilliseconds` for its reply, whatever its status.
+    /// Throws ``LifelineError`` (504) when the broker does not answer in time.
+    public func send(_ request: ControlRequest, timeoutMilliseconds: Int = 5000) throws -> ControlReply {
+        var request = request
+        counter += 1
+        request.requestID = Array("k\(counter)".utf8)
+        try socket.send(frames: request.frames())
+        let deadline = SystemClock.monotonicNanoseconds() + UInt64(timeoutMilliseconds) * 1_000_000
+        var poller = ZMQPoller()
+        poller.add(socket)
+        while true {
+            let now = SystemClock.monotonicNanoseconds()
+            guard now < deadline else {
+                throw LifelineError.unanswered(request.command, milliseconds: timeoutMilliseconds, endpoint: brokerEndpoint)
+            }
+            try poller.poll(timeoutMilliseconds: SystemClock.pollTimeout(until: deadline, now: now))
+            while let frames = try socket.receiveFrames(dontWait: true) {
+                if case .reply(let reply) = try? ControlMessage.decode(frames[...]), reply.requestID == request.requestID {
+                    return reply
+                }
+            }
+        }
+    }
+
+    /// Like ``send(_:timeoutMilliseconds:)``, but a non-2xx reply throws ``LifelineError``.
+    public func request(_ request: ControlRequest, timeoutMilliseconds: Int = 5000) throws -> ControlReply {
+        let reply = try send(request, timeoutMilliseconds: timeoutMilliseconds)
+        guard reply.status.isSuccess else { throw LifelineError(reply: reply) }
+        return reply
+    }
+
+    /// HELLO: where the bus is, the epoch, the heartbeat rules.
+    public func hello(timeoutMilliseconds: Int = 5000) throws -> BrokerInfo {
+        try BrokerInfo(json: try request(ControlRequest(.hello), timeoutMilliseconds: timeoutMilliseconds).json())
+    }
+
+    /// Publishes `event`; the payload bytes must be a JSON object.
+    public func publish(_ event: EventName, payload: [UInt8] = Array("{}".utf8), acknowledged: Bool = false, timeoutMilliseconds: Int = 5000) throws -> PublishReceipt {
+        var header: JSONValue = ["event": .string(event.rawValue)]
+        if acknowledged { header = ["event": .string(event.rawValue), "ack": true] }
+        let reply = try request(ControlRequest(.publish, header: header, payload: payload), timeoutMilliseconds: timeoutMilliseconds)
+        return PublishReceipt(json: try reply.json())
+    }
+
+    /// Opens a SUB on the bus for `subscriptions` (nil: every event) and returns once the broker has
+    /// seen the subscription, so no event published afterwards is missed.
+    public func subscribe(to subscriptions: [EventName]?, timeoutMilliseconds: Int = 5000) throws -> BusSubscriber {
+        let info = try hello(timeoutMilliseconds: timeoutMilliseconds)
+        let token = Environment.uniqueToken()
+        let subscriber = try BusSubscriber(endpoint: ServiceSession.reachable(info.bus, via: brokerEndpoint), events: subscriptions, token: token)
+        _ = try request(ControlRequest(.attach, header: ["token": .string(token)]), timeoutMilliseconds: timeoutMilliseconds)
+        return subscriber
+    }
+}
+
+/// A SUB socket on the bus owned by the calling thread.
+public final class BusSubscriber {
+    public let endpoint: String
+    private let socket: ZMQSocket
+
+    init(endpoint: String, events: [EventName]?, token: String) throws {
+        self.endpoint = endpoint
+        socket = try ZMQSocket(ZMQContext.shared, type: .sub)
+        try socket.set(.receiveHighWaterMark, 0)
+        try socket.connect(endpoint)
+        if let events {
+            for event in events { try socket.set(.subscribe, BusMessage.topic(for: event)) }
+        } else {
+            try socket.set(.subscribe, [])
+        }
+        try socket.set(.subscribe, Array(("!" + token).utf8))
+    }
+
+    /// The next event, waiting up to `timeoutMilliseconds` (-1: forever); nil on timeout.
+    /// Malformed bus messages throw ``ProtocolError``.
+    public func next(timeoutMilliseconds: Int = -1) throws -> BusMessage? {
+        if let frames = try socket.receiveFrames(dontWait: true) { return try BusMessage.decode(frames) }
+        var poller = ZMQPoller()
+        poller.add(socket)
+        guard try poller.poll(timeoutMilliseconds: timeoutMilliseconds) > 0, let frames = try socket.receiveFrames(dontWait: true) else {
+            return nil
+        }
+        return try BusMessage.decode(frames)
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import LifelineProtocol
+import Synchronization
+import ZeroMQ
+
+/// Owns the sockets of one ``ServiceSession`` on a dedicated thread (the zactor pattern): a DEALER to
+/// the broker, a SUB on the bus, and a ``Mailbox`` for commands from other threads, all under one
+/// `zmq_poll`, whose timeout drives the session's timers. No ZeroMQ call runs anywhere else.
+/// Deliveries leave through `deliver`, called on the socket thread.
+public final class ConnectionThread: Sendable {
+    /// What other threads may ask of the socket thread.
+    public enum Command: Sendable {
+        case request(ControlRequest, ticket: UInt64, timeoutMilliseconds: Int)
+        case answer(ControlReply)
+        case shutdown
+    }
+
+    /// What the socket thread hands to the application.
+    public enum Delivery: Sendable {
+        case event(BusMessage)
+        case request(ControlRequest)
+        case completion(ticket: UInt64, Result<ControlReply, LifelineError>)
+        case joined(epoch: UInt64, first: Bool)
+        case refused(LifelineError)
+        case log(String)
+        case finished
+    }
+
+    private let mailbox = Mailbox<Command>()
+    private let done = ThreadCompletion()
+
+    /// Starts the thread and connects; `deliver` receives everything the session produces.
+    public init(configuration: SessionConfiguration, name: String, deliver: @escaping @Sendable (Delivery) -> Void) {
+        let mailbox = self.mailbox
+        let done = self.done
+        let thread = Thread {
+            var loop = SessionLoop(configuration: configuration, mailbox: mailbox, deliver: deliver)
+            loop.run()
+            done.complete()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Posts a command to the socket thread.
+    public func post(_ command: Command) { mailbox.post(command) }
+
+    /// Waits until the thread has closed its sockets.
+    public func finished() async { await done.wait() }
+}
+
+/// Resumes waiters once a thread has ended.
+final class ThreadCompletion: Sendable {
+    private let state = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func complete() {
+        let waiters = state.withLock { state in
+            state.done = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state in
+                if !state.done { state.waiters.append(continuation) }
+                return state.done
+            }
+            if done { continuation.resume() }
+        }
+    }
+}
+
+/// The loop run on the socket thread.
+private struct SessionLoop {
+    var session: ServiceSession
+    let mailbox: Mailbox<ConnectionThread.Command>
+    let deliver: @Sendable (ConnectionThread.Delivery) -> Void
+    let context = ZMQContext.shared
+    var control: ZMQSocket?
+    var bus: ZMQSocket?
+    var effects: [SessionEffect] = []
+    var finished = false
+
+    init(configuration: SessionConfiguration, mailbox: Mailbox<ConnectionThread.Command>, deliver: @escaping @Sendable (ConnectionThread.Delivery) -> Void) {
+        self.session = ServiceSession(configuration: configuration)
+        self.mailbox = mailbox
+        self.deliver = deliver
+    }
+
+    mutating func run() {
+        session.start(now: SystemClock.monotonicNanoseconds(), into: &effects)
+        apply()
+        while !finished {
+            var poller = ZMQPoller()
+            let mailboxIndex = poller.add(fileDescriptor: mailbox.fileDescriptor)
+            let controlIndex = control.map { poller.add($0) }
+            let busIndex = bus.map { poller.add($0) }
+            let timeout = SystemClock.pollTimeout(until: session.nextDeadline, now: SystemClock.monotonicNanoseconds())
+            do {
+                try poller.poll(timeoutMilliseconds: timeout)
+            } catch {
+                deliver(.log("poll failed: \(error)"))
+                break
+            }
+            if poller.isReadable(mailboxIndex) { handleCommands() }
+            if let controlIndex, poller.isReadable(controlIndex) { drainControl() }
+            if let busIndex, poller.isReadable(busIndex) { drainBus() }
+            session.tick(now: SystemClock.monotonicNanoseconds(), into: &effects)
+            apply()
+        }
+        try? control?.set(.linger, 200)
+        control?.close()
+        bus?.close()
+    }
+
+    private mutating func handleCommands() {
+        let now = SystemClock.monotonicNanoseconds()
+        for command in mailbox.drain() {
+            switch command {
+            case .request(let request, let ticket, let timeout):
+                session.submit(request, ticket: ticket, timeoutMilliseconds: timeout, now: now, into: &effects)
+            case .answer(let reply): session.answer(reply, into: &effects)
+            case .shutdown: session.shutdown(now: now, into: &effects)
+            }
+        }
+        apply()
+    }
+
+    private mutating func drainControl() {
+        guard let control else { return }
+        while let frames = receive(control) {
+            session.handleControl(frames, now: SystemClock.monotonicNanoseconds(), into: &effects)
+            apply()
+            if self.control !== control { return }
+        }
+    }
+
+    private mutating func drainBus() {
+        guard let bus else { return }
+        while let frames = receive(bus) {
+            session.handleBus(frames, into: &effects)
+            apply()
+            if self.bus !== bus { return }
+        }
+    }
+
+    private func receive(_ socket: ZMQSocket) -> [[UInt8]]? {
+        do {
+            return try socket.receiveFrames(dontWait: true)
+        } catch {
+            deliver(.log("receive failed: \(error)"))
+            return nil
+        }
+    }
+
+    private mutating func apply() {
+        for effect in effects {
+            do {
+                try perform(effect)
+            } catch {
+                deliver(.log("\(effect) failed: \(error)"))
+            }
+        }
+        effects.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func perform(_ effect: SessionEffect) throws {
+        switch effect {
+        case .openControl:
+            control?.close()
+            let socket = try ZMQSocket(context, type: .dealer)
+            try socket.set(.sendHighWaterMark, 100_000)
+            try socket.set(.receiveHighWaterMark, 100_000)
+            try socket.connect(session.configuration.brokerEndpoint)
+            control = socket
+        case .sendControl(let frames):
+            guard let control else { return }
+            if try !control.send(frames: frames, dontWait: true) {
+                deliver(.log("dropped a \(frames.count)-frame message: the control socket's send queue is full"))
+            }
+        case .openBus(let endpoint, let subscriptions):
+            bus?.close()
+            let socket = try ZMQSocket(context, type: .sub)
+            try socket.set(.receiveHighWaterMark, 0)
+            try socket.connect(endpoint)
+            for topic in subscriptions { try socket.set(.subscribe, topic) }
+            bus = socket
+        case .deliverEvent(let event): deliver(.event(event))
+        case .deliverRequest(let request): deliver(.request(request))
+        case .complete(let ticket, let result): deliver(.completion(ticket: ticket, result))
+        case .joined(let epoch, let first): deliver(.joined(epoch: epoch, first: first))
+        case .refused(let error):
+            deliver(.refused(error))
+            finished = true
+        case .finished:
+            deliver(.finished)
+            finished = true
+        case .log(let line): deliver(.log(line))
+        }
+    }
+}

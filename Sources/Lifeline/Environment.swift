@@ -1,0 +1,21 @@
+import Foundation
+
+/// What the runtime reads from the process environment.
+enum Environment {
+    /// `LIFELINE_BROKER`, else the default control endpoint.
+    static var brokerEndpoint: String {
+        ProcessInfo.processInfo.environment["LIFELINE_BROKER"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultControlEndpoint
+    }
+
+    /// The broker's default control endpoint (loopback).
+    static let defaultControlEndpoint = "tcp://127.0.0.1:7200"
+
+    /// A token unique to this process run.
+    static func uniqueToken() -> String { UUID().uuidString.lowercased() }
+
+    /// This host's name.
+    static var hostName: String { ProcessInfo.processInfo.hostName }
+
+    /// This process's id.
+    static var processID: Int { Int(ProcessInfo.processInfo.processIdentifier) }
+}

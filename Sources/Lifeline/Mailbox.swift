@@ -1,0 +1,51 @@
+import Glibc
+import Synchronization
+
+/// The command pipe of a socket-owning thread: any thread posts, the owner drains. The owner polls
+/// ``fileDescriptor`` (the read end of a non-blocking pipe) together with its sockets in `zmq_poll`,
+/// so a post wakes it.
+public final class Mailbox<Message: Sendable>: Sendable {
+    /// Readable when messages are waiting.
+    public let fileDescriptor: Int32
+    private let writeDescriptor: Int32
+    private let queue = Mutex<[Message]>([])
+
+    /// Creates an empty mailbox.
+    public init() {
+        var ends: [Int32] = [0, 0]
+        precondition(pipe(&ends) == 0, "pipe() failed: errno \(errno)")
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        fileDescriptor = ends[0]
+        writeDescriptor = ends[1]
+    }
+
+    deinit {
+        close(fileDescriptor)
+        close(writeDescriptor)
+    }
+
+    /// Queues `message` and wakes the owner if it was idle.
+    public func post(_ message: Message) {
+        let wasEmpty = queue.withLock { messages in
+            messages.append(message)
+            return messages.count == 1
+        }
+        if wasEmpty {
+            var byte: UInt8 = 1
+            _ = write(writeDescriptor, &byte, 1)
+        }
+    }
+
+    /// Takes every queued message, oldest first (owner thread only).
+    public func drain() -> [Message] {
+        var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        while withUnsafeMutableBytes(of: &buffer, { read(fileDescriptor, $0.baseAddress, $0.count) }) > 0 {}
+        return queue.withLock { messages in
+            defer { messages.removeAll(keepingCapacity: true) }
+            return messages
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import LifelineProtocol
+
+/// The standard options of every service executable.
+public struct ServiceOptions: Sendable {
+    /// The usage lines of the standard options.
+    public static let usage = """
+          --broker EP               broker control endpoint (default: $LIFELINE_BROKER or \(Environment.defaultControlEndpoint))
+          --name NAME               register under NAME instead of the built-in name
+          --heartbeat-interval MS   heartbeat every MS milliseconds (default 1000)
+          --liveness N              the broker may miss N heartbeats before dropping us (default 3)
+          -h, --help                show this help
+        """
+
+    public var broker: String = Environment.brokerEndpoint
+    public var name: String?
+    public var heartbeat: HeartbeatSettings?
+
+    public init() {}
+
+    /// Reads the standard options out of `arguments`, leaving the rest.
+    public init(parsing arguments: inout CommandLineArguments) throws(UsageError) {
+        if let broker = try arguments.option("--broker") { self.broker = broker }
+        name = try arguments.option("--name")
+        if let name, let problem = ServiceRegistration.nameProblem(name, what: "--name") { throw UsageError(problem) }
+        let interval = try arguments.integer("--heartbeat-interval", in: HeartbeatSettings.intervalRange)
+        let liveness = try arguments.integer("--liveness", in: HeartbeatSettings.livenessRange)
+        if interval != nil || liveness != nil {
+            heartbeat = HeartbeatSettings(
+                intervalMilliseconds: interval ?? HeartbeatSettings.standard.intervalMilliseconds,
+                liveness: liveness ?? HeartbeatSettings.standard.liveness)
+        }
+    }
+}

@@ -1,0 +1,306 @@
+import LifelineProtocol
+
+/// The client side of the protocol as a state machine (the Paranoid Pirate worker of the ZeroMQ
+/// guide): greet the broker, open the bus, register or attach, heartbeat both ways, detect a dead
+/// broker and reconnect with exponential backoff, match replies to requests, shut down cleanly.
+/// Pure: messages and time in, ``SessionEffect``s out.
+public struct ServiceSession {
+    /// Where the session stands.
+    public enum Phase: Equatable, Sendable {
+        case idle
+        /// HELLO sent; waiting for the broker to say where the bus is.
+        case greeting(deadline: UInt64)
+        /// REGISTER or ATTACH sent; waiting for the broker to confirm.
+        case joining(deadline: UInt64)
+        /// Serving.
+        case ready
+        /// Lost the broker; trying again at `until`.
+        case backingOff(until: UInt64)
+        /// UNREGISTER sent at shutdown.
+        case leaving(deadline: UInt64)
+        case stopped
+    }
+
+    private enum Internal { case hello, join, unregister }
+
+    private struct Outstanding {
+        var ticket: UInt64
+        var command: Command
+        var deadline: UInt64
+        var timeoutMilliseconds: Int
+    }
+
+    public let configuration: SessionConfiguration
+    public private(set) var phase: Phase = .idle
+    public private(set) var busEndpoint: String?
+    /// The epoch of the broker the session last joined.
+    public private(set) var epoch: UInt64?
+    private var brokerHeartbeat = HeartbeatSettings.standard
+    private var brokerDeadline = UInt64.max
+    private var nextHeartbeat = UInt64.max
+    private var backoffMilliseconds: Int
+    private var hasJoined = false
+    private var counter: UInt64 = 0
+    private var internalRequests: [[UInt8]: Internal] = [:]
+    private var outstanding: [[UInt8]: Outstanding] = [:]
+
+    public init(configuration: SessionConfiguration) {
+        self.configuration = configuration
+        self.backoffMilliseconds = configuration.initialBackoffMilliseconds
+    }
+
+    // MARK: Inputs
+
+    /// Opens the connection.
+    public mutating func start(now: UInt64, into effects: inout [SessionEffect]) {
+        guard phase == .idle else { return }
+        connect(now: now, into: &effects)
+    }
+
+    /// Handles one message from the control socket.
+    public mutating func handleControl(_ frames: [[UInt8]], now: UInt64, into effects: inout [SessionEffect]) {
+        let message: ControlMessage
+        do {
+            message = try ControlMessage.decode(frames[...])
+        } catch {
+            effects.append(.log("ignored a malformed message from the broker: \(error.message)"))
+            return
+        }
+        if configuration.registration != nil { brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds }
+        switch message {
+        case .reply(let reply): handleReply(reply, now: now, into: &effects)
+        case .request(let request):
+            switch request.command {
+            case .heartbeat: break
+            case .disconnect:
+                let reason = request.header["reason"]?.stringValue ?? "no reason given"
+                switch phase {
+                case .leaving, .stopped, .idle: break
+                default: lose("the broker disconnected us (\(reason))", retryAt: now, now: now, into: &effects)
+                }
+            case .call: effects.append(.deliverRequest(request))
+            default:
+                let refusal = ControlReply.error(.badRequest, "a client does not accept \(request.command)", requestID: request.requestID)
+                effects.append(.sendControl(refusal.frames()))
+            }
+        }
+    }
+
+    /// Handles one message from the bus socket.
+    public func handleBus(_ frames: [[UInt8]], into effects: inout [SessionEffect]) {
+        do {
+            effects.append(.deliverEvent(try BusMessage.decode(frames)))
+        } catch {
+            effects.append(.log("ignored a malformed bus message: \(error.message)"))
+        }
+    }
+
+    /// Sends an application request; its answer arrives as ``SessionEffect/complete(ticket:_:)``.
+    public mutating func submit(
+        _ request: ControlRequest, ticket: UInt64, timeoutMilliseconds: Int, now: UInt64, into effects: inout [SessionEffect]
+    ) {
+        switch phase {
+        case .backingOff(let until):
+            let seconds = Double((until &- now) / 1_000_000) / 1000
+            let error = LifelineError(.unavailable, "not connected to the broker at \(configuration.brokerEndpoint) (retrying in \(seconds) s)")
+            effects.append(.complete(ticket: ticket, .failure(error)))
+            return
+        case .stopped, .leaving:
+            effects.append(.complete(ticket: ticket, .failure(LifelineError(.unavailable, "the connection is closing"))))
+            return
+        default: break
+        }
+        var request = request
+        request.requestID = nextID("c")
+        outstanding[request.requestID] = Outstanding(
+            ticket: ticket, command: request.command, deadline: now &+ UInt64(timeoutMilliseconds) * 1_000_000,
+            timeoutMilliseconds: timeoutMilliseconds)
+        effects.append(.sendControl(request.frames()))
+    }
+
+    /// Sends the application's answer to a request the broker delivered.
+    public func answer(_ reply: ControlReply, into effects: inout [SessionEffect]) {
+        effects.append(.sendControl(reply.frames()))
+    }
+
+    /// Unregisters (when registered) and then finishes.
+    public mutating func shutdown(now: UInt64, into effects: inout [SessionEffect]) {
+        guard let registration = configuration.registration, phase == .ready else {
+            finish(into: &effects)
+            return
+        }
+        let id = nextID("s")
+        internalRequests[id] = .unregister
+        let request = ControlRequest(
+            .unregister, requestID: id, header: ["name": .string(registration.name), "instance": .string(registration.instance)])
+        effects.append(.sendControl(request.frames()))
+        phase = .leaving(deadline: now &+ UInt64(configuration.unregisterTimeoutMilliseconds) * 1_000_000)
+    }
+
+    /// Runs the timers that are due.
+    public mutating func tick(now: UInt64, into effects: inout [SessionEffect]) {
+        for (id, request) in outstanding where request.deadline <= now {
+            outstanding[id] = nil
+            let error = LifelineError.unanswered(request.command, milliseconds: request.timeoutMilliseconds, endpoint: configuration.brokerEndpoint)
+            effects.append(.complete(ticket: request.ticket, .failure(error)))
+        }
+        switch phase {
+        case .greeting(let deadline) where now >= deadline:
+            lose("the broker at \(configuration.brokerEndpoint) did not answer HELLO", retryAt: nil, now: now, into: &effects)
+        case .joining(let deadline) where now >= deadline:
+            lose("the broker did not confirm the registration", retryAt: nil, now: now, into: &effects)
+        case .backingOff(let until) where now >= until:
+            connect(now: now, into: &effects)
+        case .leaving(let deadline) where now >= deadline:
+            effects.append(.log("the broker did not answer UNREGISTER; leaving anyway"))
+            finish(into: &effects)
+        case .ready where configuration.registration != nil:
+            if now > brokerDeadline {
+                let silence = brokerHeartbeat.expiryNanoseconds / 1_000_000
+                lose("the broker was silent for \(silence) ms", retryAt: nil, now: now, into: &effects)
+            } else if now >= nextHeartbeat {
+                effects.append(.sendControl(Self.heartbeatFrames))
+                nextHeartbeat = now &+ (configuration.registration?.heartbeat.intervalNanoseconds ?? 0)
+            }
+        default: break
+        }
+    }
+
+    /// When ``tick(now:into:)`` next has work.
+    public var nextDeadline: UInt64 {
+        var deadline = outstanding.values.lazy.map(\.deadline).min() ?? .max
+        switch phase {
+        case .greeting(let until), .joining(let until), .backingOff(let until), .leaving(let until): deadline = min(deadline, until)
+        case .ready where configuration.registration != nil: deadline = min(deadline, nextHeartbeat, brokerDeadline &+ 1)
+        default: break
+        }
+        return deadline
+    }
+
+    static let heartbeatFrames = ControlRequest(.heartbeat).frames()
+
+    // MARK: Steps
+
+    private mutating func nextID(_ prefix: String) -> [UInt8] {
+        counter += 1
+        return Array("\(prefix)\(counter)".utf8)
+    }
+
+    private mutating func connect(now: UInt64, into effects: inout [SessionEffect]) {
+        effects.append(.openControl)
+        guard configuration.joins else {
+            phase = .ready
+            return
+        }
+        let id = nextID("s")
+        internalRequests = [id: .hello]
+        effects.append(.sendControl(ControlRequest(.hello, requestID: id).frames()))
+        phase = .greeting(deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds) * 1_000_000)
+    }
+
+    private mutating func handleReply(_ reply: ControlReply, now: UInt64, into effects: inout [SessionEffect]) {
+        if let request = outstanding.removeValue(forKey: reply.requestID) {
+            effects.append(.complete(ticket: request.ticket, reply.status.isSuccess ? .success(reply) : .failure(LifelineError(reply: reply))))
+            return
+        }
+        guard let kind = internalRequests.removeValue(forKey: reply.requestID) else { return }
+        switch kind {
+        case .hello: greeted(reply, now: now, into: &effects)
+        case .join: joined(reply, now: now, into: &effects)
+        case .unregister:
+            if !reply.status.isSuccess { effects.append(.log("UNREGISTER refused: \(reply.errorMessage)")) }
+            finish(into: &effects)
+        }
+    }
+
+    private mutating func greeted(_ reply: ControlReply, now: UInt64, into effects: inout [SessionEffect]) {
+        guard case .greeting = phase else { return }
+        guard reply.status.isSuccess, let body = try? reply.json(), let bus = body["bus"]?.stringValue else {
+            lose("HELLO failed: \(reply.errorMessage)", retryAt: nil, now: now, into: &effects)
+            return
+        }
+        if let heartbeat = body["heartbeat"], let settings = try? HeartbeatSettings(json: heartbeat) { brokerHeartbeat = settings }
+        let endpoint = Self.reachable(bus, via: configuration.brokerEndpoint)
+        if endpoint != busEndpoint {
+            busEndpoint = endpoint
+            effects.append(.openBus(endpoint: endpoint, subscriptions: configuration.busSubscriptions))
+        }
+        let id = nextID("s")
+        internalRequests[id] = .join
+        let request =
+            if let registration = configuration.registration {
+                ControlRequest(.register, requestID: id, header: registration.json)
+            } else {
+                ControlRequest(.attach, requestID: id, header: ["token": .string(configuration.token)])
+            }
+        effects.append(.sendControl(request.frames()))
+        phase = .joining(deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds + 5000) * 1_000_000)
+    }
+
+    private mutating func joined(_ reply: ControlReply, now: UInt64, into effects: inout [SessionEffect]) {
+        guard case .joining = phase else { return }
+        guard reply.status.isSuccess else {
+            if reply.status == .conflict {
+                phase = .stopped
+                effects.append(.refused(LifelineError(reply: reply)))
+                return
+            }
+            lose("the broker refused to register us: \(reply.errorMessage)", retryAt: nil, now: now, into: &effects)
+            return
+        }
+        let body = (try? reply.json()) ?? .null
+        epoch = body["epoch"]?.intValue.map { UInt64($0) }
+        if let heartbeat = body["heartbeat"], let settings = try? HeartbeatSettings(json: heartbeat) { brokerHeartbeat = settings }
+        phase = .ready
+        backoffMilliseconds = configuration.initialBackoffMilliseconds
+        if let registration = configuration.registration {
+            brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds
+            nextHeartbeat = now &+ registration.heartbeat.intervalNanoseconds
+        }
+        effects.append(.joined(epoch: epoch ?? 0, first: !hasJoined))
+        hasJoined = true
+    }
+
+    /// Gives up on the current connection and plans the next attempt (at once for `retryAt: now`).
+    private mutating func lose(_ reason: String, retryAt: UInt64?, now: UInt64, into effects: inout [SessionEffect]) {
+        for (_, request) in outstanding {
+            let error = LifelineError(.unavailable, "the connection to the broker was lost before it answered \(request.command)")
+            effects.append(.complete(ticket: request.ticket, .failure(error)))
+        }
+        outstanding.removeAll()
+        internalRequests.removeAll()
+        brokerDeadline = .max
+        nextHeartbeat = .max
+        if let retryAt {
+            effects.append(.log("\(reason); reconnecting now"))
+            phase = .backingOff(until: retryAt)
+            connect(now: now, into: &effects)
+            return
+        }
+        effects.append(.log("\(reason); reconnecting in \(backoffMilliseconds) ms"))
+        phase = .backingOff(until: now &+ UInt64(backoffMilliseconds) * 1_000_000)
+        backoffMilliseconds = min(backoffMilliseconds * 2, configuration.maximumBackoffMilliseconds)
+    }
+
+    private mutating func finish(into effects: inout [SessionEffect]) {
+        for (_, request) in outstanding {
+            effects.append(.complete(ticket: request.ticket, .failure(LifelineError(.unavailable, "the connection was closed"))))
+        }
+        outstanding.removeAll()
+        phase = .stopped
+        effects.append(.finished)
+    }
+
+    /// The bus endpoint as this client can reach it: a wildcard host (`0.0.0.0`, `*`) announced by the
+    /// broker is replaced by the host of the control endpoint.
+    static func reachable(_ bus: String, via control: String) -> String {
+        guard bus.hasPrefix("tcp://"), control.hasPrefix("tcp://") else { return bus }
+        let busAddress = bus.dropFirst(6)
+        guard let colon = busAddress.lastIndex(of: ":") else { return bus }
+        let host = busAddress[..<colon]
+        guard host == "0.0.0.0" || host == "*" || host == "[::]" else { return bus }
+        let controlAddress = control.dropFirst(6)
+        guard let controlColon = controlAddress.lastIndex(of: ":") else { return bus }
+        return "tcp://\(controlAddress[..<controlColon])\(busAddress[colon...])"
+    }
+}

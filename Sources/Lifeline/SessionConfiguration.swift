@@ -1,0 +1,50 @@
+import LifelineProtocol
+
+/// What a session connects for: a plain client, a bus subscriber, or a registered service.
+public struct SessionConfiguration: Sendable {
+    /// Which bus events the session receives.
+    public enum Subscriptions: Sendable, Equatable {
+        /// No bus socket (plain request/reply client).
+        case none
+        /// Exactly these events.
+        case events([EventName])
+        /// Every event (the CLI's `tail` without names).
+        case all
+    }
+
+    /// The broker's control endpoint.
+    public var brokerEndpoint: String
+    /// Present for a service: register, heartbeat, answer calls.
+    public var registration: ServiceRegistration?
+    public var subscriptions: Subscriptions
+    /// Unique token of this process run; the bus marker is `!token`.
+    public var token: String
+    /// How long to wait for HELLO and REGISTER / ATTACH replies before retrying.
+    public var greetingTimeoutMilliseconds = 3000
+    /// First reconnect delay; doubles on each failure up to ``maximumBackoffMilliseconds``.
+    public var initialBackoffMilliseconds = 1000
+    public var maximumBackoffMilliseconds = 32_000
+    /// How long shutdown waits for UNREGISTER to be answered.
+    public var unregisterTimeoutMilliseconds = 1000
+
+    public init(brokerEndpoint: String, registration: ServiceRegistration? = nil, subscriptions: Subscriptions = .none, token: String) {
+        self.brokerEndpoint = brokerEndpoint
+        self.registration = registration
+        self.subscriptions = subscriptions
+        self.token = token
+    }
+
+    /// True when the session needs HELLO and a join step before it is ready.
+    var joins: Bool { registration != nil || subscriptions != .none }
+
+    /// The SUB subscriptions: event topics, then the marker (which must come last).
+    var busSubscriptions: [[UInt8]] {
+        let topics: [[UInt8]]
+        switch subscriptions {
+        case .none: topics = []
+        case .events(let names): topics = names.map(BusMessage.topic(for:))
+        case .all: topics = [[]]
+        }
+        return topics + [Array(("!" + token).utf8)]
+    }
+}

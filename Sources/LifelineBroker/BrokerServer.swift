@@ -1,0 +1,138 @@
+import Glibc
+import Lifeline
+import LifelineProtocol
+import ZeroMQ
+
+/// The broker process's sockets and event loop: a ROUTER for every request/reply and an XPUB for the
+/// lifecycle bus, both owned by the thread that calls ``run()``, which feeds a ``BrokerCore``.
+///
+/// The loop blocks in `zmq_poll` until a socket or the stop mailbox is readable or a timer is due,
+/// then drains each readable socket without blocking until it is empty.
+public final class BrokerServer {
+    /// The control endpoints actually bound (wildcard ports resolved).
+    public let controlEndpoints: [String]
+    /// The bus endpoints actually bound.
+    public let busEndpoints: [String]
+    private let router: ZMQSocket
+    private let bus: ZMQSocket
+    private let mailbox = Mailbox<Bool>()
+    private var core: BrokerCore
+    private var output: [BrokerOutput] = []
+    private let log: @Sendable (String) -> Void
+
+    /// Binds the sockets on the calling thread; ``run()`` must be called on the same thread.
+    public init(configuration: BrokerConfiguration, identity: BrokerIdentity, log: @escaping @Sendable (String) -> Void) throws {
+        let context = ZMQContext.shared
+        router = try ZMQSocket(context, type: .router)
+        try router.set(.routerMandatory, 1)
+        try router.set(.sendHighWaterMark, 100_000)
+        try router.set(.receiveHighWaterMark, 100_000)
+        try router.set(.maxMessageSize, 4 * configuration.maximumMessageBytes)
+        bus = try ZMQSocket(context, type: .xpub)
+        try bus.set(.xpubVerbose, 1)
+        try bus.set(.sendHighWaterMark, 100_000)
+        var controls: [String] = []
+        for endpoint in configuration.controlEndpoints {
+            try router.bind(endpoint)
+            controls.append(try router.lastEndpoint())
+        }
+        var buses: [String] = []
+        for endpoint in configuration.busEndpoints {
+            try bus.bind(endpoint)
+            buses.append(try bus.lastEndpoint())
+        }
+        controlEndpoints = controls
+        busEndpoints = buses
+        self.log = log
+        core = BrokerCore(
+            configuration: configuration, identity: identity, busEndpoints: buses,
+            monotonic: SystemClock.monotonicNanoseconds(), wall: SystemClock.wallNanoseconds())
+    }
+
+    /// This broker life's epoch.
+    public var epoch: UInt64 { core.epoch }
+
+    /// A function any thread may call to make ``run()`` return.
+    public var stopper: @Sendable () -> Void {
+        let mailbox = self.mailbox
+        return { mailbox.post(true) }
+    }
+
+    /// Serves until the stopper is called, then tells services it is leaving and closes the sockets.
+    public func run() {
+        var poller = ZMQPoller()
+        let stopIndex = poller.add(fileDescriptor: mailbox.fileDescriptor)
+        let routerIndex = poller.add(router)
+        let busIndex = poller.add(bus)
+        while true {
+            let timeout = SystemClock.pollTimeout(until: core.nextDeadline, now: SystemClock.monotonicNanoseconds())
+            do {
+                try poller.poll(timeoutMilliseconds: timeout)
+            } catch {
+                log("poll failed: \(error); stopping")
+                break
+            }
+            if poller.isReadable(stopIndex) && !mailbox.drain().isEmpty { break }
+            if poller.isReadable(busIndex) { drainBus() }
+            if poller.isReadable(routerIndex) { drainRouter() }
+            let now = SystemClock.monotonicNanoseconds()
+            if now >= core.nextDeadline {
+                core.tick(now: now, into: &output)
+                flush()
+            }
+        }
+        core.shutdown(reason: "broker shutting down", into: &output)
+        flush()
+        try? router.set(.linger, 500)
+        router.close()
+        bus.close()
+    }
+
+    private func drainRouter() {
+        while true {
+            let frames: [[UInt8]]
+            do {
+                guard let received = try router.receiveFrames(dontWait: true) else { return }
+                frames = received
+            } catch {
+                log("receive failed on the control socket: \(error)")
+                return
+            }
+            guard frames.count >= 2 else { continue }
+            core.handleControl(peer: frames[0], frames: frames[1...], now: SystemClock.monotonicNanoseconds(), into: &output)
+            flush()
+        }
+    }
+
+    private func drainBus() {
+        while let notice = try? bus.receiveFrames(dontWait: true) {
+            guard let first = notice.first else { continue }
+            core.handleBusNotice(first, now: SystemClock.monotonicNanoseconds(), into: &output)
+        }
+        flush()
+    }
+
+    private func flush() {
+        for item in output {
+            switch item {
+            case .send(let peer, let frames):
+                do {
+                    let queued = try peer.withUnsafeBytes { try router.send($0, more: true, dontWait: true) }
+                    if queued {
+                        try router.send(frames: frames)
+                    } else {
+                        log("dropped a message to peer \(BrokerCore.describe(peer)): its queue is full")
+                    }
+                } catch let error as ZeroMQError where error.code == EHOSTUNREACH {
+                    log("dropped a message to peer \(BrokerCore.describe(peer)): it has disconnected")
+                } catch {
+                    log("send to peer \(BrokerCore.describe(peer)) failed: \(error)")
+                }
+            case .publish(let frames):
+                do { try bus.send(frames: frames, dontWait: true) } catch { log("publish failed: \(error)") }
+            case .log(let line): log(line)
+            }
+        }
+        output.removeAll(keepingCapacity: true)
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Lifeline
+import LifelineBroker
+import LifelineProtocol
+
+/// `lifeline broker`: runs the broker in the foreground.
+enum BrokerCommand: CLICommand {
+    static let name = "broker"
+    static let summary = "run the broker (the Context) in the foreground"
+    static let help = """
+        usage: lifeline broker [options]
+
+        Runs the broker. Prints 'READY control=EP bus=EP' on stdout once it is serving; logs go to
+        stderr. SIGINT or SIGTERM tells the services it is leaving and exits 0.
+
+        options:
+          --control EP[,EP]         control (ROUTER) endpoints (default \(BrokerConfiguration.defaultControlEndpoint))
+          --bus EP[,EP]             lifecycle bus (XPUB) endpoints; the first is announced (default \(BrokerConfiguration.defaultBusEndpoint))
+          --heartbeat-interval MS   how often the broker heartbeats services (default 1000)
+          --liveness N              how many broker heartbeats a service may miss (default 3)
+          --call-timeout MS         deadline of calls that name none (default 5000)
+          --max-message-bytes N     larger requests are refused with 413 (default 8388608)
+        Endpoints may use wildcard ports, e.g. tcp://127.0.0.1:*; READY shows the ports chosen.
+        """
+
+    static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
+        var configuration = BrokerConfiguration()
+        if let control = try arguments.option("--control") { configuration.controlEndpoints = try endpoints(control, "--control") }
+        if let bus = try arguments.option("--bus") { configuration.busEndpoints = try endpoints(bus, "--bus") }
+        let interval = try arguments.integer("--heartbeat-interval", in: HeartbeatSettings.intervalRange)
+        let liveness = try arguments.integer("--liveness", in: HeartbeatSettings.livenessRange)
+        configuration.heartbeat = HeartbeatSettings(
+            intervalMilliseconds: interval ?? configuration.heartbeat.intervalMilliseconds, liveness: liveness ?? configuration.heartbeat.liveness)
+        if let timeout = try arguments.integer("--call-timeout", in: 1...configuration.maximumCallTimeoutMilliseconds) {
+            configuration.defaultCallTimeoutMilliseconds = timeout
+        }
+        if let bytes = try arguments.integer("--max-message-bytes", in: 1024...(1 << 30)) { configuration.maximumMessageBytes = bytes }
+        try arguments.finish()
+
+        let identity = BrokerIdentity(pid: Int(getpid()), host: ProcessInfo.processInfo.hostName, version: CLI.version)
+        let server: BrokerServer
+        do {
+            server = try BrokerServer(configuration: configuration, identity: identity) { Console.log("broker", $0) }
+        } catch {
+            throw LifelineError(.internalError, "cannot start: \(error)")
+        }
+        let stop = server.stopper
+        let watcher = SignalWatcher { number in
+            Console.log("broker", "received signal \(number); shutting down")
+            stop()
+        }
+        Console.log("broker", "pid \(getpid()) serving control on \(server.controlEndpoints.joined(separator: ",")), bus on \(server.busEndpoints.joined(separator: ",")) (epoch \(server.epoch))")
+        Console.out("READY control=\(server.controlEndpoints.joined(separator: ",")) bus=\(server.busEndpoints.joined(separator: ","))")
+        server.run()
+        withExtendedLifetime(watcher) {}
+        Console.log("broker", "stopped")
+        return 0
+    }
+
+    private static func endpoints(_ list: String, _ option: String) throws(UsageError) -> [String] {
+        let items = list.split(separator: ",").map { String($0) }
+        guard !items.isEmpty else { throw UsageError("\(option) needs at least one endpoint") }
+        for item in items where !(item.hasPrefix("tcp://") || item.hasPrefix("ipc://") || item.hasPrefix("inproc://")) {
+            throw UsageError("\(option): '\(item)' is not a tcp://, ipc:// or inproc:// endpoint")
+        }
+        return items
+    }
+}

@@ -1,0 +1,47 @@
+import Lifeline
+
+/// One `lifeline` subcommand: its name, help, and what it does. `run` returns the exit status;
+/// ``UsageError`` means 2, ``LifelineError`` means 1.
+protocol CLICommand: SendableMetatype {
+    static var name: String { get }
+    static var summary: String { get }
+    /// Usage line(s) and option help, printed by `--help`.
+    static var help: String { get }
+    static func run(_ arguments: inout CommandLineArguments) throws -> Int32
+}
+
+/// A command as the dispatcher sees it (built generically, so no existential is opened).
+struct CommandEntry: Sendable {
+    let name: String
+    let summary: String
+    let help: String
+    let run: @Sendable (inout CommandLineArguments) throws -> Int32
+
+    init<Command: CLICommand>(_ command: Command.Type) {
+        name = Command.name
+        summary = Command.summary
+        help = Command.help
+        run = { arguments in try Command.run(&arguments) }
+    }
+}
+
+/// Options shared by every command that talks to a broker.
+struct ClientOptions {
+    static let help = """
+          --broker EP     broker control endpoint (default: $LIFELINE_BROKER or tcp://127.0.0.1:7200)
+          --timeout MS    how long to wait for the broker (default 5000)
+          --json          print JSON instead of text
+        """
+
+    var broker: String
+    var timeoutMilliseconds: Int
+    var json: Bool
+
+    init(_ arguments: inout CommandLineArguments) throws(UsageError) {
+        broker = try arguments.option("--broker") ?? LifelineClient.defaultBroker
+        timeoutMilliseconds = try arguments.integer("--timeout", in: 1...3_600_000) ?? 5000
+        json = arguments.flag("--json")
+    }
+
+    func client() throws -> BlockingClient { try BlockingClient(broker: broker) }
+}

@@ -1,0 +1,43 @@
+import Lifeline
+import LifelineProtocol
+
+/// `lifeline call SERVICE METHOD [JSON]`.
+enum CallCommand: CLICommand {
+    static let name = "call"
+    static let summary = "call a service method through the broker and print the reply"
+    static let help = """
+        usage: lifeline call SERVICE METHOD [JSON] [options]
+
+        Sends JSON (default null) to SERVICE's METHOD through the broker and prints the reply body.
+        The call's deadline is --timeout; a service's own error is printed as it sent it, exit 1.
+
+        options:
+          --pretty        indent the reply
+        \(ClientOptions.help)
+        """
+
+    static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
+        let options = try ClientOptions(&arguments)
+        let pretty = arguments.flag("--pretty")
+        guard let service = arguments.positional(), let method = arguments.positional() else {
+            throw UsageError("call needs a SERVICE and a METHOD")
+        }
+        var body = JSONValue.null
+        if let text = arguments.positional() {
+            do { body = try JSONParser.parse(text) } catch { throw UsageError("the body is not JSON: \(error)") }
+        }
+        try arguments.finish()
+        let request = ControlRequest(
+            .call, header: ["service": .string(service), "method": .string(method), "timeoutMs": .int(Int64(options.timeoutMilliseconds))],
+            payload: JSONWriter.encode(body))
+        let reply = try options.client().send(request, timeoutMilliseconds: options.timeoutMilliseconds + 1000)
+        let json = (try? reply.json()) ?? .string(String(decoding: reply.body, as: UTF8.self))
+        guard reply.status.isSuccess else {
+            Console.error("lifeline call: \(service).\(method) failed with \(reply.status): \(reply.errorMessage)")
+            if json.objectValue.map({ $0.count > 1 }) == true { Console.out(json.description) }
+            return 1
+        }
+        Console.out(pretty ? TextFormat.pretty(json) : json.description)
+        return 0
+    }
+}

@@ -1,0 +1,42 @@
+import Lifeline
+import LifelineProtocol
+
+/// `lifeline lookup NAME`.
+enum LookupCommand: CLICommand {
+    static let name = "lookup"
+    static let summary = "find a service by name (the Context's findServiceByName)"
+    static let help = """
+        usage: lifeline lookup NAME [options]
+
+        Prints the service's record; exits 1 with "no service named 'NAME'" when there is none.
+
+        options:
+        \(ClientOptions.help)
+        """
+
+    static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
+        let options = try ClientOptions(&arguments)
+        guard let name = arguments.positional() else { throw UsageError("lookup needs a service NAME") }
+        try arguments.finish()
+        let reply = try options.client().request(ControlRequest(.lookup, header: ["name": .string(name)]), timeoutMilliseconds: options.timeoutMilliseconds)
+        let body = try reply.json()
+        if options.json {
+            Console.out(body.description)
+            return 0
+        }
+        let record = try ServiceRecord(json: body)
+        let registration = record.registration
+        Console.out(
+            """
+            name:            \(registration.name)
+            pid:             \(registration.pid)
+            host:            \(registration.host)
+            events:          \(registration.events.isEmpty ? "-" : registration.events.map(\.rawValue).joined(separator: ", "))
+            methods:         \(registration.methods.isEmpty ? "-" : registration.methods.joined(separator: ", "))
+            heartbeat:       every \(registration.heartbeat.intervalMilliseconds) ms, liveness \(registration.heartbeat.liveness)
+            uptime:          \(TextFormat.duration(milliseconds: record.uptimeMilliseconds))
+            last heartbeat:  \(TextFormat.duration(milliseconds: record.lastSeenMillisecondsAgo)) ago
+            """)
+        return 0
+    }
+}

@@ -1,0 +1,63 @@
+import Lifeline
+import LifelineProtocol
+import Synchronization
+
+/// `lifeline tail [EVENT ...]`.
+enum TailCommand: CLICommand {
+    static let name = "tail"
+    static let summary = "print bus events as they are published"
+    static let help = """
+        usage: lifeline tail [EVENT ...] [options]
+
+        Subscribes to EVENTs (default: every event) and prints one line per event until interrupted.
+        Once subscribed it writes '# tailing ...' to stderr: nothing published after that is missed.
+
+        options:
+          --count N       exit after N events
+        \(ClientOptions.help)
+        """
+
+    static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
+        let options = try ClientOptions(&arguments)
+        let count = try arguments.integer("--count", in: 1...Int.max)
+        var events: [EventName] = []
+        for name in arguments.remainingPositionals() {
+            do { events.append(try EventCatalog.validateName(name)) } catch { throw UsageError(error.message) }
+        }
+        try arguments.finish()
+        let subscriber = try options.client().subscribe(to: events.isEmpty ? nil : events, timeoutMilliseconds: options.timeoutMilliseconds)
+        let interrupted = Atomic<Bool>(false)
+        let watcher = SignalWatcher { _ in interrupted.store(true, ordering: .relaxed) }
+        Console.error("# tailing \(events.isEmpty ? "every event" : events.map(\.rawValue).joined(separator: ", ")) on \(subscriber.endpoint)")
+        var printed = 0
+        while !interrupted.load(ordering: .relaxed) {
+            let message: BusMessage
+            do {
+                guard let next = try subscriber.next(timeoutMilliseconds: 200) else { continue }
+                message = next
+            } catch let error as ProtocolError {
+                Console.error("# skipped a malformed bus message: \(error.message)")
+                continue
+            }
+            Console.out(line(for: message, json: options.json))
+            printed += 1
+            if let count, printed >= count { break }
+        }
+        withExtendedLifetime(watcher) {}
+        return 0
+    }
+
+    static func line(for message: BusMessage, json: Bool) -> String {
+        let payload = (try? JSONParser.parse(message.payload)) ?? .string(String(decoding: message.payload, as: UTF8.self))
+        let time = Console.timestamp(wallNanoseconds: message.header.publishedWallNanoseconds)
+        if json {
+            let object: JSONValue = [
+                "event": .string(message.name.rawValue), "sequence": .int(Int64(message.header.sequence)),
+                "topicSequence": .int(Int64(message.header.topicSequence)), "epoch": .int(Int64(message.header.epoch)),
+                "publishedAt": .string(time), "acknowledge": .bool(message.header.flags & 1 == 1), "payload": payload,
+            ]
+            return object.description
+        }
+        return "\(time) #\(message.header.sequence) \(message.name) \(payload)"
+    }
+}

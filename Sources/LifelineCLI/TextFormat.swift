@@ -1,0 +1,72 @@
+import Foundation
+import Lifeline
+import LifelineProtocol
+
+/// Text helpers of the CLI: payload arguments, tables, durations.
+enum TextFormat {
+    /// Builds a payload object from `key=value` (string), `key:=json` (any JSON) arguments, or one
+    /// argument holding a whole JSON object.
+    static func payload(_ arguments: [String]) throws(UsageError) -> JSONValue {
+        if arguments.count == 1, arguments[0].hasPrefix("{") {
+            do {
+                let value = try JSONParser.parse(arguments[0])
+                guard case .object = value else { throw UsageError("the payload must be a JSON object") }
+                return value
+            } catch let error as JSONParseError {
+                throw UsageError("the payload is not JSON: \(error)")
+            } catch {
+                throw UsageError("the payload must be a JSON object")
+            }
+        }
+        var members: [String: JSONValue] = [:]
+        for argument in arguments {
+            if let range = argument.range(of: ":="), !argument[..<range.lowerBound].contains("=") {
+                let key = String(argument[..<range.lowerBound])
+                do {
+                    members[key] = try JSONParser.parse(String(argument[range.upperBound...]))
+                } catch {
+                    throw UsageError("the value of '\(key)' is not JSON: \(error)")
+                }
+            } else if let equals = argument.firstIndex(of: "=") {
+                members[String(argument[..<equals])] = .string(String(argument[argument.index(after: equals)...]))
+            } else {
+                throw UsageError("'\(argument)' is not key=value or key:=json")
+            }
+            if members.keys.contains("") { throw UsageError("'\(argument)' has an empty key") }
+        }
+        return .object(members)
+    }
+
+    /// Left-aligned columns with two spaces between them.
+    static func table(_ header: [String], _ rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+
+    /// `950ms`, `12.3s`, `4m05s`, `2h03m`.
+    static func duration(milliseconds: Int64) -> String {
+        if milliseconds < 1000 { return "\(milliseconds)ms" }
+        if milliseconds < 60_000 { return String(format: "%.1fs", Double(milliseconds) / 1000) }
+        let seconds = milliseconds / 1000
+        if seconds < 3600 { return String(format: "%dm%02ds", seconds / 60, seconds % 60) }
+        return String(format: "%dh%02dm", seconds / 3600, seconds % 3600 / 60)
+    }
+
+    /// Pretty-printed JSON with two-space indentation and sorted keys.
+    static func pretty(_ value: JSONValue, indent: String = "") -> String {
+        let inner = indent + "  "
+        switch value {
+        case .array(let elements) where !elements.isEmpty:
+            return "[\n" + elements.map { inner + pretty($0, indent: inner) }.joined(separator: ",\n") + "\n\(indent)]"
+        case .object(let members) where !members.isEmpty:
+            let lines = members.keys.sorted().map { key in "\(inner)\(JSONValue.string(key)): \(pretty(members[key]!, indent: inner))" }
+            return "{\n" + lines.joined(separator: ",\n") + "\n\(indent)}"
+        default: return value.description
+        }
+    }
+}

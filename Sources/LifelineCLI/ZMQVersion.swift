@@ -1,0 +1,5 @@
+import ZeroMQ
+
+enum ZMQVersion {
+    static var library: String { ZMQContext.libraryVersion }
+}

@@ -1,0 +1,4 @@
+import Glibc
+import LifelineCLI
+
+exit(CLI.main(Array(CommandLine.arguments.dropFirst())))
