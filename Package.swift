@@ -29,6 +29,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "LifelineProtocolTests", dependencies: ["LifelineProtocol"]),
         .testTarget(name: "LifelineBrokerTests", dependencies: ["LifelineBroker"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["Lifeline", "ZeroMQ"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,51 @@
+import Foundation
+import Lifeline
+import LifelineBroker
+
+/// `lifeline topology FILE`.
+enum TopologyCommand: CLICommand {
+    static let name = "topology"
+    static let summary = "check a topology file and list what it launches"
+    static let help = """
+        usage: lifeline topology FILE [--shell | --json]
+
+        Reads a topology (see deploy/topology.json) and prints the broker endpoints and the services.
+        --shell prints one line per process for scripts: 'broker CONTROL BUS' then
+        'service NAME EXECUTABLE [ARG ...]'.
+        """
+
+    static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
+        let shell = arguments.flag("--shell")
+        let json = arguments.flag("--json")
+        guard let path = arguments.positional() else { throw UsageError("topology needs a FILE") }
+        try arguments.finish()
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw LifelineError(.notFound, "cannot read \(path)")
+        }
+        let topology: Topology
+        do {
+            topology = try Topology(json: try JSONParser.parse(Array(data)))
+        } catch let error as JSONParseError {
+            throw LifelineError(.badRequest, "\(path) is not JSON: \(error)")
+        } catch let error as ProtocolError {
+            throw LifelineError(.badRequest, "\(path): \(error.message)")
+        }
+        if shell {
+            Console.out("broker \(topology.control) \(topology.bus)")
+            for service in topology.services {
+                Console.out((["service", service.name, service.executable] + service.arguments).joined(separator: " "))
+            }
+        } else if json {
+            let services: [JSONValue] = topology.services.map {
+                ["name": .string($0.name), "executable": .string($0.executable), "args": .array($0.arguments.map { .string($0) })]
+            }
+            Console.out(JSONValue.object(["broker": ["control": .string(topology.control), "bus": .string(topology.bus)], "services": .array(services)]).description)
+        } else {
+            Console.out("broker: control \(topology.control), bus \(topology.bus)")
+            for service in topology.services {
+                Console.out("service \(service.name): \(([service.executable] + service.arguments).joined(separator: " "))")
+            }
+        }
+        return 0
+    }
+}

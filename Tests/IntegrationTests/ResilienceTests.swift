@@ -1,0 +1,112 @@
+import Foundation
+import Lifeline
+import Testing
+
+@Suite("Real processes: ownership, failures, restarts, bad input", .serialized, .timeLimit(.minutes(2)))
+struct ResilienceTests {
+    @Test("a duplicate name is refused while the first owner lives")
+    func duplicateName() async throws {
+        let broker = try await BrokerProcess()
+        let first = try await broker.service("lifeline-probe", ["--name", "dup"])
+        defer { first.kill(); broker.process.kill() }
+
+        let second = try ChildProcess("lifeline-probe", ["--broker", broker.control, "--name", "dup"])
+        #expect(try await second.waitForExit() == 1)
+        await second.waitForOutputToEnd()
+        #expect(second.lines(.stderr).contains { $0.contains("service 'dup' is already registered by pid \(first.pid)") })
+        let lookup = try await broker.cli(["lookup", "dup", "--json"])
+        #expect(try JSONParser.parse(lookup.output)["pid"]?.intValue == Int64(first.pid))
+    }
+
+    @Test("kill -9 of a service: gone from the registry after interval × liveness, serviceDidStop on the bus")
+    func killedService() async throws {
+        let broker = try await BrokerProcess()
+        let victim = try await broker.service("lifeline-probe", ["--name", "victim", "--heartbeat-interval", "200", "--liveness", "3"])
+        let tail = try ChildProcess("lifeline", ["tail", "serviceDidStop", "--json", "--broker", broker.control])
+        defer { victim.kill(); tail.kill(); broker.process.kill() }
+        try await tail.waitForLine(startingWith: "# tailing", .stderr)
+
+        let killedAt = ContinuousClock.now
+        victim.kill(SIGKILL)
+        let line = try await tail.waitForLine(seconds: 10) { $0.contains("serviceDidStop") }
+        let detected = ContinuousClock.now - killedAt
+        let event = try JSONParser.parse(line)
+        #expect(event["payload"] == ["name": "victim", "reason": "expired"])
+        let services = try await broker.cli(["services", "--json"])
+        #expect(!services.output.contains("victim"))
+        print("kill -9 detected after \(detected) (interval 200 ms × liveness 3 = 600 ms)")
+        #expect(detected >= .milliseconds(400))
+    }
+
+    @Test("the broker restarted on the same endpoints: services register again without being restarted")
+    func brokerRestart() async throws {
+        let first = try await BrokerProcess()
+        let alpha = try await first.service("lifeline-probe", ["--name", "alpha", "--events", "didBecomeActive"])
+        let beta = try await first.service("lifeline-probe", ["--name", "beta"])
+        defer { alpha.kill(); beta.kill() }
+
+        first.process.kill(SIGKILL)
+        _ = try await first.process.waitForExit()
+        let second = try await BrokerProcess(control: first.control, bus: first.bus)
+        defer { second.process.kill() }
+        try await alpha.waitForLine(.stderr, seconds: 15) { $0.contains("registered again") }
+        try await beta.waitForLine(.stderr, seconds: 15) { $0.contains("registered again") }
+
+        let listing = try await second.cli(["services", "--json"])
+        let pids = try JSONParser.parse(listing.output)["services"]?.arrayValue?.compactMap { $0["pid"]?.intValue }
+        #expect(Set(pids ?? []) == [Int64(alpha.pid), Int64(beta.pid)])
+        let receipt = try await second.cli(["publish", "didBecomeActive", "--json"])
+        #expect(try JSONParser.parse(receipt.output)["subscribers"] == 1)
+        try await alpha.waitForLine { $0.contains("didBecomeActive") }
+    }
+
+    @Test("SIGTERM: a service unregisters and exits 0; the broker tells services it leaves and exits 0")
+    func gracefulShutdown() async throws {
+        let broker = try await BrokerProcess()
+        let leaver = try await broker.service("lifeline-probe", ["--name", "leaver"])
+        let stayer = try await broker.service("lifeline-probe", ["--name", "stayer"])
+        let tail = try ChildProcess("lifeline", ["tail", "serviceDidStop", "--json", "--broker", broker.control])
+        defer { leaver.kill(); stayer.kill(); tail.kill(); broker.process.kill() }
+        try await tail.waitForLine(startingWith: "# tailing", .stderr)
+
+        leaver.kill(SIGTERM)
+        #expect(try await leaver.waitForExit() == 0)
+        let line = try await tail.waitForLine { $0.contains("serviceDidStop") }
+        #expect(try JSONParser.parse(line)["payload"] == ["name": "leaver", "reason": "unregistered"])
+
+        broker.process.kill(SIGTERM)
+        #expect(try await broker.process.waitForExit() == 0)
+        try await stayer.waitForLine(.stderr) { $0.contains("the broker disconnected us (broker shutting down)") }
+    }
+
+    @Test("garbage on the control socket gets error replies, and the broker answers a lookup right after")
+    func garbage() async throws {
+        let broker = try await BrokerProcess()
+        let probe = try await broker.service("lifeline-probe", ["--name", "survivor"])
+        defer { probe.kill(); broker.process.kill() }
+
+        let replies = try RawPeer.exchange(with: broker.control, messages: RawPeer.garbage)
+        for (index, reply) in replies.enumerated() {
+            #expect(reply.count == 5 && reply[0] == Array("LLC01".utf8), "garbage #\(index) answered \(reply)")
+            #expect(reply.count == 5 && reply[3].first != UInt8(ascii: "2"), "garbage #\(index) was accepted")
+        }
+        #expect(try await broker.cli(["lookup", "survivor"]).status == 0)
+        #expect(broker.process.process.isRunning)
+        try await broker.process.waitForLine(.stderr) { $0.contains("refused a message") }
+    }
+
+    @Test("the CLI refuses bad usage with exit status 2 and one clear sentence")
+    func usageErrors() async throws {
+        let unknownEvent = try await CLIResult.run(["publish", "didEnterBackgroun"])
+        #expect(unknownEvent.status == 2)
+        #expect(unknownEvent.errors.contains("unknown event 'didEnterBackgroun'; known events: didFinishLaunching,"))
+        let badFlag = try await CLIResult.run(["services", "--frobnicate"])
+        #expect(badFlag.status == 2 && badFlag.errors.hasPrefix("lifeline services: unknown option '--frobnicate'"))
+        let unknownCommand = try await CLIResult.run(["frob"])
+        #expect(unknownCommand.status == 2)
+        let unreachable = try await CLIResult.run(["status", "--broker", "tcp://127.0.0.1:1", "--timeout", "200"])
+        #expect(unreachable.status == 1 && unreachable.errors.contains("did not answer HELLO within 200 ms"))
+        let help = try await CLIResult.run(["publish", "--help"])
+        #expect(help.status == 0 && help.output.hasPrefix("usage: lifeline publish EVENT"))
+    }
+}
