@@ -26,6 +26,7 @@ let package = Package(
         .executableTarget(name: "lifeline-analytics", dependencies: ["Lifeline"], path: "Sources/Examples/AnalyticsService"),
         .executableTarget(name: "lifeline-url", dependencies: ["Lifeline"], path: "Sources/Examples/URLService"),
         .executableTarget(name: "lifeline-probe", dependencies: ["Lifeline"], path: "Sources/Examples/ProbeService"),
+        .executableTarget(name: "lifeline-bench", dependencies: ["Lifeline", "LifelineBroker", "ZeroMQ"], path: "bench/Sources/LifelineBench"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "LifelineProtocolTests", dependencies: ["LifelineProtocol"]),
         .testTarget(name: "LifelineBrokerTests", dependencies: ["LifelineBroker"]),

@@ -17,7 +17,8 @@ public final class ConnectionThread: Sendable {
 
     /// What the socket thread hands to the application.
     public enum Delivery: Sendable {
-        case event(BusMessage)
+        /// A bus event and when the socket thread received it (CLOCK_MONOTONIC).
+        case event(BusMessage, receivedAt: UInt64)
         case request(ControlRequest)
         case completion(ticket: UInt64, Result<ControlReply, LifelineError>)
         case joined(epoch: UInt64, first: Bool)
@@ -26,16 +27,23 @@ public final class ConnectionThread: Sendable {
         case finished
     }
 
-    private let mailbox = Mailbox<Command>()
+    private let mailbox: Mailbox<Command>
     private let done = ThreadCompletion()
+    /// Runs jobs of tasks that prefer it on this connection's socket thread.
+    let executor: SocketThreadExecutor
 
     /// Starts the thread and connects; `deliver` receives everything the session produces.
     public init(configuration: SessionConfiguration, name: String, deliver: @escaping @Sendable (Delivery) -> Void) {
-        let mailbox = self.mailbox
+        let mailbox = Mailbox<Command>()
+        let executor = SocketThreadExecutor(wake: { mailbox.wake() })
+        self.mailbox = mailbox
+        self.executor = executor
         let done = self.done
         let thread = Thread {
-            var loop = SessionLoop(configuration: configuration, mailbox: mailbox, deliver: deliver)
+            executor.bindToCurrentThread()
+            var loop = SessionLoop(configuration: configuration, mailbox: mailbox, executor: executor, deliver: deliver)
             loop.run()
+            executor.close()
             done.complete()
         }
         thread.name = name
@@ -77,6 +85,7 @@ final class ThreadCompletion: Sendable {
 private struct SessionLoop {
     var session: ServiceSession
     let mailbox: Mailbox<ConnectionThread.Command>
+    let executor: SocketThreadExecutor
     let deliver: @Sendable (ConnectionThread.Delivery) -> Void
     let context = ZMQContext.shared
     var control: ZMQSocket?
@@ -84,9 +93,13 @@ private struct SessionLoop {
     var effects: [SessionEffect] = []
     var finished = false
 
-    init(configuration: SessionConfiguration, mailbox: Mailbox<ConnectionThread.Command>, deliver: @escaping @Sendable (ConnectionThread.Delivery) -> Void) {
+    init(
+        configuration: SessionConfiguration, mailbox: Mailbox<ConnectionThread.Command>, executor: SocketThreadExecutor,
+        deliver: @escaping @Sendable (ConnectionThread.Delivery) -> Void
+    ) {
         self.session = ServiceSession(configuration: configuration)
         self.mailbox = mailbox
+        self.executor = executor
         self.deliver = deliver
     }
 
@@ -98,7 +111,8 @@ private struct SessionLoop {
             let mailboxIndex = poller.add(fileDescriptor: mailbox.fileDescriptor)
             let controlIndex = control.map { poller.add($0) }
             let busIndex = bus.map { poller.add($0) }
-            let timeout = SystemClock.pollTimeout(until: session.nextDeadline, now: SystemClock.monotonicNanoseconds())
+            let timeout =
+                executor.hasPending ? 0 : SystemClock.pollTimeout(until: session.nextDeadline, now: SystemClock.monotonicNanoseconds())
             do {
                 try poller.poll(timeoutMilliseconds: timeout)
             } catch {
@@ -165,6 +179,7 @@ private struct SessionLoop {
             }
         }
         effects.removeAll(keepingCapacity: true)
+        executor.runPending()
     }
 
     private mutating func perform(_ effect: SessionEffect) throws {
@@ -188,7 +203,7 @@ private struct SessionLoop {
             try socket.connect(endpoint)
             for topic in subscriptions { try socket.set(.subscribe, topic) }
             bus = socket
-        case .deliverEvent(let event): deliver(.event(event))
+        case .deliverEvent(let event): deliver(.event(event, receivedAt: SystemClock.monotonicNanoseconds()))
         case .deliverRequest(let request): deliver(.request(request))
         case .complete(let ticket, let result): deliver(.completion(ticket: ticket, result))
         case .joined(let epoch, let first): deliver(.joined(epoch: epoch, first: first))

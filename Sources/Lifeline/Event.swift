@@ -12,12 +12,15 @@ public struct Event: Sendable {
     public let publishedAt: UInt64
     /// Broker CLOCK_MONOTONIC at publication (same host only).
     public let publishedMonotonic: UInt64
+    /// This process's CLOCK_MONOTONIC when its socket thread received the event.
+    public let receivedMonotonic: UInt64
     /// The payload object.
     public let payload: JSONValue
     /// What the handler can do in return: publish, call, look up.
     public let context: ServiceContext
 
-    init(_ message: BusMessage, payload: JSONValue, context: ServiceContext) {
+    init(_ message: BusMessage, payload: JSONValue, receivedAt: UInt64, context: ServiceContext) {
+        receivedMonotonic = receivedAt
         name = message.name
         sequence = message.header.sequence
         topicSequence = message.header.topicSequence

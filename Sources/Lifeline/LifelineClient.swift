@@ -82,6 +82,9 @@ public final class LifelineClient: Sendable {
         return try await self.request(request, timeout: timeout + .seconds(1)).json()
     }
 
+    /// The executor of the connection's socket thread (for the event-handling task).
+    var socketExecutor: SocketThreadExecutor { connection.executor }
+
     /// Answers a request the broker delivered (services only).
     func answer(_ reply: ControlReply) { connection.post(.answer(reply)) }
 

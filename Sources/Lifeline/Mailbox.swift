@@ -39,6 +39,12 @@ public final class Mailbox<Message: Sendable>: Sendable {
         }
     }
 
+    /// Makes the owner's poll return without posting anything.
+    public func wake() {
+        var byte: UInt8 = 1
+        _ = write(writeDescriptor, &byte, 1)
+    }
+
     /// Takes every queued message, oldest first (owner thread only).
     public func drain() -> [Message] {
         var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))

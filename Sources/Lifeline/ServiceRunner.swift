@@ -29,10 +29,14 @@ public final class ServiceRunner: Sendable {
             token: registration.instance)
         configuration.registration?.attachToken = registration.instance
 
-        let (events, eventSink) = AsyncStream<BusMessage>.makeStream()
+        let (events, eventSink) = AsyncStream<(BusMessage, UInt64)>.makeStream()
         let (control, controlSink) = AsyncStream<ConnectionThread.Delivery>.makeStream()
         let client = LifelineClient(configuration: configuration) { delivery in
-            if case .event(let message) = delivery { eventSink.yield(message) } else { controlSink.yield(delivery) }
+            if case .event(let message, let receivedAt) = delivery {
+                eventSink.yield((message, receivedAt))
+            } else {
+                controlSink.yield(delivery)
+            }
         }
         let context = ServiceContext(serviceName: name, client: client)
         if let hook = service.didCreateHook { try await hook(context) }
@@ -42,7 +46,8 @@ public final class ServiceRunner: Sendable {
         }
         if stopRequested { await leave(client, context: context) }
 
-        let eventLoop = Task { await deliverEvents(events, context: context) }
+        // Handlers run on the socket thread (see SocketThreadExecutor): no thread hop before a handler.
+        let eventLoop = Task(executorPreference: client.socketExecutor) { await self.deliverEvents(events, context: context) }
         defer { eventSink.finish() }
         var refusal: LifelineError?
         for await delivery in control {
@@ -90,8 +95,8 @@ public final class ServiceRunner: Sendable {
         await client.close()
     }
 
-    private func deliverEvents(_ events: AsyncStream<BusMessage>, context: ServiceContext) async {
-        for await message in events {
+    private func deliverEvents(_ events: AsyncStream<(BusMessage, UInt64)>, context: ServiceContext) async {
+        for await (message, receivedAt) in events {
             guard let handler = service.eventHandlers[message.name] else { continue }
             let payload: JSONValue
             do {
@@ -101,7 +106,7 @@ public final class ServiceRunner: Sendable {
                 continue
             }
             do {
-                try await handler(Event(message, payload: payload, context: context))
+                try await handler(Event(message, payload: payload, receivedAt: receivedAt, context: context))
             } catch {
                 context.log("handler for \(message.name) #\(message.header.sequence) failed: \(error)")
             }

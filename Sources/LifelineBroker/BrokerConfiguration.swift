@@ -13,6 +13,8 @@ public struct BrokerConfiguration: Sendable {
     public var busEndpoints: [String] = [BrokerConfiguration.defaultBusEndpoint]
     /// How often the broker heartbeats its services, and how many beats they may miss.
     public var heartbeat: HeartbeatSettings = .standard
+    /// Events queued per bus subscriber before the XPUB drops them for that subscriber (0: no limit).
+    public var busHighWaterMark = 100_000
     /// Larger requests are refused with 413 (libzmq drops anything over four times this).
     public var maximumMessageBytes = 8 << 20
     /// How long REGISTER and ATTACH wait for the client's bus subscription.

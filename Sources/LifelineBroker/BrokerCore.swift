@@ -329,27 +329,43 @@ public struct BrokerCore {
         }
         let payloadBytes = request.payload ?? []
         let name = EventName(rawValue: text)
-        do {
-            let payload = payloadBytes.isEmpty ? JSONValue.emptyObject : try JSONParser.parse(payloadBytes)
-            try EventCatalog.validatePublication(name, payload: payload)
-        } catch let error as JSONParseError {
-            send(peer, ControlReply.error(.badRequest, "the payload of \(text) is not JSON: \(error)", requestID: id), into: &output)
-            return
-        } catch let error as EventValidationError {
-            let status: Status = error.kind == .reserved ? .forbidden : (error.kind == .badPayload ? .unprocessable : .badRequest)
-            send(peer, ControlReply.error(status, error.message, requestID: id), into: &output)
-            return
-        } catch {
-            send(peer, ControlReply.error(.badRequest, "\(error)", requestID: id), into: &output)
+        if let problem = Self.publicationProblem(name, payload: payloadBytes) {
+            send(peer, ControlReply.error(problem.status, problem.message, requestID: id), into: &output)
             return
         }
         let flags: UInt64 = request.header["ack"]?.boolValue == true ? 1 : 0
         let header = publishFrames(name, payload: payloadBytes.isEmpty ? Array("{}".utf8) : payloadBytes, flags: flags, now: now, into: &output)
-        let body: JSONValue = [
-            "event": .string(text), "sequence": .int(Int64(header.sequence)), "epoch": .int(Int64(header.epoch)),
-            "subscribers": .int(Int64(registry.subscriberCount(of: name))),
-        ]
-        send(peer, ControlReply(requestID: id, json: body), into: &output)
+        var body = JSONObjectWriter()
+        body.add("epoch", Int64(header.epoch))
+        body.add("event", text)
+        body.add("sequence", Int64(header.sequence))
+        body.add("subscribers", Int64(registry.subscriberCount(of: name)))
+        send(peer, ControlReply(requestID: id, status: .ok, body: body.finish()), into: &output)
+    }
+
+    /// Why a client may not publish `name` with `payload`, or nil. Custom events need only a JSON
+    /// object, checked without building it; catalogued events have their fields checked.
+    static func publicationProblem(_ name: EventName, payload: [UInt8]) -> ProtocolError? {
+        do {
+            if name.isCustom {
+                if let problem = EventName.syntaxProblem(in: name.rawValue) { return ProtocolError(.badRequest, problem) }
+                if payload.isEmpty { return nil }
+                let type = try JSONValidator.topLevelType(of: payload)
+                if type != "object" {
+                    return ProtocolError(.unprocessable, "the payload of \(name) must be a JSON object, not \(type)")
+                }
+                return nil
+            }
+            try EventCatalog.validatePublication(name, payload: payload.isEmpty ? .emptyObject : try JSONParser.parse(payload))
+            return nil
+        } catch let error as JSONParseError {
+            return ProtocolError(.badRequest, "the payload of \(name) is not JSON: \(error)")
+        } catch let error as EventValidationError {
+            let status: Status = error.kind == .reserved ? .forbidden : (error.kind == .badPayload ? .unprocessable : .badRequest)
+            return ProtocolError(status, error.message)
+        } catch {
+            return ProtocolError(.badRequest, "\(error)")
+        }
     }
 
     @discardableResult

@@ -30,7 +30,7 @@ public final class BrokerServer {
         try router.set(.maxMessageSize, 4 * configuration.maximumMessageBytes)
         bus = try ZMQSocket(context, type: .xpub)
         try bus.set(.xpubVerbose, 1)
-        try bus.set(.sendHighWaterMark, 100_000)
+        try bus.set(.sendHighWaterMark, configuration.busHighWaterMark)
         var controls: [String] = []
         for endpoint in configuration.controlEndpoints {
             try router.bind(endpoint)

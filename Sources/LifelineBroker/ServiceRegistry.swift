@@ -26,6 +26,7 @@ struct ServiceRegistry {
 
     private(set) var entries: [String: Entry] = [:]
     private var namesByPeer: [[UInt8]: Set<String>] = [:]
+    private var subscribers: [EventName: Int] = [:]
 
     var count: Int { entries.count }
     var isEmpty: Bool { entries.isEmpty }
@@ -48,6 +49,8 @@ struct ServiceRegistry {
                         + "(last heard from \(silence) ms ago); choose another name or stop that process first")
             }
             detach(name: registration.name, from: existing.peer)
+            count(existing.registration.events, by: -1)
+            count(registration.events, by: 1)
             entries[registration.name] = Entry(
                 registration: registration, peer: peer, registeredAt: existing.registeredAt, lastSeen: now)
             namesByPeer[peer, default: []].insert(registration.name)
@@ -55,6 +58,7 @@ struct ServiceRegistry {
         }
         entries[registration.name] = Entry(registration: registration, peer: peer, registeredAt: now, lastSeen: now)
         namesByPeer[peer, default: []].insert(registration.name)
+        count(registration.events, by: 1)
         return .added
     }
 
@@ -63,6 +67,7 @@ struct ServiceRegistry {
     mutating func remove(_ name: String) -> Entry? {
         guard let entry = entries.removeValue(forKey: name) else { return nil }
         detach(name: name, from: entry.peer)
+        count(entry.registration.events, by: -1)
         return entry
     }
 
@@ -89,8 +94,13 @@ struct ServiceRegistry {
     /// When the next entry would expire.
     var nextExpiry: UInt64? { entries.values.lazy.map(\.expiryTime).min() }
 
-    /// How many registered services subscribe to `event`.
-    func subscriberCount(of event: EventName) -> Int {
-        entries.values.reduce(0) { $0 + ($1.registration.events.contains(event) ? 1 : 0) }
+    private mutating func count(_ events: [EventName], by delta: Int) {
+        for event in events {
+            let value = (subscribers[event] ?? 0) + delta
+            subscribers[event] = value == 0 ? nil : value
+        }
     }
+
+    /// How many registered services subscribe to `event`.
+    func subscriberCount(of event: EventName) -> Int { subscribers[event] ?? 0 }
 }

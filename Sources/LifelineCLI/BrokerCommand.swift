@@ -20,6 +20,7 @@ enum BrokerCommand: CLICommand {
           --liveness N              how many broker heartbeats a service may miss (default 3)
           --call-timeout MS         deadline of calls that name none (default 5000)
           --max-message-bytes N     larger requests are refused with 413 (default 8388608)
+          --bus-hwm N               events queued per slow subscriber before the bus drops them (default 100000, 0: no limit)
         Endpoints may use wildcard ports, e.g. tcp://127.0.0.1:*; READY shows the ports chosen.
         """
 
@@ -35,6 +36,7 @@ enum BrokerCommand: CLICommand {
             configuration.defaultCallTimeoutMilliseconds = timeout
         }
         if let bytes = try arguments.integer("--max-message-bytes", in: 1024...(1 << 30)) { configuration.maximumMessageBytes = bytes }
+        if let hwm = try arguments.integer("--bus-hwm", in: 0...100_000_000) { configuration.busHighWaterMark = hwm }
         try arguments.finish()
 
         let identity = BrokerIdentity(pid: Int(getpid()), host: ProcessInfo.processInfo.hostName, version: CLI.version)

@@ -29,30 +29,24 @@ public struct BusHeader: Sendable, Equatable {
         self.publishedMonotonicNanoseconds = publishedMonotonicNanoseconds
     }
 
-    var fields: [UInt64] {
-        [epoch, sequence, topicSequence, flags, publishedWallNanoseconds, publishedMonotonicNanoseconds]
-    }
-
     func encoded() -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(BusHeader.size)
-        for field in fields {
-            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: field >> UInt64(shift))) }
+        [UInt8](unsafeUninitializedCapacity: BusHeader.size) { buffer, count in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            for (index, field) in [epoch, sequence, topicSequence, flags, publishedWallNanoseconds, publishedMonotonicNanoseconds].enumerated() {
+                raw.storeBytes(of: field.bigEndian, toByteOffset: index * 8, as: UInt64.self)
+            }
+            count = BusHeader.size
         }
-        return bytes
     }
 
     init?(decoding bytes: [UInt8]) {
         guard bytes.count == BusHeader.size else { return nil }
-        var values: [UInt64] = []
-        for field in 0..<6 {
-            var value: UInt64 = 0
-            for index in 0..<8 { value = value << 8 | UInt64(bytes[field * 8 + index]) }
-            values.append(value)
+        let field = { (index: Int) in
+            bytes.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
         }
         self.init(
-            epoch: values[0], sequence: values[1], topicSequence: values[2], flags: values[3],
-            publishedWallNanoseconds: values[4], publishedMonotonicNanoseconds: values[5])
+            epoch: field(0), sequence: field(1), topicSequence: field(2), flags: field(3),
+            publishedWallNanoseconds: field(4), publishedMonotonicNanoseconds: field(5))
     }
 }
 
@@ -71,11 +65,11 @@ public struct BusMessage: Sendable, Equatable {
     }
 
     /// The subscription (and topic frame) for exactly `name`.
-    public static func topic(for name: EventName) -> [UInt8] { Array(name.rawValue.utf8) + [0] }
+    public static func topic(for name: EventName) -> [UInt8] { name.topic }
 
     /// The frames to publish.
     public func frames() -> [[UInt8]] {
-        [BusMessage.topic(for: name), ProtocolID.busBytes, header.encoded(), payload]
+        [name.topic, ProtocolID.busBytes, header.encoded(), payload]
     }
 
     /// Decodes a bus message, saying what is wrong when it does not follow the protocol.

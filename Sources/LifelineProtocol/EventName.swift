@@ -21,9 +21,18 @@ public struct EventName: RawRepresentable, Hashable, Sendable, Comparable, Expre
     /// True for names with a namespace (custom events).
     public var isCustom: Bool { rawValue.utf8.contains(UInt8(ascii: ".")) }
 
+    /// The bus topic of this name: its UTF-8 bytes and a NUL (see ``BusMessage/topic(for:)``).
+    public var topic: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(rawValue.utf8.count + 1)
+        bytes.append(contentsOf: rawValue.utf8)
+        bytes.append(0)
+        return bytes
+    }
+
     /// Checks the naming rule only (not whether a built-in name exists); returns why it fails, or nil.
     public static func syntaxProblem(in text: String) -> String? {
-        let bytes = Array(text.utf8)
+        let bytes = text.utf8
         if bytes.isEmpty { return "an event name cannot be empty" }
         if bytes.count > maximumLength { return "an event name is at most \(maximumLength) bytes" }
         var segmentStart = true

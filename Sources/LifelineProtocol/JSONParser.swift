@@ -177,6 +177,12 @@ public struct JSONParser {
         return .double(number)
     }
 
+    /// Decodes UTF-8, refusing invalid sequences; pure ASCII takes a fast path.
+    static func string(fromUTF8 bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     private mutating func parseString() throws(JSONParseError) -> String {
@@ -187,7 +193,7 @@ public struct JSONParser {
             if byte == UInt8(ascii: "\"") {
                 let raw = UnsafeBufferPointer(rebasing: input[start..<position])
                 position += 1
-                guard let text = String(validating: raw, as: UTF8.self) else {
+                guard let text = JSONParser.string(fromUTF8: raw) else {
                     throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
                 }
                 return text

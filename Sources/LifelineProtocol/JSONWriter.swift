@@ -13,12 +13,12 @@ public enum JSONWriter {
         switch value {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
-        case .int(let number): output.append(contentsOf: String(number).utf8)
+        case .int(let number): writeInteger(number, into: &output)
         case .double(let number):
             if !number.isFinite {
                 output.append(contentsOf: "null".utf8)
             } else if number.rounded() == number && abs(number) < 1e15 {
-                output.append(contentsOf: String(Int64(number)).utf8)
+                writeInteger(Int64(number), into: &output)
             } else {
                 output.append(contentsOf: String(number).utf8)
             }
@@ -32,14 +32,32 @@ public enum JSONWriter {
             output.append(UInt8(ascii: "]"))
         case .object(let members):
             output.append(UInt8(ascii: "{"))
-            for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
+            var first = true
+            for (key, member) in members.sorted(by: { $0.key < $1.key }) {
+                if !first { output.append(UInt8(ascii: ",")) }
+                first = false
                 writeString(key, into: &output)
                 output.append(UInt8(ascii: ":"))
-                write(members[key]!, into: &output)
+                write(member, into: &output)
             }
             output.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// Appends the decimal digits of `number` without building a String.
+    public static func writeInteger(_ number: Int64, into output: inout [UInt8]) {
+        if number == 0 {
+            output.append(UInt8(ascii: "0"))
+            return
+        }
+        var magnitude = number.magnitude
+        if number < 0 { output.append(UInt8(ascii: "-")) }
+        let start = output.count
+        while magnitude > 0 {
+            output.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        }
+        output[start...].reverse()
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
@@ -47,7 +65,13 @@ public enum JSONWriter {
     /// Appends `text` as a quoted JSON string.
     public static func writeString(_ text: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
+        let utf8 = text.utf8
+        if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            output.append(contentsOf: utf8)
+            output.append(UInt8(ascii: "\""))
+            return
+        }
+        for byte in utf8 {
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
             case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])

@@ -1,0 +1,36 @@
+/// Writes a JSON object field by field, straight into bytes, for replies on the hot path. The caller
+/// adds keys in sorted order, so the output equals ``JSONWriter``'s for the same object.
+public struct JSONObjectWriter {
+    public private(set) var bytes: [UInt8]
+    private var empty = true
+
+    public init(capacity: Int = 96) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+        bytes.append(UInt8(ascii: "{"))
+    }
+
+    private mutating func key(_ key: StaticString) {
+        if !empty { bytes.append(UInt8(ascii: ",")) }
+        empty = false
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+    }
+
+    public mutating func add(_ name: StaticString, _ value: Int64) {
+        key(name)
+        JSONWriter.writeInteger(value, into: &bytes)
+    }
+
+    public mutating func add(_ name: StaticString, _ value: String) {
+        key(name)
+        JSONWriter.writeString(value, into: &bytes)
+    }
+
+    /// The finished object.
+    public mutating func finish() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+}

@@ -1,0 +1,374 @@
+import Foundation
+import Lifeline
+import ZeroMQ
+
+/// Runs every scenario against Lifeline and its raw-libzmq baselines, interleaving the systems round
+/// by round (A B A B …) so that drift of the machine falls on both alike.
+final class Driver {
+    let settings: Settings
+    let binaries: URL
+    let work: URL
+    let ack: ZMQSocket
+    let ackEndpoint: String
+    var figures: [Figure] = []
+    private var key: UInt64 = 0
+    private var ackPoller = ZMQPoller()
+
+    init(settings: Settings) throws {
+        self.settings = settings
+        binaries = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        work = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("lifeline-bench-\(getpid())")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        ack = try ZMQSocket(ZMQContext.shared, type: .pull)
+        try ack.set(.receiveHighWaterMark, 0)
+        ackEndpoint = "ipc://\(work.path)/ack"
+        try ack.bind(ackEndpoint)
+        ackPoller.add(ack)
+    }
+
+    func run() throws {
+        for transport in settings.transports {
+            progress("starting the \(transport) topology (broker + \(settings.fanouts.max() ?? 1) services, baselines) ...")
+            let topology = try BenchTopology(
+                transport: transport, fanouts: settings.fanouts, binaries: binaries, work: work, ackEndpoint: ackEndpoint)
+            defer { topology.stop() }
+            if settings.wants("broadcast") { try broadcast(topology) }
+            if settings.wants("roundtrip") { try roundTrips(topology) }
+            if settings.wants("throughput") { try throughput(topology) }
+            if transport == "ipc" && settings.wants("paced") { try paced(topology) }
+        }
+        try? FileManager.default.removeItem(at: work)
+    }
+
+    func progress(_ line: String) { Console.error("bench: \(line)") }
+
+    private func nextKey() -> UInt64 {
+        key += 1
+        return key
+    }
+
+    // MARK: Acks
+
+    private func receiveAck(until deadline: UInt64) throws -> Ack? {
+        while true {
+            if let frames = try ack.receiveFrames(dontWait: true) {
+                if let first = frames.first, let decoded = Ack(first) { return decoded }
+                continue
+            }
+            let now = SystemClock.monotonicNanoseconds()
+            guard now < deadline else { return nil }
+            try ackPoller.poll(timeoutMilliseconds: SystemClock.pollTimeout(until: deadline, now: now))
+        }
+    }
+
+    /// Sends probes until `expected` subscribers ack the same one (ZeroMQ's slow joiners); returns the
+    /// largest event count reported by them.
+    @discardableResult
+    private func synchronize(_ what: String, expected: Int, send: (UInt64) throws -> Void) throws -> UInt64 {
+        let deadline = SystemClock.monotonicNanoseconds() + 15_000_000_000
+        while SystemClock.monotonicNanoseconds() < deadline {
+            let probe = nextKey()
+            try send(probe)
+            var seen = 0
+            var count: UInt64 = 0
+            let wait = SystemClock.monotonicNanoseconds() + 50_000_000
+            while let ack = try receiveAck(until: wait) {
+                if ack.key == probe {
+                    seen += 1
+                    count = max(count, ack.count)
+                    if seen == expected { return count }
+                }
+            }
+        }
+        throw BenchError("\(what): \(expected) subscribers did not all answer within 15 s")
+    }
+
+    // MARK: Broadcast
+
+    private struct Samples {
+        var perSubscriber: [UInt64] = []
+        var last: [UInt64] = []
+        var lost = 0
+        /// Lifeline only: publisher → broker, broker → service socket thread, socket thread → handler.
+        var legs: [[UInt64]] = [[], [], []]
+    }
+
+    /// Closed loop: publish one event, wait until all `expected` subscribers have handled it, repeat.
+    private func closedLoop(count: Int, expected: Int, into samples: inout Samples, send: (UInt64) throws -> Void) throws {
+        for _ in 0..<count {
+            let current = nextKey()
+            let start = SystemClock.monotonicNanoseconds()
+            try send(current)
+            var got = 0
+            var worst: UInt64 = 0
+            let deadline = start + 2_000_000_000
+            while got < expected {
+                guard let ack = try receiveAck(until: deadline) else {
+                    samples.lost += 1
+                    break
+                }
+                guard ack.key == current else { continue }
+                let latency = ack.received &- start
+                samples.perSubscriber.append(latency)
+                if ack.published > start && ack.socketReceived >= ack.published && ack.received >= ack.socketReceived {
+                    samples.legs[0].append(ack.published - start)
+                    samples.legs[1].append(ack.socketReceived - ack.published)
+                    samples.legs[2].append(ack.received - ack.socketReceived)
+                }
+                worst = max(worst, latency)
+                got += 1
+            }
+            if got == expected { samples.last.append(worst) }
+        }
+    }
+
+    private func broadcast(_ topology: BenchTopology) throws {
+        for size in settings.sizes {
+            for fanout in settings.fanouts {
+                progress("broadcast \(topology.transport) N=\(fanout) \(size) B: \(settings.samples) events per system, \(settings.rounds) interleaved rounds")
+                let event = EventName(rawValue: "bench.n\(fanout)")
+                let proxyTopic = Array("bench.n\(fanout)".utf8) + [0]
+                let directTopic = Array("direct.n\(fanout)".utf8) + [0]
+                let systems: [(String, (UInt64) throws -> Void)] = [
+                    ("lifeline", { key in _ = try topology.client.publish(event, payload: Payload.json(key: key, size: size)) }),
+                    ("zmq_proxy", { key in try topology.proxyPub.send(frames: [proxyTopic, Payload.binary(key: key, size: size)]) }),
+                    ("zmq_direct", { key in try topology.directPub.send(frames: [directTopic, Payload.binary(key: key, size: size)]) }),
+                ]
+                var results = Array(repeating: Samples(), count: systems.count)
+                for (index, system) in systems.enumerated() {
+                    try synchronize("\(system.0) N=\(fanout)", expected: fanout, send: system.1)
+                    var warm = Samples()
+                    try closedLoop(count: settings.warmup, expected: fanout, into: &warm, send: system.1)
+                    _ = index
+                }
+                let perRound = max(1, settings.samples / settings.rounds)
+                for _ in 0..<settings.rounds {
+                    for (index, system) in systems.enumerated() {
+                        try closedLoop(count: perRound, expected: fanout, into: &results[index], send: system.1)
+                    }
+                }
+                if fanout == 1 {
+                    for (leg, name) in ["publisher → broker", "broker → socket thread", "socket thread → handler"].enumerated() {
+                        figures.append(
+                            Figure(
+                                scenario: "broadcast leg", system: "lifeline", transport: topology.transport, fanout: 1, size: size,
+                                metric: name, mode: "closed-loop", summary: Summary(results[0].legs[leg])))
+                    }
+                }
+                for (index, system) in systems.enumerated() {
+                    for (metric, samples) in [("per-subscriber", results[index].perSubscriber), ("last-subscriber", results[index].last)] {
+                        if fanout == 1 && metric == "per-subscriber" { continue }
+                        figures.append(
+                            Figure(
+                                scenario: "broadcast", system: system.0, transport: topology.transport, fanout: fanout, size: size,
+                                metric: fanout == 1 ? "one-way" : metric, mode: "closed-loop", summary: Summary(samples),
+                                lost: results[index].lost))
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: Round trips
+
+    private func roundTrips(_ topology: BenchTopology) throws {
+        let size = 64
+        let payload = Payload.json(key: 0, size: size)
+        func exchange(_ socket: ZMQSocket) throws {
+            try socket.send(frames: [payload])
+            _ = try socket.receiveFrames()
+        }
+        let lookup = ControlRequest(.lookup, header: ["name": "bench-0"])
+        let call = ControlRequest(.call, header: ["service": "bench-0", "method": "echo", "timeoutMs": 5000], payload: payload)
+        let scenarios: [(String, [(String, () throws -> Void)])] = [
+            ("publish-ack", [
+                ("lifeline", { _ = try topology.client.publish("bench.none", payload: payload) }),
+                ("zmq_direct", { try exchange(topology.echoDealer) }),
+            ]),
+            ("lookup", [
+                ("lifeline", { _ = try topology.client.request(lookup) }),
+                ("zmq_direct", { try exchange(topology.echoDealer) }),
+            ]),
+            ("call", [
+                ("lifeline", { _ = try topology.client.request(call) }),
+                ("zmq_proxy", { try exchange(topology.proxiedDealer) }),
+            ]),
+        ]
+        for (scenario, systems) in scenarios {
+            progress("\(scenario) round trip \(topology.transport): \(settings.samples) per system")
+            var samples = Array(repeating: [UInt64](), count: systems.count)
+            for system in systems { for _ in 0..<settings.warmup { try system.1() } }
+            let perRound = max(1, settings.samples / settings.rounds)
+            for _ in 0..<settings.rounds {
+                for (index, system) in systems.enumerated() {
+                    for _ in 0..<perRound {
+                        let start = SystemClock.monotonicNanoseconds()
+                        try system.1()
+                        samples[index].append(SystemClock.monotonicNanoseconds() - start)
+                    }
+                }
+            }
+            for (index, system) in systems.enumerated() {
+                figures.append(
+                    Figure(
+                        scenario: scenario, system: system.0, transport: topology.transport, fanout: 1, size: size, metric: "rtt",
+                        mode: "closed-loop", summary: Summary(samples[index])))
+            }
+        }
+    }
+
+    // MARK: Throughput
+
+    private func throughput(_ topology: BenchTopology) throws {
+        let total = settings.throughputEvents
+        progress("throughput \(topology.transport): \(total) events of 64 B to one subscriber, per system")
+        let publisher = try ZMQSocket(ZMQContext.shared, type: .dealer)
+        try publisher.set(.sendHighWaterMark, 0)
+        try publisher.set(.receiveHighWaterMark, 0)
+        try publisher.connect(topology.brokerControl)
+        var replies = ZMQPoller()
+        replies.add(publisher)
+        let topic = Array("bench.n1".utf8) + [0]
+        let header = JSONWriter.encode(["event": "bench.n1"])
+        let version = Array(ProtocolID.control.utf8)
+        let command = Array(Command.publish.rawValue.utf8)
+
+        let lifelineSend: (UInt64) throws -> Void = { key in _ = try topology.client.publish("bench.n1", payload: Payload.json(key: key, size: 64)) }
+        let proxySend: (UInt64) throws -> Void = { key in try topology.proxyPub.send(frames: [topic, Payload.binary(key: key, size: 64)]) }
+
+        // Lifeline: a pipelined publisher keeps up to 1000 PUBLISH requests outstanding.
+        let lifelineBefore = try synchronize("throughput lifeline", expected: 1, send: lifelineSend)
+        let first = nextKey()
+        key += UInt64(total - 1)
+        let start = SystemClock.monotonicNanoseconds()
+        var sent = 0
+        var answered = 0
+        while answered < total {
+            while sent < total && sent - answered < 1000 {
+                let eventKey = first + UInt64(sent)
+                let frames = [version, command, Array(String(eventKey).utf8), header, Payload.json(key: eventKey, size: 64, quiet: sent < total - 1)]
+                guard try publisher.send(frames: frames, dontWait: true) else { break }
+                sent += 1
+            }
+            var drained = false
+            while try publisher.receiveFrames(dontWait: true) != nil {
+                answered += 1
+                drained = true
+            }
+            if !drained && sent - answered >= 1000 { try replies.poll(timeoutMilliseconds: 1) }
+        }
+        let acknowledged = SystemClock.monotonicNanoseconds()
+        var arrival: UInt64 = 0
+        var lifelineCount: UInt64 = 0
+        while let ack = try receiveAck(until: SystemClock.monotonicNanoseconds() + 10_000_000_000) {
+            if ack.key == first + UInt64(total - 1) {
+                arrival = ack.received
+                lifelineCount = ack.count - lifelineBefore
+                break
+            }
+        }
+        let lifelineRate = arrival > start ? Double(total) / (Double(arrival - start) / 1e9) : 0
+        progress(String(format: "  lifeline: %.0f events/s delivered, publisher acks at %.0f/s, %d received of %d",
+            lifelineRate, Double(total) / (Double(acknowledged - start) / 1e9), lifelineCount, total))
+        figures.append(
+            Figure(
+                scenario: "throughput", system: "lifeline", transport: topology.transport, fanout: 1, size: 64, metric: "events/s",
+                mode: "open-loop, 1000 in flight", rate: lifelineRate, lost: total - Int(lifelineCount)))
+
+        // Baseline: PUB -> zmq_proxy -> SUB, as fast as the PUB accepts.
+        let proxyBefore = try synchronize("throughput zmq_proxy", expected: 1, send: proxySend)
+        let baselineFirst = nextKey()
+        key += UInt64(total - 1)
+        let baselineStart = SystemClock.monotonicNanoseconds()
+        for index in 0..<total {
+            try topology.proxyPub.send(frames: [topic, Payload.binary(key: baselineFirst + UInt64(index), size: 64, quiet: index < total - 1)])
+        }
+        var baselineArrival: UInt64 = 0
+        var baselineCount: UInt64 = 0
+        while let ack = try receiveAck(until: SystemClock.monotonicNanoseconds() + 10_000_000_000) {
+            if ack.key == baselineFirst + UInt64(total - 1) {
+                baselineArrival = ack.received
+                baselineCount = ack.count - proxyBefore
+                break
+            }
+        }
+        let baselineRate = baselineArrival > baselineStart ? Double(total) / (Double(baselineArrival - baselineStart) / 1e9) : 0
+        progress(String(format: "  zmq_proxy: %.0f events/s, %d received of %d", baselineRate, baselineCount, total))
+        figures.append(
+            Figure(
+                scenario: "throughput", system: "zmq_proxy", transport: topology.transport, fanout: 1, size: 64, metric: "events/s",
+                mode: "open-loop", rate: baselineRate, lost: total - Int(baselineCount)))
+    }
+
+    // MARK: Paced
+
+    /// Open loop at a fixed rate; latency counts from the *intended* send time, so a stall of the
+    /// system delays every later event's measurement instead of hiding (coordinated omission).
+    private func paced(_ topology: BenchTopology) throws {
+        let rate = settings.pacedRate
+        progress("paced broadcast ipc N=1 64 B at \(rate)/s: \(settings.samples) events per system")
+        let publisher = try ZMQSocket(ZMQContext.shared, type: .dealer)
+        try publisher.set(.sendHighWaterMark, 0)
+        try publisher.connect(topology.brokerControl)
+        let header = JSONWriter.encode(["event": "bench.n1"])
+        let version = Array(ProtocolID.control.utf8)
+        let command = Array(Command.publish.rawValue.utf8)
+        let topic = Array("bench.n1".utf8) + [0]
+        let systems: [(String, (UInt64) throws -> Void)] = [
+            ("lifeline", { key in
+                try publisher.send(frames: [version, command, Array(String(key).utf8), header, Payload.json(key: key, size: 64)])
+                while try publisher.receiveFrames(dontWait: true) != nil {}
+            }),
+            ("zmq_proxy", { key in try topology.proxyPub.send(frames: [topic, Payload.binary(key: key, size: 64)]) }),
+        ]
+        var latencies = Array(repeating: [UInt64](), count: systems.count)
+        var lags = Array(repeating: [UInt64](), count: systems.count)
+        var lost = Array(repeating: 0, count: systems.count)
+        for system in systems { try synchronize("paced \(system.0)", expected: 1, send: system.1) }
+        let perRound = max(1, settings.samples / settings.rounds)
+        let interval = UInt64(1_000_000_000 / rate)
+        for _ in 0..<settings.rounds {
+            for (index, system) in systems.enumerated() {
+                let base = key + 1
+                key += UInt64(perRound)
+                var intended = [UInt64](repeating: 0, count: perRound)
+                let start = SystemClock.monotonicNanoseconds() + 5_000_000
+                var next = 0
+                var acked = 0
+                let give = start + UInt64(perRound) * interval + 3_000_000_000
+                while acked < perRound && SystemClock.monotonicNanoseconds() < give {
+                    let now = SystemClock.monotonicNanoseconds()
+                    if next < perRound && now >= start + UInt64(next) * interval {
+                        intended[next] = start + UInt64(next) * interval
+                        lags[index].append(now - intended[next])
+                        try system.1(base + UInt64(next))
+                        next += 1
+                        continue
+                    }
+                    while let frames = try ack.receiveFrames(dontWait: true) {
+                        guard let first = frames.first, let reply = Ack(first), reply.key >= base, reply.key < base + UInt64(perRound) else { continue }
+                        latencies[index].append(reply.received &- intended[Int(reply.key - base)])
+                        acked += 1
+                    }
+                    if next < perRound {
+                        let due = start + UInt64(next) * interval
+                        let now = SystemClock.monotonicNanoseconds()
+                        if due > now + 150_000 { usleep(UInt32((due - now - 100_000) / 1000)) }
+                    } else {
+                        try ackPoller.poll(timeoutMilliseconds: 1)
+                    }
+                }
+                lost[index] += perRound - acked
+            }
+        }
+        for (index, system) in systems.enumerated() {
+            figures.append(
+                Figure(
+                    scenario: "paced", system: system.0, transport: "ipc", fanout: 1, size: 64, metric: "one-way from intended",
+                    mode: "paced \(rate)/s", summary: Summary(latencies[index]), lost: lost[index]))
+            if let lag = Summary(lags[index]) {
+                progress(String(format: "  %@: driver send lag p50 %.1f µs, p99 %.1f µs (included in the figure)", system.0, lag.p50, lag.p99))
+            }
+        }
+    }
+}

@@ -1,0 +1,26 @@
+/// One measured figure of the benchmark.
+struct Figure: Sendable {
+    var scenario: String
+    var system: String
+    var transport: String
+    var fanout: Int
+    var size: Int
+    var metric: String
+    var mode: String
+    var summary: Summary?
+    /// Events per second, for throughput.
+    var rate: Double?
+    /// Events published but never seen (closed loop: not acked within 2 s; throughput: dropped).
+    var lost: Int = 0
+
+    /// The raw-libzmq system this Lifeline figure is compared with.
+    var baselineSystem: String? {
+        guard system == "lifeline" else { return nil }
+        return ["lookup", "publish-ack"].contains(scenario) ? "zmq_direct" : "zmq_proxy"
+    }
+
+    func matches(_ other: Figure, system: String) -> Bool {
+        other.system == system && other.scenario == scenario && other.transport == transport && other.fanout == fanout
+            && other.size == size && other.metric == metric
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Lifeline
+import Synchronization
+import ZeroMQ
+
+/// The processes the driver starts: each prints `READY ...` when it is serving.
+enum Roles {
+    /// A Lifeline service that acks every benchmark event it handles, and answers `echo`.
+    static func service(_ arguments: CommandLineArguments) async -> Never {
+        var arguments = arguments
+        let (index, endpoint, topics): (UInt32, String, [EventName])
+        do {
+            index = UInt32(try arguments.integer("--index", in: 0...10_000) ?? 0)
+            endpoint = try arguments.option("--ack") ?? ""
+            topics = (try arguments.option("--events") ?? "").split(separator: ",").map { EventName(rawValue: String($0)) }
+        } catch {
+            Console.error("lifeline-bench service: \(error)")
+            exit(2)
+        }
+        let ack = AckSender(endpoint: endpoint)
+        let counter = Counter()
+        var service = Service("bench-\(index)")
+        for topic in topics {
+            service = service.on(topic) { event in
+                let received = SystemClock.monotonicNanoseconds()
+                let count = counter.increment()
+                if event["q"] == nil {
+                    ack.send(
+                        Ack(
+                            index: index, key: UInt64(event["k"]?.intValue ?? 0), received: received, count: count,
+                            published: event.publishedMonotonic, socketReceived: event.receivedMonotonic))
+                }
+            }
+        }
+        await service.method("echo") { $0.body }.main(arguments: arguments)
+    }
+
+    /// libzmq's `zmq_proxy` between two bound sockets: XSUB/XPUB (`--kind pubsub`) or ROUTER/DEALER.
+    static func proxy(_ arguments: inout CommandLineArguments) throws -> Never {
+        let kind = try arguments.option("--kind") ?? "pubsub"
+        let context = ZMQContext.shared
+        let frontend = try ZMQSocket(context, type: kind == "pubsub" ? .xsub : .router)
+        let backend = try ZMQSocket(context, type: kind == "pubsub" ? .xpub : .dealer)
+        for socket in [frontend, backend] {
+            try socket.set(.sendHighWaterMark, 0)
+            try socket.set(.receiveHighWaterMark, 0)
+        }
+        try frontend.bind(try arguments.option("--frontend") ?? "tcp://127.0.0.1:*")
+        try backend.bind(try arguments.option("--backend") ?? "tcp://127.0.0.1:*")
+        Console.out("READY frontend=\(try frontend.lastEndpoint()) backend=\(try backend.lastEndpoint())")
+        Console.error("proxy stopped: \(ZMQProxy.run(frontend: frontend, backend: backend))")
+        exit(1)
+    }
+
+    /// A raw SUB: subscribes to `--topics` on every `--connect` endpoint and acks each message.
+    /// Frame 1 starts with the event key (u64, big-endian).
+    static func subscriber(_ arguments: inout CommandLineArguments) throws -> Never {
+        let index = UInt32(try arguments.integer("--index", in: 0...10_000) ?? 0)
+        let context = ZMQContext.shared
+        let sub = try ZMQSocket(context, type: .sub)
+        try sub.set(.receiveHighWaterMark, 0)
+        for endpoint in (try arguments.option("--connect") ?? "").split(separator: ",") { try sub.connect(String(endpoint)) }
+        for topic in (try arguments.option("--topics") ?? "").split(separator: ",") {
+            try sub.set(.subscribe, Array(topic.utf8) + [0])
+        }
+        let push = try ZMQSocket(context, type: .push)
+        try push.set(.sendHighWaterMark, 0)
+        try push.connect(try arguments.option("--ack") ?? "")
+        Console.out("READY subscriber=\(index)")
+        var count: UInt64 = 0
+        while true {
+            guard let frames = try sub.receiveFrames() else { continue }
+            let received = SystemClock.monotonicNanoseconds()
+            count += 1
+            guard frames.count > 1, !Payload.isQuiet(frames[1]) else { continue }
+            let key = Payload.key(inBinary: frames[1])
+            try push.send(frames: [Ack(index: index, key: key, received: received, count: count).encoded()])
+        }
+    }
+
+    /// A ROUTER that sends every message straight back (direct request/reply baseline).
+    static func echo(_ arguments: inout CommandLineArguments) throws -> Never {
+        let router = try ZMQSocket(ZMQContext.shared, type: .router)
+        try router.bind(try arguments.option("--bind") ?? "tcp://127.0.0.1:*")
+        Console.out("READY echo=\(try router.lastEndpoint())")
+        while true {
+            if let frames = try router.receiveFrames() { try router.send(frames: frames) }
+        }
+    }
+
+    /// A DEALER worker behind a ROUTER/DEALER proxy that echoes each request (envelope kept).
+    static func worker(_ arguments: inout CommandLineArguments) throws -> Never {
+        let dealer = try ZMQSocket(ZMQContext.shared, type: .dealer)
+        try dealer.connect(try arguments.option("--connect") ?? "")
+        Console.out("READY worker")
+        while true {
+            if let frames = try dealer.receiveFrames() { try dealer.send(frames: frames) }
+        }
+    }
+}
+
+/// Events a bench service has handled (handlers run one at a time, but the counter is shared safely).
+final class Counter: Sendable {
+    private let value = Mutex<UInt64>(0)
+    func increment() -> UInt64 { value.withLock { $0 += 1; return $0 } }
+}

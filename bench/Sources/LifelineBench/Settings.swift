@@ -1,0 +1,28 @@
+import Foundation
+
+/// What a benchmark run measures, and how much.
+struct Settings: Sendable {
+    var quick = false
+    var samples = 10_000
+    var warmup = 1000
+    var rounds = 4
+    var fanouts = [1, 4, 16]
+    var sizes = [64, 1024]
+    var transports = ["ipc", "tcp"]
+    var throughputEvents = 200_000
+    var pacedRate = 2000
+    var output = URL(fileURLWithPath: "bench/results")
+    var only: String?
+
+    static let quickRun: Settings = {
+        var settings = Settings()
+        settings.quick = true
+        settings.samples = 1500
+        settings.warmup = 200
+        settings.rounds = 2
+        settings.throughputEvents = 50_000
+        return settings
+    }()
+
+    func wants(_ scenario: String) -> Bool { only.map { scenario.contains($0) } ?? true }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Lifeline
+import ZeroMQ
+
+/// Every process and socket of one transport's run: the Lifeline broker and services, and the raw
+/// libzmq baselines (an XSUB/XPUB zmq_proxy with subscribers that also listen to a direct PUB, a
+/// ROUTER echo, a ROUTER/DEALER zmq_proxy with an echo worker).
+final class BenchTopology {
+    static let maximumFanout = 16
+    let transport: String
+    private let group: ProcessGroup
+    let client: BlockingClient
+    let brokerControl: String
+    let proxyPub: ZMQSocket
+    let directPub: ZMQSocket
+    let echoDealer: ZMQSocket
+    let proxiedDealer: ZMQSocket
+
+    init(transport: String, fanouts: [Int], binaries: URL, work: URL, ackEndpoint: String) throws {
+        self.transport = transport
+        let logs = work.appendingPathComponent("logs-\(transport)")
+        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+        func endpoint(_ name: String) -> String {
+            transport == "ipc" ? "ipc://\(work.path)/\(name)" : "tcp://127.0.0.1:*"
+        }
+        let group = ProcessGroup()
+        self.group = group
+        func start(_ name: String, _ executable: String, _ arguments: [String]) throws -> [String: String] {
+            do {
+                let child = try Child(name, executable: binaries.appendingPathComponent(executable), arguments: arguments, logDirectory: logs)
+                group.children.append(child)
+                return try child.waitForReady()
+            } catch {
+                group.stop()
+                throw error
+            }
+        }
+        let count = fanouts.max() ?? 1
+        func topics(_ prefix: String, for index: Int) -> String {
+            fanouts.filter { index < $0 }.map { "\(prefix).n\($0)" }.joined(separator: ",")
+        }
+
+        let broker = try start("broker", "lifeline", ["broker", "--control", endpoint("control"), "--bus", endpoint("bus"), "--bus-hwm", "0"])
+        brokerControl = broker["control"] ?? ""
+        for index in 0..<count {
+            _ = try start(
+                "service-\(index)", "lifeline-bench",
+                ["service", "--broker", brokerControl, "--index", "\(index)", "--ack", ackEndpoint, "--events", topics("bench", for: index)])
+        }
+
+        let context = ZMQContext.shared
+        directPub = try ZMQSocket(context, type: .pub)
+        try directPub.set(.sendHighWaterMark, 0)
+        try directPub.bind(endpoint("direct"))
+        let pubsub = try start("proxy-pubsub", "lifeline-bench", ["proxy", "--kind", "pubsub", "--frontend", endpoint("xsub"), "--backend", endpoint("xpub")])
+        for index in 0..<count {
+            _ = try start(
+                "subscriber-\(index)", "lifeline-bench",
+                [
+                    "subscriber", "--index", "\(100 + index)", "--ack", ackEndpoint,
+                    "--connect", "\(pubsub["backend"] ?? ""),\(try directPub.lastEndpoint())",
+                    "--topics", topics("bench", for: index) + "," + topics("direct", for: index),
+                ])
+        }
+        proxyPub = try ZMQSocket(context, type: .pub)
+        try proxyPub.set(.sendHighWaterMark, 0)
+        try proxyPub.connect(pubsub["frontend"] ?? "")
+
+        let echo = try start("echo", "lifeline-bench", ["echo", "--bind", endpoint("echo")])
+        echoDealer = try ZMQSocket(context, type: .dealer)
+        try echoDealer.connect(echo["echo"] ?? "")
+        let reqrep = try start("proxy-reqrep", "lifeline-bench", ["proxy", "--kind", "reqrep", "--frontend", endpoint("router"), "--backend", endpoint("dealer")])
+        _ = try start("worker", "lifeline-bench", ["worker", "--connect", reqrep["backend"] ?? ""])
+        proxiedDealer = try ZMQSocket(context, type: .dealer)
+        try proxiedDealer.connect(reqrep["frontend"] ?? "")
+
+        client = try BlockingClient(broker: brokerControl)
+    }
+
+    func stop() { group.stop() }
+}
+
+/// The processes of a topology, stopped in reverse order of their start.
+final class ProcessGroup {
+    var children: [Child] = []
+
+    func stop() {
+        for child in children.reversed() { child.stop() }
+        children.removeAll()
+    }
+}

@@ -1,0 +1,56 @@
+// lifeline-bench: the dispatch-latency benchmark (`lifeline-bench run`, via bench/run.sh) and the
+// roles it starts as separate processes.
+import Foundation
+import Lifeline
+
+let usage = """
+    usage: lifeline-bench run [--quick] [--out DIR] [--only SCENARIO] [--transports ipc,tcp]
+           lifeline-bench service|proxy|subscriber|echo|worker ...   (started by 'run')
+
+    Scenarios: broadcast, roundtrip, throughput, paced. Results: a table on stdout, DIR/results.json,
+    DIR/table.txt and SVG charts (DIR defaults to bench/results).
+    """
+
+var arguments = CommandLineArguments.process
+let role = arguments.positional() ?? "help"
+do {
+    switch role {
+    case "run":
+        var settings = arguments.flag("--quick") ? Settings.quickRun : Settings()
+        if let output = try arguments.option("--out") { settings.output = URL(fileURLWithPath: output) }
+        settings.only = try arguments.option("--only")
+        if let transports = try arguments.option("--transports") { settings.transports = transports.split(separator: ",").map(String.init) }
+        if let samples = try arguments.integer("--samples", in: 10...10_000_000) { settings.samples = samples }
+        if let fanouts = try arguments.option("--fanouts") { settings.fanouts = fanouts.split(separator: ",").compactMap { Int($0) } }
+        if let sizes = try arguments.option("--sizes") { settings.sizes = sizes.split(separator: ",").compactMap { Int($0) } }
+        try arguments.finish()
+        let started = SystemClock.monotonicNanoseconds()
+        let driver = try Driver(settings: settings)
+        try driver.run()
+        let report = Report(figures: driver.figures, settings: settings, elapsed: Double(SystemClock.monotonicNanoseconds() - started) / 1e9)
+        Console.out(report.table)
+        try report.write(to: settings.output)
+        Console.error(String(format: "bench: done in %.0f s; results in %@", report.elapsed, settings.output.path))
+    case "micro":
+        for (name, nanoseconds) in try Micro.run(iterations: try arguments.integer("--iterations", in: 1000...100_000_000) ?? 200_000) {
+            Console.out(String(format: "%9.0f ns  %@", nanoseconds, name))
+        }
+    case "service":
+        let serviceArguments = arguments
+        Task { await Roles.service(serviceArguments) }
+        dispatchMain()
+    case "proxy": try Roles.proxy(&arguments)
+    case "subscriber": try Roles.subscriber(&arguments)
+    case "echo": try Roles.echo(&arguments)
+    case "worker": try Roles.worker(&arguments)
+    default:
+        Console.out(usage)
+        exit(role == "help" || role == "--help" ? 0 : 2)
+    }
+} catch let error as UsageError {
+    Console.error("lifeline-bench: \(error.message)\n\(usage)")
+    exit(2)
+} catch {
+    Console.error("lifeline-bench: \(error)")
+    exit(1)
+}
