@@ -23,6 +23,14 @@ public struct BrokerConfiguration: Sendable {
     public var defaultCallTimeoutMilliseconds = 5000
     /// Longest deadline a CALL may ask for.
     public var maximumCallTimeoutMilliseconds = 3_600_000
+    /// Deadline of one dispatch step when neither the event, the dispatcher nor the service names one.
+    public var dispatchStepTimeoutMilliseconds = 2000
+    /// How long an acknowledged publish waits for its subscribers by default.
+    public var acknowledgementTimeoutMilliseconds = 5000
+    /// Events the journal keeps for replay (0: none).
+    public var journalCapacity = 10_000
+    /// Age after which journal events are forgotten.
+    public var journalMaximumAgeMilliseconds = 600_000
 
     public init() {}
 }

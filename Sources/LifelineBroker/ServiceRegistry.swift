@@ -9,6 +9,8 @@ struct ServiceRegistry {
         var peer: [UInt8]
         var registeredAt: UInt64
         var lastSeen: UInt64
+        /// Registration order, for dispatch ties.
+        var order: UInt64 = 0
 
         func expires(at now: UInt64) -> Bool { now > lastSeen &+ registration.heartbeat.expiryNanoseconds }
         var expiryTime: UInt64 { lastSeen &+ registration.heartbeat.expiryNanoseconds }
@@ -27,6 +29,7 @@ struct ServiceRegistry {
     private(set) var entries: [String: Entry] = [:]
     private var namesByPeer: [[UInt8]: Set<String>] = [:]
     private var subscribers: [EventName: Int] = [:]
+    private var registrations: UInt64 = 0
 
     var count: Int { entries.count }
     var isEmpty: Bool { entries.isEmpty }
@@ -52,11 +55,12 @@ struct ServiceRegistry {
             count(existing.registration.events, by: -1)
             count(registration.events, by: 1)
             entries[registration.name] = Entry(
-                registration: registration, peer: peer, registeredAt: existing.registeredAt, lastSeen: now)
+                registration: registration, peer: peer, registeredAt: existing.registeredAt, lastSeen: now, order: existing.order)
             namesByPeer[peer, default: []].insert(registration.name)
             return .renewed
         }
-        entries[registration.name] = Entry(registration: registration, peer: peer, registeredAt: now, lastSeen: now)
+        registrations += 1
+        entries[registration.name] = Entry(registration: registration, peer: peer, registeredAt: now, lastSeen: now, order: registrations)
         namesByPeer[peer, default: []].insert(registration.name)
         count(registration.events, by: 1)
         return .added
@@ -98,6 +102,15 @@ struct ServiceRegistry {
         for event in events {
             let value = (subscribers[event] ?? 0) + delta
             subscribers[event] = value == 0 ? nil : value
+        }
+    }
+
+    /// The services that handle `event`, in dispatch order: priority for the event (higher first), then
+    /// registration order.
+    func handlers(of event: EventName) -> [Entry] {
+        entries.values.filter { $0.registration.events.contains(event) }.sorted {
+            let (left, right) = ($0.registration.priority(for: event), $1.registration.priority(for: event))
+            return left != right ? left > right : $0.order < $1.order
         }
     }
 

@@ -23,16 +23,27 @@ public struct Command: RawRepresentable, Hashable, Sendable, CustomStringConvert
     public static let attach = Command(rawValue: "ATTACH")
     /// Broker → service, no reply: forget your registration (broker leaving or peer unknown).
     public static let disconnect = Command(rawValue: "DISCONNECT")
+    /// Client → broker: offer an event to its handlers one after another and report their answers.
+    public static let dispatch = Command(rawValue: "DISPATCH")
+    /// Broker → service: one step of a dispatch; the service answers with its callback result.
+    public static let offer = Command(rawValue: "OFFER")
+    /// Service → broker, no reply: an acknowledged event was handled.
+    public static let ack = Command(rawValue: "ACK")
+    /// Service → broker: send me the journal's events after a sequence.
+    public static let replay = Command(rawValue: "REPLAY")
+    /// Broker → service, no reply: one event from the journal (replay).
+    public static let event = Command(rawValue: "EVENT")
     /// The answer to any request.
     public static let reply = Command(rawValue: "REPLY")
 
     /// Every command a peer may send.
     public static let all: [Command] = [
-        .hello, .register, .unregister, .heartbeat, .lookup, .list, .call, .publish, .attach, .disconnect, .reply,
+        .hello, .register, .unregister, .heartbeat, .lookup, .list, .call, .publish, .attach, .disconnect, .dispatch, .offer,
+        .ack, .replay, .event, .reply,
     ]
 
     /// Commands that carry a payload frame after the header.
-    public var takesPayload: Bool { self == .publish || self == .call }
+    public var takesPayload: Bool { [.publish, .call, .dispatch, .offer, .event].contains(self) }
 
     public var description: String { rawValue }
 }

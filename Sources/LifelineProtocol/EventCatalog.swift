@@ -42,12 +42,27 @@ public struct EventDescriptor: Sendable {
     /// The UIApplicationDelegate / mPaaS callback this event stands for.
     public let counterpart: String
     public let fields: [EventField]
+    /// For callbacks that return a BOOL to the system: the value when no service decides.
+    public let defaultReturn: Bool?
+    /// For callbacks with a completion handler: how the services' completions combine.
+    public let completion: CompletionRule?
+    /// The deadline of a dispatch step (or of the whole completion), when it differs from the default.
+    public let deadlineMilliseconds: Int?
+    /// Published events of this name wait for every subscriber's acknowledgement.
+    public let requiresAcknowledgement: Bool
 
-    public init(_ name: EventName, origin: Origin = .application, _ counterpart: String, _ fields: [EventField] = []) {
+    public init(
+        _ name: EventName, origin: Origin = .application, _ counterpart: String, _ fields: [EventField] = [],
+        returns defaultReturn: Bool? = nil, completion: CompletionRule? = nil, deadline: Int? = nil, acknowledged: Bool = false
+    ) {
         self.name = name
         self.origin = origin
         self.counterpart = counterpart
         self.fields = fields
+        self.defaultReturn = defaultReturn
+        self.completion = completion
+        self.deadlineMilliseconds = deadline
+        self.requiresAcknowledgement = acknowledged
     }
 }
 
@@ -69,23 +84,29 @@ public enum EventCatalog {
     public static let all: [EventDescriptor] = [
         EventDescriptor(
             .didFinishLaunching, "application:didFinishLaunchingWithOptions:",
-            [EventField("launchOptions", .object, "launch options (URL, notification, shortcut item)")]),
-        EventDescriptor(.willResignActive, "applicationWillResignActive:"),
-        EventDescriptor(.didEnterBackground, "applicationDidEnterBackground:"),
+            [EventField("launchOptions", .object, "launch options (URL, notification, shortcut item)")], returns: true),
+        EventDescriptor(
+            .beforeDidFinishLaunching, "beforeDidFinishLaunchingWithOptions: (first phase of a dispatched didFinishLaunching)",
+            [EventField("launchOptions", .object, "launch options")]),
+        EventDescriptor(
+            .afterDidFinishLaunching, "afterDidFinishLaunchingWithOptions: (last phase of a dispatched didFinishLaunching)",
+            [EventField("launchOptions", .object, "launch options")]),
+        EventDescriptor(.willResignActive, "applicationWillResignActive:", acknowledged: true),
+        EventDescriptor(.didEnterBackground, "applicationDidEnterBackground:", acknowledged: true),
         EventDescriptor(.willEnterForeground, "applicationWillEnterForeground:"),
         EventDescriptor(.didBecomeActive, "applicationDidBecomeActive:"),
-        EventDescriptor(.willTerminate, "applicationWillTerminate:"),
-        EventDescriptor(.didReceiveMemoryWarning, "applicationDidReceiveMemoryWarning:"),
+        EventDescriptor(.willTerminate, "applicationWillTerminate:", acknowledged: true),
+        EventDescriptor(.didReceiveMemoryWarning, "applicationDidReceiveMemoryWarning:", acknowledged: true),
         EventDescriptor(
             .openURL, "application:openURL:sourceApplication:annotation:",
             [
                 EventField("url", .string, required: true, "the URL to open"),
                 EventField("sourceApplication", .string, "bundle id of the app that asked"),
                 EventField("annotation", .any, "property list from the source app"),
-            ]),
+            ], returns: false),
         EventDescriptor(
             .didReceiveRemoteNotification, "application:didReceiveRemoteNotification:fetchCompletionHandler:",
-            [EventField("userInfo", .object, required: true, "the notification payload")]),
+            [EventField("userInfo", .object, required: true, "the notification payload")], completion: .fetchResult, deadline: 30_000),
         EventDescriptor(
             .didRegisterForRemoteNotifications, "application:didRegisterForRemoteNotificationsWithDeviceToken:",
             [EventField("deviceToken", .string, required: true, "the APNs device token, hex")]),
@@ -102,24 +123,24 @@ public enum EventCatalog {
             [
                 EventField("identifier", .string, required: true, "the action identifier"),
                 EventField("notification", .object, "the local notification"),
-            ]),
+            ], completion: .done),
         EventDescriptor(
             .continueUserActivity, "application:continueUserActivity:restorationHandler:",
             [
                 EventField("activityType", .string, required: true, "the NSUserActivity type"),
                 EventField("userInfo", .object, "the activity's user info"),
-            ]),
+            ], returns: false),
         EventDescriptor(
             .performActionForShortcutItem, "application:performActionForShortcutItem:completionHandler:",
             [
                 EventField("type", .string, required: true, "the shortcut item type"),
                 EventField("url", .string, "the URL the item opens"),
                 EventField("userInfo", .object, "the item's user info"),
-            ]),
-        EventDescriptor(.performFetch, "application:performFetchWithCompletionHandler:"),
+            ], completion: .succeeded),
+        EventDescriptor(.performFetch, "application:performFetchWithCompletionHandler:", completion: .fetchResult, deadline: 30_000),
         EventDescriptor(
             .handleWatchKitExtensionRequest, "application:handleWatchKitExtensionRequest:reply:",
-            [EventField("userInfo", .object, "the request from the watch")]),
+            [EventField("userInfo", .object, "the request from the watch")], completion: .reply),
         EventDescriptor(
             .serviceDidStart, origin: .runtime, "a service registered with the broker",
             [
@@ -133,7 +154,18 @@ public enum EventCatalog {
                 EventField("name", .string, required: true, "the service"),
                 EventField("reason", .string, required: true, "unregistered, expired or replaced"),
             ]),
+        EventDescriptor(
+            .dispatchDidComplete, origin: .runtime, "a dispatched event finished its chain",
+            [
+                EventField("event", .string, required: true, "the dispatched event"),
+                EventField("dispatch", .number, required: true, "the dispatch's id"),
+                EventField("result", .string, required: true, "continue, return, returnYES or returnNO"),
+                EventField("decidedBy", .any, "the service whose answer ended the chain, or null"),
+            ]),
     ]
+
+    /// Events that are phases of a dispatched didFinishLaunching and cannot be sent on their own.
+    public static let launchPhases: [EventName] = [.beforeDidFinishLaunching, .afterDidFinishLaunching]
 
     private static let byName: [EventName: EventDescriptor] = Dictionary(
         uniqueKeysWithValues: all.map { ($0.name, $0) })
@@ -166,6 +198,9 @@ public enum EventCatalog {
         _ = try validateName(name.rawValue)
         if let descriptor = byName[name], descriptor.origin == .runtime {
             throw EventValidationError(kind: .reserved, message: "\(name) is published by the broker only")
+        }
+        if launchPhases.contains(name) {
+            throw EventValidationError(kind: .reserved, message: "\(name) is a phase of didFinishLaunching; dispatch didFinishLaunching instead")
         }
         try validatePayload(payload, for: name)
     }

@@ -79,4 +79,7 @@ extension EventName {
     public static let handleWatchKitExtensionRequest: EventName = "handleWatchKitExtensionRequest"
     public static let serviceDidStart: EventName = "serviceDidStart"
     public static let serviceDidStop: EventName = "serviceDidStop"
+    public static let beforeDidFinishLaunching: EventName = "beforeDidFinishLaunching"
+    public static let afterDidFinishLaunching: EventName = "afterDidFinishLaunching"
+    public static let dispatchDidComplete: EventName = "dispatchDidComplete"
 }

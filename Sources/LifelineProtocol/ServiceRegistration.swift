@@ -15,10 +15,15 @@ public struct ServiceRegistration: Sendable, Equatable {
     public var heartbeat: HeartbeatSettings
     /// The marker the service subscribed to on the bus after its events (see ATTACH).
     public var attachToken: String
+    /// Dispatch order per event: higher first (default 0); ties by registration order.
+    public var priorities: [EventName: Int]
+    /// How long the service may take per dispatch step, per event, in milliseconds.
+    public var deadlines: [EventName: Int]
 
     public init(
         name: String, instance: String, pid: Int, host: String, events: [EventName], methods: [String],
-        heartbeat: HeartbeatSettings = .standard, attachToken: String
+        heartbeat: HeartbeatSettings = .standard, attachToken: String, priorities: [EventName: Int] = [:],
+        deadlines: [EventName: Int] = [:]
     ) {
         self.name = name
         self.instance = instance
@@ -28,7 +33,12 @@ public struct ServiceRegistration: Sendable, Equatable {
         self.methods = methods
         self.heartbeat = heartbeat
         self.attachToken = attachToken
+        self.priorities = priorities
+        self.deadlines = deadlines
     }
+
+    /// The dispatch priority of this service for `event`.
+    public func priority(for event: EventName) -> Int { priorities[event] ?? 0 }
 
     /// Checks a service or method name: 1–100 bytes of letters, digits, `_`, `-` and `.`.
     public static func nameProblem(_ name: String, what: String) -> String? {
@@ -48,7 +58,24 @@ public struct ServiceRegistration: Sendable, Equatable {
             "name": .string(name), "instance": .string(instance), "pid": .int(Int64(pid)), "host": .string(host),
             "events": .array(events.map { .string($0.rawValue) }), "methods": .array(methods.map { .string($0) }),
             "heartbeat": heartbeat.json, "attach": .string(attachToken),
+            "priorities": .object(Dictionary(uniqueKeysWithValues: priorities.map { ($0.key.rawValue, .int(Int64($0.value))) })),
+            "deadlines": .object(Dictionary(uniqueKeysWithValues: deadlines.map { ($0.key.rawValue, .int(Int64($0.value))) })),
         ]
+    }
+
+    private static func perEvent(_ json: JSONValue?, _ field: String, events: [EventName], range: ClosedRange<Int>) throws(ProtocolError) -> [EventName: Int] {
+        var result: [EventName: Int] = [:]
+        for (key, value) in json?.objectValue ?? [:] {
+            let name = EventName(rawValue: key)
+            guard events.contains(name) else {
+                throw ProtocolError(.badRequest, "REGISTER '\(field)' names \(key), which is not in 'events'")
+            }
+            guard let number = value.intValue, range.contains(Int(number)) else {
+                throw ProtocolError(.badRequest, "REGISTER '\(field).\(key)' must be an integer within \(range)")
+            }
+            result[name] = Int(number)
+        }
+        return result
     }
 
     /// Reads and checks a REGISTER header.
@@ -83,8 +110,11 @@ public struct ServiceRegistration: Sendable, Equatable {
             methods.append(method)
         }
         let heartbeat = try json["heartbeat"].map { (value) throws(ProtocolError) in try HeartbeatSettings(json: value) } ?? .standard
+        let priorities = try Self.perEvent(json["priorities"], "priorities", events: events, range: -1_000_000...1_000_000)
+        let deadlines = try Self.perEvent(json["deadlines"], "deadlines", events: events, range: 1...3_600_000)
         self.init(
             name: name, instance: instance, pid: pid, host: host, events: Array(Set(events)).sorted(),
-            methods: Array(Set(methods)).sorted(), heartbeat: heartbeat, attachToken: attach)
+            methods: Array(Set(methods)).sorted(), heartbeat: heartbeat, attachToken: attach, priorities: priorities,
+            deadlines: deadlines)
     }
 }

@@ -67,17 +67,44 @@ struct BrokerHarness {
         core.handleBusNotice([1] + Array("!\(token)".utf8), now: now, into: &output)
     }
 
-    static func registration(_ name: String, instance: String? = nil, events: [EventName] = [.didEnterBackground], methods: [String] = ["status"], heartbeat: HeartbeatSettings = .standard) -> JSONValue {
-        ServiceRegistration(
+    static func registration(
+        _ name: String, instance: String? = nil, events: [EventName] = [.didEnterBackground], methods: [String] = ["status"],
+        heartbeat: HeartbeatSettings = .standard, priorities: [EventName: Int] = [:], deadlines: [EventName: Int] = [:],
+        resume: (UInt64, UInt64)? = nil
+    ) -> JSONValue {
+        var json = ServiceRegistration(
             name: name, instance: instance ?? "\(name)-1", pid: 100, host: "h", events: events, methods: methods,
-            heartbeat: heartbeat, attachToken: instance ?? "\(name)-1"
-        ).json
+            heartbeat: heartbeat, attachToken: instance ?? "\(name)-1", priorities: priorities, deadlines: deadlines
+        ).json.objectValue!
+        if let resume { json["resume"] = ["epoch": .int(Int64(resume.0)), "sequence": .int(Int64(resume.1))] }
+        return .object(json)
     }
 
     /// Registers `name` from `peer`, marker first, and returns the reply.
     @discardableResult
-    mutating func register(_ name: String, peer: String, instance: String? = nil, events: [EventName] = [.didEnterBackground], methods: [String] = ["status"], heartbeat: HeartbeatSettings = .standard) -> ControlReply? {
+    mutating func register(
+        _ name: String, peer: String, instance: String? = nil, events: [EventName] = [.didEnterBackground], methods: [String] = ["status"],
+        heartbeat: HeartbeatSettings = .standard, priorities: [EventName: Int] = [:], deadlines: [EventName: Int] = [:],
+        resume: (UInt64, UInt64)? = nil
+    ) -> ControlReply? {
         subscribeMarker(instance ?? "\(name)-1")
-        return request(peer, .register, Self.registration(name, instance: instance, events: events, methods: methods, heartbeat: heartbeat))
+        return request(
+            peer, .register,
+            Self.registration(
+                name, instance: instance, events: events, methods: methods, heartbeat: heartbeat, priorities: priorities,
+                deadlines: deadlines, resume: resume))
+    }
+
+    /// The OFFERs sent to `peer` in the last step.
+    func offers(to peer: String) -> [ControlRequest] { requests(to: peer).filter { $0.command == .offer } }
+
+    /// Answers `offer` from `peer` with a callback result; returns what the last step produced.
+    mutating func answer(
+        _ offer: ControlRequest, from peer: String, _ result: String = "continue", payload: JSONValue? = nil, completion: JSONValue? = nil
+    ) {
+        var body: [String: JSONValue] = ["result": .string(result)]
+        if let payload { body["payload"] = payload }
+        if let completion { body["completion"] = completion }
+        raw(peer, ControlReply(requestID: offer.requestID, json: .object(body)).frames())
     }
 }

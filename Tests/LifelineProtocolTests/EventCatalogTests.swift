@@ -11,7 +11,8 @@ struct EventCatalogTests {
             .willTerminate, .didReceiveMemoryWarning, .openURL, .didReceiveRemoteNotification,
             .didRegisterForRemoteNotifications, .didFailToRegisterForRemoteNotifications, .didReceiveLocalNotification,
             .handleActionForLocalNotification, .continueUserActivity, .performActionForShortcutItem, .performFetch,
-            .handleWatchKitExtensionRequest, .serviceDidStart, .serviceDidStop,
+            .handleWatchKitExtensionRequest, .serviceDidStart, .serviceDidStop, .beforeDidFinishLaunching,
+            .afterDidFinishLaunching, .dispatchDidComplete,
         ]
         #expect(Set(EventCatalog.names) == Set(expected))
         #expect(EventCatalog.names.count == expected.count)

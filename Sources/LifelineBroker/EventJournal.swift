@@ -1,0 +1,61 @@
+import LifelineProtocol
+
+/// The bounded journal of recently published events (the Clone pattern's history): at most
+/// `capacity` events, none older than `maximumAge`. It also remembers, forever, the last sequence and
+/// topic sequence of every event name, which is the state a late joiner starts from.
+struct EventJournal {
+    struct TopicState: Equatable {
+        var sequence: UInt64
+        var topicSequence: UInt64
+    }
+
+    let capacity: Int
+    let maximumAge: UInt64
+    private var entries: [(message: BusMessage, recordedAt: UInt64)] = []
+    private var head = 0
+    private(set) var topics: [EventName: TopicState] = [:]
+    /// The sequence of the last event appended (0 before any).
+    private(set) var lastSequence: UInt64 = 0
+
+    init(capacity: Int, maximumAgeMilliseconds: Int) {
+        self.capacity = max(0, capacity)
+        self.maximumAge = UInt64(max(0, maximumAgeMilliseconds)) * 1_000_000
+    }
+
+    var count: Int { entries.count - head }
+
+    /// The sequence of the oldest event still held, or the next sequence when empty.
+    var firstRetainedSequence: UInt64 { head < entries.count ? entries[head].message.header.sequence : lastSequence + 1 }
+
+    mutating func append(_ message: BusMessage, now: UInt64) {
+        lastSequence = message.header.sequence
+        topics[message.name] = TopicState(sequence: message.header.sequence, topicSequence: message.header.topicSequence)
+        guard capacity > 0 else { return }
+        entries.append((message, now))
+        if count > capacity { head += 1 }
+        trim(now: now)
+    }
+
+    /// Forgets events older than the maximum age.
+    mutating func trim(now: UInt64) {
+        while head < entries.count, now &- entries[head].recordedAt > maximumAge { head += 1 }
+        if head > 1024 && head * 2 > entries.count {
+            entries.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// True when every event after `sequence` is still held (so a replay from there is complete).
+    func covers(after sequence: UInt64) -> Bool { sequence >= lastSequence || sequence + 1 >= firstRetainedSequence }
+
+    /// The held events after `sequence` whose names are in `names` (all when nil), oldest first.
+    func events(after sequence: UInt64, names: Set<EventName>?) -> [BusMessage] {
+        var low = head
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].message.header.sequence <= sequence { low = middle + 1 } else { high = middle }
+        }
+        return entries[low...].lazy.map(\.message).filter { names?.contains($0.name) ?? true }
+    }
+}

@@ -1,0 +1,49 @@
+/// The application's lifecycle state, as the broker keeps it (UIApplication's states, plus launching
+/// and terminating).
+///
+/// ```
+/// notRunning ─didFinishLaunching→ launching ─didBecomeActive→ active ─willResignActive→ inactive
+/// inactive ─didBecomeActive→ active        inactive ─didEnterBackground→ background
+/// launching ─didEnterBackground→ background (a background launch)
+/// background ─willEnterForeground→ inactive
+/// launching | inactive | active | background ─willTerminate→ terminating ─didFinishLaunching→ launching
+/// ```
+/// Other events do not move the state and are accepted in any state.
+public enum LifecycleState: String, Sendable, CaseIterable {
+    case notRunning, launching, inactive, active, background, terminating
+
+    /// The state `event` leads to from here, nil when the event does not move the state, or the
+    /// reason it makes no sense here.
+    public func applying(_ event: EventName) -> Result<LifecycleState?, LifecycleError> {
+        guard let transition = LifecycleState.transitions[event] else { return .success(nil) }
+        guard transition.from.contains(self) else {
+            return .failure(LifecycleError(event: event, state: self, expected: transition.from))
+        }
+        return .success(transition.to)
+    }
+
+    /// The state `event` leads to whatever the current state (used when an event is forced).
+    public static func target(of event: EventName) -> LifecycleState? { transitions[event]?.to }
+
+    static let transitions: [EventName: (from: Set<LifecycleState>, to: LifecycleState)] = [
+        .didFinishLaunching: ([.notRunning, .terminating], .launching),
+        .didBecomeActive: ([.launching, .inactive], .active),
+        .willResignActive: ([.active], .inactive),
+        .didEnterBackground: ([.inactive, .launching], .background),
+        .willEnterForeground: ([.background], .inactive),
+        .willTerminate: ([.launching, .inactive, .active, .background], .terminating),
+    ]
+}
+
+/// An event that makes no sense in the current lifecycle state.
+public struct LifecycleError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let event: EventName
+    public let state: LifecycleState
+    public let expected: Set<LifecycleState>
+
+    public var description: String {
+        let order = LifecycleState.allCases.filter { expected.contains($0) }.map(\.rawValue)
+        return "\(event) makes no sense while the application is \(state.rawValue) (it follows \(order.joined(separator: " or "))); "
+            + "publish it with force to override"
+    }
+}

@@ -1,0 +1,107 @@
+import LifelineProtocol
+import Testing
+
+@testable import LifelineBroker
+
+@Suite("Lifecycle state, journal, replay", .timeLimit(.minutes(1)))
+struct LifecycleAndJournalTests {
+    @Test("the lifecycle moves with the events and refuses ones that make no sense")
+    func lifecycleMachine() {
+        var state = LifecycleState.notRunning
+        for (event, next) in [
+            (EventName.didFinishLaunching, LifecycleState.launching), (.didBecomeActive, .active), (.willResignActive, .inactive),
+            (.didEnterBackground, .background), (.willEnterForeground, .inactive), (.didBecomeActive, .active),
+            (.willTerminate, .terminating), (.didFinishLaunching, .launching),
+        ] {
+            guard case .success(let moved) = state.applying(event) else {
+                Issue.record("\(event) refused in \(state)")
+                return
+            }
+            #expect(moved == next)
+            state = next
+        }
+        #expect(state.applying(.openURL) == .success(nil))
+        guard case .failure(let error) = LifecycleState.background.applying(.didBecomeActive) else {
+            Issue.record("didBecomeActive accepted while background")
+            return
+        }
+        #expect(error.description.hasPrefix("didBecomeActive makes no sense while the application is background (it follows launching or inactive)"))
+    }
+
+    @Test("the broker refuses an out-of-order lifecycle event with 409 unless forced, and reports the state")
+    func brokerEnforcesLifecycle() throws {
+        var broker = BrokerHarness()
+        let early = broker.request("cli", .publish, ["event": "didBecomeActive"])
+        #expect(early?.status == .conflict)
+        #expect(broker.published.isEmpty)
+        let step1 = broker.request("cli", .publish, ["event": "didFinishLaunching"])
+        #expect(step1?.status == .ok)
+        let forced = broker.request("cli", .publish, ["event": "willEnterForeground", "force": true])
+        #expect(try forced?.json()["lifecycle"] == "inactive")
+        let hello = broker.request("cli", .hello)
+        #expect(try hello?.json()["lifecycle"] == "inactive")
+    }
+
+    @Test("the journal keeps at most its capacity and age, and knows what it still covers")
+    func journalBounds() {
+        var journal = EventJournal(capacity: 3, maximumAgeMilliseconds: 1000)
+        func event(_ sequence: UInt64, _ name: EventName = "a.b") -> BusMessage {
+            BusMessage(name: name, header: BusHeader(epoch: 1, sequence: sequence, topicSequence: sequence, publishedWallNanoseconds: 0, publishedMonotonicNanoseconds: 0), payload: [])
+        }
+        for sequence in 1...5 { journal.append(event(UInt64(sequence)), now: UInt64(sequence) * 100_000_000) }
+        #expect(journal.count == 3)
+        #expect(journal.firstRetainedSequence == 3)
+        #expect(journal.covers(after: 2) && !journal.covers(after: 1))
+        #expect(journal.events(after: 3, names: nil).map(\.header.sequence) == [4, 5])
+        journal.trim(now: 1_450_000_000)
+        #expect(journal.firstRetainedSequence == 5)
+        #expect(journal.topics["a.b"] == EventJournal.TopicState(sequence: 5, topicSequence: 5))
+    }
+
+    @Test("a resuming service gets what it missed, in order, before the registration reply")
+    func resumeReplays() throws {
+        var broker = BrokerHarness()
+        for index in 1...4 { broker.request("cli", .publish, ["event": index % 2 == 0 ? "app.even" : "app.odd", "ack": false], payload: Array("{\"n\":\(index)}".utf8)) }
+        let epoch = broker.core.epoch
+        let step2 = broker.register("svc", peer: "p", events: ["app.even"], resume: (epoch, 1))
+        let reply = try #require(step2)
+        let replayed = broker.requests(to: "p").filter { $0.command == .event }
+        #expect(replayed.map { $0.header["sequence"]?.intValue } == [2, 4])
+        #expect(replayed.map { $0.payload } == [Array("{\"n\":2}".utf8), Array("{\"n\":4}".utf8)])
+        #expect(try reply.json()["replayed"] == 2)
+        #expect(try reply.json()["topics"] == ["app.even": ["sequence": 4, "topicSequence": 2]])
+        let order = broker.output.compactMap { item -> Command? in
+            guard case .send(let peer, let frames) = item, peer == Array("p".utf8), case .request(let request)? = try? ControlMessage.decode(frames[...]) else {
+                if case .send(let peer, _) = item, peer == Array("p".utf8) { return .reply }
+                return nil
+            }
+            return request.command
+        }
+        #expect(order == [.event, .event, .reply], "replayed events come before the reply")
+    }
+
+    @Test("a resume the journal cannot satisfy gets an explicit gap notice and the current state")
+    func resumeGap() throws {
+        var broker = BrokerHarness { $0.journalCapacity = 2 }
+        for _ in 1...5 { broker.request("cli", .publish, ["event": "app.x"]) }
+        let step3 = broker.register("late", peer: "p", events: ["app.x"], resume: (broker.core.epoch, 1))
+        let trimmed = try #require(step3)
+        let gap = try #require(try trimmed.json()["gap"])
+        #expect(gap["reason"]?.stringValue == "the journal no longer holds events 2...3")
+        #expect(broker.requests(to: "p").filter { $0.command == .event }.isEmpty)
+        let step4 = broker.register("other", peer: "q", events: ["app.x"], resume: (42, 3))
+        let restarted = try #require(step4)
+        #expect(try restarted.json()["gap"]?["reason"]?.stringValue?.hasPrefix("the broker restarted") == true)
+        #expect(try restarted.json()["topics"]?["app.x"]?["topicSequence"] == 5)
+    }
+
+    @Test("REPLAY sends the journal's events of the asked names after a sequence")
+    func replayCommand() throws {
+        var broker = BrokerHarness()
+        broker.register("svc", peer: "p", events: ["app.a"])
+        for name in ["app.a", "app.b", "app.a"] { broker.request("cli", .publish, ["event": .string(name)]) }
+        let reply = broker.request("p", .replay, ["after": 1, "epoch": .int(Int64(broker.core.epoch)), "events": ["app.a"]])
+        #expect(try reply?.json()["replayed"] == 2)
+        #expect(broker.requests(to: "p").filter { $0.command == .event }.map { $0.header["event"] } == ["app.a", "app.a"])
+    }
+}
