@@ -30,6 +30,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "LifelineProtocolTests", dependencies: ["LifelineProtocol"]),
         .testTarget(name: "LifelineBrokerTests", dependencies: ["LifelineBroker"]),
+        .testTarget(name: "LifelineTests", dependencies: ["Lifeline"]),
         .testTarget(name: "IntegrationTests", dependencies: ["Lifeline", "ZeroMQ"]),
     ],
     swiftLanguageModes: [.v6]

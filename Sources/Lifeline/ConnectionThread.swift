@@ -12,16 +12,21 @@ public final class ConnectionThread: Sendable {
     public enum Command: Sendable {
         case request(ControlRequest, ticket: UInt64, timeoutMilliseconds: Int)
         case answer(ControlReply)
+        case acknowledge(sequence: UInt64, epoch: UInt64, error: String?)
         case shutdown
     }
 
     /// What the socket thread hands to the application.
     public enum Delivery: Sendable {
-        /// A bus event and when the socket thread received it (CLOCK_MONOTONIC).
-        case event(BusMessage, receivedAt: UInt64)
+        /// A bus event, when the socket thread received it (CLOCK_MONOTONIC), and whether it was
+        /// replayed from the journal.
+        case event(BusMessage, receivedAt: UInt64, replayed: Bool)
         case request(ControlRequest)
+        /// A dispatch step, handled in order with the events.
+        case offer(ControlRequest)
+        case gap(GapNotice)
         case completion(ticket: UInt64, Result<ControlReply, LifelineError>)
-        case joined(epoch: UInt64, first: Bool)
+        case joined(epoch: UInt64, first: Bool, sequence: UInt64, lifecycle: String)
         case refused(LifelineError)
         case log(String)
         case finished
@@ -137,6 +142,8 @@ private struct SessionLoop {
             case .request(let request, let ticket, let timeout):
                 session.submit(request, ticket: ticket, timeoutMilliseconds: timeout, now: now, into: &effects)
             case .answer(let reply): session.answer(reply, into: &effects)
+            case .acknowledge(let sequence, let epoch, let error):
+                session.acknowledge(sequence: sequence, epoch: epoch, error: error, into: &effects)
             case .shutdown: session.shutdown(now: now, into: &effects)
             }
         }
@@ -203,10 +210,14 @@ private struct SessionLoop {
             try socket.connect(endpoint)
             for topic in subscriptions { try socket.set(.subscribe, topic) }
             bus = socket
-        case .deliverEvent(let event): deliver(.event(event, receivedAt: SystemClock.monotonicNanoseconds()))
+        case .deliverEvent(let event, let replayed):
+            deliver(.event(event, receivedAt: SystemClock.monotonicNanoseconds(), replayed: replayed))
         case .deliverRequest(let request): deliver(.request(request))
+        case .deliverOffer(let request): deliver(.offer(request))
+        case .gap(let notice): deliver(.gap(notice))
         case .complete(let ticket, let result): deliver(.completion(ticket: ticket, result))
-        case .joined(let epoch, let first): deliver(.joined(epoch: epoch, first: first))
+        case .joined(let epoch, let first, let sequence, let lifecycle):
+            deliver(.joined(epoch: epoch, first: first, sequence: sequence, lifecycle: lifecycle))
         case .refused(let error):
             deliver(.refused(error))
             finished = true

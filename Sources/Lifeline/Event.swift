@@ -18,9 +18,24 @@ public struct Event: Sendable {
     public let payload: JSONValue
     /// What the handler can do in return: publish, call, look up.
     public let context: ServiceContext
+    /// True when the event came from the broker's journal (a resume or a recovered gap).
+    public let isReplayed: Bool
+    /// Set when the event is a step of a dispatch (then `sequence` is 0: dispatches are not on the bus).
+    public let dispatchID: UInt64?
+    /// The deadline of this dispatch step.
+    public let stepTimeoutMilliseconds: Int?
 
-    init(_ message: BusMessage, payload: JSONValue, receivedAt: UInt64, context: ServiceContext) {
+    /// The position to persist (with the handler's effects) for ``Service/resume(from:)``.
+    public var cursor: EventCursor { EventCursor(epoch: epoch, sequence: sequence) }
+
+    init(
+        _ message: BusMessage, payload: JSONValue, receivedAt: UInt64, context: ServiceContext, replayed: Bool = false,
+        dispatchID: UInt64? = nil, stepTimeout: Int? = nil
+    ) {
         receivedMonotonic = receivedAt
+        isReplayed = replayed
+        self.dispatchID = dispatchID
+        stepTimeoutMilliseconds = stepTimeout
         name = message.name
         sequence = message.header.sequence
         topicSequence = message.header.topicSequence

@@ -88,6 +88,26 @@ public final class LifelineClient: Sendable {
     /// Answers a request the broker delivered (services only).
     func answer(_ reply: ControlReply) { connection.post(.answer(reply)) }
 
+    /// Acknowledges a handled event that asked for it (services only).
+    func acknowledge(sequence: UInt64, epoch: UInt64, error: String?) {
+        connection.post(.acknowledge(sequence: sequence, epoch: epoch, error: error))
+    }
+
+    /// Asks the broker to offer `event` to its handlers one after another and returns their verdict.
+    public func dispatch(_ event: EventName, _ payload: JSONValue = .emptyObject, force: Bool = false, stepTimeout: Duration? = nil) async throws -> DispatchOutcome {
+        var header: [String: JSONValue] = ["event": .string(event.rawValue)]
+        if force { header["force"] = true }
+        var wait = Duration.seconds(10)
+        if let stepTimeout {
+            let milliseconds = stepTimeout.components.seconds * 1000 + stepTimeout.components.attoseconds / 1_000_000_000_000_000
+            header["timeoutMs"] = .int(milliseconds)
+            wait = stepTimeout * 20 + .seconds(5)
+        }
+        if EventCatalog.descriptor(for: event)?.completion != nil { wait = max(wait, .seconds(40)) }
+        let reply = try await request(ControlRequest(.dispatch, header: .object(header), payload: JSONWriter.encode(payload)), timeout: wait)
+        return DispatchOutcome(json: try reply.json())
+    }
+
     /// Unregisters (for services), closes the sockets and waits for the socket thread to end.
     public func close() async {
         connection.post(.shutdown)

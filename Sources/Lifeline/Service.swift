@@ -13,24 +13,63 @@ import LifelineProtocol
 /// The service subscribes on the bus to exactly the events it has handlers for.
 public struct Service: Sendable {
     public typealias EventHandler = @Sendable (Event) async throws -> Void
+    public typealias AnswerHandler = @Sendable (Event) async throws -> Answer
     public typealias MethodHandler = @Sendable (CallRequest) async throws -> JSONValue
     public typealias Hook = @Sendable (ServiceContext) async throws -> Void
 
+    struct Handler {
+        let run: AnswerHandler
+        let priority: Int?
+        let deadline: Int?
+    }
+
     public let name: String
-    private(set) var eventHandlers: [EventName: EventHandler] = [:]
+    private(set) var eventHandlers: [EventName: Handler] = [:]
     private(set) var methodHandlers: [String: MethodHandler] = [:]
-    private(set) var didCreateHook: Hook?
+    private(set) var didCreateHook: (@Sendable () async throws -> Void)?
     private(set) var startHook: Hook?
     private(set) var willDestroyHook: Hook?
     private(set) var heartbeat = HeartbeatSettings.standard
+    private(set) var resumeHook: (@Sendable () async throws -> EventCursor?)?
+    private(set) var gapHook: (@Sendable (GapNotice, ServiceContext) async -> Void)?
 
     /// A service named `name` (letters, digits, `_`, `-`, `.`).
     public init(_ name: String) { self.name = name }
 
-    /// Handles `event`; the service subscribes to it. Events reach handlers one at a time, in bus order.
-    public func on(_ event: EventName, perform handler: @escaping EventHandler) -> Service {
+    /// Handles `event`; the service subscribes to it. Events reach handlers one at a time, in bus
+    /// order, on the service's socket thread (keep handlers short, or hand long work to a task).
+    /// When the event is dispatched, the handler answers `continue`.
+    /// - Parameters:
+    ///   - priority: the service's place in dispatch chains of this event (higher first; default 0).
+    ///   - deadline: how long a dispatch step may take for this service.
+    public func on(_ event: EventName, priority: Int? = nil, deadline: Duration? = nil, perform handler: @escaping EventHandler) -> Service {
+        handle(event, priority: priority, deadline: deadline) { event in
+            try await handler(event)
+            return .continue
+        }
+    }
+
+    /// Handles `event` with an ``Answer``: for dispatched events the answer decides whether the chain
+    /// goes on, may rewrite the payload, and carries the completion.
+    public func handle(_ event: EventName, priority: Int? = nil, deadline: Duration? = nil, answer handler: @escaping AnswerHandler) -> Service {
         var copy = self
-        copy.eventHandlers[event] = handler
+        let milliseconds = deadline.map { Int($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }
+        copy.eventHandlers[event] = Handler(run: handler, priority: priority, deadline: milliseconds)
+        return copy
+    }
+
+    /// Where the service resumes after a restart: return the cursor of the last event it handled
+    /// (``Event/cursor``, persisted with the handler's effects) and the broker replays what came after.
+    public func resume(from cursor: @escaping @Sendable () async throws -> EventCursor?) -> Service {
+        var copy = self
+        copy.resumeHook = cursor
+        return copy
+    }
+
+    /// Called when events were lost for good (the journal no longer held them, or the broker restarted).
+    public func onGap(_ handler: @escaping @Sendable (GapNotice, ServiceContext) async -> Void) -> Service {
+        var copy = self
+        copy.gapHook = handler
         return copy
     }
 
@@ -42,7 +81,7 @@ public struct Service: Sendable {
     }
 
     /// Runs once before the service connects (DTService didCreate).
-    public func didCreate(_ hook: @escaping Hook) -> Service {
+    public func didCreate(_ hook: @escaping @Sendable () async throws -> Void) -> Service {
         var copy = self
         copy.didCreateHook = hook
         return copy
@@ -71,6 +110,9 @@ public struct Service: Sendable {
 
     /// The events the service handles, sorted.
     public var events: [EventName] { eventHandlers.keys.sorted() }
+
+    var priorities: [EventName: Int] { eventHandlers.compactMapValues(\.priority) }
+    var deadlines: [EventName: Int] { eventHandlers.compactMapValues(\.deadline) }
     /// The methods the service answers, sorted.
     public var methods: [String] { methodHandlers.keys.sorted() }
 }

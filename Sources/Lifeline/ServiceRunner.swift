@@ -17,45 +17,54 @@ public final class ServiceRunner: Sendable {
     /// The registered name (the service's own, or `--name`).
     public var name: String { options.name ?? service.name }
 
+    /// What reaches the event-handling task, in order.
+    enum Inbound: Sendable {
+        case event(BusMessage, receivedAt: UInt64, replayed: Bool)
+        case offer(ControlRequest)
+        case gap(GapNotice)
+    }
+
     /// Serves until ``stop()``; throws when the broker refuses the name.
     public func run() async throws {
         let name = self.name
+        let instance = Environment.uniqueToken()
         let registration = ServiceRegistration(
-            name: name, instance: Environment.uniqueToken(), pid: Environment.processID, host: Environment.hostName,
-            events: service.events, methods: service.methods, heartbeat: options.heartbeat ?? service.heartbeat,
-            attachToken: "")
+            name: name, instance: instance, pid: Environment.processID, host: Environment.hostName, events: service.events,
+            methods: service.methods, heartbeat: options.heartbeat ?? service.heartbeat, attachToken: instance,
+            priorities: service.priorities, deadlines: service.deadlines)
         var configuration = SessionConfiguration(
-            brokerEndpoint: options.broker, registration: registration, subscriptions: .events(service.events),
-            token: registration.instance)
-        configuration.registration?.attachToken = registration.instance
+            brokerEndpoint: options.broker, registration: registration, subscriptions: .events(service.events), token: instance)
 
-        let (events, eventSink) = AsyncStream<(BusMessage, UInt64)>.makeStream()
+        let (inbound, inboundSink) = AsyncStream<Inbound>.makeStream()
         let (control, controlSink) = AsyncStream<ConnectionThread.Delivery>.makeStream()
+        if let hook = service.didCreateHook { try await hook() }
+        if let hook = service.resumeHook { configuration.resume = try await hook() }
+
         let client = LifelineClient(configuration: configuration) { delivery in
-            if case .event(let message, let receivedAt) = delivery {
-                eventSink.yield((message, receivedAt))
-            } else {
-                controlSink.yield(delivery)
+            switch delivery {
+            case .event(let message, let receivedAt, let replayed): inboundSink.yield(.event(message, receivedAt: receivedAt, replayed: replayed))
+            case .offer(let request): inboundSink.yield(.offer(request))
+            case .gap(let notice): inboundSink.yield(.gap(notice))
+            default: controlSink.yield(delivery)
             }
         }
         let context = ServiceContext(serviceName: name, client: client)
-        if let hook = service.didCreateHook { try await hook(context) }
         let stopRequested = state.withLock { state in
             state.client = client
             return state.stopping
         }
-        if stopRequested { await leave(client, context: context) }
+        if stopRequested { Task { await leave(client, context: context) } }
 
         // Handlers run on the socket thread (see SocketThreadExecutor): no thread hop before a handler.
-        let eventLoop = Task(executorPreference: client.socketExecutor) { await self.deliverEvents(events, context: context) }
-        defer { eventSink.finish() }
+        let eventLoop = Task(executorPreference: client.socketExecutor) { await self.handle(inbound, client: client, context: context) }
+        defer { inboundSink.finish() }
         var refusal: LifelineError?
         for await delivery in control {
             switch delivery {
             case .request(let request): Task { await answer(request, client: client, context: context) }
-            case .joined(let epoch, let first):
+            case .joined(let epoch, let first, let sequence, let lifecycle):
                 if first {
-                    Console.out("READY service=\(name) pid=\(Environment.processID) epoch=\(epoch)")
+                    Console.out("READY service=\(name) pid=\(Environment.processID) epoch=\(epoch) sequence=\(sequence) lifecycle=\(lifecycle)")
                     if let hook = service.startHook {
                         Task {
                             do { try await hook(context) } catch { context.log("start failed: \(error)") }
@@ -69,10 +78,10 @@ public final class ServiceRunner: Sendable {
                 controlSink.finish()
             case .log(let line): context.log(line)
             case .finished: controlSink.finish()
-            case .event, .completion: break
+            case .event, .offer, .gap, .completion: break
             }
         }
-        eventSink.finish()
+        inboundSink.finish()
         await eventLoop.value
         if let refusal { throw refusal }
     }
@@ -95,21 +104,57 @@ public final class ServiceRunner: Sendable {
         await client.close()
     }
 
-    private func deliverEvents(_ events: AsyncStream<(BusMessage, UInt64)>, context: ServiceContext) async {
-        for await (message, receivedAt) in events {
-            guard let handler = service.eventHandlers[message.name] else { continue }
-            let payload: JSONValue
-            do {
-                payload = try JSONParser.parse(message.payload)
-            } catch {
-                context.log("ignored \(message.name) #\(message.header.sequence): payload is not JSON (\(error))")
-                continue
+    /// Handles events, dispatch steps and gap notices one at a time, in the order they arrived.
+    private func handle(_ inbound: AsyncStream<Inbound>, client: LifelineClient, context: ServiceContext) async {
+        for await item in inbound {
+            switch item {
+            case .event(let message, let receivedAt, let replayed):
+                await handleEvent(message, receivedAt: receivedAt, replayed: replayed, client: client, context: context)
+            case .offer(let request): await handleOffer(request, client: client, context: context)
+            case .gap(let notice):
+                if let hook = service.gapHook { await hook(notice, context) }
             }
-            do {
-                try await handler(Event(message, payload: payload, receivedAt: receivedAt, context: context))
-            } catch {
-                context.log("handler for \(message.name) #\(message.header.sequence) failed: \(error)")
-            }
+        }
+    }
+
+    private func handleEvent(_ message: BusMessage, receivedAt: UInt64, replayed: Bool, client: LifelineClient, context: ServiceContext) async {
+        let wantsAcknowledgement = message.header.flags & 1 == 1
+        guard let handler = service.eventHandlers[message.name] else { return }
+        var failure: String?
+        do {
+            let payload = try JSONParser.parse(message.payload)
+            _ = try await handler.run(Event(message, payload: payload, receivedAt: receivedAt, context: context, replayed: replayed))
+        } catch {
+            failure = "\(error)"
+            context.log("handler for \(message.name) #\(message.header.sequence) failed: \(error)")
+        }
+        if wantsAcknowledgement {
+            client.acknowledge(sequence: message.header.sequence, epoch: message.header.epoch, error: failure)
+        }
+    }
+
+    private func handleOffer(_ request: ControlRequest, client: LifelineClient, context: ServiceContext) async {
+        let received = SystemClock.monotonicNanoseconds()
+        let name = EventName(rawValue: request.header["event"]?.stringValue ?? "")
+        guard let handler = service.eventHandlers[name] else {
+            client.answer(ControlReply(requestID: request.requestID, json: Answer.continue.json))
+            return
+        }
+        do {
+            let payload = (request.payload ?? []).isEmpty ? JSONValue.emptyObject : try JSONParser.parse(request.payload ?? [])
+            let message = BusMessage(
+                name: name,
+                header: BusHeader(epoch: 0, sequence: 0, topicSequence: 0, publishedWallNanoseconds: SystemClock.wallNanoseconds(), publishedMonotonicNanoseconds: received),
+                payload: [])
+            let event = Event(
+                message, payload: payload, receivedAt: received, context: context,
+                dispatchID: request.header["dispatch"]?.intValue.map { UInt64($0) }, stepTimeout: request.header["timeoutMs"]?.intValue.map { Int($0) })
+            let answer = try await handler.run(event)
+            client.answer(ControlReply(requestID: request.requestID, json: answer.json))
+        } catch let error as ServiceError {
+            client.answer(ControlReply(requestID: request.requestID, status: error.status, json: error.body))
+        } catch {
+            client.answer(.error(.internalError, "\(self.name) failed to handle \(name): \(error)", requestID: request.requestID))
         }
     }
 

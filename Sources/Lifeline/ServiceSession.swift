@@ -1,9 +1,11 @@
 import LifelineProtocol
 
-/// The client side of the protocol as a state machine (the Paranoid Pirate worker of the ZeroMQ
-/// guide): greet the broker, open the bus, register or attach, heartbeat both ways, detect a dead
-/// broker and reconnect with exponential backoff, match replies to requests, shut down cleanly.
-/// Pure: messages and time in, ``SessionEffect``s out.
+/// The client side of the protocol as a state machine (the Paranoid Pirate worker and the Clone
+/// subscriber of the ZeroMQ guide): greet the broker, open the bus, register or attach, start from the
+/// broker's snapshot, heartbeat both ways, detect a dead broker and reconnect with exponential
+/// backoff, resume where it left off, drop duplicates, detect sequence gaps and recover them from the
+/// journal, match replies to requests, shut down cleanly. Pure: messages and time in,
+/// ``SessionEffect``s out.
 public struct ServiceSession {
     /// Where the session stands.
     public enum Phase: Equatable, Sendable {
@@ -21,7 +23,7 @@ public struct ServiceSession {
         case stopped
     }
 
-    private enum Internal { case hello, join, unregister }
+    private enum Internal { case hello, join, unregister, replay }
 
     private struct Outstanding {
         var ticket: UInt64
@@ -30,16 +32,31 @@ public struct ServiceSession {
         var timeoutMilliseconds: Int
     }
 
+    /// The last event delivered for one name.
+    private struct TopicCursor {
+        var sequence: UInt64 = 0
+        var topicSequence: UInt64 = 0
+    }
+
     public let configuration: SessionConfiguration
     public private(set) var phase: Phase = .idle
     public private(set) var busEndpoint: String?
     /// The epoch of the broker the session last joined.
     public private(set) var epoch: UInt64?
+    /// The highest sequence delivered in this epoch (where a reconnect resumes).
+    public private(set) var lastSequence: UInt64 = 0
+    private var topics: [EventName: TopicCursor] = [:]
+    /// Bus events held while joining or while a gap is being recovered.
+    private var held: [BusMessage] = []
+    private var recovering = false
     private var brokerHeartbeat = HeartbeatSettings.standard
     private var brokerDeadline = UInt64.max
     private var nextHeartbeat = UInt64.max
     private var backoffMilliseconds: Int
     private var hasJoined = false
+    /// A taken name is retried once, after its holder would have expired (a restarted service whose
+    /// crashed predecessor is still registered); a second refusal is final.
+    private var retriedConflict = false
     private var counter: UInt64 = 0
     private var internalRequests: [[UInt8]: Internal] = [:]
     private var outstanding: [[UInt8]: Outstanding] = [:]
@@ -48,6 +65,9 @@ public struct ServiceSession {
         self.configuration = configuration
         self.backoffMilliseconds = configuration.initialBackoffMilliseconds
     }
+
+    /// Where this session stands on the bus.
+    public var cursor: EventCursor? { epoch.map { EventCursor(epoch: $0, sequence: lastSequence) } }
 
     // MARK: Inputs
 
@@ -79,6 +99,8 @@ public struct ServiceSession {
                 default: lose("the broker disconnected us (\(reason))", retryAt: now, now: now, into: &effects)
                 }
             case .call: effects.append(.deliverRequest(request))
+            case .offer: effects.append(.deliverOffer(request))
+            case .event: replayed(request, into: &effects)
             default:
                 let refusal = ControlReply.error(.badRequest, "a client does not accept \(request.command)", requestID: request.requestID)
                 effects.append(.sendControl(refusal.frames()))
@@ -87,11 +109,20 @@ public struct ServiceSession {
     }
 
     /// Handles one message from the bus socket.
-    public func handleBus(_ frames: [[UInt8]], into effects: inout [SessionEffect]) {
+    public mutating func handleBus(_ frames: [[UInt8]], into effects: inout [SessionEffect]) {
+        let message: BusMessage
         do {
-            effects.append(.deliverEvent(try BusMessage.decode(frames)))
+            message = try BusMessage.decode(frames)
         } catch {
             effects.append(.log("ignored a malformed bus message: \(error.message)"))
+            return
+        }
+        if case .joining = phase {
+            held.append(message)
+        } else if recovering {
+            held.append(message)
+        } else {
+            accept(message, into: &effects)
         }
     }
 
@@ -121,6 +152,14 @@ public struct ServiceSession {
     /// Sends the application's answer to a request the broker delivered.
     public func answer(_ reply: ControlReply, into effects: inout [SessionEffect]) {
         effects.append(.sendControl(reply.frames()))
+    }
+
+    /// Tells the broker an acknowledged event was handled (with the handler's error, if it failed).
+    public func acknowledge(sequence: UInt64, epoch ackEpoch: UInt64, error: String?, into effects: inout [SessionEffect]) {
+        guard let name = configuration.registration?.name, phase == .ready, ackEpoch == epoch else { return }
+        var header: [String: JSONValue] = ["sequence": .int(Int64(sequence)), "epoch": .int(Int64(ackEpoch)), "name": .string(name)]
+        if let error { header["error"] = .string(error) }
+        effects.append(.sendControl(ControlRequest(.ack, header: .object(header)).frames()))
     }
 
     /// Unregisters (when registered) and then finishes.
@@ -179,6 +218,80 @@ public struct ServiceSession {
 
     static let heartbeatFrames = ControlRequest(.heartbeat).frames()
 
+    // MARK: Delivery, deduplication and gaps
+
+    /// Delivers a live event unless it is a duplicate; a skipped topic sequence starts a recovery.
+    private mutating func accept(_ message: BusMessage, into effects: inout [SessionEffect]) {
+        guard message.header.epoch == epoch else { return }
+        let cursor = topics[message.name] ?? TopicCursor()
+        if message.header.sequence <= cursor.sequence { return }
+        if message.header.topicSequence != cursor.topicSequence + 1 {
+            let missing = message.header.topicSequence - cursor.topicSequence - 1
+            effects.append(.log("\(message.name): \(missing) event(s) missing before #\(message.header.sequence); asking the broker to replay"))
+            held.append(message)
+            recovering = true
+            let id = nextID("s")
+            internalRequests[id] = .replay
+            let header: JSONValue = [
+                "after": .int(Int64(cursor.sequence)), "epoch": .int(Int64(message.header.epoch)),
+                "events": [.string(message.name.rawValue)],
+            ]
+            effects.append(.sendControl(ControlRequest(.replay, requestID: id, header: header).frames()))
+            return
+        }
+        deliver(message, replayed: false, into: &effects)
+    }
+
+    private mutating func deliver(_ message: BusMessage, replayed: Bool, into effects: inout [SessionEffect]) {
+        topics[message.name] = TopicCursor(sequence: message.header.sequence, topicSequence: message.header.topicSequence)
+        lastSequence = max(lastSequence, message.header.sequence)
+        effects.append(.deliverEvent(message, replayed: replayed))
+    }
+
+    /// An EVENT from the journal: delivered in order unless already seen.
+    private mutating func replayed(_ request: ControlRequest, into effects: inout [SessionEffect]) {
+        let header = request.header
+        guard let name = header["event"]?.stringValue, let sequence = header["sequence"]?.intValue,
+            let topicSequence = header["topicSequence"]?.intValue, let eventEpoch = header["epoch"]?.intValue
+        else {
+            effects.append(.log("ignored a malformed EVENT from the broker"))
+            return
+        }
+        let message = BusMessage(
+            name: EventName(rawValue: name),
+            header: BusHeader(
+                epoch: UInt64(eventEpoch), sequence: UInt64(sequence), topicSequence: UInt64(topicSequence),
+                flags: UInt64(header["flags"]?.intValue ?? 0), publishedWallNanoseconds: UInt64(header["publishedWallNs"]?.intValue ?? 0),
+                publishedMonotonicNanoseconds: UInt64(header["publishedMonotonicNs"]?.intValue ?? 0)),
+            payload: request.payload ?? [])
+        if epoch != nil && message.header.epoch != epoch { return }
+        if message.header.sequence <= (topics[message.name]?.sequence ?? 0) { return }
+        deliver(message, replayed: true, into: &effects)
+    }
+
+    /// Takes the topics' positions from a snapshot (where the broker stands for each of our events).
+    private mutating func adopt(_ snapshot: JSONValue?) {
+        for (name, state) in snapshot?.objectValue ?? [:] {
+            let key = EventName(rawValue: name)
+            let given = TopicCursor(
+                sequence: UInt64(state["sequence"]?.intValue ?? 0), topicSequence: UInt64(state["topicSequence"]?.intValue ?? 0))
+            if given.sequence > (topics[key]?.sequence ?? 0) { topics[key] = given }
+        }
+    }
+
+    /// Delivers the events held while joining or recovering, in order, through the duplicate filter.
+    private mutating func releaseHeld(into effects: inout [SessionEffect]) {
+        let pending = held.sorted { $0.header.sequence < $1.header.sequence }
+        held.removeAll()
+        for (index, message) in pending.enumerated() {
+            accept(message, into: &effects)
+            if recovering {
+                held.append(contentsOf: pending[(index + 1)...])
+                return
+            }
+        }
+    }
+
     // MARK: Steps
 
     private mutating func nextID(_ prefix: String) -> [UInt8] {
@@ -207,6 +320,7 @@ public struct ServiceSession {
         switch kind {
         case .hello: greeted(reply, now: now, into: &effects)
         case .join: joined(reply, now: now, into: &effects)
+        case .replay: recovered(reply, into: &effects)
         case .unregister:
             if !reply.status.isSuccess { effects.append(.log("UNREGISTER refused: \(reply.errorMessage)")) }
             finish(into: &effects)
@@ -227,12 +341,15 @@ public struct ServiceSession {
         }
         let id = nextID("s")
         internalRequests[id] = .join
-        let request =
-            if let registration = configuration.registration {
-                ControlRequest(.register, requestID: id, header: registration.json)
-            } else {
-                ControlRequest(.attach, requestID: id, header: ["token": .string(configuration.token)])
-            }
+        let request: ControlRequest
+        if let registration = configuration.registration {
+            var header = registration.json.objectValue ?? [:]
+            if let resume = cursor ?? configuration.resume { header["resume"] = resume.json }
+            request = ControlRequest(.register, requestID: id, header: .object(header))
+        } else {
+            request = ControlRequest(.attach, requestID: id, header: ["token": .string(configuration.token)])
+        }
+        held.removeAll()
         effects.append(.sendControl(request.frames()))
         phase = .joining(deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds + 5000) * 1_000_000)
     }
@@ -241,6 +358,14 @@ public struct ServiceSession {
         guard case .joining = phase else { return }
         guard reply.status.isSuccess else {
             if reply.status == .conflict {
+                let wait = (try? reply.json())?["retryAfterMs"]?.intValue
+                if let wait, !retriedConflict {
+                    retriedConflict = true
+                    effects.append(.log("\(reply.errorMessage); trying once more in \(wait + 200) ms in case that process has died"))
+                    internalRequests.removeAll()
+                    phase = .backingOff(until: now &+ UInt64(wait + 200) * 1_000_000)
+                    return
+                }
                 phase = .stopped
                 effects.append(.refused(LifelineError(reply: reply)))
                 return
@@ -249,7 +374,22 @@ public struct ServiceSession {
             return
         }
         let body = (try? reply.json()) ?? .null
-        epoch = body["epoch"]?.intValue.map { UInt64($0) }
+        let joinedEpoch = body["epoch"]?.intValue.map { UInt64($0) }
+        if joinedEpoch != epoch {
+            if epoch != nil {
+                // A new broker life: the positions of the old one mean nothing here.
+                topics.removeAll()
+                lastSequence = 0
+            }
+            epoch = joinedEpoch
+        }
+        adopt(body["topics"])
+        lastSequence = max(lastSequence, UInt64(body["sequence"]?.intValue ?? 0))
+        if let gap = body["gap"] {
+            let notice = GapNotice(json: gap)
+            effects.append(.log("could not resume after #\(notice.after): \(notice.reason)"))
+            effects.append(.gap(notice))
+        }
         if let heartbeat = body["heartbeat"], let settings = try? HeartbeatSettings(json: heartbeat) { brokerHeartbeat = settings }
         phase = .ready
         backoffMilliseconds = configuration.initialBackoffMilliseconds
@@ -257,8 +397,27 @@ public struct ServiceSession {
             brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds
             nextHeartbeat = now &+ registration.heartbeat.intervalNanoseconds
         }
-        effects.append(.joined(epoch: epoch ?? 0, first: !hasJoined))
+        effects.append(
+            .joined(epoch: epoch ?? 0, first: !hasJoined, sequence: UInt64(body["sequence"]?.intValue ?? 0), lifecycle: body["lifecycle"]?.stringValue ?? ""))
         hasJoined = true
+        recovering = false
+        releaseHeld(into: &effects)
+    }
+
+    private mutating func recovered(_ reply: ControlReply, into effects: inout [SessionEffect]) {
+        let body = (try? reply.json()) ?? .null
+        if let gap = body["gap"] {
+            let notice = GapNotice(json: gap)
+            effects.append(.log("could not recover the gap after #\(notice.after): \(notice.reason)"))
+            effects.append(.gap(notice))
+            for (name, state) in body["topics"]?.objectValue ?? [:] {
+                topics[EventName(rawValue: name)] = TopicCursor(
+                    sequence: UInt64(state["sequence"]?.intValue ?? 0), topicSequence: UInt64(state["topicSequence"]?.intValue ?? 0))
+            }
+            held.removeAll { $0.header.sequence <= (topics[$0.name]?.sequence ?? 0) }
+        }
+        recovering = false
+        releaseHeld(into: &effects)
     }
 
     /// Gives up on the current connection and plans the next attempt (at once for `retryAt: now`).
@@ -269,6 +428,7 @@ public struct ServiceSession {
         }
         outstanding.removeAll()
         internalRequests.removeAll()
+        recovering = false
         brokerDeadline = .max
         nextHeartbeat = .max
         if let retryAt {

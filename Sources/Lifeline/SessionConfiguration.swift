@@ -26,6 +26,8 @@ public struct SessionConfiguration: Sendable {
     public var maximumBackoffMilliseconds = 32_000
     /// How long shutdown waits for UNREGISTER to be answered.
     public var unregisterTimeoutMilliseconds = 1000
+    /// Where a restarted service resumes: the broker replays what it missed after this cursor.
+    public var resume: EventCursor?
 
     public init(brokerEndpoint: String, registration: ServiceRegistration? = nil, subscriptions: Subscriptions = .none, token: String) {
         self.brokerEndpoint = brokerEndpoint

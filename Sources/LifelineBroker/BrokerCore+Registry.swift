@@ -70,9 +70,9 @@ extension BrokerCore {
             return
         }
         if let existing = registry.entry(named: registration.name), existing.registration.instance != registration.instance {
-            if case .refused(let reason) = registry.admit(registration, peer: peer, now: now) {
+            if case .refused(let reason, let retryAfter) = registry.admit(registration, peer: peer, now: now) {
                 output.append(.log("refused registration of \(registration.name) by pid \(registration.pid): name taken"))
-                send(peer, ControlReply.error(.conflict, reason, requestID: request.requestID), into: &output)
+                send(peer, Self.conflict(reason, retryAfter: retryAfter, requestID: request.requestID), into: &output)
             }
             return
         }
@@ -92,8 +92,8 @@ extension BrokerCore {
         now: UInt64, into output: inout [BrokerOutput]
     ) {
         let admission = registry.admit(registration, peer: peer, now: now)
-        if case .refused(let reason) = admission {
-            send(peer, ControlReply.error(.conflict, reason, requestID: requestID), into: &output)
+        if case .refused(let reason, let retryAfter) = admission {
+            send(peer, Self.conflict(reason, retryAfter: retryAfter, requestID: requestID), into: &output)
             return
         }
         // The snapshot (and any replay) is taken before this registration's own serviceDidStart, which
@@ -123,6 +123,11 @@ extension BrokerCore {
             output.append(.log("\(registration.name) (pid \(registration.pid)) registered again after a reconnect"))
         }
         send(peer, ControlReply(requestID: requestID, json: .object(body)), into: &output)
+    }
+
+    /// A 409 for a taken name, with how long until the holder would expire if it has died.
+    static func conflict(_ reason: String, retryAfter: Int64, requestID: [UInt8]) -> ControlReply {
+        ControlReply(requestID: requestID, status: .conflict, json: ["error": .string(reason), "retryAfterMs": .int(retryAfter)])
     }
 
     /// The last sequence and topic sequence of each of `names` ({} for names never published).

@@ -23,7 +23,7 @@ struct ServiceRegistry {
         /// The same instance registered again (after a reconnect): routing id and details updated.
         case renewed
         /// Another live instance holds the name.
-        case refused(String)
+        case refused(String, retryAfterMilliseconds: Int64)
     }
 
     private(set) var entries: [String: Entry] = [:]
@@ -47,9 +47,11 @@ struct ServiceRegistry {
             guard existing.registration.instance == registration.instance else {
                 let owner = existing.registration
                 let silence = (now &- existing.lastSeen) / 1_000_000
+                let expiry = Int64(owner.heartbeat.expiryNanoseconds / 1_000_000)
                 return .refused(
                     "service '\(registration.name)' is already registered by pid \(owner.pid) on host '\(owner.host)' "
-                        + "(last heard from \(silence) ms ago); choose another name or stop that process first")
+                        + "(last heard from \(silence) ms ago); choose another name or stop that process first",
+                    retryAfterMilliseconds: max(0, expiry - Int64(silence)))
             }
             detach(name: registration.name, from: existing.peer)
             count(existing.registration.events, by: -1)

@@ -21,6 +21,10 @@ enum BrokerCommand: CLICommand {
           --call-timeout MS         deadline of calls that name none (default 5000)
           --max-message-bytes N     larger requests are refused with 413 (default 8388608)
           --bus-hwm N               events queued per slow subscriber before the bus drops them (default 100000, 0: no limit)
+          --journal-size N          events kept for replay to reconnecting services (default 10000)
+          --journal-age MS          journal events older than this are forgotten (default 600000)
+          --step-timeout MS         default deadline of a dispatch step (default 2000)
+          --ack-timeout MS          default wait of an acknowledged publish (default 5000)
         Endpoints may use wildcard ports, e.g. tcp://127.0.0.1:*; READY shows the ports chosen.
         """
 
@@ -37,6 +41,10 @@ enum BrokerCommand: CLICommand {
         }
         if let bytes = try arguments.integer("--max-message-bytes", in: 1024...(1 << 30)) { configuration.maximumMessageBytes = bytes }
         if let hwm = try arguments.integer("--bus-hwm", in: 0...100_000_000) { configuration.busHighWaterMark = hwm }
+        if let size = try arguments.integer("--journal-size", in: 0...10_000_000) { configuration.journalCapacity = size }
+        if let age = try arguments.integer("--journal-age", in: 1...86_400_000) { configuration.journalMaximumAgeMilliseconds = age }
+        if let step = try arguments.integer("--step-timeout", in: 1...3_600_000) { configuration.dispatchStepTimeoutMilliseconds = step }
+        if let ack = try arguments.integer("--ack-timeout", in: 1...3_600_000) { configuration.acknowledgementTimeoutMilliseconds = ack }
         try arguments.finish()
 
         let identity = BrokerIdentity(pid: Int(getpid()), host: ProcessInfo.processInfo.hostName, version: CLI.version)

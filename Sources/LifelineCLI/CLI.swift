@@ -5,7 +5,7 @@ import LifelineProtocol
 /// The `lifeline` command line: `lifeline COMMAND [options]`.
 public enum CLI {
     static let commands: [CommandEntry] = [
-        CommandEntry(BrokerCommand.self), CommandEntry(PublishCommand.self), CommandEntry(TailCommand.self),
+        CommandEntry(BrokerCommand.self), CommandEntry(PublishCommand.self), CommandEntry(DispatchCommand.self), CommandEntry(TailCommand.self),
         CommandEntry(ServicesCommand.self), CommandEntry(LookupCommand.self), CommandEntry(CallCommand.self),
         CommandEntry(StatusCommand.self), CommandEntry(EventsCommand.self), CommandEntry(TopologyCommand.self),
     ]

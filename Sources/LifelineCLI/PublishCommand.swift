@@ -13,14 +13,23 @@ enum PublishCommand: CLICommand {
         subscribe to it. 'lifeline events' lists the built-in events and their fields; custom events
         need a namespace, e.g. com.example.cartDidChange.
 
+        willResignActive, didEnterBackground, willTerminate and didReceiveMemoryWarning are acknowledged:
+        publish waits until every subscribed service has handled the event (or --timeout passes) and
+        reports who did not; it exits 1 when any subscriber did not acknowledge.
+
         options:
-          --ack           ask subscribers to acknowledge (flag bit 0 of the bus header)
+          --ack           wait for acknowledgements for any event
+          --no-ack        do not wait, even for the events above
+          --force         publish even when the event makes no sense in the current lifecycle state
         \(ClientOptions.help)
         """
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
-        let acknowledged = arguments.flag("--ack")
+        let ack = arguments.flag("--ack")
+        let noAck = arguments.flag("--no-ack")
+        let force = arguments.flag("--force")
+        if ack && noAck { throw UsageError("--ack and --no-ack exclude each other") }
         guard let name = arguments.positional() else { throw UsageError("publish needs an EVENT") }
         let payload = try TextFormat.payload(arguments.remainingPositionals())
         try arguments.finish()
@@ -31,18 +40,32 @@ enum PublishCommand: CLICommand {
         } catch {
             throw UsageError(error.message)
         }
-        let receipt = try options.client().publish(
-            event, payload: JSONWriter.encode(payload), acknowledged: acknowledged, timeoutMilliseconds: options.timeoutMilliseconds)
+        var header: [String: JSONValue] = ["event": .string(event.rawValue), "timeoutMs": .int(Int64(options.timeoutMilliseconds))]
+        if ack || noAck { header["ack"] = .bool(ack) }
+        if force { header["force"] = true }
+        let request = ControlRequest(.publish, header: .object(header), payload: JSONWriter.encode(payload))
+        let reply = try options.client().request(request, timeoutMilliseconds: options.timeoutMilliseconds + 2000)
+        let body = try reply.json()
+        let missing = body["missing"]?.arrayValue ?? []
+        let failed = body["failed"]?.arrayValue ?? []
         if options.json {
-            Console.out(
-                JSONValue.object([
-                    "event": .string(receipt.event.rawValue), "sequence": .int(Int64(receipt.sequence)),
-                    "epoch": .int(Int64(receipt.epoch)), "subscribers": .int(Int64(receipt.subscribers)),
-                ]).description)
+            Console.out(body.description)
         } else {
-            let noun = receipt.subscribers == 1 ? "service" : "services"
-            Console.out("published \(receipt.event) #\(receipt.sequence) to \(receipt.subscribers) subscribed \(noun)")
+            let subscribers = body["subscribers"]?.intValue ?? 0
+            let noun = subscribers == 1 ? "service" : "services"
+            var line = "published \(event) #\(body["sequence"]?.intValue ?? 0) to \(subscribers) subscribed \(noun)"
+            if let acknowledged = body["acknowledged"]?.arrayValue {
+                let names = acknowledged.compactMap(\.stringValue)
+                line += "; acknowledged by \(names.count) of \(subscribers)" + (names.isEmpty ? "" : " (\(names.joined(separator: ", ")))")
+            }
+            Console.out(line)
+            for entry in failed {
+                Console.error("  \(entry["service"]?.stringValue ?? "?") handled it with an error: \(entry["error"]?.stringValue ?? "")")
+            }
+            for entry in missing {
+                Console.error("  \(entry["service"]?.stringValue ?? "?") did not acknowledge: \(entry["reason"]?.stringValue ?? "")")
+            }
         }
-        return 0
+        return missing.isEmpty && failed.isEmpty ? 0 : 1
     }
 }

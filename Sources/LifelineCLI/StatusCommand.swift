@@ -4,7 +4,7 @@ import LifelineProtocol
 /// `lifeline status`.
 enum StatusCommand: CLICommand {
     static let name = "status"
-    static let summary = "show the broker: pid, epoch, last sequence, bus, services"
+    static let summary = "show the broker: lifecycle state, epoch, last sequence, journal, services"
     static let help = """
         usage: lifeline status [options]
 
@@ -28,11 +28,13 @@ enum StatusCommand: CLICommand {
         let info = try BrokerInfo(json: hello)
         Console.out(
             """
+            lifecycle:  \(hello["lifecycle"]?.stringValue ?? "?")
             broker:     pid \(info.pid) on \(info.host), version \(info.version)
             control:    \(options.broker)
             bus:        \(info.bus)
             epoch:      \(info.epoch)
             sequence:   \(info.sequence)
+            journal:    \(hello["journal"]?["events"]?.intValue ?? 0) events from #\(hello["journal"]?["firstSequence"]?.intValue ?? 0) (keeps \(hello["journal"]?["capacity"]?.intValue ?? 0), \((hello["journal"]?["maxAgeMs"]?.intValue ?? 0) / 1000) s)
             heartbeat:  every \(info.heartbeat.intervalMilliseconds) ms, liveness \(info.heartbeat.liveness)
             services:   \(services.count)\(services.isEmpty ? "" : " (" + services.compactMap { $0["name"]?.stringValue }.joined(separator: ", ") + ")")
             """)

@@ -43,7 +43,8 @@ public struct LifecycleError: Error, Sendable, Equatable, CustomStringConvertibl
 
     public var description: String {
         let order = LifecycleState.allCases.filter { expected.contains($0) }.map(\.rawValue)
-        return "\(event) makes no sense while the application is \(state.rawValue) (it follows \(order.joined(separator: " or "))); "
-            + "publish it with force to override"
+        let list = order.count > 1 ? order.dropLast().joined(separator: ", ") + " or " + order.last! : order.joined()
+        return "\(event) makes no sense while the application is \(state.rawValue) (it is valid while \(list)); "
+            + "send it with force (lifeline publish --force) to override"
     }
 }

@@ -19,10 +19,11 @@ struct BusDeliveryTests {
         let client = LifelineClient(broker: broker.control)
         defer { probe.kill(); broker.process.kill() }
 
+        #expect(try await client.publish(.didFinishLaunching).subscribers == 0)
         #expect(try await client.publish("shop.cartDidChange", ["n": 1]).subscribers == 0)
         #expect(try await client.publish("shop.car", ["n": 2]).subscribers == 0)
         #expect(try await client.publish("shop.cart", ["n": 3]).subscribers == 1)
-        #expect(try await client.publish(.willTerminate).subscribers == 0)
+        #expect(try await client.publish(.openURL, ["url": "app://x"]).subscribers == 0)
         #expect(try await client.publish(.didEnterBackground, ["n": 4]).subscribers == 1)
         try await client.publish("shop.cart", ["last": true])
         try await probe.waitForLine { $0.contains("\"last\":true") }
@@ -40,10 +41,11 @@ struct BusDeliveryTests {
         let second = try await broker.service("lifeline-probe", ["--name", "two", "--events", "didBecomeActive"])
         defer { first.kill(); second.kill(); broker.process.kill() }
 
+        #expect(try await broker.cli(["publish", "didFinishLaunching"]).status == 0)
         let active = try await broker.cli(["publish", "didBecomeActive", "--json"])
         #expect(active.status == 0)
         #expect(try JSONParser.parse(active.output)["subscribers"] == 2)
-        let terminate = try await broker.cli(["publish", "willTerminate"])
+        let terminate = try await broker.cli(["publish", "willTerminate", "--no-ack"])
         #expect(terminate.output.hasSuffix("to 1 subscribed service"))
         try await first.waitForLine { $0.contains("willTerminate") }
         try await second.waitForLine { $0.contains("didBecomeActive") }

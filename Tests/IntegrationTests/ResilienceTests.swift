@@ -55,7 +55,7 @@ struct ResilienceTests {
         let listing = try await second.cli(["services", "--json"])
         let pids = try JSONParser.parse(listing.output)["services"]?.arrayValue?.compactMap { $0["pid"]?.intValue }
         #expect(Set(pids ?? []) == [Int64(alpha.pid), Int64(beta.pid)])
-        let receipt = try await second.cli(["publish", "didBecomeActive", "--json"])
+        let receipt = try await second.cli(["publish", "didBecomeActive", "--force", "--json"])
         #expect(try JSONParser.parse(receipt.output)["subscribers"] == 1)
         try await alpha.waitForLine { $0.contains("didBecomeActive") }
     }

@@ -25,7 +25,7 @@ struct LifecycleAndJournalTests {
             Issue.record("didBecomeActive accepted while background")
             return
         }
-        #expect(error.description.hasPrefix("didBecomeActive makes no sense while the application is background (it follows launching or inactive)"))
+        #expect(error.description.hasPrefix("didBecomeActive makes no sense while the application is background (it is valid while launching or inactive)"))
     }
 
     @Test("the broker refuses an out-of-order lifecycle event with 409 unless forced, and reports the state")

@@ -1,12 +1,21 @@
 // lifeline-probe: a service whose events and behaviour come from its command line. It prints every
-// event it receives as one JSON line on stdout, which makes it the workhorse of the integration tests
-// and a handy way to watch what a given subscription sees.
+// event it handles as one JSON line on stdout, which makes it the workhorse of the integration tests
+// and a handy way to watch what a given subscription sees or how a dispatch chain behaves.
+import Foundation
 import Glibc
 import Lifeline
 
 let usage = """
-      --events A,B,...          events to subscribe to (built-in or custom names)
-      --delay-ms MS             sleep MS in every event handler (a slow subscriber)
+      --events A,B,...          events to handle (built-in or custom names)
+      --priority N              dispatch priority for all its events (higher first; default 0)
+      --step-deadline MS        how long the broker lets it take per dispatch step
+      --answer RESULT           answer to dispatched events: continue (default), return, returnYES, returnNO
+      --rewrite KEY=VALUE       when dispatched, rewrite the payload field KEY for the services after it
+      --completion JSON         completion to give dispatched events that carry one (e.g. '"newData"')
+      --delay-ms MS             take MS milliseconds in every handler (a slow service)
+      --fail                    every handler throws (acknowledged events are acknowledged with the error)
+      --journal FILE            append every handled event to FILE and resume from its last line when
+                                restarted (exactly-once handling across restarts)
 
     methods: echo (returns its body), sleep {"ms": N} (answers after N ms),
              fail {"status": N, "message": "..."} (answers with that error), whoami
@@ -14,12 +23,27 @@ let usage = """
 
 var arguments = CommandLineArguments.process
 var events: [EventName] = []
-let delay: Int
+let settings: (priority: Int?, deadline: Int?, answer: CallbackResult, rewrite: (String, String)?, completion: JSONValue?, delay: Int, fail: Bool, journal: String?)
 do {
     for name in (try arguments.option("--events") ?? "").split(separator: ",") {
         events.append(try EventCatalog.validateName(String(name)))
     }
-    delay = try arguments.integer("--delay-ms", in: 0...600_000) ?? 0
+    let answerText = try arguments.option("--answer") ?? "continue"
+    guard let answer = CallbackResult(rawValue: answerText) else { throw UsageError("--answer must be continue, return, returnYES or returnNO") }
+    var rewrite: (String, String)?
+    if let text = try arguments.option("--rewrite") {
+        guard let equals = text.firstIndex(of: "=") else { throw UsageError("--rewrite needs KEY=VALUE") }
+        rewrite = (String(text[..<equals]), String(text[text.index(after: equals)...]))
+    }
+    var completion: JSONValue?
+    if let text = try arguments.option("--completion") {
+        do { completion = try JSONParser.parse(text) } catch { throw UsageError("--completion is not JSON: \(error)") }
+    }
+    settings = (
+        try arguments.integer("--priority", in: -1_000_000...1_000_000), try arguments.integer("--step-deadline", in: 1...3_600_000),
+        answer, rewrite, completion, try arguments.integer("--delay-ms", in: 0...600_000) ?? 0, arguments.flag("--fail"),
+        try arguments.option("--journal")
+    )
 } catch let error as UsageError {
     Console.error("lifeline-probe: \(error.message)")
     exit(2)
@@ -28,18 +52,51 @@ do {
     exit(2)
 }
 
-var service = Service("probe")
-for name in events {
-    service = service.on(name) { event in
-        if delay > 0 { try await Task.sleep(for: .milliseconds(delay)) }
-        let line: JSONValue = [
-            "event": .string(event.name.rawValue), "sequence": .int(Int64(event.sequence)),
-            "topicSequence": .int(Int64(event.topicSequence)), "payload": event.payload,
-        ]
-        Console.out("EVENT \(line)")
+/// The probe's durable record: one line per handled event, `epoch:sequence event payload`.
+struct Journal: Sendable {
+    let path: String
+
+    func append(_ event: Event) {
+        let line = "\(event.cursor) \(event.name) \(event.payload)\n"
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        guard descriptor >= 0 else { return }
+        _ = line.withCString { write(descriptor, $0, strlen($0)) }
+        close(descriptor)
+    }
+
+    /// The cursor of the last line, if any.
+    func lastCursor() -> EventCursor? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        return text.split(separator: "\n").last.flatMap { EventCursor(String($0.prefix { $0 != " " })) }
     }
 }
+
+let journal = settings.journal.map(Journal.init(path:))
+var service = Service("probe")
+for name in events {
+    service = service.handle(name, priority: settings.priority, deadline: settings.deadline.map { .milliseconds($0) }) { event in
+        Console.out("BEGIN \(event.name) sequence=\(event.sequence) dispatch=\(event.dispatchID.map(String.init) ?? "-")")
+        if settings.delay > 0 { try await Task.sleep(for: .milliseconds(settings.delay)) }
+        if settings.fail { throw ServiceError(.internalError, "probe told to fail") }
+        if event.dispatchID == nil { journal?.append(event) }
+        let line: JSONValue = [
+            "event": .string(event.name.rawValue), "sequence": .int(Int64(event.sequence)),
+            "topicSequence": .int(Int64(event.topicSequence)), "payload": event.payload, "replayed": .bool(event.isReplayed),
+            "dispatch": event.dispatchID.map { .int(Int64($0)) } ?? .null,
+        ]
+        Console.out("EVENT \(line)")
+        var answer = Answer(settings.answer)
+        if let (key, value) = settings.rewrite, case .object(var members) = event.payload {
+            members[key] = .string(value)
+            answer.payload = .object(members)
+        }
+        if EventCatalog.descriptor(for: event.name)?.completion != nil { answer.completion = settings.completion }
+        return answer
+    }
+}
+if let journal { service = service.resume { journal.lastCursor() } }
 await service
+    .onGap { notice, context in context.log("GAP after #\(notice.after): \(notice.reason)") }
     .method("echo") { request in request.body }
     .method("sleep") { request in
         let milliseconds = request.body["ms"]?.intValue ?? 0

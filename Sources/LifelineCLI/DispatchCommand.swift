@@ -1,0 +1,68 @@
+import Lifeline
+import LifelineProtocol
+
+/// `lifeline dispatch EVENT [key=value ...]`.
+enum DispatchCommand: CLICommand {
+    static let name = "dispatch"
+    static let summary = "offer an event to its handlers in order and print their verdict"
+    static let help = """
+        usage: lifeline dispatch EVENT [key=value | key:=json ...] [options]
+
+        The broker offers EVENT to the services that handle it, one after another: higher priority
+        first, ties by registration order. Each answers continue, return, returnYES or returnNO and may
+        rewrite the payload for the services after it; the first answer that is not continue decides.
+        didFinishLaunching runs beforeDidFinishLaunching, the handle chain (returnYES / returnNO end the
+        launch early) and afterDidFinishLaunching. Events with a completion (performFetch,
+        didReceiveRemoteNotification, performActionForShortcutItem, handleActionForLocalNotification,
+        handleWatchKitExtensionRequest) go to all their handlers at once and complete exactly once.
+        Prints the result, who decided, the final payload, the completion and every step.
+
+        options:
+          --step-timeout MS   deadline of each step (default 2000; performFetch and remote notifications 30000)
+          --force             dispatch even when the event makes no sense in the current lifecycle state
+        \(ClientOptions.help)
+        """
+
+    static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
+        let options = try ClientOptions(&arguments)
+        let stepTimeout = try arguments.integer("--step-timeout", in: 1...3_600_000)
+        let force = arguments.flag("--force")
+        guard let name = arguments.positional() else { throw UsageError("dispatch needs an EVENT") }
+        let payload = try TextFormat.payload(arguments.remainingPositionals())
+        try arguments.finish()
+        let event: EventName
+        do {
+            event = try EventCatalog.validateName(name)
+            try EventCatalog.validatePublication(event, payload: payload)
+        } catch {
+            throw UsageError(error.message)
+        }
+        var header: [String: JSONValue] = ["event": .string(event.rawValue)]
+        if let stepTimeout { header["timeoutMs"] = .int(Int64(stepTimeout)) }
+        if force { header["force"] = true }
+        let longest = max(stepTimeout ?? 2000, EventCatalog.descriptor(for: event)?.deadlineMilliseconds ?? 2000)
+        let reply = try options.client().request(
+            ControlRequest(.dispatch, header: .object(header), payload: JSONWriter.encode(payload)),
+            timeoutMilliseconds: max(options.timeoutMilliseconds, longest * 20 + 5000))
+        let body = try reply.json()
+        if options.json {
+            Console.out(body.description)
+            return 0
+        }
+        let outcome = DispatchOutcome(json: body)
+        var lines = ["\(outcome.event) dispatch #\(outcome.dispatch): \(outcome.result.rawValue)" + (outcome.decidedBy.map { " (decided by \($0))" } ?? " (nobody decided)")]
+        if let value = outcome.returnValue { lines.append("  returns:    \(value ? "YES" : "NO")") }
+        if let completion = outcome.completion { lines.append("  completion: \(completion)") }
+        if body["launchEndedEarly"]?.boolValue == true { lines.append("  launch ended early: afterDidFinishLaunching skipped") }
+        lines.append("  payload:    \(outcome.payload)")
+        lines.append("  lifecycle:  \(outcome.lifecycle)")
+        if outcome.trace.isEmpty { lines.append("  no service handles \(outcome.event)") }
+        for (index, step) in outcome.trace.enumerated() {
+            let what = step.answer?.rawValue ?? step.status
+            let time = String(format: "%.1f ms", Double(step.durationMicroseconds) / 1000)
+            lines.append("  \(index + 1). \(step.service) [\(step.event)] \(what) in \(time)" + (step.error.map { " — \($0)" } ?? ""))
+        }
+        Console.out(lines.joined(separator: "\n"))
+        return 0
+    }
+}
