@@ -20,6 +20,14 @@ actor Analytics {
 
     func reset() { counts = [:]; activeSince = nil; foregroundNanoseconds = 0 }
 
+    /// A background fetch uploads the counters: new data if anything was counted since the last one.
+    var uploaded = 0
+    func fetch() -> String {
+        let total = counts.values.reduce(0, +)
+        defer { uploaded = Int(total) }
+        return Int(total) > uploaded ? "newData" : "noData"
+    }
+
     var stats: JSONValue {
         ["counts": .object(counts.mapValues { .int($0) }), "foregroundMs": .int(Int64(foregroundNanoseconds / 1_000_000)),
          "active": .bool(activeSince != nil)]
@@ -40,6 +48,11 @@ for name in tracked {
     }
 }
 await service
+    .handle(.performFetch) { event in
+        let result = await analytics.fetch()
+        Console.out("analytics: performFetch dispatch #\(event.dispatchID ?? 0) -> \(result)")
+        return .completed(.string(result))
+    }
     .method("stats") { _ in await analytics.stats }
     .method("reset") { _ in
         await analytics.reset()

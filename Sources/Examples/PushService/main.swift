@@ -28,9 +28,11 @@ await Service("push")
         await state.fail(event["error"]?.stringValue ?? "unknown")
         Console.out("push: didFailToRegisterForRemoteNotifications #\(event.sequence) \(event.payload)")
     }
-    .on(.didReceiveRemoteNotification) { event in
+    // A remote notification carries a fetch completion: this service says it got new data.
+    .handle(.didReceiveRemoteNotification) { event in
         await state.receive(event["userInfo"] ?? .null)
-        Console.out("push: didReceiveRemoteNotification #\(event.sequence) \(event.payload)")
+        Console.out("push: didReceiveRemoteNotification \(event.dispatchID.map { "dispatch #\($0)" } ?? "#\(event.sequence)") \(event.payload)")
+        return .completed("newData")
     }
     .on(.didReceiveLocalNotification) { event in
         await state.receive(event["notification"] ?? .null)

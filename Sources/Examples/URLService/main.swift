@@ -24,20 +24,27 @@ actor History {
 
 let history = History()
 
+/// `#sequence` for bus events, `dispatch #id` for dispatched ones.
+func label(_ event: Event) -> String { event.dispatchID.map { "dispatch #\($0)" } ?? "#\(event.sequence)" }
+
 await Service("url")
-    .on(.openURL) { event in
+    // Dispatched: a URL with a route is handled here (YES); others go on to the next handler.
+    .handle(.openURL, priority: 10) { event in
         let url = event["url"]?.stringValue ?? ""
         let target = route(for: url)
         await history.add(["url": .string(url), "route": target.map { .string($0) } ?? .null])
-        Console.out("url: openURL #\(event.sequence) \(url) -> \(target ?? "no route")")
+        Console.out("url: openURL \(label(event)) \(url) -> \(target ?? "no route")")
+        return target == nil ? .continue : .returnYES
     }
-    .on(.continueUserActivity) { event in
+    .handle(.continueUserActivity) { event in
         let type = event["activityType"]?.stringValue ?? ""
-        Console.out("url: continueUserActivity #\(event.sequence) \(type) -> \(routes[type] ?? "no route")")
+        Console.out("url: continueUserActivity \(label(event)) \(type) -> \(routes[type] ?? "no route")")
+        return routes[type] == nil ? .continue : .returnYES
     }
-    .on(.performActionForShortcutItem) { event in
+    .handle(.performActionForShortcutItem) { event in
         let type = event["type"]?.stringValue ?? ""
-        Console.out("url: performActionForShortcutItem #\(event.sequence) \(type) -> \(routes[type] ?? "no route")")
+        Console.out("url: performActionForShortcutItem \(label(event)) \(type) -> \(routes[type] ?? "no route")")
+        return .completed(.bool(routes[type] != nil))
     }
     .method("resolve") { request in
         guard let url = request.body["url"]?.stringValue else {
