@@ -31,6 +31,14 @@ public struct BrokerConfiguration: Sendable {
     public var journalCapacity = 10_000
     /// Age after which journal events are forgotten.
     public var journalMaximumAgeMilliseconds = 600_000
+    /// Where the broker keeps what must survive a restart (the micro-app stack); nil keeps nothing.
+    public var stateDirectory: String?
+    /// The Launcher micro-app: started as soon as a host offers it, and starting it clears the stack above it.
+    public var launcherApp: String?
+    /// How long a host may take for one micro-app callback before the broker goes on.
+    public var appCallbackTimeoutMilliseconds = 2000
+    /// How long a service's start hook may take before its deferred lookups and calls go on anyway.
+    public var serviceStartTimeoutMilliseconds = 10_000
 
     public init() {}
 }

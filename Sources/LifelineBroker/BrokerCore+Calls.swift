@@ -19,6 +19,7 @@ extension BrokerCore {
             send(peer, ControlReply.error(.notFound, "no service named '\(service)'", requestID: id), into: &output)
             return
         }
+        if deferUntilStarted(service, request, from: peer, now: now, into: &output) { return }
         guard entry.registration.methods.contains(method) else {
             let known = entry.registration.methods.isEmpty ? "none" : entry.registration.methods.joined(separator: ", ")
             let message = "service '\(service)' has no method '\(method)'; it answers: \(known)"

@@ -112,6 +112,10 @@ extension BrokerCore {
                 if events > 0 { output.append(.log("replayed \(events) events to \(registration.name) after #\(resume.sequence)")) }
             }
         }
+        defer {
+            if !registration.lazy { startService(registration.name, now: now, into: &output) }
+            hostRegistered(registration, now: now, into: &output)
+        }
         if admission == .added {
             output.append(
                 .log("registered \(registration.name) (pid \(registration.pid) on \(registration.host); events: \(registration.events.count), methods: \(registration.methods.count))"))
@@ -161,7 +165,7 @@ extension BrokerCore {
         send(peer, ControlReply(requestID: request.requestID, json: ["name": .string(name)]), into: &output)
     }
 
-    func lookup(_ request: ControlRequest, from peer: [UInt8], now: UInt64, into output: inout [BrokerOutput]) {
+    mutating func lookup(_ request: ControlRequest, from peer: [UInt8], now: UInt64, into output: inout [BrokerOutput]) {
         guard let name = request.header["name"]?.stringValue else {
             refuse(peer, ProtocolError(.badRequest, "LOOKUP needs a string 'name'", requestID: request.requestID), into: &output)
             return
@@ -170,6 +174,7 @@ extension BrokerCore {
             send(peer, ControlReply.error(.notFound, "no service named '\(name)'", requestID: request.requestID), into: &output)
             return
         }
+        if deferUntilStarted(name, request, from: peer, now: now, into: &output) { return }
         send(peer, ControlReply(requestID: request.requestID, json: record(of: entry, now: now).json), into: &output)
     }
 
@@ -182,7 +187,7 @@ extension BrokerCore {
         ServiceRecord(
             registration: entry.registration, registeredAtMilliseconds: Int64(wall(at: entry.registeredAt) / 1_000_000),
             lastSeenMillisecondsAgo: Int64((now &- entry.lastSeen) / 1_000_000),
-            uptimeMilliseconds: Int64((now &- entry.registeredAt) / 1_000_000))
+            uptimeMilliseconds: Int64((now &- entry.registeredAt) / 1_000_000), started: starts.isStarted(entry.registration.name))
     }
 
     /// A service left (unregistered or expired): fail its calls, release what waited on it, publish
@@ -198,6 +203,8 @@ extension BrokerCore {
             replyAcknowledged(entry, into: &output)
         }
         offersGone(to: registration.name, reason: reason, now: now, into: &output)
+        forgetStart(registration.name, into: &output)
+        hostStopped(registration, now: now, into: &output)
         publishRuntime(.serviceDidStop, ["name": .string(registration.name), "reason": .string(reason)], now: now, into: &output)
     }
 }

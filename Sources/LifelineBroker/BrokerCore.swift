@@ -26,15 +26,35 @@ public struct BrokerCore {
     var journal: EventJournal
     var acknowledgements = PendingAcknowledgements()
     var dispatches = DispatchTable()
+    var starts = ServiceStarts()
+    var stack: SessionStack
+    var appQueue: [AppOperation] = []
+    var appTransition: AppTransition?
+    var appCounter: UInt64 = 0
+    /// Things worth a log line that happened while the core was created (e.g. an unreadable state file).
+    public private(set) var startupNotes: [String] = []
     /// The application's lifecycle state, moved by published and dispatched events.
     public internal(set) var lifecycle = LifecycleState.notRunning
     private var nextHeartbeat: UInt64
 
-    /// Creates the Context of a broker that started at `monotonic` / `wall` (nanoseconds).
+    /// Creates the Context of a broker that started at `monotonic` / `wall` (nanoseconds), with the
+    /// micro-app stack saved by a previous life (`sessions`), if any.
     public init(
         configuration: BrokerConfiguration, identity: BrokerIdentity, busEndpoints: [String], monotonic: UInt64,
-        wall: UInt64
+        wall: UInt64, sessions: JSONValue? = nil
     ) {
+        var notes: [String] = []
+        var stack = SessionStack(launcher: configuration.launcherApp)
+        if let sessions {
+            do {
+                stack = try SessionStack(json: sessions, launcher: configuration.launcherApp)
+                notes.append("restored \(stack.sessions.count) micro-app session(s); they wait for their hosts")
+            } catch {
+                notes.append("ignored the saved sessions: \(error.message)")
+            }
+        }
+        self.stack = stack
+        self.startupNotes = notes
         self.configuration = configuration
         self.identity = identity
         self.busEndpoints = busEndpoints
@@ -83,6 +103,10 @@ public struct BrokerCore {
         case .reply(let reply):
             if dispatches.isOffer(reply.requestID) {
                 handleOfferReply(reply, from: peer, now: now, into: &output)
+            } else if isAppReply(reply.requestID) {
+                handleAppReply(reply, now: now, into: &output)
+            } else if starts.service(answering: reply.requestID) != nil {
+                handleStartReply(reply, now: now, into: &output)
             } else {
                 forwardServiceReply(reply, from: peer, into: &output)
             }
@@ -118,6 +142,8 @@ public struct BrokerCore {
         expireAttachments(now: now, into: &output)
         for entry in acknowledgements.removeExpired(now: now) { replyAcknowledged(entry, into: &output) }
         expireOffers(now: now, into: &output)
+        expireStarts(now: now, into: &output)
+        expireAppCallback(now: now, into: &output)
         journal.trim(now: now)
         if now >= nextHeartbeat {
             for peer in registry.peers { output.append(.send(peer: peer, frames: Self.heartbeatFrames)) }
@@ -129,7 +155,7 @@ public struct BrokerCore {
     public var nextDeadline: UInt64 {
         [
             nextHeartbeat, registry.nextExpiry.map { $0 &+ 1 }, calls.nextDeadline, attachments.nextDeadline,
-            acknowledgements.nextDeadline, dispatches.nextDeadline,
+            acknowledgements.nextDeadline, dispatches.nextDeadline, starts.nextDeadline, appTransition?.awaiting?.deadline,
         ].compactMap { $0 }.min()!
     }
 
@@ -143,7 +169,7 @@ public struct BrokerCore {
 
     // MARK: Requests
 
-    private mutating func handleRequest(
+    mutating func handleRequest(
         _ request: ControlRequest, from peer: [UInt8], now: UInt64, into output: inout [BrokerOutput]
     ) {
         switch request.command {
@@ -163,6 +189,7 @@ public struct BrokerCore {
         case .ack: acknowledge(request, from: peer, into: &output)
         case .replay: replay(request, from: peer, into: &output)
         case .dispatch: startDispatch(request, from: peer, now: now, into: &output)
+        case .apps: apps(request, from: peer, now: now, into: &output)
         default:
             refuse(peer, ProtocolError(.badRequest, "\(request.command) is sent by the broker only", requestID: request.requestID), into: &output)
         }

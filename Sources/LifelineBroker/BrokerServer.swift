@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Lifeline
 import LifelineProtocol
@@ -19,6 +20,7 @@ public final class BrokerServer {
     private var core: BrokerCore
     private var output: [BrokerOutput] = []
     private let log: @Sendable (String) -> Void
+    private let stateDirectory: URL?
 
     /// Binds the sockets on the calling thread; ``run()`` must be called on the same thread.
     public init(configuration: BrokerConfiguration, identity: BrokerIdentity, log: @escaping @Sendable (String) -> Void) throws {
@@ -44,9 +46,32 @@ public final class BrokerServer {
         controlEndpoints = controls
         busEndpoints = buses
         self.log = log
+        var sessions: JSONValue?
+        if let path = configuration.stateDirectory {
+            let directory = URL(fileURLWithPath: path)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            stateDirectory = directory
+            if let data = FileManager.default.contents(atPath: directory.appendingPathComponent("sessions.json").path) {
+                sessions = try? JSONParser.parse(Array(data))
+                if sessions == nil { log("ignored \(path)/sessions.json: it is not JSON") }
+            }
+        } else {
+            stateDirectory = nil
+        }
         core = BrokerCore(
             configuration: configuration, identity: identity, busEndpoints: buses,
-            monotonic: SystemClock.monotonicNanoseconds(), wall: SystemClock.wallNanoseconds())
+            monotonic: SystemClock.monotonicNanoseconds(), wall: SystemClock.wallNanoseconds(), sessions: sessions)
+        for note in core.startupNotes { log(note) }
+    }
+
+    /// Writes `document` to `file` in the state directory: a temporary file, then a rename.
+    private func persist(_ file: String, _ document: JSONValue) {
+        guard let stateDirectory else { return }
+        do {
+            try Data(JSONWriter.encode(document)).write(to: stateDirectory.appendingPathComponent(file), options: .atomic)
+        } catch {
+            log("could not save \(file) in \(stateDirectory.path): \(error)")
+        }
     }
 
     /// This broker life's epoch.
@@ -131,6 +156,7 @@ public final class BrokerServer {
             case .publish(let frames):
                 do { try bus.send(frames: frames, dontWait: true) } catch { log("publish failed: \(error)") }
             case .log(let line): log(line)
+            case .persist(let file, let document): persist(file, document)
             }
         }
         output.removeAll(keepingCapacity: true)

@@ -25,6 +25,9 @@ enum BrokerCommand: CLICommand {
           --journal-age MS          journal events older than this are forgotten (default 600000)
           --step-timeout MS         default deadline of a dispatch step (default 2000)
           --ack-timeout MS          default wait of an acknowledged publish (default 5000)
+          --state-dir DIR           keep the micro-app stack in DIR so that it survives a restart
+          --launcher APP            the Launcher micro-app, started as soon as a host offers it
+          --app-timeout MS          how long a host may take for one micro-app callback (default 2000)
         Endpoints may use wildcard ports, e.g. tcp://127.0.0.1:*; READY shows the ports chosen.
         """
 
@@ -45,6 +48,12 @@ enum BrokerCommand: CLICommand {
         if let age = try arguments.integer("--journal-age", in: 1...86_400_000) { configuration.journalMaximumAgeMilliseconds = age }
         if let step = try arguments.integer("--step-timeout", in: 1...3_600_000) { configuration.dispatchStepTimeoutMilliseconds = step }
         if let ack = try arguments.integer("--ack-timeout", in: 1...3_600_000) { configuration.acknowledgementTimeoutMilliseconds = ack }
+        configuration.stateDirectory = try arguments.option("--state-dir")
+        if let launcher = try arguments.option("--launcher") {
+            if let problem = ServiceRegistration.nameProblem(launcher, what: "--launcher") { throw UsageError(problem) }
+            configuration.launcherApp = launcher
+        }
+        if let timeout = try arguments.integer("--app-timeout", in: 1...3_600_000) { configuration.appCallbackTimeoutMilliseconds = timeout }
         try arguments.finish()
 
         let identity = BrokerIdentity(pid: Int(getpid()), host: ProcessInfo.processInfo.hostName, version: CLI.version)

@@ -33,17 +33,25 @@ public struct Command: RawRepresentable, Hashable, Sendable, CustomStringConvert
     public static let replay = Command(rawValue: "REPLAY")
     /// Broker → service, no reply: one event from the journal (replay).
     public static let event = Command(rawValue: "EVENT")
+    /// Any client → broker: an operation on the micro-app stack (start, exit, list, find, …).
+    public static let apps = Command(rawValue: "APPS")
+    /// Broker → host: a lifecycle callback of one micro-app session; the host answers when done.
+    public static let app = Command(rawValue: "APP")
+    /// Broker → service: a start request to see, change or refuse before it happens.
+    public static let intercept = Command(rawValue: "INTERCEPT")
+    /// Broker → service: run your start hook (DTService start); the service answers when done.
+    public static let start = Command(rawValue: "START")
     /// The answer to any request.
     public static let reply = Command(rawValue: "REPLY")
 
     /// Every command a peer may send.
     public static let all: [Command] = [
         .hello, .register, .unregister, .heartbeat, .lookup, .list, .call, .publish, .attach, .disconnect, .dispatch, .offer,
-        .ack, .replay, .event, .reply,
+        .ack, .replay, .event, .apps, .app, .intercept, .start, .reply,
     ]
 
     /// Commands that carry a payload frame after the header.
-    public var takesPayload: Bool { [.publish, .call, .dispatch, .offer, .event].contains(self) }
+    public var takesPayload: Bool { [.publish, .call, .dispatch, .offer, .event, .app].contains(self) }
 
     public var description: String { rawValue }
 }

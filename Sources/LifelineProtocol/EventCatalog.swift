@@ -162,6 +162,25 @@ public enum EventCatalog {
                 EventField("result", .string, required: true, "continue, return, returnYES or returnNO"),
                 EventField("decidedBy", .any, "the service whose answer ended the chain, or null"),
             ]),
+        EventDescriptor(
+            .appDidStart, origin: .runtime, "a micro-app session started (DTContext startApplication)",
+            [
+                EventField("session", .string, required: true, "the session id"), EventField("app", .string, required: true, "the app"),
+                EventField("host", .string, required: true, "the host service"), EventField("mode", .string, "the launch mode"),
+                EventField("parent", .any, "the parent session or null"),
+            ]),
+        EventDescriptor(
+            .appDidExit, origin: .runtime, "a micro-app session left the stack",
+            [
+                EventField("session", .string, required: true, "the session id"), EventField("app", .string, required: true, "the app"),
+                EventField("forced", .bool, "exited by force"), EventField("result", .any, "the result it finished with"),
+            ]),
+        EventDescriptor(
+            .appDidCrash, origin: .runtime, "a micro-app session was lost with its host process",
+            [
+                EventField("session", .string, required: true, "the session id"), EventField("app", .string, required: true, "the app"),
+                EventField("host", .string, required: true, "the host that died"),
+            ]),
     ]
 
     /// Events that are phases of a dispatched didFinishLaunching and cannot be sent on their own.

@@ -82,4 +82,7 @@ extension EventName {
     public static let beforeDidFinishLaunching: EventName = "beforeDidFinishLaunching"
     public static let afterDidFinishLaunching: EventName = "afterDidFinishLaunching"
     public static let dispatchDidComplete: EventName = "dispatchDidComplete"
+    public static let appDidStart: EventName = "appDidStart"
+    public static let appDidExit: EventName = "appDidExit"
+    public static let appDidCrash: EventName = "appDidCrash"
 }

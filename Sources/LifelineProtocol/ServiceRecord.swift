@@ -7,12 +7,18 @@ public struct ServiceRecord: Sendable, Equatable {
     public var lastSeenMillisecondsAgo: Int64
     /// How long the service has been registered, milliseconds.
     public var uptimeMilliseconds: Int64
+    /// True once the broker has started it (its start hook ran); lazy services start on first use.
+    public var started: Bool
 
-    public init(registration: ServiceRegistration, registeredAtMilliseconds: Int64, lastSeenMillisecondsAgo: Int64, uptimeMilliseconds: Int64) {
+    public init(
+        registration: ServiceRegistration, registeredAtMilliseconds: Int64, lastSeenMillisecondsAgo: Int64, uptimeMilliseconds: Int64,
+        started: Bool = false
+    ) {
         self.registration = registration
         self.registeredAtMilliseconds = registeredAtMilliseconds
         self.lastSeenMillisecondsAgo = lastSeenMillisecondsAgo
         self.uptimeMilliseconds = uptimeMilliseconds
+        self.started = started
     }
 
     public var name: String { registration.name }
@@ -23,6 +29,7 @@ public struct ServiceRecord: Sendable, Equatable {
         members["registeredAt"] = .int(registeredAtMilliseconds)
         members["lastHeartbeatMsAgo"] = .int(lastSeenMillisecondsAgo)
         members["uptimeMs"] = .int(uptimeMilliseconds)
+        members["started"] = .bool(started)
         return .object(members)
     }
 
@@ -33,6 +40,7 @@ public struct ServiceRecord: Sendable, Equatable {
         let registration = try ServiceRegistration(json: .object(members))
         self.init(
             registration: registration, registeredAtMilliseconds: json["registeredAt"]?.intValue ?? 0,
-            lastSeenMillisecondsAgo: json["lastHeartbeatMsAgo"]?.intValue ?? 0, uptimeMilliseconds: json["uptimeMs"]?.intValue ?? 0)
+            lastSeenMillisecondsAgo: json["lastHeartbeatMsAgo"]?.intValue ?? 0, uptimeMilliseconds: json["uptimeMs"]?.intValue ?? 0,
+            started: json["started"]?.boolValue ?? false)
     }
 }

@@ -19,12 +19,21 @@ public struct ServiceRegistration: Sendable, Equatable {
     public var priorities: [EventName: Int]
     /// How long the service may take per dispatch step, per event, in milliseconds.
     public var deadlines: [EventName: Int]
+    /// The micro-apps this process hosts.
+    public var apps: [String]
+    /// Started only on its first lookup or call (mPaaS lazyLoading).
+    public var lazy: Bool
+    /// When set, the service sees every start request first (higher priority first).
+    public var interceptorPriority: Int?
 
     public init(
         name: String, instance: String, pid: Int, host: String, events: [EventName], methods: [String],
         heartbeat: HeartbeatSettings = .standard, attachToken: String, priorities: [EventName: Int] = [:],
-        deadlines: [EventName: Int] = [:]
+        deadlines: [EventName: Int] = [:], apps: [String] = [], lazy: Bool = false, interceptorPriority: Int? = nil
     ) {
+        self.apps = apps
+        self.lazy = lazy
+        self.interceptorPriority = interceptorPriority
         self.name = name
         self.instance = instance
         self.pid = pid
@@ -60,6 +69,8 @@ public struct ServiceRegistration: Sendable, Equatable {
             "heartbeat": heartbeat.json, "attach": .string(attachToken),
             "priorities": .object(Dictionary(uniqueKeysWithValues: priorities.map { ($0.key.rawValue, .int(Int64($0.value))) })),
             "deadlines": .object(Dictionary(uniqueKeysWithValues: deadlines.map { ($0.key.rawValue, .int(Int64($0.value))) })),
+            "apps": .array(apps.map { .string($0) }), "lazy": .bool(lazy),
+            "interceptor": interceptorPriority.map { ["priority": .int(Int64($0))] } ?? .null,
         ]
     }
 
@@ -112,9 +123,16 @@ public struct ServiceRegistration: Sendable, Equatable {
         let heartbeat = try json["heartbeat"].map { (value) throws(ProtocolError) in try HeartbeatSettings(json: value) } ?? .standard
         let priorities = try Self.perEvent(json["priorities"], "priorities", events: events, range: -1_000_000...1_000_000)
         let deadlines = try Self.perEvent(json["deadlines"], "deadlines", events: events, range: 1...3_600_000)
+        var apps: [String] = []
+        for value in json["apps"]?.arrayValue ?? [] {
+            guard let app = value.stringValue else { throw ProtocolError(.badRequest, "REGISTER 'apps' must be strings") }
+            if let problem = ServiceRegistration.nameProblem(app, what: "an app name") { throw ProtocolError(.badRequest, problem) }
+            apps.append(app)
+        }
+        let interceptor = json["interceptor"]?["priority"]?.intValue.map { Int($0) }
         self.init(
             name: name, instance: instance, pid: pid, host: host, events: Array(Set(events)).sorted(),
             methods: Array(Set(methods)).sorted(), heartbeat: heartbeat, attachToken: attach, priorities: priorities,
-            deadlines: deadlines)
+            deadlines: deadlines, apps: Array(Set(apps)).sorted(), lazy: json["lazy"]?.boolValue ?? false, interceptorPriority: interceptor)
     }
 }

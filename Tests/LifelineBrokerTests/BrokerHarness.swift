@@ -19,6 +19,7 @@ struct BrokerHarness {
 
     mutating func advance(milliseconds: Int) {
         now += UInt64(milliseconds) * 1_000_000
+        output.removeAll()
         core.tick(now: now, into: &output)
     }
 

@@ -12,7 +12,7 @@ struct EventCatalogTests {
             .didRegisterForRemoteNotifications, .didFailToRegisterForRemoteNotifications, .didReceiveLocalNotification,
             .handleActionForLocalNotification, .continueUserActivity, .performActionForShortcutItem, .performFetch,
             .handleWatchKitExtensionRequest, .serviceDidStart, .serviceDidStop, .beforeDidFinishLaunching,
-            .afterDidFinishLaunching, .dispatchDidComplete,
+            .afterDidFinishLaunching, .dispatchDidComplete, .appDidStart, .appDidExit, .appDidCrash,
         ]
         #expect(Set(EventCatalog.names) == Set(expected))
         #expect(EventCatalog.names.count == expected.count)

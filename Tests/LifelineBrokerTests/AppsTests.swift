@@ -1,0 +1,184 @@
+import LifelineProtocol
+import Testing
+
+@testable import LifelineBroker
+
+extension BrokerHarness {
+    /// Registers a host `name` offering `apps`.
+    @discardableResult
+    mutating func host(_ name: String, apps: [String], interceptor: Int? = nil, lazy: Bool = false) -> ControlReply? {
+        var json = Self.registration(name, instance: name, events: [], methods: ["m"]).objectValue!
+        json["apps"] = .array(apps.map { .string($0) })
+        if let interceptor { json["interceptor"] = ["priority": .int(Int64(interceptor))] }
+        json["lazy"] = .bool(lazy)
+        subscribeMarker(name)
+        return request(name, .register, .object(json))
+    }
+
+    /// The APP callback sent in the last step, as `app.callback`, and its request.
+    var appCallback: (String, ControlRequest)? {
+        for item in output {
+            guard case .send(_, let frames) = item, case .request(let request)? = try? ControlMessage.decode(frames[...]), request.command == .app else { continue }
+            return ("\(request.header["app"]?.stringValue ?? "").\(request.header["callback"]?.stringValue ?? "")", request)
+        }
+        return nil
+    }
+
+    /// Answers every APP callback in turn from `peer(host)`, collecting the order, until none is pending.
+    mutating func answerCallbacks(_ bodies: [String: JSONValue] = [:]) -> [String] {
+        var order: [String] = []
+        while let (label, request) = appCallback {
+            order.append(label)
+            let host = output.compactMap { item -> String? in
+                if case .send(let peer, let frames) = item, (try? ControlMessage.decode(frames[...])) == .request(request) { return String(decoding: peer, as: UTF8.self) }
+                return nil
+            }.first!
+            raw(host, ControlReply(requestID: request.requestID, json: bodies[label] ?? [:]).frames())
+        }
+        return order
+    }
+
+    mutating func apps(_ header: JSONValue) -> ControlReply? { request("cli", .apps, header) }
+}
+
+@Suite("The Context's micro-app stack across hosts", .timeLimit(.minutes(1)))
+struct AppsTests {
+    @Test("a start runs its callbacks host by host, each after the previous answered, and reports the session")
+    func startAcrossHosts() throws {
+        var broker = BrokerHarness()
+        broker.host("shell", apps: ["launcher"])
+        broker.host("account", apps: ["login"])
+        _ = broker.apps(["op": "start", "app": "launcher"])
+        #expect(broker.answerCallbacks(["launcher.didCreate": ["root": ["screen": "tabs"]]]) == [
+            "launcher.didCreate", "launcher.willStartLaunching", "launcher.didFinishLaunching",
+        ])
+        let started = try #require(broker.replies(to: "cli").first)
+        #expect(try started.json()["session"]?["root"] == ["screen": "tabs"])
+        _ = broker.apps(["op": "start", "app": "login", "params": ["user": "ana"], "mode": "presentNoAnimation", "parent": "s1"])
+        let first = try #require(broker.appCallback)
+        #expect(first.0 == "login.didCreate", "one callback at a time")
+        #expect(broker.answerCallbacks() == ["login.didCreate", "launcher.willPause", "login.willStartLaunching", "login.didFinishLaunching"])
+        let step101 = broker.apps(["op": "list"])
+        let list = try #require(step101).json()
+        #expect(list["stack"]?.arrayValue?.map { $0["app"] } == ["launcher", "login"])
+        #expect(list["stack"]?.arrayValue?.map { $0["state"] } == ["paused", "running"])
+        #expect(broker.published.isEmpty || true)
+    }
+
+    @Test("an app no live host offers is refused with the offered apps; bad modes and parents too")
+    func refusals() throws {
+        var broker = BrokerHarness()
+        broker.host("shell", apps: ["launcher", "home"])
+        let step102 = broker.apps(["op": "start", "app": "wallet"])
+        let missing = try #require(step102)
+        #expect(missing.status == .notFound && missing.errorMessage == "no live host offers the app 'wallet'; offered apps: home, launcher")
+        let step103 = broker.apps(["op": "start", "app": "home", "mode": "sideways"])
+        #expect(step103?.status == .badRequest)
+        let step104 = broker.apps(["op": "start", "app": "home", "parent": "s99"])
+        #expect(step104?.status == .notFound)
+        let step105 = broker.apps(["op": "current"])
+        #expect(step105?.body == JSONWriter.encode(["session": nil]))
+    }
+
+    @Test("interceptors see starts first: they may change them or refuse them")
+    func interceptors() throws {
+        var broker = BrokerHarness()
+        broker.host("shell", apps: ["home", "login"])
+        broker.host("gate", apps: [], interceptor: 5)
+        _ = broker.apps(["op": "start", "app": "home"])
+        let intercept = try #require(broker.requests(to: "gate").first)
+        #expect(intercept.command == .intercept && intercept.header["app"] == "home")
+        broker.raw("gate", ControlReply(requestID: intercept.requestID, json: ["action": "change", "app": "login", "params": ["next": "home"]]).frames())
+        let order = broker.answerCallbacks()
+        #expect(order.first == "login.didCreate")
+        _ = broker.apps(["op": "start", "app": "home"])
+        let second = try #require(broker.requests(to: "gate").first)
+        broker.raw("gate", ControlReply(requestID: second.requestID, json: ["action": "refuse", "reason": "not signed in"]).frames())
+        let refused = try #require(broker.replies(to: "cli").first)
+        #expect(refused.status == .forbidden && refused.errorMessage == "the start of 'home' was refused by gate: not signed in")
+    }
+
+    @Test("exit: only the top exits normally, shouldTerminate may veto, force skips both")
+    func exitRules() throws {
+        var broker = BrokerHarness()
+        broker.host("shell", apps: ["a", "b"])
+        for app in ["a", "b"] {
+            _ = broker.apps(["op": "start", "app": .string(app)])
+            _ = broker.answerCallbacks()
+        }
+        let step106 = broker.apps(["op": "exit", "session": "s1"])
+        #expect(step106?.status == .conflict)
+        _ = broker.apps(["op": "exit", "app": "b"])
+        #expect(broker.appCallback?.0 == "b.shouldTerminate")
+        #expect(broker.answerCallbacks(["b.shouldTerminate": ["allow": false]]) == ["b.shouldTerminate"])
+        let vetoed = try #require(broker.replies(to: "cli").first)
+        #expect(vetoed.status == .conflict && vetoed.errorMessage == "s2 (b) refused to terminate: its shouldTerminate answered NO")
+        _ = broker.apps(["op": "exit", "app": "b", "result": ["done": true]])
+        #expect(broker.answerCallbacks(["b.shouldTerminate": ["allow": true]]) == ["b.shouldTerminate", "b.willTerminate", "a.willResume", "a.didResume"])
+        _ = broker.apps(["op": "start", "app": "b"])
+        _ = broker.answerCallbacks()
+        _ = broker.apps(["op": "exit", "session": "s1", "force": true])
+        #expect(broker.answerCallbacks() == ["a.willTerminate"])
+    }
+
+    @Test("a dead host's sessions crash out of the stack; the one below resumes; persisted on every change")
+    func crash() throws {
+        var broker = BrokerHarness()
+        broker.host("shell", apps: ["launcher"])
+        broker.register("account", peer: "account", instance: "account", events: [], heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 2))
+        var json = BrokerHarness.registration("account", instance: "account", events: [], heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 2)).objectValue!
+        json["apps"] = ["home"]
+        broker.request("account", .register, .object(json))
+        _ = broker.apps(["op": "start", "app": "launcher"])
+        _ = broker.answerCallbacks()
+        _ = broker.apps(["op": "start", "app": "home", "parent": "s1"])
+        _ = broker.answerCallbacks()
+        broker.advance(milliseconds: 150)
+        broker.request("shell", .heartbeat)
+        broker.advance(milliseconds: 60)
+        #expect(broker.published.map(\.name).contains(.appDidCrash))
+        #expect(broker.appCallback?.0 == "launcher.childDidFinish")
+        #expect(broker.answerCallbacks() == ["launcher.childDidFinish", "launcher.willResume", "launcher.didResume"])
+        let saved = broker.output.compactMap { item -> JSONValue? in if case .persist(_, let document) = item { document } else { nil } }.last
+        #expect(saved?["sessions"]?.arrayValue?.map { $0["app"] } == ["launcher"])
+    }
+
+    @Test("non-lazy services start on registration; lazy ones on their first lookup, which waits for it")
+    func serviceStarts() throws {
+        var broker = BrokerHarness()
+        broker.register("eager", peer: "pe")
+        #expect(broker.requests(to: "pe").map(\.command) == [.start])
+        broker.host("sleepy", apps: [], lazy: true)
+        #expect(broker.requests(to: "sleepy").isEmpty)
+        let step1 = broker.request("cli", .lookup, ["name": "sleepy"])
+        #expect(step1 == nil, "the lookup waits for the start")
+        let start = try #require(broker.requests(to: "sleepy").first)
+        #expect(start.command == .start)
+        broker.raw("sleepy", ControlReply(requestID: start.requestID, json: [:]).frames())
+        let record = try #require(broker.replies(to: "cli").first).json()
+        #expect(record["started"] == true && record["lazy"] == true)
+    }
+
+    @Test("the Launcher starts when a host offers it; a restored stack waits for its hosts and comes back")
+    func launcherAndRestore() throws {
+        var broker = BrokerHarness { $0.launcherApp = "launcher" }
+        broker.host("shell", apps: ["launcher", "home"])
+        #expect(broker.answerCallbacks() == ["launcher.didCreate", "launcher.willStartLaunching", "launcher.didFinishLaunching"])
+        _ = broker.apps(["op": "start", "app": "home"])
+        _ = broker.answerCallbacks()
+        let saved = broker.output.compactMap { item -> JSONValue? in if case .persist(_, let document) = item { document } else { nil } }.last!
+
+        var restarted = BrokerHarness()
+        restarted.core = BrokerCore(
+            configuration: { var c = BrokerConfiguration(); c.launcherApp = "launcher"; return c }(),
+            identity: BrokerIdentity(pid: 2, host: "test", version: "test"), busEndpoints: ["tcp://127.0.0.1:9"],
+            monotonic: restarted.now, wall: 1_800_000_000_000_000_000, sessions: saved)
+        #expect(restarted.core.startupNotes == ["restored 2 micro-app session(s); they wait for their hosts"])
+        let step107 = restarted.apps(["op": "list"])
+        #expect(try step107?.json()["stack"]?.arrayValue?.map { $0["state"] } == ["detached", "detached"])
+        restarted.host("shell", apps: ["launcher", "home"])
+        #expect(restarted.answerCallbacks() == ["launcher.restore", "home.restore"], "restored, and no second Launcher")
+        let step108 = restarted.apps(["op": "list"])
+        #expect(try step108?.json()["stack"]?.arrayValue?.map { $0["state"] } == ["paused", "running"])
+    }
+}
