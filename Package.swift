@@ -26,6 +26,8 @@ let package = Package(
         .executableTarget(name: "lifeline-analytics", dependencies: ["Lifeline"], path: "Sources/Examples/AnalyticsService"),
         .executableTarget(name: "lifeline-url", dependencies: ["Lifeline"], path: "Sources/Examples/URLService"),
         .executableTarget(name: "lifeline-probe", dependencies: ["Lifeline"], path: "Sources/Examples/ProbeService"),
+        .executableTarget(name: "lifeline-gateway", dependencies: ["Lifeline"], path: "Sources/Examples/GatewayService"),
+        .executableTarget(name: "lifeline-shell", dependencies: ["Lifeline"], path: "Sources/Examples/ShellHost"),
         .executableTarget(name: "lifeline-bench", dependencies: ["Lifeline", "LifelineBroker", "ZeroMQ"], path: "bench/Sources/LifelineBench"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "LifelineProtocolTests", dependencies: ["LifelineProtocol"]),

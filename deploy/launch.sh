@@ -99,11 +99,13 @@ start_all() {
     mkdir -p "$run_dir"
     rm -f "$run_dir"/*.pid
 
-    local control bus
-    read -r _ control bus <<<"$(head -n 1 <<<"$plan")"
+    local control bus broker_args
+    read -r _ control bus broker_args <<<"$(head -n 1 <<<"$plan")"
     say "starting the broker (control $control, bus $bus) ..."
     : >"$run_dir/broker.out"
-    nohup "$bin/lifeline" broker --control "$control" --bus "$bus" >"$run_dir/broker.out" 2>"$run_dir/broker.log" &
+    # shellcheck disable=SC2086
+    nohup "$bin/lifeline" broker --control "$control" --bus "$bus" --state-dir "$run_dir/state" $broker_args \
+        >"$run_dir/broker.out" 2>"$run_dir/broker.log" &
     echo $! >"$run_dir/broker.pid"
     if ! wait_for_line "$run_dir/broker.out" '^READY ' 15; then
         say "error: the broker did not become ready; its log ($run_dir/broker.log):"
@@ -168,6 +170,10 @@ Try next:
   lifeline lookup push
   lifeline call url resolve '{"url": "app://topup"}'
   lifeline call push status
+  lifeline apps list                                   # the Launcher started login (nobody signed in)
+  lifeline apps action login signIn '{"user": "ana", "password": "secret"}'
+  lifeline apps list                                   # the Launcher replaced login with home
+  lifeline apps action home signOut
   deploy/launch.sh stop
 TXT
 }

@@ -42,9 +42,22 @@ public final class LifelineClient: Sendable {
     public func request(_ request: ControlRequest, timeout: Duration = .seconds(5)) async throws -> ControlReply {
         let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         return try await withCheckedThrowingContinuation { continuation in
-            let ticket = pending.park(continuation)
+            let ticket = pending.park(.continuation(continuation))
             connection.post(.request(request, ticket: ticket, timeoutMilliseconds: max(1, milliseconds)))
         }
+    }
+
+    /// Sends a request without waiting: it leaves in call order, and `completion` gets the reply (or
+    /// the error) on the socket thread.
+    public func send(_ request: ControlRequest, timeoutMilliseconds: Int = 5000, completion: @escaping @Sendable (Result<ControlReply, LifelineError>) -> Void) {
+        let ticket = pending.park(.handler(completion))
+        connection.post(.request(request, ticket: ticket, timeoutMilliseconds: max(1, timeoutMilliseconds)))
+    }
+
+    /// An operation on the Context's micro-app stack (`op`: start, exit, exitAll, dismiss, popToRoot,
+    /// setRoot, action, list, current, find); waits until its callbacks have run and returns the reply.
+    public func apps(_ header: JSONValue, timeout: Duration = .seconds(60)) async throws -> JSONValue {
+        try await request(ControlRequest(.apps, header: header), timeout: timeout).json()
     }
 
     /// Where the bus is, the broker's epoch and heartbeat rules.

@@ -1,24 +1,37 @@
 import LifelineProtocol
 import Synchronization
 
-/// Continuations of requests in flight, resumed from the socket thread by ticket.
+/// Requests in flight — an awaiting continuation or a completion handler each — resumed from the
+/// socket thread by ticket.
 final class PendingReplies: Sendable {
-    private let state = Mutex<(next: UInt64, waiting: [UInt64: CheckedContinuation<ControlReply, any Error>])>((1, [:]))
+    enum Waiter: Sendable {
+        case continuation(CheckedContinuation<ControlReply, any Error>)
+        case handler(@Sendable (Result<ControlReply, LifelineError>) -> Void)
 
-    /// Reserves a ticket and parks `continuation` under it.
-    func park(_ continuation: CheckedContinuation<ControlReply, any Error>) -> UInt64 {
+        func resume(_ result: Result<ControlReply, LifelineError>) {
+            switch self {
+            case .continuation(let continuation): continuation.resume(with: result.mapError { $0 as any Error })
+            case .handler(let handler): handler(result)
+            }
+        }
+    }
+
+    private let state = Mutex<(next: UInt64, waiting: [UInt64: Waiter])>((1, [:]))
+
+    /// Reserves a ticket and parks `waiter` under it.
+    func park(_ waiter: Waiter) -> UInt64 {
         state.withLock { state in
             let ticket = state.next
             state.next += 1
-            state.waiting[ticket] = continuation
+            state.waiting[ticket] = waiter
             return ticket
         }
     }
 
     /// Resumes the request `ticket` with `result` (once; later calls are ignored).
     func resume(_ ticket: UInt64, with result: Result<ControlReply, LifelineError>) {
-        let continuation = state.withLock { $0.waiting.removeValue(forKey: ticket) }
-        continuation?.resume(with: result.mapError { $0 as any Error })
+        let waiter = state.withLock { $0.waiting.removeValue(forKey: ticket) }
+        waiter?.resume(result)
     }
 
     /// Fails every parked request.
@@ -27,6 +40,6 @@ final class PendingReplies: Sendable {
             defer { state.waiting.removeAll() }
             return Array(state.waiting.values)
         }
-        for continuation in all { continuation.resume(throwing: error) }
+        for waiter in all { waiter.resume(.failure(error)) }
     }
 }

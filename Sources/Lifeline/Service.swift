@@ -16,6 +16,9 @@ public struct Service: Sendable {
     public typealias AnswerHandler = @Sendable (Event) async throws -> Answer
     public typealias MethodHandler = @Sendable (CallRequest) async throws -> JSONValue
     public typealias Hook = @Sendable (ServiceContext) async throws -> Void
+    /// Makes the delegate of a new session of an app.
+    public typealias AppFactory = @Sendable (AppSession) -> any MicroAppDelegate
+    public typealias Interceptor = @Sendable (StartRequest, ServiceContext) async throws -> StartDecision
 
     struct Handler {
         let run: AnswerHandler
@@ -32,6 +35,9 @@ public struct Service: Sendable {
     private(set) var heartbeat = HeartbeatSettings.standard
     private(set) var resumeHook: (@Sendable () async throws -> EventCursor?)?
     private(set) var gapHook: (@Sendable (GapNotice, ServiceContext) async -> Void)?
+    private(set) var appFactories: [String: AppFactory] = [:]
+    private(set) var interceptor: (priority: Int, handler: Interceptor)?
+    private(set) var isLazy = false
 
     /// A service named `name` (letters, digits, `_`, `-`, `.`).
     public init(_ name: String) { self.name = name }
@@ -80,14 +86,37 @@ public struct Service: Sendable {
         return copy
     }
 
-    /// Runs once before the service connects (DTService didCreate).
+    /// Hosts the micro-app `name`: the broker may start sessions of it here; `factory` makes one
+    /// delegate per session.
+    public func app(_ name: String, _ factory: @escaping AppFactory) -> Service {
+        var copy = self
+        copy.appFactories[name] = factory
+        return copy
+    }
+
+    /// Sees every start request before it happens and may change or refuse it (higher priority first).
+    public func interceptStarts(priority: Int = 0, _ handler: @escaping Interceptor) -> Service {
+        var copy = self
+        copy.interceptor = (priority, handler)
+        return copy
+    }
+
+    /// Started only on its first lookup or call (mPaaS lazyLoading) instead of right after registering.
+    public func lazy(_ lazy: Bool = true) -> Service {
+        var copy = self
+        copy.isLazy = lazy
+        return copy
+    }
+
+    /// Runs once when the service has registered for the first time (DTService didCreate).
     public func didCreate(_ hook: @escaping @Sendable () async throws -> Void) -> Service {
         var copy = self
         copy.didCreateHook = hook
         return copy
     }
 
-    /// Runs once after the first registration with the broker (DTService start).
+    /// Runs when the broker starts the service (DTService start): right after it registers, or on its
+    /// first lookup or call when it is ``lazy(_:)``.
     public func start(_ hook: @escaping Hook) -> Service {
         var copy = self
         copy.startHook = hook
@@ -115,4 +144,6 @@ public struct Service: Sendable {
     var deadlines: [EventName: Int] { eventHandlers.compactMapValues(\.deadline) }
     /// The methods the service answers, sorted.
     public var methods: [String] { methodHandlers.keys.sorted() }
+    /// The micro-apps it hosts, sorted.
+    public var apps: [String] { appFactories.keys.sorted() }
 }

@@ -31,13 +31,13 @@ public final class ServiceRunner: Sendable {
         let registration = ServiceRegistration(
             name: name, instance: instance, pid: Environment.processID, host: Environment.hostName, events: service.events,
             methods: service.methods, heartbeat: options.heartbeat ?? service.heartbeat, attachToken: instance,
-            priorities: service.priorities, deadlines: service.deadlines)
+            priorities: service.priorities, deadlines: service.deadlines, apps: service.apps, lazy: service.isLazy,
+            interceptorPriority: service.interceptor?.priority)
         var configuration = SessionConfiguration(
             brokerEndpoint: options.broker, registration: registration, subscriptions: .events(service.events), token: instance)
 
         let (inbound, inboundSink) = AsyncStream<Inbound>.makeStream()
         let (control, controlSink) = AsyncStream<ConnectionThread.Delivery>.makeStream()
-        if let hook = service.didCreateHook { try await hook() }
         if let hook = service.resumeHook { configuration.resume = try await hook() }
 
         let client = LifelineClient(configuration: configuration) { delivery in
@@ -49,6 +49,7 @@ public final class ServiceRunner: Sendable {
             }
         }
         let context = ServiceContext(serviceName: name, client: client)
+        let hosted = HostedSessions(factories: service.appFactories, context: context)
         let stopRequested = state.withLock { state in
             state.client = client
             return state.stopping
@@ -61,15 +62,19 @@ public final class ServiceRunner: Sendable {
         var refusal: LifelineError?
         for await delivery in control {
             switch delivery {
-            case .request(let request): Task { await answer(request, client: client, context: context) }
+            case .request(let request):
+                switch request.command {
+                case .app: Task { await hostCallback(request, sessions: hosted, client: client) }
+                case .intercept: Task { await intercept(request, client: client, context: context) }
+                case .start: Task { await startHook(request, client: client, context: context) }
+                default: Task { await answer(request, client: client, context: context) }
+                }
             case .joined(let epoch, let first, let sequence, let lifecycle):
                 if first {
-                    Console.out("READY service=\(name) pid=\(Environment.processID) epoch=\(epoch) sequence=\(sequence) lifecycle=\(lifecycle)")
-                    if let hook = service.startHook {
-                        Task {
-                            do { try await hook(context) } catch { context.log("start failed: \(error)") }
-                        }
+                    if let hook = service.didCreateHook {
+                        do { try await hook() } catch { context.log("didCreate failed: \(error)") }
                     }
+                    Console.out("READY service=\(name) pid=\(Environment.processID) epoch=\(epoch) sequence=\(sequence) lifecycle=\(lifecycle)")
                 } else {
                     context.log("registered again with the broker (epoch \(epoch))")
                 }
@@ -156,6 +161,48 @@ public final class ServiceRunner: Sendable {
         } catch {
             client.answer(.error(.internalError, "\(self.name) failed to handle \(name): \(error)", requestID: request.requestID))
         }
+    }
+
+    /// START from the broker: the DTService start hook, then the answer.
+    private func startHook(_ request: ControlRequest, client: LifelineClient, context: ServiceContext) async {
+        do {
+            try await service.startHook?(context)
+            client.answer(ControlReply(requestID: request.requestID, json: ["started": true]))
+        } catch {
+            context.log("start failed: \(error)")
+            client.answer(.error(.internalError, "\(name) failed to start: \(error)", requestID: request.requestID))
+        }
+    }
+
+    /// A micro-app callback for a session hosted here.
+    private func hostCallback(_ request: ControlRequest, sessions: HostedSessions, client: LifelineClient) async {
+        let callback = request.header["callback"]?.stringValue ?? ""
+        do {
+            let arguments = (request.payload ?? []).isEmpty ? JSONValue.emptyObject : try JSONParser.parse(request.payload ?? [])
+            let body = try await sessions.handle(callback: callback, header: request.header, arguments: arguments)
+            client.answer(ControlReply(requestID: request.requestID, json: body))
+        } catch let error as ServiceError {
+            client.answer(ControlReply(requestID: request.requestID, status: error.status, json: error.body))
+        } catch {
+            client.answer(.error(.internalError, "\(callback) failed: \(error)", requestID: request.requestID))
+        }
+    }
+
+    /// A start request to judge, when this service intercepts starts.
+    private func intercept(_ request: ControlRequest, client: LifelineClient, context: ServiceContext) async {
+        let header = request.header
+        let start = StartRequest(
+            app: header["app"]?.stringValue ?? "", params: header["params"] ?? .emptyObject,
+            mode: header["mode"]?.stringValue.flatMap(LaunchMode.init(rawValue:)) ?? .pushWithAnimation,
+            clearTop: header["clearTop"]?.boolValue ?? false, parent: header["parent"]?.stringValue)
+        let decision: StartDecision
+        do {
+            decision = try await service.interceptor?.handler(start, context) ?? .allow
+        } catch {
+            context.log("start interceptor failed (\(error)); allowing the start")
+            decision = .allow
+        }
+        client.answer(ControlReply(requestID: request.requestID, json: decision.json))
     }
 
     private func answer(_ request: ControlRequest, client: LifelineClient, context: ServiceContext) async {

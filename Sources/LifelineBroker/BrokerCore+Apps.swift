@@ -91,7 +91,7 @@ extension BrokerCore {
             return false
         }
         func session() -> SessionRecord? {
-            if let id = header["session"]?.stringValue { return stack.session(id) }
+            if let id = header["session"]?.stringValue { return id == "top" ? stack.top : stack.session(id) }
             if let app = header["app"]?.stringValue { return stack.newest(app) }
             return nil
         }

@@ -3,7 +3,7 @@ import LifelineProtocol
 /// The processes of one deployment, read from a JSON file such as `deploy/topology.json`:
 ///
 /// ```json
-/// {"broker": {"control": "tcp://127.0.0.1:7200", "bus": "tcp://127.0.0.1:7201"},
+/// {"broker": {"control": "tcp://127.0.0.1:7200", "bus": "tcp://127.0.0.1:7201", "launcher": "launcher"},
 ///  "services": [{"name": "push", "executable": "lifeline-push", "args": []}]}
 /// ```
 public struct Topology: Sendable, Equatable {
@@ -16,6 +16,8 @@ public struct Topology: Sendable, Equatable {
 
     public var control: String
     public var bus: String
+    /// The Launcher micro-app, if the topology has one.
+    public var launcher: String?
     public var services: [ServiceEntry]
 
     /// Reads and checks a topology document, naming the first problem.
@@ -23,6 +25,10 @@ public struct Topology: Sendable, Equatable {
         guard case .object = json else { throw ProtocolError(.badRequest, "a topology is a JSON object") }
         control = json["broker"]?["control"]?.stringValue ?? BrokerConfiguration.defaultControlEndpoint
         bus = json["broker"]?["bus"]?.stringValue ?? BrokerConfiguration.defaultBusEndpoint
+        launcher = json["broker"]?["launcher"]?.stringValue
+        if let launcher, let problem = ServiceRegistration.nameProblem(launcher, what: "broker.launcher") {
+            throw ProtocolError(.badRequest, problem)
+        }
         var services: [ServiceEntry] = []
         for (index, entry) in (json["services"]?.arrayValue ?? []).enumerated() {
             guard let name = entry["name"]?.stringValue else { throw ProtocolError(.badRequest, "services[\(index)] needs a string 'name'") }

@@ -10,7 +10,7 @@ enum TopologyCommand: CLICommand {
         usage: lifeline topology FILE [--shell | --json]
 
         Reads a topology (see deploy/topology.json) and prints the broker endpoints and the services.
-        --shell prints one line per process for scripts: 'broker CONTROL BUS' then
+        --shell prints one line per process for scripts: 'broker CONTROL BUS [--launcher APP]' then
         'service NAME EXECUTABLE [ARG ...]'.
         """
 
@@ -31,7 +31,7 @@ enum TopologyCommand: CLICommand {
             throw LifelineError(.badRequest, "\(path): \(error.message)")
         }
         if shell {
-            Console.out("broker \(topology.control) \(topology.bus)")
+            Console.out("broker \(topology.control) \(topology.bus)" + (topology.launcher.map { " --launcher \($0)" } ?? ""))
             for service in topology.services {
                 Console.out((["service", service.name, service.executable] + service.arguments).joined(separator: " "))
             }
@@ -41,7 +41,7 @@ enum TopologyCommand: CLICommand {
             }
             Console.out(JSONValue.object(["broker": ["control": .string(topology.control), "bus": .string(topology.bus)], "services": .array(services)]).description)
         } else {
-            Console.out("broker: control \(topology.control), bus \(topology.bus)")
+            Console.out("broker: control \(topology.control), bus \(topology.bus)" + (topology.launcher.map { ", launcher \($0)" } ?? ""))
             for service in topology.services {
                 Console.out("service \(service.name): \(([service.executable] + service.arguments).joined(separator: " "))")
             }

@@ -16,6 +16,8 @@ let usage = """
       --fail                    every handler throws (acknowledged events are acknowledged with the error)
       --journal FILE            append every handled event to FILE and resume from its last line when
                                 restarted (exactly-once handling across restarts)
+      --apps A,B,...            host these micro-apps; every callback prints 'CALLBACK session app name'
+      --lazy                    start only on the first lookup or call (prints 'STARTED' when started)
 
     methods: echo (returns its body), sleep {"ms": N} (answers after N ms),
              fail {"status": N, "message": "..."} (answers with that error), whoami
@@ -24,6 +26,8 @@ let usage = """
 var arguments = CommandLineArguments.process
 var events: [EventName] = []
 let settings: (priority: Int?, deadline: Int?, answer: CallbackResult, rewrite: (String, String)?, completion: JSONValue?, delay: Int, fail: Bool, journal: String?)
+var hostedApps: [String] = []
+var lazy = false
 do {
     for name in (try arguments.option("--events") ?? "").split(separator: ",") {
         events.append(try EventCatalog.validateName(String(name)))
@@ -39,6 +43,8 @@ do {
     if let text = try arguments.option("--completion") {
         do { completion = try JSONParser.parse(text) } catch { throw UsageError("--completion is not JSON: \(error)") }
     }
+    hostedApps = (try arguments.option("--apps") ?? "").split(separator: ",").map(String.init)
+    lazy = arguments.flag("--lazy")
     settings = (
         try arguments.integer("--priority", in: -1_000_000...1_000_000), try arguments.integer("--step-deadline", in: 1...3_600_000),
         answer, rewrite, completion, try arguments.integer("--delay-ms", in: 0...600_000) ?? 0, arguments.flag("--fail"),
@@ -71,6 +77,19 @@ struct Journal: Sendable {
     }
 }
 
+/// A micro-app that only traces its callbacks.
+actor TracedApp: MicroAppDelegate {
+    private func trace(_ session: AppSession, _ callback: String) { Console.out("CALLBACK \(session.id) \(session.app) \(callback)") }
+    func didCreate(_ session: AppSession) async { trace(session, "didCreate") }
+    func willStartLaunching(_ session: AppSession, options: JSONValue) async { trace(session, "willStartLaunching") }
+    func didFinishLaunching(_ session: AppSession) async { trace(session, "didFinishLaunching") }
+    func willPause(_ session: AppSession) async { trace(session, "willPause") }
+    func willResume(_ session: AppSession, options: JSONValue) async { trace(session, "willResume") }
+    func didResume(_ session: AppSession, options: JSONValue) async { trace(session, "didResume") }
+    func willTerminate(_ session: AppSession, animated: Bool) async { trace(session, "willTerminate") }
+    func childDidFinish(_ session: AppSession, child: SessionRecord, result: JSONValue) async { trace(session, "childDidFinish \(child.id) \(result)") }
+}
+
 let journal = settings.journal.map(Journal.init(path:))
 var service = Service("probe")
 for name in events {
@@ -95,7 +114,10 @@ for name in events {
     }
 }
 if let journal { service = service.resume { journal.lastCursor() } }
+for app in hostedApps { service = service.app(app) { _ in TracedApp() } }
 await service
+    .lazy(lazy)
+    .start { context in Console.out("STARTED \(context.serviceName)") }
     .onGap { notice, context in context.log("GAP after #\(notice.after): \(notice.reason)") }
     .method("echo") { request in request.body }
     .method("sleep") { request in

@@ -1,0 +1,104 @@
+// lifeline-shell: hosts the micro-apps of the demo. The Launcher is a coordinator: it asks the gateway
+// whether someone is signed in and starts `login` or `home`; when login finishes signed in it starts
+// home, and when home signs out it starts login again (the coordinator article's flows).
+import Lifeline
+
+/// Prints every callback as `CALLBACK session app callback`, the order the tests check.
+func trace(_ session: AppSession, _ callback: String) { Console.out("CALLBACK \(session.id) \(session.app) \(callback)") }
+
+/// The Launcher: picks the flow from the gateway's state and reacts to flows that finish.
+actor LauncherApp: MicroAppDelegate {
+    func didCreate(_ session: AppSession) async { trace(session, "didCreate") }
+    func willStartLaunching(_ session: AppSession, options: JSONValue) async { trace(session, "willStartLaunching") }
+    func didFinishLaunching(_ session: AppSession) async {
+        trace(session, "didFinishLaunching")
+        await route(session)
+    }
+    func willPause(_ session: AppSession) async { trace(session, "willPause") }
+    func willResume(_ session: AppSession, options: JSONValue) async { trace(session, "willResume") }
+    func didResume(_ session: AppSession, options: JSONValue) async { trace(session, "didResume") }
+    func willTerminate(_ session: AppSession, animated: Bool) async { trace(session, "willTerminate") }
+    func rootRoute(_ session: AppSession) async -> JSONValue { ["screen": "launcher", "tabs": ["home", "settings"]] }
+
+    func childDidFinish(_ session: AppSession, child: SessionRecord, result: JSONValue) async {
+        trace(session, "childDidFinish \(child.app) \(result)")
+        if child.app == "login", result["signedIn"] == true {
+            session.router.push("home", params: ["user": result["user"] ?? .null])
+        } else if child.app == "home", result["signedOut"] == true {
+            session.router.push("login")
+        } else if result["crashed"] == true {
+            await route(session)
+        }
+    }
+
+    /// The AppCoordinator's start: the main flow when signed in, else the authorization flow.
+    private func route(_ session: AppSession) async {
+        let state = try? await session.context.client.call("gateway", "state")
+        if state?["signedIn"] == true {
+            session.router.push("home", params: ["user": state?["user"] ?? .null])
+        } else {
+            session.router.push("login")
+        }
+    }
+}
+
+/// The authorization flow: `signIn` checks the user with the gateway and finishes with the result.
+actor LoginApp: MicroAppDelegate {
+    func didCreate(_ session: AppSession) async { trace(session, "didCreate") }
+    func willStartLaunching(_ session: AppSession, options: JSONValue) async { trace(session, "willStartLaunching") }
+    func didFinishLaunching(_ session: AppSession) async { trace(session, "didFinishLaunching") }
+    func willPause(_ session: AppSession) async { trace(session, "willPause") }
+    func willResume(_ session: AppSession, options: JSONValue) async { trace(session, "willResume") }
+    func didResume(_ session: AppSession, options: JSONValue) async { trace(session, "didResume") }
+    func willTerminate(_ session: AppSession, animated: Bool) async { trace(session, "willTerminate") }
+    func rootRoute(_ session: AppSession) async -> JSONValue { ["screen": "login", "fields": ["user", "password"]] }
+
+    func perform(_ session: AppSession, action: String, body: JSONValue) async throws -> JSONValue {
+        guard action == "signIn" else { throw ServiceError(.notFound, "login answers the action signIn {user, password}") }
+        let state = try await session.context.client.call("gateway", "signIn", body)
+        session.router.finish(result: ["signedIn": true, "user": state["user"] ?? .null])
+        return state
+    }
+}
+
+/// The main flow: shows the user; `signOut` ends it. While `edit` has unsaved changes, home refuses a
+/// normal exit (shouldTerminate); `save` allows it again.
+actor HomeApp: MicroAppDelegate {
+    private var unsaved = false
+
+    func didCreate(_ session: AppSession) async { trace(session, "didCreate") }
+    func willStartLaunching(_ session: AppSession, options: JSONValue) async { trace(session, "willStartLaunching") }
+    func didFinishLaunching(_ session: AppSession) async { trace(session, "didFinishLaunching") }
+    func willPause(_ session: AppSession) async { trace(session, "willPause") }
+    func willResume(_ session: AppSession, options: JSONValue) async { trace(session, "willResume") }
+    func didResume(_ session: AppSession, options: JSONValue) async { trace(session, "didResume") }
+    func willTerminate(_ session: AppSession, animated: Bool) async { trace(session, "willTerminate") }
+    func shouldTerminate(_ session: AppSession) async -> Bool {
+        trace(session, "shouldTerminate \(!unsaved)")
+        return !unsaved
+    }
+    func rootRoute(_ session: AppSession) async -> JSONValue { ["screen": "home", "user": session.params["user"] ?? .null] }
+
+    func perform(_ session: AppSession, action: String, body: JSONValue) async throws -> JSONValue {
+        switch action {
+        case "signOut":
+            _ = try await session.context.client.call("gateway", "signOut")
+            session.router.finish(result: ["signedOut": true])
+            return ["signedOut": true]
+        case "edit":
+            unsaved = true
+            return ["unsaved": true]
+        case "save":
+            unsaved = false
+            return ["unsaved": false]
+        default:
+            throw ServiceError(.notFound, "home answers the actions signOut, edit and save")
+        }
+    }
+}
+
+await Service("shell")
+    .app("launcher") { _ in LauncherApp() }
+    .app("login") { _ in LoginApp() }
+    .app("home") { _ in HomeApp() }
+    .main(about: "Hosts the micro-apps launcher (a coordinator), login and home.")

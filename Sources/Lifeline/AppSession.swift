@@ -1,0 +1,69 @@
+import LifelineProtocol
+
+/// One running micro-app session, as its delegate sees it.
+public struct AppSession: Sendable {
+    /// The session as the broker recorded it when it started (id, app, params, mode, parent, …).
+    public let record: SessionRecord
+    /// Calls, publishing and lookups through the host's connection.
+    public let context: ServiceContext
+    /// Moves on the stack: push, present, pop, dismiss, setRoot, popToRoot, finish.
+    public let router: Router
+
+    public var id: String { record.id }
+    public var app: String { record.app }
+    public var params: JSONValue { record.params }
+
+    /// Writes a log line tagged with the session.
+    public func log(_ message: String) { context.log("\(app) (\(id)): \(message)") }
+}
+
+/// The coordinator's router over the Context's stack. Each call is sent to the broker at once and
+/// runs after the operation in progress; it returns without waiting (failures are logged). Use
+/// ``LifelineClient/apps(_:)`` to wait for an operation's result outside a callback.
+public struct Router: Sendable {
+    let client: LifelineClient
+    let session: String
+    let log: @Sendable (String) -> Void
+
+    private func send(_ header: JSONValue, _ what: String) {
+        client.send(ControlRequest(.apps, header: header), timeoutMilliseconds: 60_000) { result in
+            if case .failure(let error) = result { log("\(what) failed: \(error.message)") }
+        }
+    }
+
+    /// Starts `app` over the stack, as a child of this session.
+    public func push(_ app: String, params: JSONValue = .emptyObject, animated: Bool = true) {
+        start(app, params: params, mode: animated ? .pushWithAnimation : .pushNoAnimation)
+    }
+
+    /// Starts `app` as a presented (modal) child of this session.
+    public func present(_ app: String, params: JSONValue = .emptyObject, animated: Bool = true) {
+        start(app, params: params, mode: animated ? .presentWithAnimation : .presentNoAnimation)
+    }
+
+    /// Starts `app` with any mode; `clearTop` pops back to an existing session of it.
+    public func start(_ app: String, params: JSONValue = .emptyObject, mode: LaunchMode = .pushWithAnimation, clearTop: Bool = false) {
+        send(
+            ["op": "start", "app": .string(app), "params": params, "mode": .string(mode.rawValue), "clearTop": .bool(clearTop), "parent": .string(session)],
+            "start of \(app)")
+    }
+
+    /// Exits the top session (its shouldTerminate may refuse).
+    public func pop() { send(["op": "exit", "session": .string("top")], "pop") }
+
+    /// Closes the topmost presented session and everything above it.
+    public func dismiss() { send(["op": "dismiss"], "dismiss") }
+
+    /// Exits everything above the Launcher (or everything) and starts `app` as the root of the flow.
+    public func setRoot(_ app: String, params: JSONValue = .emptyObject) {
+        send(["op": "setRoot", "app": .string(app), "params": params, "parent": .string(session)], "setRoot \(app)")
+    }
+
+    /// Exits every session above the bottom one.
+    public func popToRoot() { send(["op": "popToRoot"], "popToRoot") }
+
+    /// Ends this session with `result`: its parent hears it in childDidFinish (the finishFlow).
+    public func finish(result: JSONValue = .null) {
+        send(["op": "exit", "session": .string(session), "force": true, "result": result], "finish")
+    }
+}

@@ -1,0 +1,54 @@
+import LifelineProtocol
+
+/// The micro-app sessions a host process runs: one delegate per session, made by its app's factory
+/// when the session is created (or restored) and dropped when it terminates.
+actor HostedSessions {
+    private var sessions: [String: (delegate: any MicroAppDelegate, session: AppSession)] = [:]
+    private let factories: [String: Service.AppFactory]
+    private let context: ServiceContext
+
+    init(factories: [String: Service.AppFactory], context: ServiceContext) {
+        self.factories = factories
+        self.context = context
+    }
+
+    /// Runs one callback from the broker and returns the reply body.
+    func handle(callback: String, header: JSONValue, arguments: JSONValue) async throws -> JSONValue {
+        let id = header["session"]?.stringValue ?? ""
+        switch callback {
+        case "didCreate", "restore":
+            if callback == "restore", let existing = sessions[id] {
+                return ["root": await existing.delegate.rootRoute(existing.session), "restored": false]
+            }
+            let record = try SessionRecord(json: arguments["record"] ?? .null)
+            guard let factory = factories[record.app] else { throw ServiceError(.notFound, "this host does not offer the app '\(record.app)'") }
+            let session = AppSession(
+                record: record, context: context,
+                router: Router(client: context.client, session: record.id, log: { [context] in context.log("\(record.app) (\(record.id)): \($0)") }))
+            let delegate = factory(session)
+            sessions[id] = (delegate, session)
+            await delegate.didCreate(session)
+            return ["root": await delegate.rootRoute(session), "restored": .bool(callback == "restore")]
+        default:
+            guard let (delegate, session) = sessions[id] else { throw ServiceError(.notFound, "no session \(id) in this host") }
+            switch callback {
+            case "willStartLaunching": await delegate.willStartLaunching(session, options: arguments["options"] ?? .emptyObject)
+            case "didFinishLaunching": await delegate.didFinishLaunching(session)
+            case "willPause": await delegate.willPause(session)
+            case "willResume": await delegate.willResume(session, options: arguments["options"] ?? .emptyObject)
+            case "didResume": await delegate.didResume(session, options: arguments["options"] ?? .emptyObject)
+            case "willTerminate":
+                await delegate.willTerminate(session, animated: arguments["animated"]?.boolValue ?? true)
+                sessions[id] = nil
+            case "shouldTerminate": return ["allow": .bool(await delegate.shouldTerminate(session))]
+            case "childDidFinish":
+                let child = try SessionRecord(json: arguments["child"] ?? .null)
+                await delegate.childDidFinish(session, child: child, result: arguments["result"] ?? .null)
+            case "action":
+                return try await delegate.perform(session, action: arguments["action"]?.stringValue ?? "", body: arguments["body"] ?? .null)
+            default: throw ServiceError(.badRequest, "unknown callback '\(callback)'")
+            }
+            return [:]
+        }
+    }
+}
