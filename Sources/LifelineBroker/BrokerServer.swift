@@ -14,6 +14,9 @@ public final class BrokerServer {
     public let controlEndpoints: [String]
     /// The bus endpoints actually bound.
     public let busEndpoints: [String]
+    /// The broker's own context: releasing the server terminates it, which waits (up to the linger)
+    /// until the last messages, such as DISCONNECT, have left.
+    private let context: ZMQContext
     private let router: ZMQSocket
     private let bus: ZMQSocket
     private let mailbox = Mailbox<Bool>()
@@ -24,7 +27,7 @@ public final class BrokerServer {
 
     /// Binds the sockets on the calling thread; ``run()`` must be called on the same thread.
     public init(configuration: BrokerConfiguration, identity: BrokerIdentity, log: @escaping @Sendable (String) -> Void) throws {
-        let context = ZMQContext.shared
+        context = try ZMQContext()
         router = try ZMQSocket(context, type: .router)
         try router.set(.routerMandatory, 1)
         try router.set(.sendHighWaterMark, 100_000)

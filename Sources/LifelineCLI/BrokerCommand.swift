@@ -57,6 +57,14 @@ enum BrokerCommand: CLICommand {
         try arguments.finish()
 
         let identity = BrokerIdentity(pid: Int(getpid()), host: ProcessInfo.processInfo.hostName, version: CLI.version)
+        try serve(configuration, identity)
+        Console.log("broker", "stopped")
+        return 0
+    }
+
+    /// Runs the broker until a signal stops it; the server (and its ZeroMQ context, which flushes the
+    /// last messages) is released before this returns.
+    private static func serve(_ configuration: BrokerConfiguration, _ identity: BrokerIdentity) throws {
         let server: BrokerServer
         do {
             server = try BrokerServer(configuration: configuration, identity: identity) { Console.log("broker", $0) }
@@ -72,8 +80,6 @@ enum BrokerCommand: CLICommand {
         Console.out("READY control=\(server.controlEndpoints.joined(separator: ",")) bus=\(server.busEndpoints.joined(separator: ","))")
         server.run()
         withExtendedLifetime(watcher) {}
-        Console.log("broker", "stopped")
-        return 0
     }
 
     private static func endpoints(_ list: String, _ option: String) throws(UsageError) -> [String] {
