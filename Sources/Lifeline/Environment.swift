@@ -16,6 +16,9 @@ enum Environment {
     /// This host's name.
     static var hostName: String { ProcessInfo.processInfo.hostName }
 
+    /// The value of an environment variable.
+    static func variable(_ name: String) -> String? { ProcessInfo.processInfo.environment[name] }
+
     /// This process's id.
     static var processID: Int { Int(ProcessInfo.processInfo.processIdentifier) }
 }

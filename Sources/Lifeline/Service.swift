@@ -38,6 +38,15 @@ public struct Service: Sendable {
     private(set) var appFactories: [String: AppFactory] = [:]
     private(set) var interceptor: (priority: Int, handler: Interceptor)?
     private(set) var isLazy = false
+    /// Declared boot tasks by short name (the registered name is prefixed when the service runs).
+    private(set) var bootTasks: [String: BootTaskHandler] = [:]
+    private(set) var startTaskDeclaration: BootTask?
+
+    struct BootTaskHandler {
+        let declaration: BootTask
+        let body: @Sendable (BootContext) async throws -> Void
+        let canExecute: (@Sendable (BootContext) async -> Bool)?
+    }
 
     /// A service named `name` (letters, digits, `_`, `-`, `.`).
     public init(_ name: String) { self.name = name }
@@ -99,6 +108,48 @@ public struct Service: Sendable {
         var copy = self
         copy.interceptor = (priority, handler)
         return copy
+    }
+
+    /// Declares a boot task (MPIBootTask): it runs once per boot, in `phase` (higher `priority`
+    /// first), after the tasks in `after` (any process: `gateway.start`; own tasks by short name),
+    /// concurrently with other asynchronous tasks when `async`, only when `condition` holds (a launch
+    /// option, an environment variable) and `canExecute` says yes. A failure of a `required` task stops
+    /// the boot; a `runOnce` task runs once ever.
+    public func bootTask(
+        _ name: String, phase: String = "services", priority: Int = 0, async: Bool = false, after: [String] = [],
+        when condition: BootCondition? = nil, canExecute: (@Sendable (BootContext) async -> Bool)? = nil,
+        deadline: Duration = .seconds(10), required: Bool = false, runOnce: Bool = false,
+        _ body: @escaping @Sendable (BootContext) async throws -> Void
+    ) -> Service {
+        var copy = self
+        let milliseconds = Int(deadline.components.seconds * 1000 + deadline.components.attoseconds / 1_000_000_000_000_000)
+        let declaration = BootTask(
+            name: name, service: "", phase: phase, priority: priority, isAsynchronous: async, after: after,
+            condition: condition ?? (canExecute == nil ? nil : .check), deadlineMilliseconds: max(1, milliseconds), isRequired: required,
+            runsOnce: runOnce)
+        copy.bootTasks[name] = BootTaskHandler(declaration: declaration, body: body, canExecute: canExecute)
+        return copy
+    }
+
+    /// Places the service's start (its `start` hook, task `NAME.start`) in the boot: by default it runs
+    /// in the `services` phase with priority 0, synchronously, after nothing.
+    public func startTask(phase: String = "services", priority: Int = 0, async: Bool = false, after: [String] = [], required: Bool = false) -> Service {
+        var copy = self
+        copy.startTaskDeclaration = BootTask(
+            name: "start", service: "", kind: .start, phase: phase, priority: priority, isAsynchronous: async, after: after, isRequired: required)
+        return copy
+    }
+
+    /// The boot tasks as registered under `serviceName`.
+    func bootDeclarations(as serviceName: String) -> [BootTask] {
+        var declared = bootTasks.values.map(\.declaration) + (startTaskDeclaration.map { [$0] } ?? [])
+        let own = Set(declared.map(\.name))
+        for index in declared.indices {
+            declared[index].service = serviceName
+            declared[index].name = "\(serviceName).\(declared[index].name)"
+            declared[index].after = declared[index].after.map { own.contains($0) ? "\(serviceName).\($0)" : $0 }
+        }
+        return declared.sorted { $0.name < $1.name }
     }
 
     /// Started only on its first lookup or call (mPaaS lazyLoading) instead of right after registering.

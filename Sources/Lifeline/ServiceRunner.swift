@@ -32,7 +32,7 @@ public final class ServiceRunner: Sendable {
             name: name, instance: instance, pid: Environment.processID, host: Environment.hostName, events: service.events,
             methods: service.methods, heartbeat: options.heartbeat ?? service.heartbeat, attachToken: instance,
             priorities: service.priorities, deadlines: service.deadlines, apps: service.apps, lazy: service.isLazy,
-            interceptorPriority: service.interceptor?.priority)
+            interceptorPriority: service.interceptor?.priority, bootTasks: service.bootDeclarations(as: name))
         var configuration = SessionConfiguration(
             brokerEndpoint: options.broker, registration: registration, subscriptions: .events(service.events), token: instance)
 
@@ -67,6 +67,7 @@ public final class ServiceRunner: Sendable {
                 case .app: Task { await hostCallback(request, sessions: hosted, client: client) }
                 case .intercept: Task { await intercept(request, client: client, context: context) }
                 case .start: Task { await startHook(request, client: client, context: context) }
+                case .boot: Task { await runBootTask(request, client: client, context: context) }
                 default: Task { await answer(request, client: client, context: context) }
                 }
             case .joined(let epoch, let first, let sequence, let lifecycle):
@@ -171,6 +172,39 @@ public final class ServiceRunner: Sendable {
         } catch {
             context.log("start failed: \(error)")
             client.answer(.error(.internalError, "\(name) failed to start: \(error)", requestID: request.requestID))
+        }
+    }
+
+    /// A boot task the broker runs now: its condition, then its body (or the start hook).
+    private func runBootTask(_ request: ControlRequest, client: LifelineClient, context: ServiceContext) async {
+        let id = request.requestID
+        let name = request.header["task"]?.stringValue ?? ""
+        let boot = BootContext(task: name, launchOptions: request.header["launchOptions"] ?? .emptyObject, service: context)
+        let short = name.hasPrefix(self.name + ".") ? String(name.dropFirst(self.name.count + 1)) : name
+        let handler = service.bootTasks[short]
+        func skip(_ reason: String) { client.answer(ControlReply(requestID: id, json: ["outcome": "skipped", "reason": .string(reason)])) }
+        switch request.header["condition"].flatMap(BootCondition.init(json:)) {
+        case .environment(let variable, let expected)?:
+            let value = Environment.variable(variable)
+            if value == nil || (expected != nil && value != expected) {
+                return skip("condition: environment \(variable)\(expected.map { " is not '\($0)'" } ?? " is not set")")
+            }
+        case .check?:
+            if let check = handler?.canExecute, await !check(boot) { return skip("condition: the service's own check said no") }
+        default: break
+        }
+        do {
+            if request.header["kind"]?.stringValue == "start" {
+                try await service.startHook?(context)
+            } else {
+                guard let handler else { throw ServiceError(.notFound, "\(self.name) has no boot task \(name)") }
+                try await handler.body(boot)
+            }
+            client.answer(ControlReply(requestID: id, json: ["outcome": "done"]))
+        } catch let error as ServiceError {
+            client.answer(ControlReply(requestID: id, status: error.status, json: error.body))
+        } catch {
+            client.answer(.error(.internalError, "\(name) failed: \(error)", requestID: id))
         }
     }
 

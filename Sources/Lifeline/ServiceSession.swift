@@ -98,7 +98,7 @@ public struct ServiceSession {
                 case .leaving, .stopped, .idle: break
                 default: lose("the broker disconnected us (\(reason))", retryAt: now, now: now, into: &effects)
                 }
-            case .call, .app, .intercept, .start: effects.append(.deliverRequest(request))
+            case .call, .app, .intercept, .start, .boot: effects.append(.deliverRequest(request))
             case .offer: effects.append(.deliverOffer(request))
             case .event: replayed(request, into: &effects)
             default:

@@ -37,6 +37,16 @@ public struct BrokerConfiguration: Sendable {
     public var launcherApp: String?
     /// How long a host may take for one micro-app callback before the broker goes on.
     public var appCallbackTimeoutMilliseconds = 2000
+    /// The boot's phases, in order.
+    public var bootPhases: [String] = BootTask.defaultPhases
+    /// Field overrides of boot tasks by name (from the topology), and tasks it adds.
+    public var bootOverrides: [String: JSONValue] = [:]
+    /// The services a boot waits for (the topology's); a boot starts without the missing ones after
+    /// ``bootWaitMilliseconds``.
+    public var expectedServices: [String] = []
+    public var bootWaitMilliseconds = 30_000
+    /// How many asynchronous boot tasks run at once.
+    public var bootConcurrency = 4
     /// How long a service's start hook may take before its deferred lookups and calls go on anyway.
     public var serviceStartTimeoutMilliseconds = 10_000
 

@@ -319,12 +319,13 @@ extension BrokerCore {
         if stack.sessions.contains(where: { $0.host == registration.name && $0.state == .detached }) {
             appQueue.append(.attach(host: registration.name))
         }
-        if let launcher = configuration.launcherApp, registration.apps.contains(launcher) { appQueue.append(.launch) }
+        if let launcher = configuration.launcherApp, registration.apps.contains(launcher), startsImmediately { appQueue.append(.launch) }
         pumpApps(now: now, into: &output)
     }
 
     private mutating func finishApp(_ transition: AppTransition, now: UInt64, into output: inout [BrokerOutput]) {
         let outcome = transition.outcome
+        if case .launch = transition.operation { launcherStarted(now: now, into: &output) }
         for (record, result, forced) in outcome.exited {
             publishRuntime(
                 .appDidExit, ["session": .string(record.id), "app": .string(record.app), "forced": .bool(forced), "result": result ?? .null],

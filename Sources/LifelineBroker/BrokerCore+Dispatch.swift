@@ -185,6 +185,9 @@ extension BrokerCore {
             body["completionRule"] = .string(rule.rawValue)
         }
         send(dispatch.client, ControlReply(requestID: dispatch.requestID, json: .object(body)), into: &output)
+        if !dispatch.endedEarly {
+            launched(dispatch.event, payload: JSONWriter.encode(dispatch.payload), by: "a dispatched \(dispatch.event)", now: now, into: &output)
+        }
         publishRuntime(
             .dispatchDidComplete,
             [

@@ -26,6 +26,7 @@ extension BrokerCore {
         guard moveLifecycle(name, force: request.header["force"]?.boolValue == true, peer: peer, requestID: id, into: &output) else { return }
         let header = publishFrames(
             name, payload: payloadBytes.isEmpty ? Array("{}".utf8) : payloadBytes, flags: acknowledged ? 1 : 0, now: now, into: &output)
+        launched(name, payload: payloadBytes, by: "a published \(name)", now: now, into: &output)
         if acknowledged {
             let handlers = registry.handlers(of: name)
             let entry = PendingAcknowledgements.Waiting(
@@ -42,6 +43,16 @@ extension BrokerCore {
         body.add("sequence", Int64(header.sequence))
         body.add("subscribers", Int64(registry.subscriberCount(of: name)))
         send(peer, ControlReply(requestID: id, status: .ok, body: body.finish()), into: &output)
+    }
+
+    /// didFinishLaunching runs the boot (with its launch options); didBecomeActive does when no boot ran.
+    mutating func launched(_ name: EventName, payload: [UInt8], by reason: String, now: UInt64, into output: inout [BrokerOutput]) {
+        if name == .didFinishLaunching {
+            let options = (try? JSONParser.parse(payload))?["launchOptions"] ?? .emptyObject
+            _ = requestBoot(launchOptions: options, reason: reason, now: now, into: &output)
+        } else if name == .didBecomeActive && boot == nil {
+            _ = requestBoot(launchOptions: .emptyObject, reason: reason, now: now, into: &output)
+        }
     }
 
     /// Applies the lifecycle transition of `name`; answers 409 and returns false when it makes no sense

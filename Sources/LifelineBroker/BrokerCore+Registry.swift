@@ -113,8 +113,9 @@ extension BrokerCore {
             }
         }
         defer {
-            if !registration.lazy { startService(registration.name, now: now, into: &output) }
+            if !registration.lazy && startsImmediately { startService(registration.name, now: now, into: &output) }
             hostRegistered(registration, now: now, into: &output)
+            checkBootReadiness(now: now, into: &output)
         }
         if admission == .added {
             output.append(
@@ -205,6 +206,7 @@ extension BrokerCore {
         offersGone(to: registration.name, reason: reason, now: now, into: &output)
         forgetStart(registration.name, into: &output)
         hostStopped(registration, now: now, into: &output)
+        bootServiceGone(registration.name, now: now, into: &output)
         publishRuntime(.serviceDidStop, ["name": .string(registration.name), "reason": .string(reason)], now: now, into: &output)
     }
 }

@@ -31,6 +31,14 @@ public struct BrokerCore {
     var appQueue: [AppOperation] = []
     var appTransition: AppTransition?
     var appCounter: UInt64 = 0
+    /// The current or last boot.
+    var boot: BootRun?
+    /// Run-once tasks that ran in some boot (kept in `boot.json`).
+    var runOnceDone: Set<String> = []
+    /// Tasks run by hand (`lifeline boot run`) since the last boot started.
+    var ranOnDemand: Set<String> = []
+    var bootCounter: UInt64 = 0
+    var onDemandRuns: [[UInt8]: (peer: [UInt8], requestID: [UInt8], task: BootTask)] = [:]
     /// Things worth a log line that happened while the core was created (e.g. an unreadable state file).
     public private(set) var startupNotes: [String] = []
     /// The application's lifecycle state, moved by published and dispatched events.
@@ -41,8 +49,9 @@ public struct BrokerCore {
     /// micro-app stack saved by a previous life (`sessions`), if any.
     public init(
         configuration: BrokerConfiguration, identity: BrokerIdentity, busEndpoints: [String], monotonic: UInt64,
-        wall: UInt64, sessions: JSONValue? = nil
+        wall: UInt64, sessions: JSONValue? = nil, bootState: JSONValue? = nil
     ) {
+        runOnceDone = Set((bootState?["runOnce"]?.arrayValue ?? []).compactMap(\.stringValue))
         var notes: [String] = []
         var stack = SessionStack(launcher: configuration.launcherApp)
         if let sessions {
@@ -105,6 +114,10 @@ public struct BrokerCore {
                 handleOfferReply(reply, from: peer, now: now, into: &output)
             } else if isAppReply(reply.requestID) {
                 handleAppReply(reply, now: now, into: &output)
+            } else if isBootReply(reply.requestID) {
+                handleBootReply(reply, now: now, into: &output)
+            } else if handleOnDemandReply(reply, into: &output) {
+                return
             } else if starts.service(answering: reply.requestID) != nil {
                 handleStartReply(reply, now: now, into: &output)
             } else {
@@ -144,6 +157,7 @@ public struct BrokerCore {
         expireOffers(now: now, into: &output)
         expireStarts(now: now, into: &output)
         expireAppCallback(now: now, into: &output)
+        expireBoot(now: now, into: &output)
         journal.trim(now: now)
         if now >= nextHeartbeat {
             for peer in registry.peers { output.append(.send(peer: peer, frames: Self.heartbeatFrames)) }
@@ -155,7 +169,7 @@ public struct BrokerCore {
     public var nextDeadline: UInt64 {
         [
             nextHeartbeat, registry.nextExpiry.map { $0 &+ 1 }, calls.nextDeadline, attachments.nextDeadline,
-            acknowledgements.nextDeadline, dispatches.nextDeadline, starts.nextDeadline, appTransition?.awaiting?.deadline,
+            acknowledgements.nextDeadline, dispatches.nextDeadline, starts.nextDeadline, appTransition?.awaiting?.deadline, bootDeadline,
         ].compactMap { $0 }.min()!
     }
 
@@ -190,6 +204,7 @@ public struct BrokerCore {
         case .replay: replay(request, from: peer, into: &output)
         case .dispatch: startDispatch(request, from: peer, now: now, into: &output)
         case .apps: apps(request, from: peer, now: now, into: &output)
+        case .boot: bootRequest(request, from: peer, now: now, into: &output)
         default:
             refuse(peer, ProtocolError(.badRequest, "\(request.command) is sent by the broker only", requestID: request.requestID), into: &output)
         }

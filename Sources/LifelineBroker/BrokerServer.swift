@@ -50,6 +50,7 @@ public final class BrokerServer {
         busEndpoints = buses
         self.log = log
         var sessions: JSONValue?
+        var bootState: JSONValue?
         if let path = configuration.stateDirectory {
             let directory = URL(fileURLWithPath: path)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -58,12 +59,15 @@ public final class BrokerServer {
                 sessions = try? JSONParser.parse(Array(data))
                 if sessions == nil { log("ignored \(path)/sessions.json: it is not JSON") }
             }
+            if let data = FileManager.default.contents(atPath: directory.appendingPathComponent("boot.json").path) {
+                bootState = try? JSONParser.parse(Array(data))
+            }
         } else {
             stateDirectory = nil
         }
         core = BrokerCore(
             configuration: configuration, identity: identity, busEndpoints: buses,
-            monotonic: SystemClock.monotonicNanoseconds(), wall: SystemClock.wallNanoseconds(), sessions: sessions)
+            monotonic: SystemClock.monotonicNanoseconds(), wall: SystemClock.wallNanoseconds(), sessions: sessions, bootState: bootState)
         for note in core.startupNotes { log(note) }
     }
 

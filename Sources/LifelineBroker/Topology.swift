@@ -18,6 +18,12 @@ public struct Topology: Sendable, Equatable {
     public var bus: String
     /// The Launcher micro-app, if the topology has one.
     public var launcher: String?
+    /// The boot's phases (default: ``BootTask/defaultPhases``).
+    public var bootPhases: [String]
+    /// Field overrides of boot tasks, by task name; a task no service declares needs `service` and
+    /// `"kind": "start"`.
+    public var bootTasks: [String: JSONValue]
+    public var bootWaitMilliseconds: Int?
     public var services: [ServiceEntry]
 
     /// Reads and checks a topology document, naming the first problem.
@@ -29,6 +35,25 @@ public struct Topology: Sendable, Equatable {
         if let launcher, let problem = ServiceRegistration.nameProblem(launcher, what: "broker.launcher") {
             throw ProtocolError(.badRequest, problem)
         }
+        bootPhases = try (json["boot"]?["phases"]?.arrayValue ?? BootTask.defaultPhases.map { .string($0) }).map {
+            (value) throws(ProtocolError) -> String in
+            guard let phase = value.stringValue, ServiceRegistration.nameProblem(phase, what: "a phase") == nil else {
+                throw ProtocolError(.badRequest, "boot.phases must be names")
+            }
+            return phase
+        }
+        var bootTasks: [String: JSONValue] = [:]
+        for (index, entry) in (json["boot"]?["tasks"]?.arrayValue ?? []).enumerated() {
+            guard let name = entry["name"]?.stringValue, name.contains(".") else {
+                throw ProtocolError(.badRequest, "boot.tasks[\(index)] needs a 'name' like service.task")
+            }
+            var probe = BootTask(name: name, service: String(name.split(separator: ".")[0]))
+            try probe.apply(entry)
+            if !bootPhases.contains(probe.phase) { throw ProtocolError(.badRequest, "boot.tasks[\(index)] (\(name)) names the unknown phase '\(probe.phase)'") }
+            bootTasks[name] = entry
+        }
+        self.bootTasks = bootTasks
+        bootWaitMilliseconds = json["boot"]?["waitMs"]?.intValue.map { Int($0) }
         var services: [ServiceEntry] = []
         for (index, entry) in (json["services"]?.arrayValue ?? []).enumerated() {
             guard let name = entry["name"]?.stringValue else { throw ProtocolError(.badRequest, "services[\(index)] needs a string 'name'") }

@@ -25,9 +25,12 @@ enum BrokerCommand: CLICommand {
           --journal-age MS          journal events older than this are forgotten (default 600000)
           --step-timeout MS         default deadline of a dispatch step (default 2000)
           --ack-timeout MS          default wait of an acknowledged publish (default 5000)
-          --state-dir DIR           keep the micro-app stack in DIR so that it survives a restart
+          --topology FILE           read the Launcher, the expected services and the boot's phases and
+                                    task overrides from a topology file (deploy/topology.json)
+          --state-dir DIR           keep the micro-app stack and run-once tasks in DIR across restarts
           --launcher APP            the Launcher micro-app, started as soon as a host offers it
           --app-timeout MS          how long a host may take for one micro-app callback (default 2000)
+          --boot-wait MS            how long a boot waits for the expected services (default 30000)
         Endpoints may use wildcard ports, e.g. tcp://127.0.0.1:*; READY shows the ports chosen.
         """
 
@@ -49,11 +52,27 @@ enum BrokerCommand: CLICommand {
         if let step = try arguments.integer("--step-timeout", in: 1...3_600_000) { configuration.dispatchStepTimeoutMilliseconds = step }
         if let ack = try arguments.integer("--ack-timeout", in: 1...3_600_000) { configuration.acknowledgementTimeoutMilliseconds = ack }
         configuration.stateDirectory = try arguments.option("--state-dir")
+        if let path = try arguments.option("--topology") {
+            guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read the topology \(path)") }
+            do {
+                let topology = try Topology(json: try JSONParser.parse(Array(data)))
+                configuration.launcherApp = topology.launcher
+                configuration.expectedServices = topology.services.map(\.name)
+                configuration.bootPhases = topology.bootPhases
+                configuration.bootOverrides = topology.bootTasks
+                if let wait = topology.bootWaitMilliseconds { configuration.bootWaitMilliseconds = wait }
+            } catch let error as JSONParseError {
+                throw UsageError("\(path) is not JSON: \(error)")
+            } catch let error as ProtocolError {
+                throw UsageError("\(path): \(error.message)")
+            }
+        }
         if let launcher = try arguments.option("--launcher") {
             if let problem = ServiceRegistration.nameProblem(launcher, what: "--launcher") { throw UsageError(problem) }
             configuration.launcherApp = launcher
         }
         if let timeout = try arguments.integer("--app-timeout", in: 1...3_600_000) { configuration.appCallbackTimeoutMilliseconds = timeout }
+        if let wait = try arguments.integer("--boot-wait", in: 0...3_600_000) { configuration.bootWaitMilliseconds = wait }
         try arguments.finish()
 
         let identity = BrokerIdentity(pid: Int(getpid()), host: ProcessInfo.processInfo.hostName, version: CLI.version)

@@ -7,7 +7,7 @@ public enum CLI {
     static let commands: [CommandEntry] = [
         CommandEntry(BrokerCommand.self), CommandEntry(PublishCommand.self), CommandEntry(DispatchCommand.self), CommandEntry(TailCommand.self),
         CommandEntry(ServicesCommand.self), CommandEntry(LookupCommand.self), CommandEntry(CallCommand.self),
-        CommandEntry(AppsCommand.self), CommandEntry(StatusCommand.self), CommandEntry(EventsCommand.self), CommandEntry(TopologyCommand.self),
+        CommandEntry(AppsCommand.self), CommandEntry(BootCommand.self), CommandEntry(StatusCommand.self), CommandEntry(EventsCommand.self), CommandEntry(TopologyCommand.self),
     ]
 
     static let version = "0.1.0"

@@ -41,13 +41,16 @@ public struct Command: RawRepresentable, Hashable, Sendable, CustomStringConvert
     public static let intercept = Command(rawValue: "INTERCEPT")
     /// Broker → service: run your start hook (DTService start); the service answers when done.
     public static let start = Command(rawValue: "START")
+    /// Client → broker: the boot loader (report, run a task, start a boot). Broker → service: run a
+    /// boot task and answer its outcome.
+    public static let boot = Command(rawValue: "BOOT")
     /// The answer to any request.
     public static let reply = Command(rawValue: "REPLY")
 
     /// Every command a peer may send.
     public static let all: [Command] = [
         .hello, .register, .unregister, .heartbeat, .lookup, .list, .call, .publish, .attach, .disconnect, .dispatch, .offer,
-        .ack, .replay, .event, .apps, .app, .intercept, .start, .reply,
+        .ack, .replay, .event, .apps, .app, .intercept, .start, .boot, .reply,
     ]
 
     /// Commands that carry a payload frame after the header.

@@ -181,6 +181,21 @@ public enum EventCatalog {
                 EventField("session", .string, required: true, "the session id"), EventField("app", .string, required: true, "the app"),
                 EventField("host", .string, required: true, "the host that died"),
             ]),
+        EventDescriptor(
+            .bootDidStart, origin: .runtime, "the boot loader started",
+            [EventField("boot", .number, required: true, "the boot's number"), EventField("tasks", .number, "how many tasks it plans")]),
+        EventDescriptor(
+            .bootTaskDidFinish, origin: .runtime, "a boot task finished",
+            [
+                EventField("boot", .number, required: true, "the boot's number"), EventField("task", .string, required: true, "the task"),
+                EventField("outcome", .string, required: true, "done, skipped or failed"), EventField("reason", .any, "why, when not done"),
+            ]),
+        EventDescriptor(
+            .bootDidFinish, origin: .runtime, "the boot loader finished",
+            [
+                EventField("boot", .number, required: true, "the boot's number"),
+                EventField("outcome", .string, required: true, "done, failed or refused"), EventField("error", .any, "what stopped it"),
+            ]),
     ]
 
     /// Events that are phases of a dispatched didFinishLaunching and cannot be sent on their own.

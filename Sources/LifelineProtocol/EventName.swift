@@ -85,4 +85,7 @@ extension EventName {
     public static let appDidStart: EventName = "appDidStart"
     public static let appDidExit: EventName = "appDidExit"
     public static let appDidCrash: EventName = "appDidCrash"
+    public static let bootDidStart: EventName = "bootDidStart"
+    public static let bootTaskDidFinish: EventName = "bootTaskDidFinish"
+    public static let bootDidFinish: EventName = "bootDidFinish"
 }

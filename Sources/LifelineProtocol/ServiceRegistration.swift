@@ -25,12 +25,16 @@ public struct ServiceRegistration: Sendable, Equatable {
     public var lazy: Bool
     /// When set, the service sees every start request first (higher priority first).
     public var interceptorPriority: Int?
+    /// The boot tasks the service declares (its implicit `NAME.start` task is added by the broker).
+    public var bootTasks: [BootTask]
 
     public init(
         name: String, instance: String, pid: Int, host: String, events: [EventName], methods: [String],
         heartbeat: HeartbeatSettings = .standard, attachToken: String, priorities: [EventName: Int] = [:],
-        deadlines: [EventName: Int] = [:], apps: [String] = [], lazy: Bool = false, interceptorPriority: Int? = nil
+        deadlines: [EventName: Int] = [:], apps: [String] = [], lazy: Bool = false, interceptorPriority: Int? = nil,
+        bootTasks: [BootTask] = []
     ) {
+        self.bootTasks = bootTasks
         self.apps = apps
         self.lazy = lazy
         self.interceptorPriority = interceptorPriority
@@ -71,6 +75,7 @@ public struct ServiceRegistration: Sendable, Equatable {
             "deadlines": .object(Dictionary(uniqueKeysWithValues: deadlines.map { ($0.key.rawValue, .int(Int64($0.value))) })),
             "apps": .array(apps.map { .string($0) }), "lazy": .bool(lazy),
             "interceptor": interceptorPriority.map { ["priority": .int(Int64($0))] } ?? .null,
+            "bootTasks": .array(bootTasks.map(\.json)),
         ]
     }
 
@@ -130,9 +135,19 @@ public struct ServiceRegistration: Sendable, Equatable {
             apps.append(app)
         }
         let interceptor = json["interceptor"]?["priority"]?.intValue.map { Int($0) }
+        var bootTasks: [BootTask] = []
+        for value in json["bootTasks"]?.arrayValue ?? [] {
+            let task = try BootTask(json: value, service: name)
+            guard task.name.hasPrefix(name + ".") else {
+                throw ProtocolError(.badRequest, "boot task \(task.name) of \(name) must be named \(name).something")
+            }
+            guard task.kind != .launcher else { throw ProtocolError(.badRequest, "boot task \(task.name): only the broker has launcher tasks") }
+            bootTasks.append(task)
+        }
         self.init(
             name: name, instance: instance, pid: pid, host: host, events: Array(Set(events)).sorted(),
             methods: Array(Set(methods)).sorted(), heartbeat: heartbeat, attachToken: attach, priorities: priorities,
-            deadlines: deadlines, apps: Array(Set(apps)).sorted(), lazy: json["lazy"]?.boolValue ?? false, interceptorPriority: interceptor)
+            deadlines: deadlines, apps: Array(Set(apps)).sorted(), lazy: json["lazy"]?.boolValue ?? false, interceptorPriority: interceptor,
+            bootTasks: bootTasks)
     }
 }

@@ -19,6 +19,7 @@ struct ContextTests {
         let gateway = try await broker.service("lifeline-gateway")
         let shell = try await broker.service("lifeline-shell")
         defer { for child in [shell, gateway, broker.process] { child.kill() } }
+        #expect(try await broker.cli(["dispatch", "didFinishLaunching"]).status == 0, "the launch boots; the Launcher starts last")
         try await shell.waitForLine { $0 == "CALLBACK s2 login didFinishLaunching" }
         #expect(Self.callbacks(shell) == [
             "s1 launcher didCreate", "s1 launcher willStartLaunching", "s1 launcher didFinishLaunching",
@@ -77,6 +78,7 @@ struct ContextTests {
         let gateway = try await first.service("lifeline-gateway")
         let shell = try await first.service("lifeline-shell")
         defer { gateway.kill(); shell.kill() }
+        #expect(try await first.cli(["boot", "start"]).status == 0)
         try await shell.waitForLine { $0 == "CALLBACK s2 login didFinishLaunching" }
         #expect(try await first.cli(["apps", "action", "login", "signIn", #"{"user":"bo","password":"secret"}"#]).status == 0)
         try await shell.waitForLine { $0 == "CALLBACK s3 home didFinishLaunching" }
@@ -102,6 +104,8 @@ struct ContextTests {
         let eager = try await broker.service("lifeline-probe", ["--name", "eager"])
         let lazy = try await broker.service("lifeline-probe", ["--name", "sleepy", "--lazy"])
         defer { for child in [eager, lazy, broker.process] { child.kill() } }
+        #expect(!eager.lines().contains { $0.hasPrefix("STARTED") }, "services start when the boot runs")
+        #expect(try await broker.cli(["boot", "start"]).status == 0)
         try await eager.waitForLine(startingWith: "STARTED eager")
         let before = try await broker.cli(["services", "--json"])
         let records = try JSONParser.parse(before.output)["services"]?.arrayValue ?? []

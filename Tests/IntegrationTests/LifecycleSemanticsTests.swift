@@ -98,10 +98,12 @@ struct LifecycleSemanticsTests {
         let broker = try await BrokerProcess()
         defer { broker.process.kill() }
         for event in ["didFinishLaunching", "didBecomeActive"] { #expect(try await broker.cli(["publish", event]).status == 0) }
+        #expect(try await broker.cli(["boot", "wait"]).status == 0)
+        let sequence = try JSONParser.parse(try await broker.cli(["status", "--json"]).output)["sequence"]?.intValue ?? 0
         let late = try ChildProcess("lifeline-probe", ["--broker", broker.control, "--events", "didBecomeActive,willResignActive"])
         defer { late.kill() }
         let ready = try await late.waitForLine(startingWith: "READY ")
-        #expect(ready.hasSuffix("sequence=2 lifecycle=active"))
+        #expect(ready.hasSuffix("sequence=\(sequence) lifecycle=active"), "the snapshot: the state at the sequence it is valid at")
         #expect(try await broker.cli(["publish", "willResignActive"]).status == 0)
         try await late.waitForLine { $0.contains("willResignActive") }
         #expect(try Self.eventLines(late).map { $0["event"] } == ["willResignActive"])

@@ -143,11 +143,18 @@ struct AppsTests {
         #expect(saved?["sessions"]?.arrayValue?.map { $0["app"] } == ["launcher"])
     }
 
-    @Test("non-lazy services start on registration; lazy ones on their first lookup, which waits for it")
+    @Test("non-lazy services start with the boot, or at once after it; lazy ones on their first lookup, which waits for it")
     func serviceStarts() throws {
         var broker = BrokerHarness()
         broker.register("eager", peer: "pe")
-        #expect(broker.requests(to: "pe").map(\.command) == [.start])
+        #expect(broker.requests(to: "pe").isEmpty, "nothing starts before the boot")
+        broker.request("cli", .boot, ["op": "start"])
+        let run = try #require(broker.requests(to: "pe").first)
+        #expect(run.command == .boot && run.header["task"] == "eager.start" && run.header["kind"] == "start")
+        broker.raw("pe", ControlReply(requestID: run.requestID, json: ["outcome": "done"]).frames())
+        #expect(broker.published.map(\.name).contains(.bootDidFinish))
+        broker.register("late", peer: "pl")
+        #expect(broker.requests(to: "pl").map(\.command) == [.start], "after the boot, services start as they register")
         broker.host("sleepy", apps: [], lazy: true)
         #expect(broker.requests(to: "sleepy").isEmpty)
         let step1 = broker.request("cli", .lookup, ["name": "sleepy"])
@@ -159,11 +166,16 @@ struct AppsTests {
         #expect(record["started"] == true && record["lazy"] == true)
     }
 
-    @Test("the Launcher starts when a host offers it; a restored stack waits for its hosts and comes back")
+    @Test("the Launcher starts in the boot's last phase; a restored stack waits for its hosts and comes back")
     func launcherAndRestore() throws {
         var broker = BrokerHarness { $0.launcherApp = "launcher" }
         broker.host("shell", apps: ["launcher", "home"])
+        #expect(broker.appCallback == nil, "not before the boot")
+        broker.request("cli", .boot, ["op": "start"])
+        let startTask = try #require(broker.requests(to: "shell").first { $0.command == .boot })
+        broker.raw("shell", ControlReply(requestID: startTask.requestID, json: ["outcome": "done"]).frames())
         #expect(broker.answerCallbacks() == ["launcher.didCreate", "launcher.willStartLaunching", "launcher.didFinishLaunching"])
+        #expect(broker.published.map(\.name).contains(.bootDidFinish), "the Launcher's start ends the boot")
         _ = broker.apps(["op": "start", "app": "home"])
         _ = broker.answerCallbacks()
         let saved = broker.output.compactMap { item -> JSONValue? in if case .persist(_, let document) = item { document } else { nil } }.last!

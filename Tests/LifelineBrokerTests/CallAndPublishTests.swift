@@ -70,7 +70,7 @@ struct CallAndPublishTests {
         let secondReply = broker.request("cli", .publish, ["event": "willTerminate", "ack": false])
         let second = try #require(secondReply)
         #expect(try second.json()["subscribers"] == 1)
-        #expect(try second.json()["sequence"]!.intValue! == first.json()["sequence"]!.intValue! + 1)
+        #expect(try second.json()["sequence"]!.intValue! > first.json()["sequence"]!.intValue!)
         let step3 = broker.request("cli", .publish, ["event": "shop.cartDidChange"])
         #expect(try step3?.json()["subscribers"] == 0)
     }

@@ -12,7 +12,8 @@ struct EventCatalogTests {
             .didRegisterForRemoteNotifications, .didFailToRegisterForRemoteNotifications, .didReceiveLocalNotification,
             .handleActionForLocalNotification, .continueUserActivity, .performActionForShortcutItem, .performFetch,
             .handleWatchKitExtensionRequest, .serviceDidStart, .serviceDidStop, .beforeDidFinishLaunching,
-            .afterDidFinishLaunching, .dispatchDidComplete, .appDidStart, .appDidExit, .appDidCrash,
+            .afterDidFinishLaunching, .dispatchDidComplete, .appDidStart, .appDidExit, .appDidCrash, .bootDidStart,
+            .bootTaskDidFinish, .bootDidFinish,
         ]
         #expect(Set(EventCatalog.names) == Set(expected))
         #expect(EventCatalog.names.count == expected.count)

@@ -48,6 +48,10 @@ for name in tracked {
     }
 }
 await service
+    // Boot: started after the gateway; an asynchronous group (cache and backlog) runs concurrently.
+    .startTask(after: ["gateway.start"])
+    .bootTask("warmCache", phase: "autostart", async: true) { _ in try await Task.sleep(for: .milliseconds(300)) }
+    .bootTask("uploadBacklog", phase: "autostart", async: true) { _ in try await Task.sleep(for: .milliseconds(250)) }
     .handle(.performFetch) { event in
         let result = await analytics.fetch()
         Console.out("analytics: performFetch dispatch #\(event.dispatchID ?? 0) -> \(result)")

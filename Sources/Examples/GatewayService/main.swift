@@ -21,6 +21,12 @@ actor SignIn {
 let signIn = SignIn()
 
 await Service("gateway")
+    // Boot: the keys come first (setup, required); the account migration runs once ever; the gateway
+    // starts before the other services, which depend on it.
+    .bootTask("loadKeys", phase: "setup", required: true) { _ in try await Task.sleep(for: .milliseconds(120)) }
+    .bootTask("migrateAccounts", phase: "runOnce", runOnce: true) { _ in try await Task.sleep(for: .milliseconds(80)) }
+    .startTask(priority: 100)
+    .start { _ in try await Task.sleep(for: .milliseconds(150)) }
     .method("state") { _ in await signIn.state }
     .method("signIn") { request in
         try await signIn.signIn(user: request.body["user"]?.stringValue ?? "", password: request.body["password"]?.stringValue ?? "")

@@ -18,6 +18,8 @@ let usage = """
                                 restarted (exactly-once handling across restarts)
       --apps A,B,...            host these micro-apps; every callback prints 'CALLBACK session app name'
       --lazy                    start only on the first lookup or call (prints 'STARTED' when started)
+      --tasks JSON              boot tasks: [{"name", "ms", "phase", "async", "after", "runOnce", "required",
+                                "fail", "launchOption"}], each sleeping ms milliseconds (prints 'TASK name')
 
     methods: echo (returns its body), sleep {"ms": N} (answers after N ms),
              fail {"status": N, "message": "..."} (answers with that error), whoami
@@ -28,6 +30,7 @@ var events: [EventName] = []
 let settings: (priority: Int?, deadline: Int?, answer: CallbackResult, rewrite: (String, String)?, completion: JSONValue?, delay: Int, fail: Bool, journal: String?)
 var hostedApps: [String] = []
 var lazy = false
+var tasks: [JSONValue] = []
 do {
     for name in (try arguments.option("--events") ?? "").split(separator: ",") {
         events.append(try EventCatalog.validateName(String(name)))
@@ -45,6 +48,9 @@ do {
     }
     hostedApps = (try arguments.option("--apps") ?? "").split(separator: ",").map(String.init)
     lazy = arguments.flag("--lazy")
+    if let text = try arguments.option("--tasks") {
+        do { tasks = try JSONParser.parse(text).arrayValue ?? [] } catch { throw UsageError("--tasks is not a JSON array: \(error)") }
+    }
     settings = (
         try arguments.integer("--priority", in: -1_000_000...1_000_000), try arguments.integer("--step-deadline", in: 1...3_600_000),
         answer, rewrite, completion, try arguments.integer("--delay-ms", in: 0...600_000) ?? 0, arguments.flag("--fail"),
@@ -115,6 +121,21 @@ for name in events {
 }
 if let journal { service = service.resume { journal.lastCursor() } }
 for app in hostedApps { service = service.app(app) { _ in TracedApp() } }
+for task in tasks {
+    let name = task["name"]?.stringValue ?? "task"
+    let milliseconds = task["ms"]?.intValue ?? 0
+    let fails = task["fail"]?.boolValue ?? false
+    service = service.bootTask(
+        name, phase: task["phase"]?.stringValue ?? "services", priority: Int(task["priority"]?.intValue ?? 0),
+        async: task["async"]?.boolValue ?? false, after: (task["after"]?.arrayValue ?? []).compactMap(\.stringValue),
+        when: task["launchOption"]?.stringValue.map { .launchOption($0) }, required: task["required"]?.boolValue ?? false,
+        runOnce: task["runOnce"]?.boolValue ?? false
+    ) { context in
+        Console.out("TASK \(context.task)")
+        try await Task.sleep(for: .milliseconds(milliseconds))
+        if fails { throw ServiceError(.internalError, "\(name) told to fail") }
+    }
+}
 await service
     .lazy(lazy)
     .start { context in Console.out("STARTED \(context.serviceName)") }

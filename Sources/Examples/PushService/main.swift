@@ -19,6 +19,11 @@ actor PushState {
 let state = PushState()
 
 await Service("push")
+    // Boot: registering with APNs only when the app was launched by a remote notification.
+    .bootTask("registerAPNs", async: true, after: ["gateway.start"], when: .launchOption("remoteNotification")) { _ in
+        try await Task.sleep(for: .milliseconds(150))
+    }
+    .startTask(after: ["gateway.start"])
     .on(.didRegisterForRemoteNotifications) { event in
         let token = event["deviceToken"]?.stringValue ?? ""
         await state.register(token: token)

@@ -98,6 +98,8 @@ actor HomeApp: MicroAppDelegate {
 }
 
 await Service("shell")
+    // Boot: the skin needs the gateway's session; the Launcher starts in the last phase.
+    .bootTask("loadSkin", after: ["gateway.start"]) { _ in try await Task.sleep(for: .milliseconds(200)) }
     .app("launcher") { _ in LauncherApp() }
     .app("login") { _ in LoginApp() }
     .app("home") { _ in HomeApp() }

@@ -28,6 +28,7 @@ let history = History()
 func label(_ event: Event) -> String { event.dispatchID.map { "dispatch #\($0)" } ?? "#\(event.sequence)" }
 
 await Service("url")
+    .bootTask("loadRoutes", async: true) { _ in try await Task.sleep(for: .milliseconds(100)) }
     // Dispatched: a URL with a route is handled here (YES); others go on to the next handler.
     .handle(.openURL, priority: 10) { event in
         let url = event["url"]?.stringValue ?? ""
