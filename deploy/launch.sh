@@ -104,7 +104,7 @@ start_all() {
     say "starting the broker (control $control, bus $bus) ..."
     : >"$run_dir/broker.out"
     # shellcheck disable=SC2086
-    nohup "$bin/lifeline" broker --control "$control" --bus "$bus" --state-dir "$run_dir/state" $broker_args \
+    nohup "$bin/lifeline" broker --control "$control" --bus "$bus" --state-dir "$run_dir/state" --topology "$topology" $broker_args \
         >"$run_dir/broker.out" 2>"$run_dir/broker.log" &
     echo $! >"$run_dir/broker.pid"
     if ! wait_for_line "$run_dir/broker.out" '^READY ' 15; then
@@ -156,6 +156,12 @@ start_all() {
         exit 1
     fi
 
+    say "launching the application (didFinishLaunching) and booting ..."
+    "$bin/lifeline" dispatch didFinishLaunching --broker "$control" >/dev/null || say "warning: didFinishLaunching was refused (see lifeline status)"
+    if ! "$bin/lifeline" boot wait --broker "$control" >&2; then
+        say "warning: the boot did not finish cleanly; see 'lifeline boot report' and $run_dir/broker.log"
+    fi
+
     cat <<TXT
 
 Lifeline is running: broker on $control, ${#names[@]} services (${names[*]}).
@@ -164,6 +170,8 @@ Logs and pids: $run_dir
 Try next:
   export PATH="$bin:\$PATH" LIFELINE_BROKER=$control
   lifeline services                                    # the registry
+  lifeline boot report                                 # blame list and critical chain of the boot
+  lifeline boot report --svg $run_dir/boot.svg          # its timeline, for a browser
   lifeline tail &                                      # watch the bus
   lifeline publish didRegisterForRemoteNotifications deviceToken=abc123
   lifeline publish openURL url=app://transfer/pay      # only the url service sees it
