@@ -27,16 +27,7 @@ enum DispatchCommand: CLICommand {
         let options = try ClientOptions(&arguments)
         let stepTimeout = try arguments.integer("--step-timeout", in: 1...3_600_000)
         let force = arguments.flag("--force")
-        guard let name = arguments.positional() else { throw UsageError("dispatch needs an EVENT") }
-        let payload = try TextFormat.payload(arguments.remainingPositionals())
-        try arguments.finish()
-        let event: EventName
-        do {
-            event = try EventCatalog.validateName(name)
-            try EventCatalog.validatePublication(event, payload: payload)
-        } catch {
-            throw UsageError(error.message)
-        }
+        let (event, payload) = try TextFormat.event(&arguments, for: "dispatch")
         var header: [String: JSONValue] = ["event": .string(event.rawValue)]
         if let stepTimeout { header["timeoutMs"] = .int(Int64(stepTimeout)) }
         if force { header["force"] = true }

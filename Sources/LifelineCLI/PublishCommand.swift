@@ -30,16 +30,7 @@ enum PublishCommand: CLICommand {
         let noAck = arguments.flag("--no-ack")
         let force = arguments.flag("--force")
         if ack && noAck { throw UsageError("--ack and --no-ack exclude each other") }
-        guard let name = arguments.positional() else { throw UsageError("publish needs an EVENT") }
-        let payload = try TextFormat.payload(arguments.remainingPositionals())
-        try arguments.finish()
-        let event: EventName
-        do {
-            event = try EventCatalog.validateName(name)
-            try EventCatalog.validatePublication(event, payload: payload)
-        } catch {
-            throw UsageError(error.message)
-        }
+        let (event, payload) = try TextFormat.event(&arguments, for: "publish")
         var header: [String: JSONValue] = ["event": .string(event.rawValue), "timeoutMs": .int(Int64(options.timeoutMilliseconds))]
         if ack || noAck { header["ack"] = .bool(ack) }
         if force { header["force"] = true }

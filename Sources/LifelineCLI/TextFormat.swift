@@ -37,6 +37,20 @@ enum TextFormat {
         return .object(members)
     }
 
+    /// Reads `EVENT [key=value ...]` for `command` and checks the event as the broker will.
+    static func event(_ arguments: inout CommandLineArguments, for command: String) throws(UsageError) -> (EventName, JSONValue) {
+        guard let name = arguments.positional() else { throw UsageError("\(command) needs an EVENT") }
+        let payload = try payload(arguments.remainingPositionals())
+        try arguments.finish()
+        do {
+            let event = try EventCatalog.validateName(name)
+            try EventCatalog.validatePublication(event, payload: payload)
+            return (event, payload)
+        } catch {
+            throw UsageError(error.message)
+        }
+    }
+
     /// Left-aligned columns with two spaces between them.
     static func table(_ header: [String], _ rows: [[String]]) -> String {
         let all = [header] + rows

@@ -114,7 +114,7 @@ final class ChildProcess: @unchecked Sendable {
             return state.nextID
         }
         let deadlineTask = Task { [weak self] in
-            try await Task.sleep(for: .seconds(seconds))
+            try await Task.sleep(for: .seconds(seconds))  // the wait's deadline timer
             self?.expire(id, after: seconds)
         }
         defer { deadlineTask.cancel() }
@@ -153,7 +153,7 @@ final class ChildProcess: @unchecked Sendable {
     func waitForExit(seconds: Double = 10) async throws -> Int32 {
         let timedOut = Atomic<Bool>(false)
         let deadlineTask = Task { [weak self] in
-            try await Task.sleep(for: .seconds(seconds))
+            try await Task.sleep(for: .seconds(seconds))  // the exit's deadline timer
             timedOut.store(true, ordering: .sequentiallyConsistent)
             self?.kill()
         }

@@ -128,7 +128,7 @@ struct LifecycleSemanticsTests {
             for n in 1...total {
                 try await client.publish("test.tick", ["n": .int(Int64(n))])
                 published.store(n, ordering: .relaxed)
-                if n % 50 == 0 { try await Task.sleep(for: .milliseconds(5)) }
+                if n % 50 == 0 { try await Task.sleep(for: .milliseconds(5)) }  // paces the stream so the kills land mid-stream
             }
         }
         for killAt in [3000, 6000] {

@@ -6,18 +6,25 @@ import Lifeline
 /// Prints every callback as `CALLBACK session app callback`, the order the tests check.
 func trace(_ session: AppSession, _ callback: String) { Console.out("CALLBACK \(session.id) \(session.app) \(callback)") }
 
-/// The Launcher: picks the flow from the gateway's state and reacts to flows that finish.
-actor LauncherApp: MicroAppDelegate {
+/// Delegates of this host trace every callback they do not implement themselves.
+protocol TracedApp: MicroAppDelegate {}
+
+extension TracedApp {
     func didCreate(_ session: AppSession) async { trace(session, "didCreate") }
     func willStartLaunching(_ session: AppSession, options: JSONValue) async { trace(session, "willStartLaunching") }
-    func didFinishLaunching(_ session: AppSession) async {
-        trace(session, "didFinishLaunching")
-        await route(session)
-    }
+    func didFinishLaunching(_ session: AppSession) async { trace(session, "didFinishLaunching") }
     func willPause(_ session: AppSession) async { trace(session, "willPause") }
     func willResume(_ session: AppSession, options: JSONValue) async { trace(session, "willResume") }
     func didResume(_ session: AppSession, options: JSONValue) async { trace(session, "didResume") }
     func willTerminate(_ session: AppSession, animated: Bool) async { trace(session, "willTerminate") }
+}
+
+/// The Launcher: picks the flow from the gateway's state and reacts to flows that finish.
+actor LauncherApp: TracedApp {
+    func didFinishLaunching(_ session: AppSession) async {
+        trace(session, "didFinishLaunching")
+        await route(session)
+    }
     func rootRoute(_ session: AppSession) async -> JSONValue { ["screen": "launcher", "tabs": ["home", "settings"]] }
 
     func childDidFinish(_ session: AppSession, child: SessionRecord, result: JSONValue) async {
@@ -43,14 +50,7 @@ actor LauncherApp: MicroAppDelegate {
 }
 
 /// The authorization flow: `signIn` checks the user with the gateway and finishes with the result.
-actor LoginApp: MicroAppDelegate {
-    func didCreate(_ session: AppSession) async { trace(session, "didCreate") }
-    func willStartLaunching(_ session: AppSession, options: JSONValue) async { trace(session, "willStartLaunching") }
-    func didFinishLaunching(_ session: AppSession) async { trace(session, "didFinishLaunching") }
-    func willPause(_ session: AppSession) async { trace(session, "willPause") }
-    func willResume(_ session: AppSession, options: JSONValue) async { trace(session, "willResume") }
-    func didResume(_ session: AppSession, options: JSONValue) async { trace(session, "didResume") }
-    func willTerminate(_ session: AppSession, animated: Bool) async { trace(session, "willTerminate") }
+actor LoginApp: TracedApp {
     func rootRoute(_ session: AppSession) async -> JSONValue { ["screen": "login", "fields": ["user", "password"]] }
 
     func perform(_ session: AppSession, action: String, body: JSONValue) async throws -> JSONValue {
@@ -63,16 +63,9 @@ actor LoginApp: MicroAppDelegate {
 
 /// The main flow: shows the user; `signOut` ends it. While `edit` has unsaved changes, home refuses a
 /// normal exit (shouldTerminate); `save` allows it again.
-actor HomeApp: MicroAppDelegate {
+actor HomeApp: TracedApp {
     private var unsaved = false
 
-    func didCreate(_ session: AppSession) async { trace(session, "didCreate") }
-    func willStartLaunching(_ session: AppSession, options: JSONValue) async { trace(session, "willStartLaunching") }
-    func didFinishLaunching(_ session: AppSession) async { trace(session, "didFinishLaunching") }
-    func willPause(_ session: AppSession) async { trace(session, "willPause") }
-    func willResume(_ session: AppSession, options: JSONValue) async { trace(session, "willResume") }
-    func didResume(_ session: AppSession, options: JSONValue) async { trace(session, "didResume") }
-    func willTerminate(_ session: AppSession, animated: Bool) async { trace(session, "willTerminate") }
     func shouldTerminate(_ session: AppSession) async -> Bool {
         trace(session, "shouldTerminate \(!unsaved)")
         return !unsaved

@@ -258,15 +258,7 @@ final class Driver {
             if !drained && sent - answered >= 1000 { try replies.poll(timeoutMilliseconds: 1) }
         }
         let acknowledged = SystemClock.monotonicNanoseconds()
-        var arrival: UInt64 = 0
-        var lifelineCount: UInt64 = 0
-        while let ack = try receiveAck(until: SystemClock.monotonicNanoseconds() + 10_000_000_000) {
-            if ack.key == first + UInt64(total - 1) {
-                arrival = ack.received
-                lifelineCount = ack.count - lifelineBefore
-                break
-            }
-        }
+        let (arrival, lifelineCount) = try lastArrival(key: first + UInt64(total - 1), countBefore: lifelineBefore)
         let lifelineRate = arrival > start ? Double(total) / (Double(arrival - start) / 1e9) : 0
         progress(String(format: "  lifeline: %.0f events/s delivered, publisher acks at %.0f/s, %d received of %d",
             lifelineRate, Double(total) / (Double(acknowledged - start) / 1e9), lifelineCount, total))
@@ -283,21 +275,22 @@ final class Driver {
         for index in 0..<total {
             try topology.proxyPub.send(frames: [topic, Payload.binary(key: baselineFirst + UInt64(index), size: 64, quiet: index < total - 1)])
         }
-        var baselineArrival: UInt64 = 0
-        var baselineCount: UInt64 = 0
-        while let ack = try receiveAck(until: SystemClock.monotonicNanoseconds() + 10_000_000_000) {
-            if ack.key == baselineFirst + UInt64(total - 1) {
-                baselineArrival = ack.received
-                baselineCount = ack.count - proxyBefore
-                break
-            }
-        }
+        let (baselineArrival, baselineCount) = try lastArrival(key: baselineFirst + UInt64(total - 1), countBefore: proxyBefore)
         let baselineRate = baselineArrival > baselineStart ? Double(total) / (Double(baselineArrival - baselineStart) / 1e9) : 0
         progress(String(format: "  zmq_proxy: %.0f events/s, %d received of %d", baselineRate, baselineCount, total))
         figures.append(
             Figure(
                 scenario: "throughput", system: "zmq_proxy", transport: topology.transport, fanout: 1, size: 64, metric: "events/s",
                 mode: "open-loop", rate: baselineRate, lost: total - Int(baselineCount)))
+    }
+
+    /// When the last event of a burst arrived and how many of the burst the subscriber counted
+    /// (0, 0 when it never arrived within 10 s).
+    private func lastArrival(key last: UInt64, countBefore: UInt64) throws -> (UInt64, UInt64) {
+        while let ack = try receiveAck(until: SystemClock.monotonicNanoseconds() + 10_000_000_000) {
+            if ack.key == last { return (ack.received, ack.count - countBefore) }
+        }
+        return (0, 0)
     }
 
     // MARK: Paced
