@@ -49,9 +49,17 @@ public struct Command: RawRepresentable, Hashable, Sendable, CustomStringConvert
 
     /// Every command a peer may send.
     public static let all: [Command] = [
-        .hello, .register, .unregister, .heartbeat, .lookup, .list, .call, .publish, .attach, .disconnect, .dispatch, .offer,
+        .hello, .register, .unregister, .heartbeat, .lookup, .list, .call, .publish, .attach, .disconnect,
+        .dispatch, .offer,
         .ack, .replay, .event, .apps, .app, .intercept, .start, .boot, .reply,
     ]
+
+    /// Every command by its frame bytes.
+    static let byBytes: [[UInt8]: Command] = Dictionary(
+        uniqueKeysWithValues: all.map { (Array($0.rawValue.utf8), $0) })
+
+    /// The command's frame bytes.
+    public var bytes: [UInt8] { Array(rawValue.utf8) }
 
     /// Commands that carry a payload frame after the header.
     public var takesPayload: Bool { [.publish, .call, .dispatch, .offer, .event, .app].contains(self) }

@@ -7,6 +7,8 @@ public enum ProtocolID {
 
     static let controlBytes = Array(control.utf8)
     static let busBytes = Array(bus.utf8)
+    static let replyBytes = Array(Command.reply.rawValue.utf8)
+    static let okBytes = Array("200".utf8)
 }
 
 /// A request on the control channel: `[LLC01, COMMAND, request-id, header-json, payload?]`.
@@ -21,7 +23,9 @@ public struct ControlRequest: Sendable, Equatable {
     /// The opaque payload frame of PUBLISH and CALL (JSON text by convention).
     public var payload: [UInt8]?
 
-    public init(_ command: Command, requestID: [UInt8] = [], header: JSONValue = .emptyObject, payload: [UInt8]? = nil) {
+    public init(
+        _ command: Command, requestID: [UInt8] = [], header: JSONValue = .emptyObject, payload: [UInt8]? = nil
+    ) {
         self.command = command
         self.requestID = requestID
         self.header = header
@@ -30,7 +34,9 @@ public struct ControlRequest: Sendable, Equatable {
 
     /// The frames to send (without any routing envelope).
     public func frames() -> [[UInt8]] {
-        var frames = [ProtocolID.controlBytes, Array(command.rawValue.utf8), requestID, JSONWriter.encode(header)]
+        var frames = [
+            ProtocolID.controlBytes, Array(command.rawValue.utf8), requestID, JSONWriter.encode(header),
+        ]
         if let payload { frames.append(payload) }
         return frames
     }
@@ -61,7 +67,8 @@ public struct ControlReply: Sendable, Equatable {
 
     /// The frames to send (without any routing envelope).
     public func frames() -> [[UInt8]] {
-        [ProtocolID.controlBytes, Array(Command.reply.rawValue.utf8), requestID, Array(String(status.rawValue).utf8), body]
+        let statusBytes = status == .ok ? ProtocolID.okBytes : Array(String(status.rawValue).utf8)
+        return [ProtocolID.controlBytes, ProtocolID.replyBytes, requestID, statusBytes, body]
     }
 
     /// The body parsed as JSON.
@@ -95,34 +102,46 @@ public enum ControlMessage: Sendable, Equatable {
             }
             throw ProtocolError(
                 .badRequest,
-                "not a Lifeline message: the first frame must be '\(ProtocolID.control)', got \(printable(first))")
+                "not a Lifeline message: the first frame must be '\(ProtocolID.control)', got \(printable(first))"
+            )
         }
         guard frames.count >= 2 else { throw ProtocolError(.badRequest, "missing the command frame") }
         let commandBytes = frames[frames.startIndex + 1]
-        let command = Command(rawValue: String(decoding: commandBytes, as: UTF8.self))
-        guard Command.all.contains(command) else {
+        guard let command = Command.byBytes[commandBytes] else {
             let known = Command.all.map(\.rawValue).joined(separator: ", ")
             throw ProtocolError(
                 .badRequest, "unknown command \(printable(commandBytes)); known commands: \(known)",
                 requestID: requestID)
         }
-        guard frames.count >= 3 else { throw ProtocolError(.badRequest, "\(command) is missing the request-id frame") }
+        guard frames.count >= 3 else {
+            throw ProtocolError(.badRequest, "\(command) is missing the request-id frame")
+        }
         guard requestID.count <= ControlRequest.maximumRequestIDLength else {
-            throw ProtocolError(.badRequest, "request id longer than \(ControlRequest.maximumRequestIDLength) bytes")
+            throw ProtocolError(
+                .badRequest, "request id longer than \(ControlRequest.maximumRequestIDLength) bytes")
         }
         if command == .reply { return .reply(try decodeReply(frames, requestID: requestID)) }
         return .request(try decodeRequest(command, frames, requestID: requestID))
     }
 
-    private static func decodeReply(_ frames: ArraySlice<[UInt8]>, requestID: [UInt8]) throws(ProtocolError) -> ControlReply {
+    private static func decodeReply(_ frames: ArraySlice<[UInt8]>, requestID: [UInt8]) throws(ProtocolError)
+        -> ControlReply
+    {
         guard frames.count == 5 else {
-            throw ProtocolError(.badRequest, "REPLY has 5 frames (LLC01, REPLY, id, status, body), got \(frames.count)", requestID: requestID)
+            throw ProtocolError(
+                .badRequest, "REPLY has 5 frames (LLC01, REPLY, id, status, body), got \(frames.count)",
+                requestID: requestID)
         }
         let statusBytes = frames[frames.startIndex + 3]
-        guard statusBytes.count == 3, let code = Int(String(decoding: statusBytes, as: UTF8.self)), code >= 100 else {
-            throw ProtocolError(.badRequest, "REPLY status must be 3 digits, got \(printable(statusBytes))", requestID: requestID)
+        guard statusBytes.count == 3, let code = Int(String(decoding: statusBytes, as: UTF8.self)),
+            code >= 100
+        else {
+            throw ProtocolError(
+                .badRequest, "REPLY status must be 3 digits, got \(printable(statusBytes))",
+                requestID: requestID)
         }
-        return ControlReply(requestID: requestID, status: Status(rawValue: code), body: frames[frames.startIndex + 4])
+        return ControlReply(
+            requestID: requestID, status: Status(rawValue: code), body: frames[frames.startIndex + 4])
     }
 
     private static func decodeRequest(_ command: Command, _ frames: ArraySlice<[UInt8]>, requestID: [UInt8])
@@ -132,7 +151,8 @@ public enum ControlMessage: Sendable, Equatable {
         let maximum = command.takesPayload ? 5 : 4
         guard frames.count >= 4 && frames.count <= maximum else {
             throw ProtocolError(
-                .badRequest, "\(command) has \(expected) frames (LLC01, \(command), id, header\(command.takesPayload ? ", payload" : "")), got \(frames.count)",
+                .badRequest,
+                "\(command) has \(expected) frames (LLC01, \(command), id, header\(command.takesPayload ? ", payload" : "")), got \(frames.count)",
                 requestID: requestID)
         }
         let headerBytes = frames[frames.startIndex + 3]
@@ -141,10 +161,13 @@ public enum ControlMessage: Sendable, Equatable {
             do {
                 header = try JSONParser.parse(headerBytes)
             } catch {
-                throw ProtocolError(.badRequest, "\(command) header is not JSON: \(error)", requestID: requestID)
+                throw ProtocolError(
+                    .badRequest, "\(command) header is not JSON: \(error)", requestID: requestID)
             }
             guard case .object = header else {
-                throw ProtocolError(.badRequest, "\(command) header must be a JSON object, not \(header.typeName)", requestID: requestID)
+                throw ProtocolError(
+                    .badRequest, "\(command) header must be a JSON object, not \(header.typeName)",
+                    requestID: requestID)
             }
         }
         let payload = frames.count == 5 ? frames[frames.startIndex + 4] : nil

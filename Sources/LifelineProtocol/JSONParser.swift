@@ -44,7 +44,8 @@ public struct JSONParser {
     private func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: position, reason: reason) }
 
     private func describe(_ byte: UInt8) -> String {
-        (0x21...0x7E).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
+        (0x21...0x7E).contains(byte)
+            ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
     }
 
     private mutating func skipWhitespace() {
@@ -81,18 +82,20 @@ public struct JSONParser {
 
     private mutating func enter() throws(JSONParseError) {
         depth += 1
-        if depth > JSONParser.maximumDepth { throw fail("nested deeper than \(JSONParser.maximumDepth) levels") }
+        if depth > JSONParser.maximumDepth {
+            throw fail("nested deeper than \(JSONParser.maximumDepth) levels")
+        }
     }
 
     private mutating func parseObject() throws(JSONParseError) -> JSONValue {
         try enter()
         position += 1
-        var members: [String: JSONValue] = [:]
+        var members: [String: JSONValue] = Dictionary(minimumCapacity: 4)
         skipWhitespace()
         if position < input.count && input[position] == UInt8(ascii: "}") {
             position += 1
             depth -= 1
-            return .object(members)
+            return .object([:])
         }
         while true {
             skipWhitespace()
@@ -101,7 +104,9 @@ public struct JSONParser {
             }
             let key = try parseString()
             skipWhitespace()
-            guard position < input.count, input[position] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            guard position < input.count, input[position] == UInt8(ascii: ":") else {
+                throw fail("expected ':'")
+            }
             position += 1
             skipWhitespace()
             members[key] = try parseValue()
@@ -159,13 +164,17 @@ public struct JSONParser {
         if position < input.count && input[position] == UInt8(ascii: ".") {
             isInteger = false
             position += 1
-            guard position < input.count, isDigit(input[position]) else { throw fail("expected a digit after '.'") }
+            guard position < input.count, isDigit(input[position]) else {
+                throw fail("expected a digit after '.'")
+            }
             while position < input.count && isDigit(input[position]) { position += 1 }
         }
         if position < input.count && (input[position] | 0x20) == UInt8(ascii: "e") {
             isInteger = false
             position += 1
-            if position < input.count && (input[position] == UInt8(ascii: "+") || input[position] == UInt8(ascii: "-")) {
+            if position < input.count
+                && (input[position] == UInt8(ascii: "+") || input[position] == UInt8(ascii: "-"))
+            {
                 position += 1
             }
             guard position < input.count, isDigit(input[position]) else { throw fail("expected an exponent") }
@@ -177,10 +186,9 @@ public struct JSONParser {
         return .double(number)
     }
 
-    /// Decodes UTF-8, refusing invalid sequences; pure ASCII takes a fast path.
+    /// Decodes UTF-8, refusing invalid sequences.
     static func string(fromUTF8 bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
-        return String(validating: bytes, as: UTF8.self)
+        UTF8Check.isValid(bytes) ? String(decoding: bytes, as: UTF8.self) : nil
     }
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }

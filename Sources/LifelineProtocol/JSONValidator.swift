@@ -19,7 +19,12 @@ public enum JSONValidator {
         func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: position, reason: reason) }
 
         mutating func skipWhitespace() {
-            while position < input.count, [0x20, 0x0A, 0x0D, 0x09].contains(input[position]) { position += 1 }
+            while position < input.count {
+                switch input[position] {
+                case 0x20, 0x0A, 0x0D, 0x09: position += 1
+                default: return
+                }
+            }
         }
 
         mutating func expect(_ byte: UInt8, _ what: String) throws(JSONParseError) {
@@ -29,7 +34,9 @@ public enum JSONValidator {
         }
 
         mutating func value(depth: Int) throws(JSONParseError) -> String {
-            guard depth < JSONParser.maximumDepth else { throw fail("nested deeper than \(JSONParser.maximumDepth) levels") }
+            guard depth < JSONParser.maximumDepth else {
+                throw fail("nested deeper than \(JSONParser.maximumDepth) levels")
+            }
             skipWhitespace()
             guard position < input.count else { throw fail("unexpected end of input") }
             switch input[position] {
@@ -42,7 +49,9 @@ public enum JSONValidator {
                 }
                 while true {
                     skipWhitespace()
-                    guard position < input.count, input[position] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                    guard position < input.count, input[position] == UInt8(ascii: "\"") else {
+                        throw fail("expected a string key")
+                    }
                     try string()
                     try expect(UInt8(ascii: ":"), "':'")
                     _ = try value(depth: depth + 1)
@@ -75,8 +84,12 @@ public enum JSONValidator {
             default:
                 // Scalars are rare in relayed payloads: let the full parser judge them.
                 let start = position
-                while position < input.count, ![UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), 0x20, 0x0A, 0x0D, 0x09].contains(input[position]) {
-                    position += 1
+                scalar: while position < input.count {
+                    switch input[position] {
+                    case UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), 0x20, 0x0A, 0x0D, 0x09:
+                        break scalar
+                    default: position += 1
+                    }
                 }
                 let value = try JSONParser.parse(Array(input[start..<position]))
                 return value.typeName
@@ -92,7 +105,8 @@ public enum JSONValidator {
                 if byte == UInt8(ascii: "\"") {
                     position += 1
                     if plain {
-                        guard JSONParser.string(fromUTF8: UnsafeBufferPointer(rebasing: input[start..<(position - 1)])) != nil else {
+                        guard UTF8Check.isValid(UnsafeBufferPointer(rebasing: input[start..<(position - 1)]))
+                        else {
                             throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
                         }
                     } else {
@@ -110,5 +124,40 @@ public enum JSONValidator {
             }
             throw fail("unterminated string")
         }
+    }
+}
+
+/// UTF-8 validation without building a String (RFC 3629: no overlongs, no surrogates, ≤ U+10FFFF).
+enum UTF8Check {
+    static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            let lead = bytes[index]
+            if lead < 0x80 {
+                index += 1
+                continue
+            }
+            let length: Int
+            var scalar: UInt32
+            switch lead {
+            case 0xC2...0xDF: (length, scalar) = (2, UInt32(lead & 0x1F))
+            case 0xE0...0xEF: (length, scalar) = (3, UInt32(lead & 0x0F))
+            case 0xF0...0xF4: (length, scalar) = (4, UInt32(lead & 0x07))
+            default: return false
+            }
+            guard index + length <= count else { return false }
+            for offset in 1..<length {
+                let byte = bytes[index + offset]
+                guard byte & 0xC0 == 0x80 else { return false }
+                scalar = scalar << 6 | UInt32(byte & 0x3F)
+            }
+            let minimum: UInt32 = length == 2 ? 0x80 : (length == 3 ? 0x800 : 0x10000)
+            guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800...0xDFFF).contains(scalar) else {
+                return false
+            }
+            index += length
+        }
+        return true
     }
 }
