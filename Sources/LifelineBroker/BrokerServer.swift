@@ -24,9 +24,13 @@ public final class BrokerServer {
     private var output: [BrokerOutput] = []
     private let log: @Sendable (String) -> Void
     private let stateDirectory: URL?
+    private let spin: UInt64
 
     /// Binds the sockets on the calling thread; ``run()`` must be called on the same thread.
-    public init(configuration: BrokerConfiguration, identity: BrokerIdentity, log: @escaping @Sendable (String) -> Void) throws {
+    public init(
+        configuration: BrokerConfiguration, identity: BrokerIdentity,
+        log: @escaping @Sendable (String) -> Void
+    ) throws {
         context = try ZMQContext()
         router = try ZMQSocket(context, type: .router)
         try router.set(.routerMandatory, 1)
@@ -49,17 +53,22 @@ public final class BrokerServer {
         controlEndpoints = controls
         busEndpoints = buses
         self.log = log
+        spin = UInt64(configuration.spinMicroseconds) * 1000
         var sessions: JSONValue?
         var bootState: JSONValue?
         if let path = configuration.stateDirectory {
             let directory = URL(fileURLWithPath: path)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             stateDirectory = directory
-            if let data = FileManager.default.contents(atPath: directory.appendingPathComponent("sessions.json").path) {
+            if let data = FileManager.default.contents(
+                atPath: directory.appendingPathComponent("sessions.json").path)
+            {
                 sessions = try? JSONParser.parse(Array(data))
                 if sessions == nil { log("ignored \(path)/sessions.json: it is not JSON") }
             }
-            if let data = FileManager.default.contents(atPath: directory.appendingPathComponent("boot.json").path) {
+            if let data = FileManager.default.contents(
+                atPath: directory.appendingPathComponent("boot.json").path)
+            {
                 bootState = try? JSONParser.parse(Array(data))
             }
         } else {
@@ -67,7 +76,8 @@ public final class BrokerServer {
         }
         core = BrokerCore(
             configuration: configuration, identity: identity, busEndpoints: buses,
-            monotonic: SystemClock.monotonicNanoseconds(), wall: SystemClock.wallNanoseconds(), sessions: sessions, bootState: bootState)
+            monotonic: SystemClock.monotonicNanoseconds(), wall: SystemClock.wallNanoseconds(),
+            sessions: sessions, bootState: bootState)
         for note in core.startupNotes { log(note) }
     }
 
@@ -75,7 +85,8 @@ public final class BrokerServer {
     private func persist(_ file: String, _ document: JSONValue) {
         guard let stateDirectory else { return }
         do {
-            try Data(JSONWriter.encode(document)).write(to: stateDirectory.appendingPathComponent(file), options: .atomic)
+            try Data(JSONWriter.encode(document)).write(
+                to: stateDirectory.appendingPathComponent(file), options: .atomic)
         } catch {
             log("could not save \(file) in \(stateDirectory.path): \(error)")
         }
@@ -96,10 +107,15 @@ public final class BrokerServer {
         let stopIndex = poller.add(fileDescriptor: mailbox.fileDescriptor)
         let routerIndex = poller.add(router)
         let busIndex = poller.add(bus)
+        var lastActivity: UInt64 = 0
         while true {
-            let timeout = SystemClock.pollTimeout(until: core.nextDeadline, now: SystemClock.monotonicNanoseconds())
+            let now = SystemClock.monotonicNanoseconds()
+            var timeout = SystemClock.pollTimeout(until: core.nextDeadline, now: now)
+            if spin > 0 && now &- lastActivity < spin { timeout = 0 }
             do {
-                try poller.poll(timeoutMilliseconds: timeout)
+                if try poller.poll(timeoutMilliseconds: timeout) > 0 {
+                    lastActivity = SystemClock.monotonicNanoseconds()
+                }
             } catch {
                 log("poll failed: \(error); stopping")
                 break
@@ -107,9 +123,9 @@ public final class BrokerServer {
             if poller.isReadable(stopIndex) && !mailbox.drain().isEmpty { break }
             if poller.isReadable(busIndex) { drainBus() }
             if poller.isReadable(routerIndex) { drainRouter() }
-            let now = SystemClock.monotonicNanoseconds()
-            if now >= core.nextDeadline {
-                core.tick(now: now, into: &output)
+            let after = SystemClock.monotonicNanoseconds()
+            if after >= core.nextDeadline {
+                core.tick(now: after, into: &output)
                 flush()
             }
         }
@@ -131,7 +147,8 @@ public final class BrokerServer {
                 return
             }
             guard frames.count >= 2 else { continue }
-            core.handleControl(peer: frames[0], frames: frames[1...], now: SystemClock.monotonicNanoseconds(), into: &output)
+            core.handleControl(
+                peer: frames[0], frames: frames[1...], now: SystemClock.monotonicNanoseconds(), into: &output)
             flush()
         }
     }
