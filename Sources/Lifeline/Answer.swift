@@ -25,10 +25,14 @@ public struct Answer: Sendable, Equatable {
     public static let returnNO = Answer(.returnNO)
 
     /// Continue with a rewritten payload (openURL's newURL) that the next services see.
-    public static func `continue`(rewriting payload: JSONValue) -> Answer { Answer(.continue, payload: payload) }
+    public static func `continue`(rewriting payload: JSONValue) -> Answer {
+        Answer(.continue, payload: payload)
+    }
 
     /// Continue, contributing `completion` to the event's combined completion.
-    public static func completed(_ completion: JSONValue) -> Answer { Answer(.continue, completion: completion) }
+    public static func completed(_ completion: JSONValue) -> Answer {
+        Answer(.continue, completion: completion)
+    }
 
     var json: JSONValue {
         var members: [String: JSONValue] = ["result": .string(result.rawValue)]

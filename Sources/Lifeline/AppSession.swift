@@ -42,9 +42,15 @@ public struct Router: Sendable {
     }
 
     /// Starts `app` with any mode; `clearTop` pops back to an existing session of it.
-    public func start(_ app: String, params: JSONValue = .emptyObject, mode: LaunchMode = .pushWithAnimation, clearTop: Bool = false) {
+    public func start(
+        _ app: String, params: JSONValue = .emptyObject, mode: LaunchMode = .pushWithAnimation,
+        clearTop: Bool = false
+    ) {
         send(
-            ["op": "start", "app": .string(app), "params": params, "mode": .string(mode.rawValue), "clearTop": .bool(clearTop), "parent": .string(session)],
+            [
+                "op": "start", "app": .string(app), "params": params, "mode": .string(mode.rawValue),
+                "clearTop": .bool(clearTop), "parent": .string(session),
+            ],
             "start of \(app)")
     }
 
@@ -56,7 +62,9 @@ public struct Router: Sendable {
 
     /// Exits everything above the Launcher (or everything) and starts `app` as the root of the flow.
     public func setRoot(_ app: String, params: JSONValue = .emptyObject) {
-        send(["op": "setRoot", "app": .string(app), "params": params, "parent": .string(session)], "setRoot \(app)")
+        send(
+            ["op": "setRoot", "app": .string(app), "params": params, "parent": .string(session)],
+            "setRoot \(app)")
     }
 
     /// Exits every session above the bottom one.

@@ -29,11 +29,14 @@ public final class BlockingClient {
         while true {
             let now = SystemClock.monotonicNanoseconds()
             guard now < deadline else {
-                throw LifelineError.unanswered(request.command, milliseconds: timeoutMilliseconds, endpoint: brokerEndpoint)
+                throw LifelineError.unanswered(
+                    request.command, milliseconds: timeoutMilliseconds, endpoint: brokerEndpoint)
             }
             try poller.poll(timeoutMilliseconds: SystemClock.pollTimeout(until: deadline, now: now))
             while let frames = try socket.receiveFrames(dontWait: true) {
-                if case .reply(let reply) = try? ControlMessage.decode(frames[...]), reply.requestID == request.requestID {
+                if case .reply(let reply) = try? ControlMessage.decode(frames[...]),
+                    reply.requestID == request.requestID
+                {
                     return reply
                 }
             }
@@ -49,24 +52,36 @@ public final class BlockingClient {
 
     /// HELLO: where the bus is, the epoch, the heartbeat rules.
     public func hello(timeoutMilliseconds: Int = 5000) throws -> BrokerInfo {
-        try BrokerInfo(json: try request(ControlRequest(.hello), timeoutMilliseconds: timeoutMilliseconds).json())
+        try BrokerInfo(
+            json: try request(ControlRequest(.hello), timeoutMilliseconds: timeoutMilliseconds).json())
     }
 
     /// Publishes `event`; the payload bytes must be a JSON object.
-    public func publish(_ event: EventName, payload: [UInt8] = Array("{}".utf8), acknowledged: Bool = false, timeoutMilliseconds: Int = 5000) throws -> PublishReceipt {
+    public func publish(
+        _ event: EventName, payload: [UInt8] = Array("{}".utf8), acknowledged: Bool = false,
+        timeoutMilliseconds: Int = 5000
+    ) throws -> PublishReceipt {
         var header: JSONValue = ["event": .string(event.rawValue)]
         if acknowledged { header = ["event": .string(event.rawValue), "ack": true] }
-        let reply = try request(ControlRequest(.publish, header: header, payload: payload), timeoutMilliseconds: timeoutMilliseconds)
+        let reply = try request(
+            ControlRequest(.publish, header: header, payload: payload),
+            timeoutMilliseconds: timeoutMilliseconds)
         return PublishReceipt(json: try reply.json())
     }
 
     /// Opens a SUB on the bus for `subscriptions` (nil: every event) and returns once the broker has
     /// seen the subscription, so no event published afterwards is missed.
-    public func subscribe(to subscriptions: [EventName]?, timeoutMilliseconds: Int = 5000) throws -> BusSubscriber {
+    public func subscribe(to subscriptions: [EventName]?, timeoutMilliseconds: Int = 5000) throws
+        -> BusSubscriber
+    {
         let info = try hello(timeoutMilliseconds: timeoutMilliseconds)
         let token = Environment.uniqueToken()
-        let subscriber = try BusSubscriber(endpoint: ServiceSession.reachable(info.bus, via: brokerEndpoint), events: subscriptions, token: token)
-        _ = try request(ControlRequest(.attach, header: ["token": .string(token)]), timeoutMilliseconds: timeoutMilliseconds)
+        let subscriber = try BusSubscriber(
+            endpoint: ServiceSession.reachable(info.bus, via: brokerEndpoint), events: subscriptions,
+            token: token)
+        _ = try request(
+            ControlRequest(.attach, header: ["token": .string(token)]),
+            timeoutMilliseconds: timeoutMilliseconds)
         return subscriber
     }
 }
@@ -95,7 +110,9 @@ public final class BusSubscriber {
         if let frames = try socket.receiveFrames(dontWait: true) { return try BusMessage.decode(frames) }
         var poller = ZMQPoller()
         poller.add(socket)
-        guard try poller.poll(timeoutMilliseconds: timeoutMilliseconds) > 0, let frames = try socket.receiveFrames(dontWait: true) else {
+        guard try poller.poll(timeoutMilliseconds: timeoutMilliseconds) > 0,
+            let frames = try socket.receiveFrames(dontWait: true)
+        else {
             return nil
         }
         return try BusMessage.decode(frames)

@@ -12,7 +12,9 @@ public struct CommandLineArguments: Sendable {
     private var positionals: [String] = []
 
     /// The arguments of this process, without the executable.
-    public static var process: CommandLineArguments { CommandLineArguments(Array(CommandLine.arguments.dropFirst())) }
+    public static var process: CommandLineArguments {
+        CommandLineArguments(Array(CommandLine.arguments.dropFirst()))
+    }
 
     public init(_ arguments: [String]) {
         var index = 0
@@ -54,7 +56,8 @@ public struct CommandLineArguments: Sendable {
     public mutating func integer(_ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
         guard let text = try option(name) else { return nil }
         guard let value = Int(text), range.contains(value) else {
-            throw UsageError("\(name) must be an integer within \(range.lowerBound)...\(range.upperBound), got '\(text)'")
+            throw UsageError(
+                "\(name) must be an integer within \(range.lowerBound)...\(range.upperBound), got '\(text)'")
         }
         return value
     }

@@ -38,15 +38,19 @@ public final class ConnectionThread: Sendable {
     let executor: SocketThreadExecutor
 
     /// Starts the thread and connects; `deliver` receives everything the session produces.
-    public init(configuration: SessionConfiguration, name: String, deliver: @escaping @Sendable (Delivery) -> Void) {
+    public init(
+        configuration: SessionConfiguration, name: String, deliver: @escaping @Sendable (Delivery) -> Void
+    ) {
         let mailbox = Mailbox<Command>()
         let executor = SocketThreadExecutor(wake: { mailbox.wake() })
         self.mailbox = mailbox
         self.executor = executor
         let done = self.done
         let thread = Thread {
+            ThreadName.set(name)
             executor.bindToCurrentThread()
-            var loop = SessionLoop(configuration: configuration, mailbox: mailbox, executor: executor, deliver: deliver)
+            var loop = SessionLoop(
+                configuration: configuration, mailbox: mailbox, executor: executor, deliver: deliver)
             loop.run()
             executor.close()
             done.complete()
@@ -99,7 +103,8 @@ private struct SessionLoop {
     var finished = false
 
     init(
-        configuration: SessionConfiguration, mailbox: Mailbox<ConnectionThread.Command>, executor: SocketThreadExecutor,
+        configuration: SessionConfiguration, mailbox: Mailbox<ConnectionThread.Command>,
+        executor: SocketThreadExecutor,
         deliver: @escaping @Sendable (ConnectionThread.Delivery) -> Void
     ) {
         self.session = ServiceSession(configuration: configuration)
@@ -117,7 +122,10 @@ private struct SessionLoop {
             let controlIndex = control.map { poller.add($0) }
             let busIndex = bus.map { poller.add($0) }
             let timeout =
-                executor.hasPending ? 0 : SystemClock.pollTimeout(until: session.nextDeadline, now: SystemClock.monotonicNanoseconds())
+                executor.hasPending
+                ? 0
+                : SystemClock.pollTimeout(
+                    until: session.nextDeadline, now: SystemClock.monotonicNanoseconds())
             do {
                 try poller.poll(timeoutMilliseconds: timeout)
             } catch {
@@ -140,7 +148,8 @@ private struct SessionLoop {
         for command in mailbox.drain() {
             switch command {
             case .request(let request, let ticket, let timeout):
-                session.submit(request, ticket: ticket, timeoutMilliseconds: timeout, now: now, into: &effects)
+                session.submit(
+                    request, ticket: ticket, timeoutMilliseconds: timeout, now: now, into: &effects)
             case .answer(let reply): session.answer(reply, into: &effects)
             case .acknowledge(let sequence, let epoch, let error):
                 session.acknowledge(sequence: sequence, epoch: epoch, error: error, into: &effects)
@@ -159,13 +168,21 @@ private struct SessionLoop {
         }
     }
 
+    /// Receives what is waiting on the bus (up to a batch) before handlers run, so that a burst is
+    /// handled without a suspension per event; a single event goes straight through.
     private mutating func drainBus() {
         guard let bus else { return }
+        var batch = 0
         while let frames = receive(bus) {
             session.handleBus(frames, into: &effects)
-            apply()
-            if self.bus !== bus { return }
+            batch += 1
+            if batch == 64 {
+                apply()
+                if self.bus !== bus { return }
+                batch = 0
+            }
         }
+        apply()
     }
 
     private func receive(_ socket: ZMQSocket) -> [[UInt8]]? {
@@ -201,7 +218,8 @@ private struct SessionLoop {
         case .sendControl(let frames):
             guard let control else { return }
             if try !control.send(frames: frames, dontWait: true) {
-                deliver(.log("dropped a \(frames.count)-frame message: the control socket's send queue is full"))
+                deliver(
+                    .log("dropped a \(frames.count)-frame message: the control socket's send queue is full"))
             }
         case .openBus(let endpoint, let subscriptions):
             bus?.close()

@@ -35,7 +35,8 @@ public enum Console {
         gmtime_r(&seconds, &parts)
         let milliseconds = Int(wallNanoseconds / 1_000_000 % 1000)
         return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+            Int(parts.tm_mday),
             Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), milliseconds)
     }
 }

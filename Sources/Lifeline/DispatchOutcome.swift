@@ -37,8 +37,10 @@ public struct DispatchOutcome: Sendable, Equatable {
         lifecycle = json["lifecycle"]?.stringValue ?? ""
         trace = (json["trace"]?.arrayValue ?? []).map { step in
             Step(
-                service: step["service"]?.stringValue ?? "", event: EventName(rawValue: step["event"]?.stringValue ?? ""),
-                status: step["status"]?.stringValue ?? "", answer: step["answer"]?.stringValue.flatMap(CallbackResult.init(rawValue:)),
+                service: step["service"]?.stringValue ?? "",
+                event: EventName(rawValue: step["event"]?.stringValue ?? ""),
+                status: step["status"]?.stringValue ?? "",
+                answer: step["answer"]?.stringValue.flatMap(CallbackResult.init(rawValue:)),
                 durationMicroseconds: step["durationUs"]?.intValue ?? 0, error: step["error"]?.stringValue)
         }
     }

@@ -4,7 +4,8 @@ import Foundation
 enum Environment {
     /// `LIFELINE_BROKER`, else the default control endpoint.
     static var brokerEndpoint: String {
-        ProcessInfo.processInfo.environment["LIFELINE_BROKER"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultControlEndpoint
+        ProcessInfo.processInfo.environment["LIFELINE_BROKER"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? defaultControlEndpoint
     }
 
     /// The broker's default control endpoint (loopback).

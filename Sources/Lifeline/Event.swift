@@ -29,7 +29,8 @@ public struct Event: Sendable {
     public var cursor: EventCursor { EventCursor(epoch: epoch, sequence: sequence) }
 
     init(
-        _ message: BusMessage, payload: JSONValue, receivedAt: UInt64, context: ServiceContext, replayed: Bool = false,
+        _ message: BusMessage, payload: JSONValue, receivedAt: UInt64, context: ServiceContext,
+        replayed: Bool = false,
         dispatchID: UInt64? = nil, stepTimeout: Int? = nil
     ) {
         receivedMonotonic = receivedAt

@@ -18,7 +18,9 @@ public struct EventCursor: Sendable, Equatable, CustomStringConvertible {
     /// Reads `epoch:sequence`.
     public init?(_ text: String) {
         let parts = text.split(separator: ":")
-        guard parts.count == 2, let epoch = UInt64(parts[0]), let sequence = UInt64(parts[1]) else { return nil }
+        guard parts.count == 2, let epoch = UInt64(parts[0]), let sequence = UInt64(parts[1]) else {
+            return nil
+        }
         self.init(epoch: epoch, sequence: sequence)
     }
 }

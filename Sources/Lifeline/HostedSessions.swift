@@ -21,21 +21,29 @@ actor HostedSessions {
                 return ["root": await existing.delegate.rootRoute(existing.session), "restored": false]
             }
             let record = try SessionRecord(json: arguments["record"] ?? .null)
-            guard let factory = factories[record.app] else { throw ServiceError(.notFound, "this host does not offer the app '\(record.app)'") }
+            guard let factory = factories[record.app] else {
+                throw ServiceError(.notFound, "this host does not offer the app '\(record.app)'")
+            }
             let session = AppSession(
                 record: record, context: context,
-                router: Router(client: context.client, session: record.id, log: { [context] in context.log("\(record.app) (\(record.id)): \($0)") }))
+                router: Router(
+                    client: context.client, session: record.id,
+                    log: { [context] in context.log("\(record.app) (\(record.id)): \($0)") }))
             let delegate = factory(session)
             sessions[id] = (delegate, session)
             await delegate.didCreate(session)
             return ["root": await delegate.rootRoute(session), "restored": .bool(callback == "restore")]
         default:
-            guard let (delegate, session) = sessions[id] else { throw ServiceError(.notFound, "no session \(id) in this host") }
+            guard let (delegate, session) = sessions[id] else {
+                throw ServiceError(.notFound, "no session \(id) in this host")
+            }
             switch callback {
-            case "willStartLaunching": await delegate.willStartLaunching(session, options: arguments["options"] ?? .emptyObject)
+            case "willStartLaunching":
+                await delegate.willStartLaunching(session, options: arguments["options"] ?? .emptyObject)
             case "didFinishLaunching": await delegate.didFinishLaunching(session)
             case "willPause": await delegate.willPause(session)
-            case "willResume": await delegate.willResume(session, options: arguments["options"] ?? .emptyObject)
+            case "willResume":
+                await delegate.willResume(session, options: arguments["options"] ?? .emptyObject)
             case "didResume": await delegate.didResume(session, options: arguments["options"] ?? .emptyObject)
             case "willTerminate":
                 await delegate.willTerminate(session, animated: arguments["animated"]?.boolValue ?? true)
@@ -45,7 +53,8 @@ actor HostedSessions {
                 let child = try SessionRecord(json: arguments["child"] ?? .null)
                 await delegate.childDidFinish(session, child: child, result: arguments["result"] ?? .null)
             case "action":
-                return try await delegate.perform(session, action: arguments["action"]?.stringValue ?? "", body: arguments["body"] ?? .null)
+                return try await delegate.perform(
+                    session, action: arguments["action"]?.stringValue ?? "", body: arguments["body"] ?? .null)
             default: throw ServiceError(.badRequest, "unknown callback '\(callback)'")
             }
             return [:]

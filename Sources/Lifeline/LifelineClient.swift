@@ -21,11 +21,13 @@ public final class LifelineClient: Sendable {
 
     /// A client whose session may also register a service or subscribe to the bus; `deliver` gets
     /// everything but request completions, on the socket thread.
-    init(configuration: SessionConfiguration, deliver: @escaping @Sendable (ConnectionThread.Delivery) -> Void) {
+    init(
+        configuration: SessionConfiguration, deliver: @escaping @Sendable (ConnectionThread.Delivery) -> Void
+    ) {
         let pending = PendingReplies()
         self.pending = pending
         self.brokerEndpoint = configuration.brokerEndpoint
-        self.connection = ConnectionThread(configuration: configuration, name: "lifeline-socket") { delivery in
+        self.connection = ConnectionThread(configuration: configuration, name: "ll-socket") { delivery in
             switch delivery {
             case .completion(let ticket, let result): pending.resume(ticket, with: result)
             case .finished:
@@ -39,8 +41,11 @@ public final class LifelineClient: Sendable {
     deinit { connection.post(.shutdown) }
 
     /// Sends a raw request and returns the broker's reply; a non-2xx reply throws ``LifelineError``.
-    public func request(_ request: ControlRequest, timeout: Duration = .seconds(5)) async throws -> ControlReply {
-        let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+    public func request(_ request: ControlRequest, timeout: Duration = .seconds(5)) async throws
+        -> ControlReply
+    {
+        let milliseconds = Int(
+            timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         return try await withCheckedThrowingContinuation { continuation in
             let ticket = pending.park(.continuation(continuation))
             connection.post(.request(request, ticket: ticket, timeoutMilliseconds: max(1, milliseconds)))
@@ -49,7 +54,10 @@ public final class LifelineClient: Sendable {
 
     /// Sends a request without waiting: it leaves in call order, and `completion` gets the reply (or
     /// the error) on the socket thread.
-    public func send(_ request: ControlRequest, timeoutMilliseconds: Int = 5000, completion: @escaping @Sendable (Result<ControlReply, LifelineError>) -> Void) {
+    public func send(
+        _ request: ControlRequest, timeoutMilliseconds: Int = 5000,
+        completion: @escaping @Sendable (Result<ControlReply, LifelineError>) -> Void
+    ) {
         let ticket = pending.park(.handler(completion))
         connection.post(.request(request, ticket: ticket, timeoutMilliseconds: max(1, timeoutMilliseconds)))
     }
@@ -67,30 +75,43 @@ public final class LifelineClient: Sendable {
 
     /// Publishes `event` with `payload` (a JSON object); returns its sequence and subscriber count.
     @discardableResult
-    public func publish(_ event: EventName, _ payload: JSONValue = .emptyObject, acknowledged: Bool = false) async throws -> PublishReceipt {
+    public func publish(_ event: EventName, _ payload: JSONValue = .emptyObject, acknowledged: Bool = false)
+        async throws -> PublishReceipt
+    {
         var header: JSONValue = ["event": .string(event.rawValue)]
         if acknowledged { header = ["event": .string(event.rawValue), "ack": true] }
-        let reply = try await request(ControlRequest(.publish, header: header, payload: JSONWriter.encode(payload)))
+        let reply = try await request(
+            ControlRequest(.publish, header: header, payload: JSONWriter.encode(payload)))
         return PublishReceipt(json: try reply.json())
     }
 
     /// The Context's findServiceByName: the record, or ``LifelineError`` with status 404.
     public func lookup(_ name: String) async throws -> ServiceRecord {
-        try ServiceRecord(json: try await request(ControlRequest(.lookup, header: ["name": .string(name)])).json())
+        try ServiceRecord(
+            json: try await request(ControlRequest(.lookup, header: ["name": .string(name)])).json())
     }
 
     /// Every registered service.
     public func services() async throws -> [ServiceRecord] {
         let body = try await request(ControlRequest(.list)).json()
-        return try (body["services"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in try ServiceRecord(json: value) }
+        return try (body["services"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in
+            try ServiceRecord(json: value)
+        }
     }
 
     /// Calls `method` of `service` through the broker and returns its answer. A service's own error
     /// arrives unchanged as ``LifelineError``.
-    public func call(_ service: String, _ method: String, _ body: JSONValue = .null, timeout: Duration = .seconds(5)) async throws -> JSONValue {
-        let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+    public func call(
+        _ service: String, _ method: String, _ body: JSONValue = .null, timeout: Duration = .seconds(5)
+    ) async throws -> JSONValue {
+        let milliseconds = Int(
+            timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         let request = ControlRequest(
-            .call, header: ["service": .string(service), "method": .string(method), "timeoutMs": .int(Int64(milliseconds))],
+            .call,
+            header: [
+                "service": .string(service), "method": .string(method),
+                "timeoutMs": .int(Int64(milliseconds)),
+            ],
             payload: JSONWriter.encode(body))
         return try await self.request(request, timeout: timeout + .seconds(1)).json()
     }
@@ -107,17 +128,24 @@ public final class LifelineClient: Sendable {
     }
 
     /// Asks the broker to offer `event` to its handlers one after another and returns their verdict.
-    public func dispatch(_ event: EventName, _ payload: JSONValue = .emptyObject, force: Bool = false, stepTimeout: Duration? = nil) async throws -> DispatchOutcome {
+    public func dispatch(
+        _ event: EventName, _ payload: JSONValue = .emptyObject, force: Bool = false,
+        stepTimeout: Duration? = nil
+    ) async throws -> DispatchOutcome {
         var header: [String: JSONValue] = ["event": .string(event.rawValue)]
         if force { header["force"] = true }
         var wait = Duration.seconds(10)
         if let stepTimeout {
-            let milliseconds = stepTimeout.components.seconds * 1000 + stepTimeout.components.attoseconds / 1_000_000_000_000_000
+            let milliseconds =
+                stepTimeout.components.seconds * 1000 + stepTimeout.components.attoseconds
+                / 1_000_000_000_000_000
             header["timeoutMs"] = .int(milliseconds)
             wait = stepTimeout * 20 + .seconds(5)
         }
         if EventCatalog.descriptor(for: event)?.completion != nil { wait = max(wait, .seconds(40)) }
-        let reply = try await request(ControlRequest(.dispatch, header: .object(header), payload: JSONWriter.encode(payload)), timeout: wait)
+        let reply = try await request(
+            ControlRequest(.dispatch, header: .object(header), payload: JSONWriter.encode(payload)),
+            timeout: wait)
         return DispatchOutcome(json: try reply.json())
     }
 

@@ -10,7 +10,8 @@ final class PendingReplies: Sendable {
 
         func resume(_ result: Result<ControlReply, LifelineError>) {
             switch self {
-            case .continuation(let continuation): continuation.resume(with: result.mapError { $0 as any Error })
+            case .continuation(let continuation):
+                continuation.resume(with: result.mapError { $0 as any Error })
             case .handler(let handler): handler(result)
             }
         }

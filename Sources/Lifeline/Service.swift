@@ -57,7 +57,10 @@ public struct Service: Sendable {
     /// - Parameters:
     ///   - priority: the service's place in dispatch chains of this event (higher first; default 0).
     ///   - deadline: how long a dispatch step may take for this service.
-    public func on(_ event: EventName, priority: Int? = nil, deadline: Duration? = nil, perform handler: @escaping EventHandler) -> Service {
+    public func on(
+        _ event: EventName, priority: Int? = nil, deadline: Duration? = nil,
+        perform handler: @escaping EventHandler
+    ) -> Service {
         handle(event, priority: priority, deadline: deadline) { event in
             try await handler(event)
             return .continue
@@ -66,9 +69,14 @@ public struct Service: Sendable {
 
     /// Handles `event` with an ``Answer``: for dispatched events the answer decides whether the chain
     /// goes on, may rewrite the payload, and carries the completion.
-    public func handle(_ event: EventName, priority: Int? = nil, deadline: Duration? = nil, answer handler: @escaping AnswerHandler) -> Service {
+    public func handle(
+        _ event: EventName, priority: Int? = nil, deadline: Duration? = nil,
+        answer handler: @escaping AnswerHandler
+    ) -> Service {
         var copy = self
-        let milliseconds = deadline.map { Int($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }
+        let milliseconds = deadline.map {
+            Int($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)
+        }
         copy.eventHandlers[event] = Handler(run: handler, priority: priority, deadline: milliseconds)
         return copy
     }
@@ -116,16 +124,19 @@ public struct Service: Sendable {
     /// option, an environment variable) and `canExecute` says yes. A failure of a `required` task stops
     /// the boot; a `runOnce` task runs once ever.
     public func bootTask(
-        _ name: String, phase: String = "services", priority: Int = 0, async: Bool = false, after: [String] = [],
+        _ name: String, phase: String = "services", priority: Int = 0, async: Bool = false,
+        after: [String] = [],
         when condition: BootCondition? = nil, canExecute: (@Sendable (BootContext) async -> Bool)? = nil,
         deadline: Duration = .seconds(10), required: Bool = false, runOnce: Bool = false,
         _ body: @escaping @Sendable (BootContext) async throws -> Void
     ) -> Service {
         var copy = self
-        let milliseconds = Int(deadline.components.seconds * 1000 + deadline.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int(
+            deadline.components.seconds * 1000 + deadline.components.attoseconds / 1_000_000_000_000_000)
         let declaration = BootTask(
             name: name, service: "", phase: phase, priority: priority, isAsynchronous: async, after: after,
-            condition: condition ?? (canExecute == nil ? nil : .check), deadlineMilliseconds: max(1, milliseconds), isRequired: required,
+            condition: condition ?? (canExecute == nil ? nil : .check),
+            deadlineMilliseconds: max(1, milliseconds), isRequired: required,
             runsOnce: runOnce)
         copy.bootTasks[name] = BootTaskHandler(declaration: declaration, body: body, canExecute: canExecute)
         return copy
@@ -133,10 +144,14 @@ public struct Service: Sendable {
 
     /// Places the service's start (its `start` hook, task `NAME.start`) in the boot: by default it runs
     /// in the `services` phase with priority 0, synchronously, after nothing.
-    public func startTask(phase: String = "services", priority: Int = 0, async: Bool = false, after: [String] = [], required: Bool = false) -> Service {
+    public func startTask(
+        phase: String = "services", priority: Int = 0, async: Bool = false, after: [String] = [],
+        required: Bool = false
+    ) -> Service {
         var copy = self
         copy.startTaskDeclaration = BootTask(
-            name: "start", service: "", kind: .start, phase: phase, priority: priority, isAsynchronous: async, after: after, isRequired: required)
+            name: "start", service: "", kind: .start, phase: phase, priority: priority, isAsynchronous: async,
+            after: after, isRequired: required)
         return copy
     }
 
@@ -147,7 +162,9 @@ public struct Service: Sendable {
         for index in declared.indices {
             declared[index].service = serviceName
             declared[index].name = "\(serviceName).\(declared[index].name)"
-            declared[index].after = declared[index].after.map { own.contains($0) ? "\(serviceName).\($0)" : $0 }
+            declared[index].after = declared[index].after.map {
+                own.contains($0) ? "\(serviceName).\($0)" : $0
+            }
         }
         return declared.sorted { $0.name < $1.name }
     }

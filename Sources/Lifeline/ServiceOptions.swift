@@ -21,7 +21,9 @@ public struct ServiceOptions: Sendable {
     public init(parsing arguments: inout CommandLineArguments) throws(UsageError) {
         if let broker = try arguments.option("--broker") { self.broker = broker }
         name = try arguments.option("--name")
-        if let name, let problem = ServiceRegistration.nameProblem(name, what: "--name") { throw UsageError(problem) }
+        if let name, let problem = ServiceRegistration.nameProblem(name, what: "--name") {
+            throw UsageError(problem)
+        }
         let interval = try arguments.integer("--heartbeat-interval", in: HeartbeatSettings.intervalRange)
         let liveness = try arguments.integer("--liveness", in: HeartbeatSettings.livenessRange)
         if interval != nil || liveness != nil {

@@ -29,22 +29,27 @@ public final class ServiceRunner: Sendable {
         let name = self.name
         let instance = Environment.uniqueToken()
         let registration = ServiceRegistration(
-            name: name, instance: instance, pid: Environment.processID, host: Environment.hostName, events: service.events,
-            methods: service.methods, heartbeat: options.heartbeat ?? service.heartbeat, attachToken: instance,
-            priorities: service.priorities, deadlines: service.deadlines, apps: service.apps, lazy: service.isLazy,
+            name: name, instance: instance, pid: Environment.processID, host: Environment.hostName,
+            events: service.events,
+            methods: service.methods, heartbeat: options.heartbeat ?? service.heartbeat,
+            attachToken: instance,
+            priorities: service.priorities, deadlines: service.deadlines, apps: service.apps,
+            lazy: service.isLazy,
             interceptorPriority: service.interceptor?.priority, bootTasks: service.bootDeclarations(as: name))
         var configuration = SessionConfiguration(
-            brokerEndpoint: options.broker, registration: registration, subscriptions: .events(service.events), token: instance)
+            brokerEndpoint: options.broker, registration: registration,
+            subscriptions: .events(service.events), token: instance)
 
-        let (inbound, inboundSink) = AsyncStream<Inbound>.makeStream()
+        let inbound = InboundQueue<Inbound>()
         let (control, controlSink) = AsyncStream<ConnectionThread.Delivery>.makeStream()
         if let hook = service.resumeHook { configuration.resume = try await hook() }
 
         let client = LifelineClient(configuration: configuration) { delivery in
             switch delivery {
-            case .event(let message, let receivedAt, let replayed): inboundSink.yield(.event(message, receivedAt: receivedAt, replayed: replayed))
-            case .offer(let request): inboundSink.yield(.offer(request))
-            case .gap(let notice): inboundSink.yield(.gap(notice))
+            case .event(let message, let receivedAt, let replayed):
+                inbound.push(.event(message, receivedAt: receivedAt, replayed: replayed))
+            case .offer(let request): inbound.push(.offer(request))
+            case .gap(let notice): inbound.push(.gap(notice))
             default: controlSink.yield(delivery)
             }
         }
@@ -57,8 +62,10 @@ public final class ServiceRunner: Sendable {
         if stopRequested { Task { await leave(client, context: context) } }
 
         // Handlers run on the socket thread (see SocketThreadExecutor): no thread hop before a handler.
-        let eventLoop = Task(executorPreference: client.socketExecutor) { await self.handle(inbound, client: client, context: context) }
-        defer { inboundSink.finish() }
+        let eventLoop = Task(executorPreference: client.socketExecutor) {
+            await self.handle(inbound, client: client, context: context)
+        }
+        defer { inbound.finish() }
         var refusal: LifelineError?
         for await delivery in control {
             switch delivery {
@@ -75,7 +82,9 @@ public final class ServiceRunner: Sendable {
                     if let hook = service.didCreateHook {
                         do { try await hook() } catch { context.log("didCreate failed: \(error)") }
                     }
-                    Console.out("READY service=\(name) pid=\(Environment.processID) epoch=\(epoch) sequence=\(sequence) lifecycle=\(lifecycle)")
+                    Console.out(
+                        "READY service=\(name) pid=\(Environment.processID) epoch=\(epoch) sequence=\(sequence) lifecycle=\(lifecycle)"
+                    )
                 } else {
                     context.log("registered again with the broker (epoch \(epoch))")
                 }
@@ -87,7 +96,7 @@ public final class ServiceRunner: Sendable {
             case .event, .offer, .gap, .completion: break
             }
         }
-        inboundSink.finish()
+        inbound.finish()
         await eventLoop.value
         if let refusal { throw refusal }
     }
@@ -111,11 +120,14 @@ public final class ServiceRunner: Sendable {
     }
 
     /// Handles events, dispatch steps and gap notices one at a time, in the order they arrived.
-    private func handle(_ inbound: AsyncStream<Inbound>, client: LifelineClient, context: ServiceContext) async {
-        for await item in inbound {
+    private func handle(_ inbound: InboundQueue<Inbound>, client: LifelineClient, context: ServiceContext)
+        async
+    {
+        while let item = await inbound.next() {
             switch item {
             case .event(let message, let receivedAt, let replayed):
-                await handleEvent(message, receivedAt: receivedAt, replayed: replayed, client: client, context: context)
+                await handleEvent(
+                    message, receivedAt: receivedAt, replayed: replayed, client: client, context: context)
             case .offer(let request): await handleOffer(request, client: client, context: context)
             case .gap(let notice):
                 if let hook = service.gapHook { await hook(notice, context) }
@@ -123,13 +135,18 @@ public final class ServiceRunner: Sendable {
         }
     }
 
-    private func handleEvent(_ message: BusMessage, receivedAt: UInt64, replayed: Bool, client: LifelineClient, context: ServiceContext) async {
+    private func handleEvent(
+        _ message: BusMessage, receivedAt: UInt64, replayed: Bool, client: LifelineClient,
+        context: ServiceContext
+    ) async {
         let wantsAcknowledgement = message.header.flags & 1 == 1
         guard let handler = service.eventHandlers[message.name] else { return }
         var failure: String?
         do {
             let payload = try JSONParser.parse(message.payload)
-            _ = try await handler.run(Event(message, payload: payload, receivedAt: receivedAt, context: context, replayed: replayed))
+            _ = try await handler.run(
+                Event(message, payload: payload, receivedAt: receivedAt, context: context, replayed: replayed)
+            )
         } catch {
             failure = "\(error)"
             context.log("handler for \(message.name) #\(message.header.sequence) failed: \(error)")
@@ -139,7 +156,8 @@ public final class ServiceRunner: Sendable {
         }
     }
 
-    private func handleOffer(_ request: ControlRequest, client: LifelineClient, context: ServiceContext) async {
+    private func handleOffer(_ request: ControlRequest, client: LifelineClient, context: ServiceContext) async
+    {
         let received = SystemClock.monotonicNanoseconds()
         let name = EventName(rawValue: request.header["event"]?.stringValue ?? "")
         guard let handler = service.eventHandlers[name] else {
@@ -147,20 +165,29 @@ public final class ServiceRunner: Sendable {
             return
         }
         do {
-            let payload = (request.payload ?? []).isEmpty ? JSONValue.emptyObject : try JSONParser.parse(request.payload ?? [])
+            let payload =
+                (request.payload ?? []).isEmpty
+                ? JSONValue.emptyObject : try JSONParser.parse(request.payload ?? [])
             let message = BusMessage(
                 name: name,
-                header: BusHeader(epoch: 0, sequence: 0, topicSequence: 0, publishedWallNanoseconds: SystemClock.wallNanoseconds(), publishedMonotonicNanoseconds: received),
+                header: BusHeader(
+                    epoch: 0, sequence: 0, topicSequence: 0,
+                    publishedWallNanoseconds: SystemClock.wallNanoseconds(),
+                    publishedMonotonicNanoseconds: received),
                 payload: [])
             let event = Event(
                 message, payload: payload, receivedAt: received, context: context,
-                dispatchID: request.header["dispatch"]?.intValue.map { UInt64($0) }, stepTimeout: request.header["timeoutMs"]?.intValue.map { Int($0) })
+                dispatchID: request.header["dispatch"]?.intValue.map { UInt64($0) },
+                stepTimeout: request.header["timeoutMs"]?.intValue.map { Int($0) })
             let answer = try await handler.run(event)
             client.answer(ControlReply(requestID: request.requestID, json: answer.json))
         } catch let error as ServiceError {
             client.answer(ControlReply(requestID: request.requestID, status: error.status, json: error.body))
         } catch {
-            client.answer(.error(.internalError, "\(self.name) failed to handle \(name): \(error)", requestID: request.requestID))
+            client.answer(
+                .error(
+                    .internalError, "\(self.name) failed to handle \(name): \(error)",
+                    requestID: request.requestID))
         }
     }
 
@@ -171,33 +198,45 @@ public final class ServiceRunner: Sendable {
             client.answer(ControlReply(requestID: request.requestID, json: ["started": true]))
         } catch {
             context.log("start failed: \(error)")
-            client.answer(.error(.internalError, "\(name) failed to start: \(error)", requestID: request.requestID))
+            client.answer(
+                .error(.internalError, "\(name) failed to start: \(error)", requestID: request.requestID))
         }
     }
 
     /// A boot task the broker runs now: its condition, then its body (or the start hook).
-    private func runBootTask(_ request: ControlRequest, client: LifelineClient, context: ServiceContext) async {
+    private func runBootTask(_ request: ControlRequest, client: LifelineClient, context: ServiceContext) async
+    {
         let id = request.requestID
         let name = request.header["task"]?.stringValue ?? ""
-        let boot = BootContext(task: name, launchOptions: request.header["launchOptions"] ?? .emptyObject, service: context)
+        let boot = BootContext(
+            task: name, launchOptions: request.header["launchOptions"] ?? .emptyObject, service: context)
         let short = name.hasPrefix(self.name + ".") ? String(name.dropFirst(self.name.count + 1)) : name
         let handler = service.bootTasks[short]
-        func skip(_ reason: String) { client.answer(ControlReply(requestID: id, json: ["outcome": "skipped", "reason": .string(reason)])) }
+        func skip(_ reason: String) {
+            client.answer(
+                ControlReply(requestID: id, json: ["outcome": "skipped", "reason": .string(reason)]))
+        }
         switch request.header["condition"].flatMap(BootCondition.init(json:)) {
         case .environment(let variable, let expected)?:
             let value = Environment.variable(variable)
             if value == nil || (expected != nil && value != expected) {
-                return skip("condition: environment \(variable)\(expected.map { " is not '\($0)'" } ?? " is not set")")
+                return skip(
+                    "condition: environment \(variable)\(expected.map { " is not '\($0)'" } ?? " is not set")"
+                )
             }
         case .check?:
-            if let check = handler?.canExecute, await !check(boot) { return skip("condition: the service's own check said no") }
+            if let check = handler?.canExecute, await !check(boot) {
+                return skip("condition: the service's own check said no")
+            }
         default: break
         }
         do {
             if request.header["kind"]?.stringValue == "start" {
                 try await service.startHook?(context)
             } else {
-                guard let handler else { throw ServiceError(.notFound, "\(self.name) has no boot task \(name)") }
+                guard let handler else {
+                    throw ServiceError(.notFound, "\(self.name) has no boot task \(name)")
+                }
                 try await handler.body(boot)
             }
             client.answer(ControlReply(requestID: id, json: ["outcome": "done"]))
@@ -209,16 +248,22 @@ public final class ServiceRunner: Sendable {
     }
 
     /// A micro-app callback for a session hosted here.
-    private func hostCallback(_ request: ControlRequest, sessions: HostedSessions, client: LifelineClient) async {
+    private func hostCallback(_ request: ControlRequest, sessions: HostedSessions, client: LifelineClient)
+        async
+    {
         let callback = request.header["callback"]?.stringValue ?? ""
         do {
-            let arguments = (request.payload ?? []).isEmpty ? JSONValue.emptyObject : try JSONParser.parse(request.payload ?? [])
-            let body = try await sessions.handle(callback: callback, header: request.header, arguments: arguments)
+            let arguments =
+                (request.payload ?? []).isEmpty
+                ? JSONValue.emptyObject : try JSONParser.parse(request.payload ?? [])
+            let body = try await sessions.handle(
+                callback: callback, header: request.header, arguments: arguments)
             client.answer(ControlReply(requestID: request.requestID, json: body))
         } catch let error as ServiceError {
             client.answer(ControlReply(requestID: request.requestID, status: error.status, json: error.body))
         } catch {
-            client.answer(.error(.internalError, "\(callback) failed: \(error)", requestID: request.requestID))
+            client.answer(
+                .error(.internalError, "\(callback) failed: \(error)", requestID: request.requestID))
         }
     }
 
@@ -250,11 +295,13 @@ public final class ServiceRunner: Sendable {
         do {
             body = (request.payload ?? []).isEmpty ? .null : try JSONParser.parse(request.payload ?? [])
         } catch {
-            client.answer(.error(.badRequest, "the body of \(name).\(method) is not JSON: \(error)", requestID: id))
+            client.answer(
+                .error(.badRequest, "the body of \(name).\(method) is not JSON: \(error)", requestID: id))
             return
         }
         let call = CallRequest(
-            method: method, body: body, timeoutMilliseconds: Int(request.header["timeoutMs"]?.intValue ?? 0), context: context)
+            method: method, body: body, timeoutMilliseconds: Int(request.header["timeoutMs"]?.intValue ?? 0),
+            context: context)
         do {
             client.answer(ControlReply(requestID: id, json: try await handler(call)))
         } catch let error as ServiceError {
@@ -269,11 +316,16 @@ extension Service {
     /// Runs the service as the main program: reads the standard options (``ServiceOptions``), stops
     /// gracefully on SIGINT / SIGTERM and exits 0; exits 1 when the broker refuses the service and 2
     /// on a bad command line.
-    public func main(arguments: CommandLineArguments = .process, about: String = "", usage extraUsage: String = "") async -> Never {
+    public func main(
+        arguments: CommandLineArguments = .process, about: String = "", usage extraUsage: String = ""
+    ) async -> Never {
         var arguments = arguments
-        let executable = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? name
+        let executable =
+            CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? name
         if arguments.flag("-h", "--help") {
-            Console.out("usage: \(executable) [options]\(about.isEmpty ? "" : "\n\n" + about)\n\noptions:\n\(extraUsage)\(ServiceOptions.usage)")
+            Console.out(
+                "usage: \(executable) [options]\(about.isEmpty ? "" : "\n\n" + about)\n\noptions:\n\(extraUsage)\(ServiceOptions.usage)"
+            )
             exit(0)
         }
         let options: ServiceOptions

@@ -78,7 +78,8 @@ public struct ServiceSession {
     }
 
     /// Handles one message from the control socket.
-    public mutating func handleControl(_ frames: [[UInt8]], now: UInt64, into effects: inout [SessionEffect]) {
+    public mutating func handleControl(_ frames: [[UInt8]], now: UInt64, into effects: inout [SessionEffect])
+    {
         let message: ControlMessage
         do {
             message = try ControlMessage.decode(frames[...])
@@ -96,13 +97,15 @@ public struct ServiceSession {
                 let reason = request.header["reason"]?.stringValue ?? "no reason given"
                 switch phase {
                 case .leaving, .stopped, .idle: break
-                default: lose("the broker disconnected us (\(reason))", retryAt: now, now: now, into: &effects)
+                default:
+                    lose("the broker disconnected us (\(reason))", retryAt: now, now: now, into: &effects)
                 }
             case .call, .app, .intercept, .start, .boot: effects.append(.deliverRequest(request))
             case .offer: effects.append(.deliverOffer(request))
             case .event: replayed(request, into: &effects)
             default:
-                let refusal = ControlReply.error(.badRequest, "a client does not accept \(request.command)", requestID: request.requestID)
+                let refusal = ControlReply.error(
+                    .badRequest, "a client does not accept \(request.command)", requestID: request.requestID)
                 effects.append(.sendControl(refusal.frames()))
             }
         }
@@ -128,23 +131,28 @@ public struct ServiceSession {
 
     /// Sends an application request; its answer arrives as ``SessionEffect/complete(ticket:_:)``.
     public mutating func submit(
-        _ request: ControlRequest, ticket: UInt64, timeoutMilliseconds: Int, now: UInt64, into effects: inout [SessionEffect]
+        _ request: ControlRequest, ticket: UInt64, timeoutMilliseconds: Int, now: UInt64,
+        into effects: inout [SessionEffect]
     ) {
         switch phase {
         case .backingOff(let until):
             let seconds = Double((until &- now) / 1_000_000) / 1000
-            let error = LifelineError(.unavailable, "not connected to the broker at \(configuration.brokerEndpoint) (retrying in \(seconds) s)")
+            let error = LifelineError(
+                .unavailable,
+                "not connected to the broker at \(configuration.brokerEndpoint) (retrying in \(seconds) s)")
             effects.append(.complete(ticket: ticket, .failure(error)))
             return
         case .stopped, .leaving:
-            effects.append(.complete(ticket: ticket, .failure(LifelineError(.unavailable, "the connection is closing"))))
+            effects.append(
+                .complete(ticket: ticket, .failure(LifelineError(.unavailable, "the connection is closing"))))
             return
         default: break
         }
         var request = request
         request.requestID = nextID("c")
         outstanding[request.requestID] = Outstanding(
-            ticket: ticket, command: request.command, deadline: now &+ UInt64(timeoutMilliseconds) * 1_000_000,
+            ticket: ticket, command: request.command,
+            deadline: now &+ UInt64(timeoutMilliseconds) * 1_000_000,
             timeoutMilliseconds: timeoutMilliseconds)
         effects.append(.sendControl(request.frames()))
     }
@@ -155,9 +163,13 @@ public struct ServiceSession {
     }
 
     /// Tells the broker an acknowledged event was handled (with the handler's error, if it failed).
-    public func acknowledge(sequence: UInt64, epoch ackEpoch: UInt64, error: String?, into effects: inout [SessionEffect]) {
+    public func acknowledge(
+        sequence: UInt64, epoch ackEpoch: UInt64, error: String?, into effects: inout [SessionEffect]
+    ) {
         guard let name = configuration.registration?.name, phase == .ready, ackEpoch == epoch else { return }
-        var header: [String: JSONValue] = ["sequence": .int(Int64(sequence)), "epoch": .int(Int64(ackEpoch)), "name": .string(name)]
+        var header: [String: JSONValue] = [
+            "sequence": .int(Int64(sequence)), "epoch": .int(Int64(ackEpoch)), "name": .string(name),
+        ]
         if let error { header["error"] = .string(error) }
         effects.append(.sendControl(ControlRequest(.ack, header: .object(header)).frames()))
     }
@@ -171,7 +183,8 @@ public struct ServiceSession {
         let id = nextID("s")
         internalRequests[id] = .unregister
         let request = ControlRequest(
-            .unregister, requestID: id, header: ["name": .string(registration.name), "instance": .string(registration.instance)])
+            .unregister, requestID: id,
+            header: ["name": .string(registration.name), "instance": .string(registration.instance)])
         effects.append(.sendControl(request.frames()))
         phase = .leaving(deadline: now &+ UInt64(configuration.unregisterTimeoutMilliseconds) * 1_000_000)
     }
@@ -180,12 +193,16 @@ public struct ServiceSession {
     public mutating func tick(now: UInt64, into effects: inout [SessionEffect]) {
         for (id, request) in outstanding where request.deadline <= now {
             outstanding[id] = nil
-            let error = LifelineError.unanswered(request.command, milliseconds: request.timeoutMilliseconds, endpoint: configuration.brokerEndpoint)
+            let error = LifelineError.unanswered(
+                request.command, milliseconds: request.timeoutMilliseconds,
+                endpoint: configuration.brokerEndpoint)
             effects.append(.complete(ticket: request.ticket, .failure(error)))
         }
         switch phase {
         case .greeting(let deadline) where now >= deadline:
-            lose("the broker at \(configuration.brokerEndpoint) did not answer HELLO", retryAt: nil, now: now, into: &effects)
+            lose(
+                "the broker at \(configuration.brokerEndpoint) did not answer HELLO", retryAt: nil, now: now,
+                into: &effects)
         case .joining(let deadline) where now >= deadline:
             lose("the broker did not confirm the registration", retryAt: nil, now: now, into: &effects)
         case .backingOff(let until) where now >= until:
@@ -209,8 +226,10 @@ public struct ServiceSession {
     public var nextDeadline: UInt64 {
         var deadline = outstanding.values.lazy.map(\.deadline).min() ?? .max
         switch phase {
-        case .greeting(let until), .joining(let until), .backingOff(let until), .leaving(let until): deadline = min(deadline, until)
-        case .ready where configuration.registration != nil: deadline = min(deadline, nextHeartbeat, brokerDeadline &+ 1)
+        case .greeting(let until), .joining(let until), .backingOff(let until), .leaving(let until):
+            deadline = min(deadline, until)
+        case .ready where configuration.registration != nil:
+            deadline = min(deadline, nextHeartbeat, brokerDeadline &+ 1)
         default: break
         }
         return deadline
@@ -227,7 +246,10 @@ public struct ServiceSession {
         if message.header.sequence <= cursor.sequence { return }
         if message.header.topicSequence != cursor.topicSequence + 1 {
             let missing = message.header.topicSequence - cursor.topicSequence - 1
-            effects.append(.log("\(message.name): \(missing) event(s) missing before #\(message.header.sequence); asking the broker to replay"))
+            effects.append(
+                .log(
+                    "\(message.name): \(missing) event(s) missing before #\(message.header.sequence); asking the broker to replay"
+                ))
             held.append(message)
             recovering = true
             let id = nextID("s")
@@ -242,8 +264,10 @@ public struct ServiceSession {
         deliver(message, replayed: false, into: &effects)
     }
 
-    private mutating func deliver(_ message: BusMessage, replayed: Bool, into effects: inout [SessionEffect]) {
-        topics[message.name] = TopicCursor(sequence: message.header.sequence, topicSequence: message.header.topicSequence)
+    private mutating func deliver(_ message: BusMessage, replayed: Bool, into effects: inout [SessionEffect])
+    {
+        topics[message.name] = TopicCursor(
+            sequence: message.header.sequence, topicSequence: message.header.topicSequence)
         lastSequence = max(lastSequence, message.header.sequence)
         effects.append(.deliverEvent(message, replayed: replayed))
     }
@@ -261,7 +285,8 @@ public struct ServiceSession {
             name: EventName(rawValue: name),
             header: BusHeader(
                 epoch: UInt64(eventEpoch), sequence: UInt64(sequence), topicSequence: UInt64(topicSequence),
-                flags: UInt64(header["flags"]?.intValue ?? 0), publishedWallNanoseconds: UInt64(header["publishedWallNs"]?.intValue ?? 0),
+                flags: UInt64(header["flags"]?.intValue ?? 0),
+                publishedWallNanoseconds: UInt64(header["publishedWallNs"]?.intValue ?? 0),
                 publishedMonotonicNanoseconds: UInt64(header["publishedMonotonicNs"]?.intValue ?? 0)),
             payload: request.payload ?? [])
         if epoch != nil && message.header.epoch != epoch { return }
@@ -274,7 +299,8 @@ public struct ServiceSession {
         for (name, state) in snapshot?.objectValue ?? [:] {
             let key = EventName(rawValue: name)
             let given = TopicCursor(
-                sequence: UInt64(state["sequence"]?.intValue ?? 0), topicSequence: UInt64(state["topicSequence"]?.intValue ?? 0))
+                sequence: UInt64(state["sequence"]?.intValue ?? 0),
+                topicSequence: UInt64(state["topicSequence"]?.intValue ?? 0))
             if given.sequence > (topics[key]?.sequence ?? 0) { topics[key] = given }
         }
     }
@@ -311,9 +337,13 @@ public struct ServiceSession {
         phase = .greeting(deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds) * 1_000_000)
     }
 
-    private mutating func handleReply(_ reply: ControlReply, now: UInt64, into effects: inout [SessionEffect]) {
+    private mutating func handleReply(_ reply: ControlReply, now: UInt64, into effects: inout [SessionEffect])
+    {
         if let request = outstanding.removeValue(forKey: reply.requestID) {
-            effects.append(.complete(ticket: request.ticket, reply.status.isSuccess ? .success(reply) : .failure(LifelineError(reply: reply))))
+            effects.append(
+                .complete(
+                    ticket: request.ticket,
+                    reply.status.isSuccess ? .success(reply) : .failure(LifelineError(reply: reply))))
             return
         }
         guard let kind = internalRequests.removeValue(forKey: reply.requestID) else { return }
@@ -333,7 +363,9 @@ public struct ServiceSession {
             lose("HELLO failed: \(reply.errorMessage)", retryAt: nil, now: now, into: &effects)
             return
         }
-        if let heartbeat = body["heartbeat"], let settings = try? HeartbeatSettings(json: heartbeat) { brokerHeartbeat = settings }
+        if let heartbeat = body["heartbeat"], let settings = try? HeartbeatSettings(json: heartbeat) {
+            brokerHeartbeat = settings
+        }
         let endpoint = Self.reachable(bus, via: configuration.brokerEndpoint)
         if endpoint != busEndpoint {
             busEndpoint = endpoint
@@ -351,7 +383,8 @@ public struct ServiceSession {
         }
         held.removeAll()
         effects.append(.sendControl(request.frames()))
-        phase = .joining(deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds + 5000) * 1_000_000)
+        phase = .joining(
+            deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds + 5000) * 1_000_000)
     }
 
     private mutating func joined(_ reply: ControlReply, now: UInt64, into effects: inout [SessionEffect]) {
@@ -361,7 +394,10 @@ public struct ServiceSession {
                 let wait = (try? reply.json())?["retryAfterMs"]?.intValue
                 if let wait, !retriedConflict {
                     retriedConflict = true
-                    effects.append(.log("\(reply.errorMessage); trying once more in \(wait + 200) ms in case that process has died"))
+                    effects.append(
+                        .log(
+                            "\(reply.errorMessage); trying once more in \(wait + 200) ms in case that process has died"
+                        ))
                     internalRequests.removeAll()
                     phase = .backingOff(until: now &+ UInt64(wait + 200) * 1_000_000)
                     return
@@ -370,7 +406,9 @@ public struct ServiceSession {
                 effects.append(.refused(LifelineError(reply: reply)))
                 return
             }
-            lose("the broker refused to register us: \(reply.errorMessage)", retryAt: nil, now: now, into: &effects)
+            lose(
+                "the broker refused to register us: \(reply.errorMessage)", retryAt: nil, now: now,
+                into: &effects)
             return
         }
         let body = (try? reply.json()) ?? .null
@@ -390,7 +428,9 @@ public struct ServiceSession {
             effects.append(.log("could not resume after #\(notice.after): \(notice.reason)"))
             effects.append(.gap(notice))
         }
-        if let heartbeat = body["heartbeat"], let settings = try? HeartbeatSettings(json: heartbeat) { brokerHeartbeat = settings }
+        if let heartbeat = body["heartbeat"], let settings = try? HeartbeatSettings(json: heartbeat) {
+            brokerHeartbeat = settings
+        }
         phase = .ready
         backoffMilliseconds = configuration.initialBackoffMilliseconds
         if let registration = configuration.registration {
@@ -398,7 +438,9 @@ public struct ServiceSession {
             nextHeartbeat = now &+ registration.heartbeat.intervalNanoseconds
         }
         effects.append(
-            .joined(epoch: epoch ?? 0, first: !hasJoined, sequence: UInt64(body["sequence"]?.intValue ?? 0), lifecycle: body["lifecycle"]?.stringValue ?? ""))
+            .joined(
+                epoch: epoch ?? 0, first: !hasJoined, sequence: UInt64(body["sequence"]?.intValue ?? 0),
+                lifecycle: body["lifecycle"]?.stringValue ?? ""))
         hasJoined = true
         recovering = false
         releaseHeld(into: &effects)
@@ -412,7 +454,8 @@ public struct ServiceSession {
             effects.append(.gap(notice))
             for (name, state) in body["topics"]?.objectValue ?? [:] {
                 topics[EventName(rawValue: name)] = TopicCursor(
-                    sequence: UInt64(state["sequence"]?.intValue ?? 0), topicSequence: UInt64(state["topicSequence"]?.intValue ?? 0))
+                    sequence: UInt64(state["sequence"]?.intValue ?? 0),
+                    topicSequence: UInt64(state["topicSequence"]?.intValue ?? 0))
             }
             held.removeAll { $0.header.sequence <= (topics[$0.name]?.sequence ?? 0) }
         }
@@ -421,9 +464,12 @@ public struct ServiceSession {
     }
 
     /// Gives up on the current connection and plans the next attempt (at once for `retryAt: now`).
-    private mutating func lose(_ reason: String, retryAt: UInt64?, now: UInt64, into effects: inout [SessionEffect]) {
+    private mutating func lose(
+        _ reason: String, retryAt: UInt64?, now: UInt64, into effects: inout [SessionEffect]
+    ) {
         for (_, request) in outstanding {
-            let error = LifelineError(.unavailable, "the connection to the broker was lost before it answered \(request.command)")
+            let error = LifelineError(
+                .unavailable, "the connection to the broker was lost before it answered \(request.command)")
             effects.append(.complete(ticket: request.ticket, .failure(error)))
         }
         outstanding.removeAll()
@@ -444,7 +490,10 @@ public struct ServiceSession {
 
     private mutating func finish(into effects: inout [SessionEffect]) {
         for (_, request) in outstanding {
-            effects.append(.complete(ticket: request.ticket, .failure(LifelineError(.unavailable, "the connection was closed"))))
+            effects.append(
+                .complete(
+                    ticket: request.ticket, .failure(LifelineError(.unavailable, "the connection was closed"))
+                ))
         }
         outstanding.removeAll()
         phase = .stopped

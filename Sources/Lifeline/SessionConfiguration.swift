@@ -29,7 +29,10 @@ public struct SessionConfiguration: Sendable {
     /// Where a restarted service resumes: the broker replays what it missed after this cursor.
     public var resume: EventCursor?
 
-    public init(brokerEndpoint: String, registration: ServiceRegistration? = nil, subscriptions: Subscriptions = .none, token: String) {
+    public init(
+        brokerEndpoint: String, registration: ServiceRegistration? = nil,
+        subscriptions: Subscriptions = .none, token: String
+    ) {
         self.brokerEndpoint = brokerEndpoint
         self.registration = registration
         self.subscriptions = subscriptions
