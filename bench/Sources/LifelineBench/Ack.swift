@@ -1,5 +1,7 @@
 import Foundation
+import Glibc
 import Lifeline
+import Synchronization
 import ZeroMQ
 
 /// A subscriber's report of one received event: which subscriber, which event, when its handler ran
@@ -16,13 +18,17 @@ struct Ack: Sendable {
     func encoded() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: 44)
         withUnsafeBytes(of: index.littleEndian) { bytes.replaceSubrange(0..<4, with: $0) }
-        for (offset, value) in [(4, key), (12, received), (20, count), (28, published), (36, socketReceived)] {
+        for (offset, value) in [(4, key), (12, received), (20, count), (28, published), (36, socketReceived)]
+        {
             withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(offset..<(offset + 8), with: $0) }
         }
         return bytes
     }
 
-    init(index: UInt32, key: UInt64, received: UInt64, count: UInt64, published: UInt64 = 0, socketReceived: UInt64 = 0) {
+    init(
+        index: UInt32, key: UInt64, received: UInt64, count: UInt64, published: UInt64 = 0,
+        socketReceived: UInt64 = 0
+    ) {
         self.index = index
         self.key = key
         self.received = received
@@ -34,7 +40,9 @@ struct Ack: Sendable {
     init?(_ bytes: [UInt8]) {
         guard bytes.count == 44 else { return nil }
         func word(_ offset: Int) -> UInt64 {
-            bytes[offset..<(offset + 8)].withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+            bytes[offset..<(offset + 8)].withUnsafeBytes {
+                UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))
+            }
         }
         index = bytes[0..<4].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
         key = word(4)
@@ -45,11 +53,41 @@ struct Ack: Sendable {
     }
 }
 
-/// Sends acks from async handlers through a PUSH socket owned by a dedicated thread.
-final class AckSender: Sendable {
+/// Sends acks from event handlers. Lifeline runs handlers on the service's socket thread (not on the
+/// Swift pool), so the first handler creates a PUSH socket there and later acks go out directly, like a
+/// raw subscriber's; a call from any other thread goes through a mailbox to a dedicated sender thread.
+final class AckSender: @unchecked Sendable {
     private let mailbox = Mailbox<Ack>()
+    private let endpoint: String
+    // Touched only by the thread recorded in `owner` (checked on every use).
+    private var direct: ZMQSocket?
+    private let owner = Mutex<pthread_t?>(nil)
+
+    func send(_ ack: Ack) {
+        let me = pthread_self()
+        let mine = owner.withLock { owner -> Bool in
+            if owner == nil { owner = me }
+            return owner.map { pthread_equal($0, me) != 0 } ?? false
+        }
+        guard mine else {
+            mailbox.post(ack)
+            return
+        }
+        do {
+            if direct == nil {
+                let socket = try ZMQSocket(ZMQContext.shared, type: .push)
+                try socket.set(.sendHighWaterMark, 0)
+                try socket.connect(endpoint)
+                direct = socket
+            }
+            try direct?.send(frames: [ack.encoded()])
+        } catch {
+            mailbox.post(ack)
+        }
+    }
 
     init(endpoint: String) {
+        self.endpoint = endpoint
         let mailbox = self.mailbox
         let thread = Thread {
             do {
@@ -69,5 +107,4 @@ final class AckSender: Sendable {
         thread.start()
     }
 
-    func send(_ ack: Ack) { mailbox.post(ack) }
 }

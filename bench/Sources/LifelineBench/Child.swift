@@ -54,6 +54,20 @@ final class Child: @unchecked Sendable {
         throw BenchError("\(name) did not print READY within \(seconds) s (see its log)")
     }
 
+    /// CPU time (user + system, all threads) used so far, in microseconds.
+    var cpuMicroseconds: Double {
+        guard
+            let text = try? String(
+                contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return 0 }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else {
+            return 0
+        }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK))) * 1_000_000
+    }
+
     func stop() {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGTERM)

@@ -16,8 +16,10 @@ final class Driver {
 
     init(settings: Settings) throws {
         self.settings = settings
-        binaries = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        work = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("lifeline-bench-\(getpid())")
+        binaries = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent()
+        work = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "lifeline-bench-\(getpid())")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         ack = try ZMQSocket(ZMQContext.shared, type: .pull)
         try ack.set(.receiveHighWaterMark, 0)
@@ -28,9 +30,12 @@ final class Driver {
 
     func run() throws {
         for transport in settings.transports {
-            progress("starting the \(transport) topology (broker + \(settings.fanouts.max() ?? 1) services, baselines) ...")
+            progress(
+                "starting the \(transport) topology (broker + \(settings.fanouts.max() ?? 1) services, baselines) ..."
+            )
             let topology = try BenchTopology(
-                transport: transport, fanouts: settings.fanouts, binaries: binaries, work: work, ackEndpoint: ackEndpoint)
+                transport: transport, fanouts: settings.fanouts, binaries: binaries, work: work,
+                ackEndpoint: ackEndpoint)
             defer { topology.stop() }
             if settings.wants("broadcast") { try broadcast(topology) }
             if settings.wants("roundtrip") { try roundTrips(topology) }
@@ -94,7 +99,9 @@ final class Driver {
     }
 
     /// Closed loop: publish one event, wait until all `expected` subscribers have handled it, repeat.
-    private func closedLoop(count: Int, expected: Int, into samples: inout Samples, send: (UInt64) throws -> Void) throws {
+    private func closedLoop(
+        count: Int, expected: Int, into samples: inout Samples, send: (UInt64) throws -> Void
+    ) throws {
         for _ in 0..<count {
             let current = nextKey()
             let start = SystemClock.monotonicNanoseconds()
@@ -110,7 +117,9 @@ final class Driver {
                 guard ack.key == current else { continue }
                 let latency = ack.received &- start
                 samples.perSubscriber.append(latency)
-                if ack.published > start && ack.socketReceived >= ack.published && ack.received >= ack.socketReceived {
+                if ack.published > start && ack.socketReceived >= ack.published
+                    && ack.received >= ack.socketReceived
+                {
                     samples.legs[0].append(ack.published - start)
                     samples.legs[1].append(ack.socketReceived - ack.published)
                     samples.legs[2].append(ack.received - ack.socketReceived)
@@ -125,16 +134,43 @@ final class Driver {
     private func broadcast(_ topology: BenchTopology) throws {
         for size in settings.sizes {
             for fanout in settings.fanouts {
-                progress("broadcast \(topology.transport) N=\(fanout) \(size) B: \(settings.samples) events per system, \(settings.rounds) interleaved rounds")
+                progress(
+                    "broadcast \(topology.transport) N=\(fanout) \(size) B: \(settings.samples) events per system, \(settings.rounds) interleaved rounds"
+                )
                 let event = EventName(rawValue: "bench.n\(fanout)")
                 let proxyTopic = Array("bench.n\(fanout)".utf8) + [0]
                 let directTopic = Array("direct.n\(fanout)".utf8) + [0]
                 let systems: [(String, (UInt64) throws -> Void)] = [
-                    ("lifeline", { key in _ = try topology.client.publish(event, payload: Payload.json(key: key, size: size)) }),
-                    ("zmq_proxy", { key in try topology.proxyPub.send(frames: [proxyTopic, Payload.binary(key: key, size: size)]) }),
-                    ("zmq_direct", { key in try topology.directPub.send(frames: [directTopic, Payload.binary(key: key, size: size)]) }),
+                    (
+                        "lifeline",
+                        { key in
+                            _ = try topology.client.publish(
+                                event, payload: Payload.json(key: key, size: size))
+                        }
+                    ),
+                    (
+                        "zmq_proxy",
+                        { key in
+                            try topology.proxyPub.send(frames: [
+                                proxyTopic, Payload.binary(key: key, size: size),
+                            ])
+                        }
+                    ),
+                    (
+                        "zmq_direct",
+                        { key in
+                            try topology.directPub.send(frames: [
+                                directTopic, Payload.binary(key: key, size: size),
+                            ])
+                        }
+                    ),
                 ]
                 var results = Array(repeating: Samples(), count: systems.count)
+                var cpu = Array(repeating: (broker: 0.0, subscribers: 0.0, events: 0), count: systems.count)
+                let roles = [
+                    ("lifeline broker", "lifeline subscribers"), ("zmq_proxy broker", "zmq subscribers"),
+                    ("", "zmq subscribers"),
+                ]
                 for (index, system) in systems.enumerated() {
                     try synchronize("\(system.0) N=\(fanout)", expected: fanout, send: system.1)
                     var warm = Samples()
@@ -144,25 +180,42 @@ final class Driver {
                 let perRound = max(1, settings.samples / settings.rounds)
                 for _ in 0..<settings.rounds {
                     for (index, system) in systems.enumerated() {
-                        try closedLoop(count: perRound, expected: fanout, into: &results[index], send: system.1)
+                        let (brokerRole, subscriberRole) = roles[index]
+                        let before = (topology.cpu(brokerRole), topology.cpu(subscriberRole, first: fanout))
+                        try closedLoop(
+                            count: perRound, expected: fanout, into: &results[index], send: system.1)
+                        cpu[index].broker += topology.cpu(brokerRole) - before.0
+                        cpu[index].subscribers += topology.cpu(subscriberRole, first: fanout) - before.1
+                        cpu[index].events += perRound
                     }
                 }
                 if fanout == 1 {
-                    for (leg, name) in ["publisher → broker", "broker → socket thread", "socket thread → handler"].enumerated() {
+                    for (leg, name) in [
+                        "publisher → broker", "broker → socket thread", "socket thread → handler",
+                    ].enumerated() {
                         figures.append(
                             Figure(
-                                scenario: "broadcast leg", system: "lifeline", transport: topology.transport, fanout: 1, size: size,
+                                scenario: "broadcast leg", system: "lifeline", transport: topology.transport,
+                                fanout: 1, size: size,
                                 metric: name, mode: "closed-loop", summary: Summary(results[0].legs[leg])))
                     }
                 }
                 for (index, system) in systems.enumerated() {
-                    for (metric, samples) in [("per-subscriber", results[index].perSubscriber), ("last-subscriber", results[index].last)] {
+                    for (metric, samples) in [
+                        ("per-subscriber", results[index].perSubscriber),
+                        ("last-subscriber", results[index].last),
+                    ] {
                         if fanout == 1 && metric == "per-subscriber" { continue }
+                        let events = Double(max(1, cpu[index].events))
                         figures.append(
                             Figure(
-                                scenario: "broadcast", system: system.0, transport: topology.transport, fanout: fanout, size: size,
-                                metric: fanout == 1 ? "one-way" : metric, mode: "closed-loop", summary: Summary(samples),
-                                lost: results[index].lost))
+                                scenario: "broadcast", system: system.0, transport: topology.transport,
+                                fanout: fanout, size: size,
+                                metric: fanout == 1 ? "one-way" : metric, mode: "closed-loop",
+                                summary: Summary(samples),
+                                lost: results[index].lost,
+                                brokerCPU: index == 2 ? nil : cpu[index].broker / events,
+                                subscriberCPU: cpu[index].subscribers / events))
                     }
                 }
             }
@@ -179,20 +232,30 @@ final class Driver {
             _ = try socket.receiveFrames()
         }
         let lookup = ControlRequest(.lookup, header: ["name": "bench-0"])
-        let call = ControlRequest(.call, header: ["service": "bench-0", "method": "echo", "timeoutMs": 5000], payload: payload)
+        let call = ControlRequest(
+            .call, header: ["service": "bench-0", "method": "echo", "timeoutMs": 5000], payload: payload)
         let scenarios: [(String, [(String, () throws -> Void)])] = [
-            ("publish-ack", [
-                ("lifeline", { _ = try topology.client.publish("bench.none", payload: payload) }),
-                ("zmq_direct", { try exchange(topology.echoDealer) }),
-            ]),
-            ("lookup", [
-                ("lifeline", { _ = try topology.client.request(lookup) }),
-                ("zmq_direct", { try exchange(topology.echoDealer) }),
-            ]),
-            ("call", [
-                ("lifeline", { _ = try topology.client.request(call) }),
-                ("zmq_proxy", { try exchange(topology.proxiedDealer) }),
-            ]),
+            (
+                "publish-ack",
+                [
+                    ("lifeline", { _ = try topology.client.publish("bench.none", payload: payload) }),
+                    ("zmq_direct", { try exchange(topology.echoDealer) }),
+                ]
+            ),
+            (
+                "lookup",
+                [
+                    ("lifeline", { _ = try topology.client.request(lookup) }),
+                    ("zmq_direct", { try exchange(topology.echoDealer) }),
+                ]
+            ),
+            (
+                "call",
+                [
+                    ("lifeline", { _ = try topology.client.request(call) }),
+                    ("zmq_proxy", { try exchange(topology.proxiedDealer) }),
+                ]
+            ),
         ]
         for (scenario, systems) in scenarios {
             progress("\(scenario) round trip \(topology.transport): \(settings.samples) per system")
@@ -211,7 +274,8 @@ final class Driver {
             for (index, system) in systems.enumerated() {
                 figures.append(
                     Figure(
-                        scenario: scenario, system: system.0, transport: topology.transport, fanout: 1, size: size, metric: "rtt",
+                        scenario: scenario, system: system.0, transport: topology.transport, fanout: 1,
+                        size: size, metric: "rtt",
                         mode: "closed-loop", summary: Summary(samples[index])))
             }
         }
@@ -233,8 +297,12 @@ final class Driver {
         let version = Array(ProtocolID.control.utf8)
         let command = Array(Command.publish.rawValue.utf8)
 
-        let lifelineSend: (UInt64) throws -> Void = { key in _ = try topology.client.publish("bench.n1", payload: Payload.json(key: key, size: 64)) }
-        let proxySend: (UInt64) throws -> Void = { key in try topology.proxyPub.send(frames: [topic, Payload.binary(key: key, size: 64)]) }
+        let lifelineSend: (UInt64) throws -> Void = { key in
+            _ = try topology.client.publish("bench.n1", payload: Payload.json(key: key, size: 64))
+        }
+        let proxySend: (UInt64) throws -> Void = { key in
+            try topology.proxyPub.send(frames: [topic, Payload.binary(key: key, size: 64)])
+        }
 
         // Lifeline: a pipelined publisher keeps up to 1000 PUBLISH requests outstanding.
         let lifelineBefore = try synchronize("throughput lifeline", expected: 1, send: lifelineSend)
@@ -246,7 +314,10 @@ final class Driver {
         while answered < total {
             while sent < total && sent - answered < 1000 {
                 let eventKey = first + UInt64(sent)
-                let frames = [version, command, Array(String(eventKey).utf8), header, Payload.json(key: eventKey, size: 64, quiet: sent < total - 1)]
+                let frames = [
+                    version, command, Array(String(eventKey).utf8), header,
+                    Payload.json(key: eventKey, size: 64, quiet: sent < total - 1),
+                ]
                 guard try publisher.send(frames: frames, dontWait: true) else { break }
                 sent += 1
             }
@@ -258,13 +329,17 @@ final class Driver {
             if !drained && sent - answered >= 1000 { try replies.poll(timeoutMilliseconds: 1) }
         }
         let acknowledged = SystemClock.monotonicNanoseconds()
-        let (arrival, lifelineCount) = try lastArrival(key: first + UInt64(total - 1), countBefore: lifelineBefore)
+        let (arrival, lifelineCount) = try lastArrival(
+            key: first + UInt64(total - 1), countBefore: lifelineBefore)
         let lifelineRate = arrival > start ? Double(total) / (Double(arrival - start) / 1e9) : 0
-        progress(String(format: "  lifeline: %.0f events/s delivered, publisher acks at %.0f/s, %d received of %d",
-            lifelineRate, Double(total) / (Double(acknowledged - start) / 1e9), lifelineCount, total))
+        progress(
+            String(
+                format: "  lifeline: %.0f events/s delivered, publisher acks at %.0f/s, %d received of %d",
+                lifelineRate, Double(total) / (Double(acknowledged - start) / 1e9), lifelineCount, total))
         figures.append(
             Figure(
-                scenario: "throughput", system: "lifeline", transport: topology.transport, fanout: 1, size: 64, metric: "events/s",
+                scenario: "throughput", system: "lifeline", transport: topology.transport, fanout: 1,
+                size: 64, metric: "events/s",
                 mode: "open-loop, 1000 in flight", rate: lifelineRate, lost: total - Int(lifelineCount)))
 
         // Baseline: PUB -> zmq_proxy -> SUB, as fast as the PUB accepts.
@@ -273,14 +348,22 @@ final class Driver {
         key += UInt64(total - 1)
         let baselineStart = SystemClock.monotonicNanoseconds()
         for index in 0..<total {
-            try topology.proxyPub.send(frames: [topic, Payload.binary(key: baselineFirst + UInt64(index), size: 64, quiet: index < total - 1)])
+            try topology.proxyPub.send(frames: [
+                topic, Payload.binary(key: baselineFirst + UInt64(index), size: 64, quiet: index < total - 1),
+            ])
         }
-        let (baselineArrival, baselineCount) = try lastArrival(key: baselineFirst + UInt64(total - 1), countBefore: proxyBefore)
-        let baselineRate = baselineArrival > baselineStart ? Double(total) / (Double(baselineArrival - baselineStart) / 1e9) : 0
-        progress(String(format: "  zmq_proxy: %.0f events/s, %d received of %d", baselineRate, baselineCount, total))
+        let (baselineArrival, baselineCount) = try lastArrival(
+            key: baselineFirst + UInt64(total - 1), countBefore: proxyBefore)
+        let baselineRate =
+            baselineArrival > baselineStart
+            ? Double(total) / (Double(baselineArrival - baselineStart) / 1e9) : 0
+        progress(
+            String(
+                format: "  zmq_proxy: %.0f events/s, %d received of %d", baselineRate, baselineCount, total))
         figures.append(
             Figure(
-                scenario: "throughput", system: "zmq_proxy", transport: topology.transport, fanout: 1, size: 64, metric: "events/s",
+                scenario: "throughput", system: "zmq_proxy", transport: topology.transport, fanout: 1,
+                size: 64, metric: "events/s",
                 mode: "open-loop", rate: baselineRate, lost: total - Int(baselineCount)))
     }
 
@@ -308,11 +391,19 @@ final class Driver {
         let command = Array(Command.publish.rawValue.utf8)
         let topic = Array("bench.n1".utf8) + [0]
         let systems: [(String, (UInt64) throws -> Void)] = [
-            ("lifeline", { key in
-                try publisher.send(frames: [version, command, Array(String(key).utf8), header, Payload.json(key: key, size: 64)])
-                while try publisher.receiveFrames(dontWait: true) != nil {}
-            }),
-            ("zmq_proxy", { key in try topology.proxyPub.send(frames: [topic, Payload.binary(key: key, size: 64)]) }),
+            (
+                "lifeline",
+                { key in
+                    try publisher.send(frames: [
+                        version, command, Array(String(key).utf8), header, Payload.json(key: key, size: 64),
+                    ])
+                    while try publisher.receiveFrames(dontWait: true) != nil {}
+                }
+            ),
+            (
+                "zmq_proxy",
+                { key in try topology.proxyPub.send(frames: [topic, Payload.binary(key: key, size: 64)]) }
+            ),
         ]
         var latencies = Array(repeating: [UInt64](), count: systems.count)
         var lags = Array(repeating: [UInt64](), count: systems.count)
@@ -339,7 +430,9 @@ final class Driver {
                         continue
                     }
                     while let frames = try ack.receiveFrames(dontWait: true) {
-                        guard let first = frames.first, let reply = Ack(first), reply.key >= base, reply.key < base + UInt64(perRound) else { continue }
+                        guard let first = frames.first, let reply = Ack(first), reply.key >= base,
+                            reply.key < base + UInt64(perRound)
+                        else { continue }
                         latencies[index].append(reply.received &- intended[Int(reply.key - base)])
                         acked += 1
                     }
@@ -357,10 +450,14 @@ final class Driver {
         for (index, system) in systems.enumerated() {
             figures.append(
                 Figure(
-                    scenario: "paced", system: system.0, transport: "ipc", fanout: 1, size: 64, metric: "one-way from intended",
+                    scenario: "paced", system: system.0, transport: "ipc", fanout: 1, size: 64,
+                    metric: "one-way from intended",
                     mode: "paced \(rate)/s", summary: Summary(latencies[index]), lost: lost[index]))
             if let lag = Summary(lags[index]) {
-                progress(String(format: "  %@: driver send lag p50 %.1f µs, p99 %.1f µs (included in the figure)", system.0, lag.p50, lag.p99))
+                progress(
+                    String(
+                        format: "  %@: driver send lag p50 %.1f µs, p99 %.1f µs (included in the figure)",
+                        system.0, lag.p50, lag.p99))
             }
         }
     }

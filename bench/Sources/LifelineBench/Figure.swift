@@ -12,6 +12,9 @@ struct Figure: Sendable {
     var rate: Double?
     /// Events published but never seen (closed loop: not acked within 2 s; throughput: dropped).
     var lost: Int = 0
+    /// CPU per event (µs, all threads) of the broker or relay, and of all subscribers together.
+    var brokerCPU: Double?
+    var subscriberCPU: Double?
 
     /// The raw-libzmq system this Lifeline figure is compared with.
     var baselineSystem: String? {
@@ -20,7 +23,8 @@ struct Figure: Sendable {
     }
 
     func matches(_ other: Figure, system: String) -> Bool {
-        other.system == system && other.scenario == scenario && other.transport == transport && other.fanout == fanout
+        other.system == system && other.scenario == scenario && other.transport == transport
+            && other.fanout == fanout
             && other.size == size && other.metric == metric
     }
 }

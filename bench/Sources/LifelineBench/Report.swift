@@ -13,30 +13,47 @@ struct Report {
         return figures.first { figure.matches($0, system: system) }
     }
 
-    private static func number(_ value: Double) -> String { value >= 1000 ? String(format: "%.0f", value) : String(format: "%.1f", value) }
+    private static func number(_ value: Double) -> String {
+        value >= 1000 ? String(format: "%.0f", value) : String(format: "%.1f", value)
+    }
 
     var table: String {
         var rows: [[String]] = []
         for figure in figures {
-            var row = [figure.scenario, figure.transport, String(figure.fanout), String(figure.size), figure.metric, figure.system]
+            var row = [
+                figure.scenario, figure.transport, String(figure.fanout), String(figure.size), figure.metric,
+                figure.system,
+            ]
             if let summary = figure.summary {
-                row += [String(summary.count)] + [summary.p50, summary.p90, summary.p99, summary.p999, summary.max].map(Self.number)
+                row +=
+                    [String(summary.count)]
+                    + [summary.p50, summary.p90, summary.p99, summary.p999, summary.max].map(Self.number)
             } else {
                 row += ["-", figure.rate.map { String(format: "%.0f/s", $0) } ?? "-", "", "", "", ""]
             }
             var comparison = ""
             if let base = baseline(of: figure) {
                 if let mine = figure.summary, let theirs = base.summary {
-                    comparison = String(format: "%.2fx / %.2fx %@", mine.p50 / theirs.p50, mine.p99 / theirs.p99, base.system)
+                    comparison = String(
+                        format: "%.2fx / %.2fx %@", mine.p50 / theirs.p50, mine.p99 / theirs.p99, base.system)
                 } else if let mine = figure.rate, let theirs = base.rate, theirs > 0 {
                     comparison = String(format: "%.2fx %@", mine / theirs, base.system)
                 }
             }
             row.append(comparison)
+            row.append(
+                figure.subscriberCPU.map {
+                    String(
+                        format: "%@%.0f", figure.brokerCPU.map { String(format: "%.0f / ", $0) } ?? "- / ", $0
+                    )
+                } ?? "")
             row.append(figure.lost > 0 ? "\(figure.lost) lost" : "")
             rows.append(row)
         }
-        let header = ["scenario", "tr", "N", "bytes", "metric", "system", "n", "p50", "p90", "p99", "p99.9", "max", "p50 / p99 vs", ""]
+        let header = [
+            "scenario", "tr", "N", "bytes", "metric", "system", "n", "p50", "p90", "p99", "p99.9", "max",
+            "p50 / p99 vs", "cpu µs/event brk/subs", "",
+        ]
         let all = [header] + rows
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         let numeric = Set([2, 3, 6, 7, 8, 9, 10, 11])
@@ -51,8 +68,12 @@ struct Report {
 
     static func machine() -> JSONValue {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "unknown"
-        let kernel = (try? String(contentsOfFile: "/proc/sys/kernel/osrelease", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let model =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?.split(separator: ":").last?
+            .trimmingCharacters(in: .whitespaces) ?? "unknown"
+        let kernel =
+            (try? String(contentsOfFile: "/proc/sys/kernel/osrelease", encoding: .utf8))?.trimmingCharacters(
+                in: .whitespacesAndNewlines) ?? ""
         return [
             "cpu": .string(model), "cores": .int(Int64(ProcessInfo.processInfo.activeProcessorCount)),
             "memoryGiB": .int(Int64(ProcessInfo.processInfo.physicalMemory >> 30)), "kernel": .string(kernel),
@@ -64,85 +85,127 @@ struct Report {
     var json: JSONValue {
         let list: [JSONValue] = figures.map { figure in
             var members: [String: JSONValue] = [
-                "scenario": .string(figure.scenario), "system": .string(figure.system), "transport": .string(figure.transport),
-                "fanout": .int(Int64(figure.fanout)), "bytes": .int(Int64(figure.size)), "metric": .string(figure.metric),
+                "scenario": .string(figure.scenario), "system": .string(figure.system),
+                "transport": .string(figure.transport),
+                "fanout": .int(Int64(figure.fanout)), "bytes": .int(Int64(figure.size)),
+                "metric": .string(figure.metric),
                 "mode": .string(figure.mode), "lost": .int(Int64(figure.lost)),
             ]
             if let summary = figure.summary {
                 members["samples"] = .int(Int64(summary.count))
                 members["unit"] = "µs"
-                for (name, value) in [("p50", summary.p50), ("p90", summary.p90), ("p99", summary.p99), ("p99.9", summary.p999), ("max", summary.max), ("mean", summary.mean)] {
+                for (name, value) in [
+                    ("p50", summary.p50), ("p90", summary.p90), ("p99", summary.p99), ("p99.9", summary.p999),
+                    ("max", summary.max), ("mean", summary.mean),
+                ] {
                     members[name] = .double((value * 10).rounded() / 10)
                 }
             }
             if let rate = figure.rate { members["eventsPerSecond"] = .double(rate.rounded()) }
+            if let cpu = figure.brokerCPU {
+                members["brokerCpuMicrosecondsPerEvent"] = .double(cpu.rounded())
+            }
+            if let cpu = figure.subscriberCPU {
+                members["subscribersCpuMicrosecondsPerEvent"] = .double(cpu.rounded())
+            }
             if let base = baseline(of: figure) {
                 members["baseline"] = .string(base.system)
                 if let mine = figure.summary, let theirs = base.summary {
                     members["ratioP50"] = .double((mine.p50 / theirs.p50 * 100).rounded() / 100)
                     members["ratioP99"] = .double((mine.p99 / theirs.p99 * 100).rounded() / 100)
                 }
-                if let mine = figure.rate, let theirs = base.rate, theirs > 0 { members["ratioRate"] = .double((mine / theirs * 100).rounded() / 100) }
+                if let mine = figure.rate, let theirs = base.rate, theirs > 0 {
+                    members["ratioRate"] = .double((mine / theirs * 100).rounded() / 100)
+                }
             }
             return .object(members)
         }
         return [
-            "date": .string(Console.timestamp()), "machine": Self.machine(), "elapsedSeconds": .double(elapsed.rounded()),
+            "date": .string(Console.timestamp()), "machine": Self.machine(),
+            "elapsedSeconds": .double(elapsed.rounded()),
             "settings": [
-                "quick": .bool(settings.quick), "samplesPerSystem": .int(Int64(settings.samples)), "warmup": .int(Int64(settings.warmup)),
-                "interleavedRounds": .int(Int64(settings.rounds)), "fanouts": .array(settings.fanouts.map { .int(Int64($0)) }),
-                "bytes": .array(settings.sizes.map { .int(Int64($0)) }), "transports": .array(settings.transports.map { .string($0) }),
-                "throughputEvents": .int(Int64(settings.throughputEvents)), "pacedRate": .int(Int64(settings.pacedRate)),
+                "quick": .bool(settings.quick), "samplesPerSystem": .int(Int64(settings.samples)),
+                "warmup": .int(Int64(settings.warmup)),
+                "interleavedRounds": .int(Int64(settings.rounds)),
+                "fanouts": .array(settings.fanouts.map { .int(Int64($0)) }),
+                "bytes": .array(settings.sizes.map { .int(Int64($0)) }),
+                "transports": .array(settings.transports.map { .string($0) }),
+                "throughputEvents": .int(Int64(settings.throughputEvents)),
+                "pacedRate": .int(Int64(settings.pacedRate)),
                 "clock": "CLOCK_MONOTONIC, shared by all processes of the host",
             ],
             "figures": .array(list),
         ]
     }
 
-    private static let colors = ["lifeline": SVGChart.palette[0], "zmq_proxy": SVGChart.palette[1], "zmq_direct": SVGChart.palette[2]]
+    private static let colors = [
+        "lifeline": SVGChart.palette[0], "zmq_proxy": SVGChart.palette[1], "zmq_direct": SVGChart.palette[2],
+    ]
 
     /// The pictures: CDFs (log scale) and latency against fan-out.
     var charts: [(String, String)] {
         var charts: [(String, String)] = []
         for transport in settings.transports {
             for (scenario, metric, fanout, title) in [
-                ("broadcast", "one-way", 1, "Broadcast dispatch, 1 subscriber, 64 B"), ("call", "rtt", 1, "Call round trip through the broker, 64 B"),
+                ("broadcast", "one-way", 1, "Broadcast dispatch, 1 subscriber, 64 B"),
+                ("call", "rtt", 1, "Call round trip through the broker, 64 B"),
                 ("paced", "one-way from intended", 1, "Paced broadcast, 1 subscriber, 64 B"),
             ] {
-                let lines = figures.filter { $0.scenario == scenario && $0.transport == transport && $0.metric == metric && $0.fanout == fanout && $0.size == 64 }
+                let lines = figures.filter {
+                    $0.scenario == scenario && $0.transport == transport && $0.metric == metric
+                        && $0.fanout == fanout && $0.size == 64
+                }
                 guard !lines.isEmpty else { continue }
                 let values = lines.flatMap { $0.summary?.curve ?? [] }
                 guard let low = values.min(), let high = values.max() else { continue }
                 let range = pow(10, floor(log10(low)))...pow(10, ceil(log10(high)))
                 let series = lines.compactMap { figure -> SVGChart.Series? in
                     guard let summary = figure.summary else { return nil }
-                    let points = summary.curve.enumerated().map { (x: $0.element, y: Double($0.offset + 1) / Double(summary.curve.count)) }
-                    return SVGChart.Series(name: "\(figure.system) p50 \(String(format: "%.0f", summary.p50)) µs", color: Self.colors[figure.system] ?? "#333", points: points)
+                    let points = summary.curve.enumerated().map {
+                        (x: $0.element, y: Double($0.offset + 1) / Double(summary.curve.count))
+                    }
+                    return SVGChart.Series(
+                        name: "\(figure.system) p50 \(String(format: "%.0f", summary.p50)) µs",
+                        color: Self.colors[figure.system] ?? "#333", points: points)
                 }
                 let chart = SVGChart(
-                    title: "\(title) — \(transport)", subtitle: "CDF of \(lines[0].summary?.count ?? 0) samples per system, \(lines[0].mode); Lifeline vs raw libzmq",
-                    xLabel: "latency (µs, log scale)", yLabel: "fraction of events at or below", xScale: .log(range), yScale: .linear(0...1),
-                    xTicks: SVGChart.logTicks(range), yTicks: [0, 0.25, 0.5, 0.75, 0.9, 0.99, 1], series: series)
+                    title: "\(title) — \(transport)",
+                    subtitle:
+                        "CDF of \(lines[0].summary?.count ?? 0) samples per system, \(lines[0].mode); Lifeline vs raw libzmq",
+                    xLabel: "latency (µs, log scale)", yLabel: "fraction of events at or below",
+                    xScale: .log(range), yScale: .linear(0...1),
+                    xTicks: SVGChart.logTicks(range), yTicks: [0, 0.25, 0.5, 0.75, 0.9, 0.99, 1],
+                    series: series)
                 charts.append(("cdf-\(scenario)-\(transport).svg", chart.document))
             }
-            let fanouts = figures.filter { $0.scenario == "broadcast" && $0.transport == transport && $0.size == 64 && ($0.metric == "last-subscriber" || $0.metric == "one-way") }
+            let fanouts = figures.filter {
+                $0.scenario == "broadcast" && $0.transport == transport && $0.size == 64
+                    && ($0.metric == "last-subscriber" || $0.metric == "one-way")
+            }
             guard !fanouts.isEmpty else { continue }
             var series: [SVGChart.Series] = []
             for system in ["lifeline", "zmq_proxy", "zmq_direct"] {
                 let points = fanouts.filter { $0.system == system }.sorted { $0.fanout < $1.fanout }
-                for (label, dashed, value) in [("p50", false, { (s: Summary) in s.p50 }), ("p99", true, { (s: Summary) in s.p99 })] {
+                for (label, dashed, value) in [
+                    ("p50", false, { (s: Summary) in s.p50 }), ("p99", true, { (s: Summary) in s.p99 }),
+                ] {
                     series.append(
                         SVGChart.Series(
                             name: "\(system) \(label)", color: Self.colors[system] ?? "#333",
-                            points: points.compactMap { figure in figure.summary.map { (x: Double(figure.fanout), y: value($0)) } }, dashed: dashed))
+                            points: points.compactMap { figure in
+                                figure.summary.map { (x: Double(figure.fanout), y: value($0)) }
+                            }, dashed: dashed))
                 }
             }
             let high = series.flatMap { $0.points.map(\.y) }.max() ?? 1000
             let top = pow(10, ceil(log10(high)))
             let chart = SVGChart(
-                title: "Broadcast to N subscribers, last subscriber — \(transport)", subtitle: "64 B events, closed loop; solid p50, dashed p99",
-                xLabel: "subscriber processes N (log scale)", yLabel: "latency until the last subscriber's handler (µs, log)",
-                xScale: .log(1...16), yScale: .log(10...top), xTicks: settings.fanouts.map(Double.init), yTicks: SVGChart.logTicks(10...top), series: series)
+                title: "Broadcast to N subscribers, last subscriber — \(transport)",
+                subtitle: "64 B events, closed loop; solid p50, dashed p99",
+                xLabel: "subscriber processes N (log scale)",
+                yLabel: "latency until the last subscriber's handler (µs, log)",
+                xScale: .log(1...16), yScale: .log(10...top), xTicks: settings.fanouts.map(Double.init),
+                yTicks: SVGChart.logTicks(10...top), series: series)
             charts.append(("fanout-\(transport).svg", chart.document))
         }
         return charts
@@ -150,8 +213,13 @@ struct Report {
 
     func write(to directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try Data(JSONWriter.encode(json)).write(to: directory.appendingPathComponent(settings.quick ? "results-quick.json" : "results.json"))
-        try table.write(to: directory.appendingPathComponent(settings.quick ? "table-quick.txt" : "table.txt"), atomically: true, encoding: .utf8)
-        for (name, document) in charts { try document.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+        try Data(JSONWriter.encode(json)).write(
+            to: directory.appendingPathComponent(settings.quick ? "results-quick.json" : "results.json"))
+        try table.write(
+            to: directory.appendingPathComponent(settings.quick ? "table-quick.txt" : "table.txt"),
+            atomically: true, encoding: .utf8)
+        for (name, document) in charts {
+            try document.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
     }
 }

@@ -12,7 +12,9 @@ enum Roles {
         do {
             index = UInt32(try arguments.integer("--index", in: 0...10_000) ?? 0)
             endpoint = try arguments.option("--ack") ?? ""
-            topics = (try arguments.option("--events") ?? "").split(separator: ",").map { EventName(rawValue: String($0)) }
+            topics = (try arguments.option("--events") ?? "").split(separator: ",").map {
+                EventName(rawValue: String($0))
+            }
         } catch {
             Console.error("lifeline-bench service: \(error)")
             exit(2)
@@ -27,7 +29,8 @@ enum Roles {
                 if event["q"] == nil {
                     ack.send(
                         Ack(
-                            index: index, key: UInt64(event["k"]?.intValue ?? 0), received: received, count: count,
+                            index: index, key: UInt64(event["k"]?.intValue ?? 0), received: received,
+                            count: count,
                             published: event.publishedMonotonic, socketReceived: event.receivedMonotonic))
                 }
             }
@@ -59,7 +62,9 @@ enum Roles {
         let context = ZMQContext.shared
         let sub = try ZMQSocket(context, type: .sub)
         try sub.set(.receiveHighWaterMark, 0)
-        for endpoint in (try arguments.option("--connect") ?? "").split(separator: ",") { try sub.connect(String(endpoint)) }
+        for endpoint in (try arguments.option("--connect") ?? "").split(separator: ",") {
+            try sub.connect(String(endpoint))
+        }
         for topic in (try arguments.option("--topics") ?? "").split(separator: ",") {
             try sub.set(.subscribe, Array(topic.utf8) + [0])
         }
@@ -102,5 +107,9 @@ enum Roles {
 /// Events a bench service has handled (handlers run one at a time, but the counter is shared safely).
 final class Counter: Sendable {
     private let value = Mutex<UInt64>(0)
-    func increment() -> UInt64 { value.withLock { $0 += 1; return $0 } }
+    func increment() -> UInt64 {
+        value.withLock {
+            $0 += 1; return $0
+        }
+    }
 }

@@ -33,7 +33,10 @@ struct SVGChart {
     private let top = 60.0
     private let bottom = 55.0
 
-    init(title: String, subtitle: String, xLabel: String, yLabel: String, xScale: Scale, yScale: Scale, xTicks: [Double], yTicks: [Double], series: [Series]) {
+    init(
+        title: String, subtitle: String, xLabel: String, yLabel: String, xScale: Scale, yScale: Scale,
+        xTicks: [Double], yTicks: [Double], series: [Series]
+    ) {
         self.title = title
         self.subtitle = subtitle
         self.xLabel = xLabel
@@ -47,24 +50,33 @@ struct SVGChart {
 
     private func position(_ value: Double, _ scale: Scale, from start: Double, length: Double) -> Double {
         switch scale {
-        case .linear(let range): return start + (value - range.lowerBound) / (range.upperBound - range.lowerBound) * length
+        case .linear(let range):
+            return start + (value - range.lowerBound) / (range.upperBound - range.lowerBound) * length
         case .log(let range):
             let clamped = max(value, range.lowerBound)
-            return start + (log10(clamped) - log10(range.lowerBound)) / (log10(range.upperBound) - log10(range.lowerBound)) * length
+            return start + (log10(clamped) - log10(range.lowerBound))
+                / (log10(range.upperBound) - log10(range.lowerBound)) * length
         }
     }
 
-    private func x(_ value: Double) -> Double { position(value, xScale, from: left, length: width - left - right) }
-    private func y(_ value: Double) -> Double { height - bottom - (position(value, yScale, from: 0, length: height - top - bottom)) }
+    private func x(_ value: Double) -> Double {
+        position(value, xScale, from: left, length: width - left - right)
+    }
+    private func y(_ value: Double) -> Double {
+        height - bottom - (position(value, yScale, from: 0, length: height - top - bottom))
+    }
 
     private static func label(_ value: Double) -> String {
-        if value >= 1000 && value.truncatingRemainder(dividingBy: 1000) == 0 { return "\(Int(value / 1000))k" }
+        if value >= 1000 && value.truncatingRemainder(dividingBy: 1000) == 0 {
+            return "\(Int(value / 1000))k"
+        }
         if value == value.rounded() { return String(Int(value)) }
         return String(format: "%g", value)
     }
 
     private static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
     }
 
     var document: String {
@@ -78,28 +90,41 @@ struct SVGChart {
         let plotRight = width - right
         for tick in xTicks {
             let position = x(tick)
-            svg += "<line x1=\"\(position)\" y1=\"\(top)\" x2=\"\(position)\" y2=\"\(height - bottom)\" stroke=\"#e5e5e5\"/>\n"
-            svg += "<text x=\"\(position)\" y=\"\(height - bottom + 18)\" font-size=\"11\" text-anchor=\"middle\">\(Self.label(tick))</text>\n"
+            svg +=
+                "<line x1=\"\(position)\" y1=\"\(top)\" x2=\"\(position)\" y2=\"\(height - bottom)\" stroke=\"#e5e5e5\"/>\n"
+            svg +=
+                "<text x=\"\(position)\" y=\"\(height - bottom + 18)\" font-size=\"11\" text-anchor=\"middle\">\(Self.label(tick))</text>\n"
         }
         for tick in yTicks {
             let position = y(tick)
-            svg += "<line x1=\"\(left)\" y1=\"\(position)\" x2=\"\(plotRight)\" y2=\"\(position)\" stroke=\"#e5e5e5\"/>\n"
-            svg += "<text x=\"\(left - 8)\" y=\"\(position + 4)\" font-size=\"11\" text-anchor=\"end\">\(Self.label(tick))</text>\n"
+            svg +=
+                "<line x1=\"\(left)\" y1=\"\(position)\" x2=\"\(plotRight)\" y2=\"\(position)\" stroke=\"#e5e5e5\"/>\n"
+            svg +=
+                "<text x=\"\(left - 8)\" y=\"\(position + 4)\" font-size=\"11\" text-anchor=\"end\">\(Self.label(tick))</text>\n"
         }
-        svg += "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(plotRight - left)\" height=\"\(height - top - bottom)\" fill=\"none\" stroke=\"#333\"/>\n"
-        svg += "<text x=\"\((left + plotRight) / 2)\" y=\"\(height - 14)\" font-size=\"12\" text-anchor=\"middle\">\(Self.escape(xLabel))</text>\n"
-        svg += "<text transform=\"translate(18 \((top + height - bottom) / 2)) rotate(-90)\" font-size=\"12\" text-anchor=\"middle\">\(Self.escape(yLabel))</text>\n"
+        svg +=
+            "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(plotRight - left)\" height=\"\(height - top - bottom)\" fill=\"none\" stroke=\"#333\"/>\n"
+        svg +=
+            "<text x=\"\((left + plotRight) / 2)\" y=\"\(height - 14)\" font-size=\"12\" text-anchor=\"middle\">\(Self.escape(xLabel))</text>\n"
+        svg +=
+            "<text transform=\"translate(18 \((top + height - bottom) / 2)) rotate(-90)\" font-size=\"12\" text-anchor=\"middle\">\(Self.escape(yLabel))</text>\n"
         for (index, line) in series.enumerated() where !line.points.isEmpty {
-            let path = line.points.map { String(format: "%.1f,%.1f", x($0.x), y($0.y)) }.joined(separator: " ")
-            svg += "<polyline fill=\"none\" stroke=\"\(line.color)\" stroke-width=\"2\"\(line.dashed ? " stroke-dasharray=\"6 4\"" : "") points=\"\(path)\"/>\n"
+            let path = line.points.map { String(format: "%.1f,%.1f", x($0.x), y($0.y)) }.joined(
+                separator: " ")
+            svg +=
+                "<polyline fill=\"none\" stroke=\"\(line.color)\" stroke-width=\"2\"\(line.dashed ? " stroke-dasharray=\"6 4\"" : "") points=\"\(path)\"/>\n"
             if line.points.count <= 12 {
                 for point in line.points {
-                    svg += String(format: "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%@\"/>\n", x(point.x), y(point.y), line.color)
+                    svg += String(
+                        format: "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%@\"/>\n", x(point.x),
+                        y(point.y), line.color)
                 }
             }
             let legendY = top + 10 + Double(index) * 20
-            svg += "<line x1=\"\(plotRight + 14)\" y1=\"\(legendY)\" x2=\"\(plotRight + 40)\" y2=\"\(legendY)\" stroke=\"\(line.color)\" stroke-width=\"2\"\(line.dashed ? " stroke-dasharray=\"6 4\"" : "")/>\n"
-            svg += "<text x=\"\(plotRight + 46)\" y=\"\(legendY + 4)\" font-size=\"12\">\(Self.escape(line.name))</text>\n"
+            svg +=
+                "<line x1=\"\(plotRight + 14)\" y1=\"\(legendY)\" x2=\"\(plotRight + 40)\" y2=\"\(legendY)\" stroke=\"\(line.color)\" stroke-width=\"2\"\(line.dashed ? " stroke-dasharray=\"6 4\"" : "")/>\n"
+            svg +=
+                "<text x=\"\(plotRight + 46)\" y=\"\(legendY + 4)\" font-size=\"12\">\(Self.escape(line.name))</text>\n"
         }
         return svg + "</svg>\n"
     }
@@ -109,7 +134,10 @@ struct SVGChart {
         var ticks: [Double] = []
         var decade = pow(10, floor(log10(range.lowerBound)))
         while decade <= range.upperBound {
-            for step in [1.0, 2, 5] where decade * step >= range.lowerBound && decade * step <= range.upperBound { ticks.append(decade * step) }
+            for step in [1.0, 2, 5]
+            where decade * step >= range.lowerBound && decade * step <= range.upperBound {
+                ticks.append(decade * step)
+            }
             decade *= 10
         }
         return ticks

@@ -14,7 +14,8 @@ struct Summary: Sendable {
         guard !samples.isEmpty else { return nil }
         let sorted = samples.sorted()
         func rank(_ quantile: Double) -> Double {
-            let index = Swift.max(0, Swift.min(sorted.count - 1, Int((quantile * Double(sorted.count)).rounded(.up)) - 1))
+            let index = Swift.max(
+                0, Swift.min(sorted.count - 1, Int((quantile * Double(sorted.count)).rounded(.up)) - 1))
             return Double(sorted[index]) / 1000
         }
         count = sorted.count

@@ -9,6 +9,8 @@ final class BenchTopology {
     static let maximumFanout = 16
     let transport: String
     private let group: ProcessGroup
+    /// The processes of each system, for CPU accounting: broker/relay and subscribers.
+    private(set) var roles: [String: [Child]] = [:]
     let client: BlockingClient
     let brokerControl: String
     let proxyPub: ZMQSocket
@@ -25,10 +27,14 @@ final class BenchTopology {
         }
         let group = ProcessGroup()
         self.group = group
+        var started: [Child] = []
         func start(_ name: String, _ executable: String, _ arguments: [String]) throws -> [String: String] {
             do {
-                let child = try Child(name, executable: binaries.appendingPathComponent(executable), arguments: arguments, logDirectory: logs)
+                let child = try Child(
+                    name, executable: binaries.appendingPathComponent(executable), arguments: arguments,
+                    logDirectory: logs)
                 group.children.append(child)
+                started.append(child)
                 return try child.waitForReady()
             } catch {
                 group.stop()
@@ -40,19 +46,26 @@ final class BenchTopology {
             fanouts.filter { index < $0 }.map { "\(prefix).n\($0)" }.joined(separator: ",")
         }
 
-        let broker = try start("broker", "lifeline", ["broker", "--control", endpoint("control"), "--bus", endpoint("bus"), "--bus-hwm", "0"])
+        let broker = try start(
+            "broker", "lifeline",
+            ["broker", "--control", endpoint("control"), "--bus", endpoint("bus"), "--bus-hwm", "0"])
         brokerControl = broker["control"] ?? ""
         for index in 0..<count {
             _ = try start(
                 "service-\(index)", "lifeline-bench",
-                ["service", "--broker", brokerControl, "--index", "\(index)", "--ack", ackEndpoint, "--events", topics("bench", for: index)])
+                [
+                    "service", "--broker", brokerControl, "--index", "\(index)", "--ack", ackEndpoint,
+                    "--events", topics("bench", for: index),
+                ])
         }
 
         let context = ZMQContext.shared
         directPub = try ZMQSocket(context, type: .pub)
         try directPub.set(.sendHighWaterMark, 0)
         try directPub.bind(endpoint("direct"))
-        let pubsub = try start("proxy-pubsub", "lifeline-bench", ["proxy", "--kind", "pubsub", "--frontend", endpoint("xsub"), "--backend", endpoint("xpub")])
+        let pubsub = try start(
+            "proxy-pubsub", "lifeline-bench",
+            ["proxy", "--kind", "pubsub", "--frontend", endpoint("xsub"), "--backend", endpoint("xpub")])
         for index in 0..<count {
             _ = try start(
                 "subscriber-\(index)", "lifeline-bench",
@@ -62,6 +75,10 @@ final class BenchTopology {
                     "--topics", topics("bench", for: index) + "," + topics("direct", for: index),
                 ])
         }
+        roles["lifeline broker"] = [started[0]]
+        roles["lifeline subscribers"] = Array(started[1...count])
+        roles["zmq_proxy broker"] = [started[count + 1]]
+        roles["zmq subscribers"] = Array(started[(count + 2)...])
         proxyPub = try ZMQSocket(context, type: .pub)
         try proxyPub.set(.sendHighWaterMark, 0)
         try proxyPub.connect(pubsub["frontend"] ?? "")
@@ -69,7 +86,9 @@ final class BenchTopology {
         let echo = try start("echo", "lifeline-bench", ["echo", "--bind", endpoint("echo")])
         echoDealer = try ZMQSocket(context, type: .dealer)
         try echoDealer.connect(echo["echo"] ?? "")
-        let reqrep = try start("proxy-reqrep", "lifeline-bench", ["proxy", "--kind", "reqrep", "--frontend", endpoint("router"), "--backend", endpoint("dealer")])
+        let reqrep = try start(
+            "proxy-reqrep", "lifeline-bench",
+            ["proxy", "--kind", "reqrep", "--frontend", endpoint("router"), "--backend", endpoint("dealer")])
         _ = try start("worker", "lifeline-bench", ["worker", "--connect", reqrep["backend"] ?? ""])
         proxiedDealer = try ZMQSocket(context, type: .dealer)
         try proxiedDealer.connect(reqrep["frontend"] ?? "")
@@ -78,6 +97,11 @@ final class BenchTopology {
     }
 
     func stop() { group.stop() }
+
+    /// CPU used so far by a role's processes, in microseconds.
+    func cpu(_ role: String, first count: Int = .max) -> Double {
+        (roles[role] ?? []).prefix(count).reduce(0) { $0 + $1.cpuMicroseconds }
+    }
 }
 
 /// The processes of a topology, stopped in reverse order of their start.

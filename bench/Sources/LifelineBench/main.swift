@@ -19,20 +19,43 @@ do {
         var settings = arguments.flag("--quick") ? Settings.quickRun : Settings()
         if let output = try arguments.option("--out") { settings.output = URL(fileURLWithPath: output) }
         settings.only = try arguments.option("--only")
-        if let transports = try arguments.option("--transports") { settings.transports = transports.split(separator: ",").map(String.init) }
-        if let samples = try arguments.integer("--samples", in: 10...10_000_000) { settings.samples = samples }
-        if let fanouts = try arguments.option("--fanouts") { settings.fanouts = fanouts.split(separator: ",").compactMap { Int($0) } }
-        if let sizes = try arguments.option("--sizes") { settings.sizes = sizes.split(separator: ",").compactMap { Int($0) } }
+        if let transports = try arguments.option("--transports") {
+            settings.transports = transports.split(separator: ",").map(String.init)
+        }
+        if let samples = try arguments.integer("--samples", in: 10...10_000_000) {
+            settings.samples = samples
+        }
+        if let fanouts = try arguments.option("--fanouts") {
+            settings.fanouts = fanouts.split(separator: ",").compactMap { Int($0) }
+        }
+        if let sizes = try arguments.option("--sizes") {
+            settings.sizes = sizes.split(separator: ",").compactMap { Int($0) }
+        }
         try arguments.finish()
         let started = SystemClock.monotonicNanoseconds()
         let driver = try Driver(settings: settings)
         try driver.run()
-        let report = Report(figures: driver.figures, settings: settings, elapsed: Double(SystemClock.monotonicNanoseconds() - started) / 1e9)
+        let report = Report(
+            figures: driver.figures, settings: settings,
+            elapsed: Double(SystemClock.monotonicNanoseconds() - started) / 1e9)
         Console.out(report.table)
         try report.write(to: settings.output)
-        Console.error(String(format: "bench: done in %.0f s; results in %@", report.elapsed, settings.output.path))
+        Console.error(
+            String(format: "bench: done in %.0f s; results in %@", report.elapsed, settings.output.path))
+    case "blast":
+        let broker = try arguments.option("--broker") ?? "tcp://127.0.0.1:7200"
+        let count = try arguments.integer("--count", in: 1...100_000_000) ?? 100_000
+        let window = try arguments.integer("--window", in: 1...1_000_000) ?? 1000
+        let noReply = arguments.flag("--no-reply")
+        let rate = try Blast.run(
+            broker: broker, count: count, window: window,
+            event: try arguments.option("--event") ?? "bench.blast", reply: !noReply)
+        Console.out(
+            String(format: "%.0f publishes/s (window %d%@)", rate, window, noReply ? ", no reply" : ""))
     case "micro":
-        for (name, nanoseconds) in try Micro.run(iterations: try arguments.integer("--iterations", in: 1000...100_000_000) ?? 200_000) {
+        for (name, nanoseconds) in try Micro.run(
+            iterations: try arguments.integer("--iterations", in: 1000...100_000_000) ?? 200_000)
+        {
             Console.out(String(format: "%9.0f ns  %@", nanoseconds, name))
         }
     case "service":

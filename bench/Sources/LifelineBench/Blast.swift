@@ -1,0 +1,39 @@
+import Lifeline
+import ZeroMQ
+
+/// A pipelined publisher for experiments: keeps `window` PUBLISH requests in flight against a broker
+/// and reports the rate at which they are answered.
+enum Blast {
+    static func run(broker: String, count: Int, window: Int, event: String, reply: Bool) throws -> Double {
+        let publisher = try ZMQSocket(ZMQContext.shared, type: .dealer)
+        try publisher.set(.sendHighWaterMark, 0)
+        try publisher.set(.receiveHighWaterMark, 0)
+        try publisher.connect(broker)
+        var poller = ZMQPoller()
+        poller.add(publisher)
+        let header = JSONWriter.encode(
+            reply ? ["event": .string(event)] : ["event": .string(event), "reply": false])
+        let lastHeader = JSONWriter.encode(["event": .string(event)])
+        let version = Array(ProtocolID.control.utf8)
+        let command = Array(Command.publish.rawValue.utf8)
+        let payload = Payload.json(key: 1, size: 64, quiet: true)
+        let start = SystemClock.monotonicNanoseconds()
+        var (sent, answered) = (0, 0)
+        // Without replies, the last publish asks for one: the broker answers it after all the others.
+        let expected = reply ? count : 1
+        while answered < expected {
+            while sent < count && (!reply || sent - answered < window) {
+                let last = sent == count - 1
+                guard
+                    try publisher.send(
+                        frames: [version, command, [], last ? lastHeader : header, payload], dontWait: true)
+                else { break }
+                sent += 1
+            }
+            while try publisher.receiveFrames(dontWait: true) != nil { answered += 1 }
+            let canSend = sent < count && (!reply || sent - answered < window)
+            if answered < expected && !canSend { try poller.poll(timeoutMilliseconds: 1) }
+        }
+        return Double(count) / (Double(SystemClock.monotonicNanoseconds() - start) / 1e9)
+    }
+}
