@@ -3,7 +3,8 @@ import LifelineProtocol
 /// One lifecycle callback of a micro-app session, delivered to its host in order.
 struct AppCallback: Equatable {
     enum Name: String {
-        case didCreate, willStartLaunching, didFinishLaunching, willPause, willResume, didResume, willTerminate
+        case didCreate, willStartLaunching, didFinishLaunching, willPause, willResume, didResume,
+            willTerminate
         case shouldTerminate, childDidFinish, restore, action
     }
 

@@ -39,33 +39,46 @@ enum BootReport {
     static func entries(_ scheduler: BootScheduler) -> [Entry] {
         scheduler.records.map { record in
             let start = record.started.map { Int64(($0 &- scheduler.startedAt) / 1_000_000) }
-            let duration = record.started.flatMap { started in record.ended.map { Int64(($0 &- started) / 1_000_000) } }
+            let duration = record.started.flatMap { started in
+                record.ended.map { Int64(($0 &- started) / 1_000_000) }
+            }
             let state: String
             switch record.state {
             case .waiting: state = "waiting"
             case .running: state = "running"
             case .finished(let outcome): state = outcome.rawValue
             }
-            return Entry(task: record.task, state: state, reason: record.reason, start: start, duration: duration)
+            return Entry(
+                task: record.task, state: state, reason: record.reason, start: start, duration: duration)
         }
     }
 
     /// The chain of tasks that decided when the last task ended: from it, the dependency or earlier
     /// task that ended last before it started, and so on.
     static func criticalChain(_ entries: [Entry], phases: [String]) -> [Entry] {
-        let ran = entries.filter { $0.state == "done" || $0.state == "failed" }.filter { $0.start != nil && $0.duration != nil }
-        guard var current = ran.max(by: { $0.start! + $0.duration! < $1.start! + $1.duration! }) else { return [] }
+        let ran = entries.filter { $0.state == "done" || $0.state == "failed" }.filter {
+            $0.start != nil && $0.duration != nil
+        }
+        guard var current = ran.max(by: { $0.start! + $0.duration! < $1.start! + $1.duration! }) else {
+            return []
+        }
         var chain = [current]
         let phaseOrder = Dictionary(uniqueKeysWithValues: phases.enumerated().map { ($1, $0) })
         while chain.count < entries.count {
             let start = current.start!
             let candidates = ran.filter { candidate in
-                guard candidate.task.name != current.task.name, candidate.start! + candidate.duration! <= start else { return false }
+                guard candidate.task.name != current.task.name,
+                    candidate.start! + candidate.duration! <= start
+                else { return false }
                 if current.task.after.contains(candidate.task.name) { return true }
-                let (theirs, mine) = (phaseOrder[candidate.task.phase] ?? 0, phaseOrder[current.task.phase] ?? 0)
-                return theirs < mine || (theirs == mine && !candidate.task.isAsynchronous && !current.task.isAsynchronous)
+                let (theirs, mine) = (
+                    phaseOrder[candidate.task.phase] ?? 0, phaseOrder[current.task.phase] ?? 0
+                )
+                return theirs < mine
+                    || (theirs == mine && !candidate.task.isAsynchronous && !current.task.isAsynchronous)
             }
-            guard let blocker = candidates.max(by: { $0.start! + $0.duration! < $1.start! + $1.duration! }) else { break }
+            guard let blocker = candidates.max(by: { $0.start! + $0.duration! < $1.start! + $1.duration! })
+            else { break }
             chain.append(blocker)
             current = blocker
         }
@@ -74,25 +87,35 @@ enum BootReport {
 
     static func json(_ run: BootRun, phases: [String], now: UInt64) -> JSONValue {
         var body: [String: JSONValue] = [
-            "boot": .int(Int64(run.number)), "state": .string(run.state.rawValue), "launchOptions": run.launchOptions,
+            "boot": .int(Int64(run.number)), "state": .string(run.state.rawValue),
+            "launchOptions": run.launchOptions,
             "phases": .array(phases.map { .string($0) }), "missing": .array(run.missing.map { .string($0) }),
             "startedAt": .int(Int64(run.startedWall / 1_000_000)),
         ]
         if let error = run.error { body["error"] = .string(error) }
-        if let started = run.startedAt { body["durationMs"] = .int(Int64(((run.endedAt ?? now) &- started) / 1_000_000)) }
+        if let started = run.startedAt {
+            body["durationMs"] = .int(Int64(((run.endedAt ?? now) &- started) / 1_000_000))
+        }
         guard let scheduler = run.scheduler else { return .object(body) }
         let entries = Self.entries(scheduler)
         func describe(_ entry: Entry) -> JSONValue {
             [
-                "name": .string(entry.task.name), "service": .string(entry.task.service), "kind": .string(entry.task.kind.rawValue),
-                "phase": .string(entry.task.phase), "priority": .int(Int64(entry.task.priority)), "async": .bool(entry.task.isAsynchronous),
-                "after": .array(entry.task.after.map { .string($0) }), "required": .bool(entry.task.isRequired), "runOnce": .bool(entry.task.runsOnce),
+                "name": .string(entry.task.name), "service": .string(entry.task.service),
+                "kind": .string(entry.task.kind.rawValue),
+                "phase": .string(entry.task.phase), "priority": .int(Int64(entry.task.priority)),
+                "async": .bool(entry.task.isAsynchronous),
+                "after": .array(entry.task.after.map { .string($0) }),
+                "required": .bool(entry.task.isRequired), "runOnce": .bool(entry.task.runsOnce),
                 "state": .string(entry.state), "reason": entry.reason.map { .string($0) } ?? .null,
-                "startMs": entry.start.map { .int($0) } ?? .null, "durationMs": entry.duration.map { .int($0) } ?? .null,
+                "startMs": entry.start.map { .int($0) } ?? .null,
+                "durationMs": entry.duration.map { .int($0) } ?? .null,
             ]
         }
         body["tasks"] = .array(entries.map(describe))
-        body["blame"] = .array(entries.filter { $0.duration != nil && $0.state != "skipped" }.sorted { $0.duration! > $1.duration! }.map { .string($0.task.name) })
+        body["blame"] = .array(
+            entries.filter { $0.duration != nil && $0.state != "skipped" }.sorted {
+                $0.duration! > $1.duration!
+            }.map { .string($0.task.name) })
         body["criticalChain"] = .array(criticalChain(entries, phases: phases).map { .string($0.task.name) })
         if let failure = scheduler.failure { body["error"] = .string(failure) }
         return .object(body)

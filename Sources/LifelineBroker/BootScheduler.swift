@@ -40,7 +40,8 @@ struct BootScheduler {
     /// `ranOnDemand`: tasks already run in this boot by hand; `missing`: services expected but absent,
     /// whose tasks count as failed for their dependents.
     init(
-        tasks: [BootTask], phases: [String], launchOptions: JSONValue, ranBefore: Set<String> = [], ranOnDemand: Set<String> = [],
+        tasks: [BootTask], phases: [String], launchOptions: JSONValue, ranBefore: Set<String> = [],
+        ranOnDemand: Set<String> = [],
         missing: Set<String> = [], maximumConcurrent: Int = 4, now: UInt64
     ) throws(BootPlanError) {
         self.phases = phases
@@ -49,10 +50,15 @@ struct BootScheduler {
         self.startedAt = now
         var seen: [String: Int] = [:]
         for (position, task) in tasks.enumerated() {
-            if seen[task.name] != nil { throw BootPlanError(message: "boot refused: the task \(task.name) is declared twice") }
+            if seen[task.name] != nil {
+                throw BootPlanError(message: "boot refused: the task \(task.name) is declared twice")
+            }
             seen[task.name] = position
             guard phases.contains(task.phase) else {
-                throw BootPlanError(message: "boot refused: \(task.name) names the unknown phase '\(task.phase)'; phases: \(phases.joined(separator: ", "))")
+                throw BootPlanError(
+                    message:
+                        "boot refused: \(task.name) names the unknown phase '\(task.phase)'; phases: \(phases.joined(separator: ", "))"
+                )
             }
         }
         var records = tasks.map { Record(task: $0) }
@@ -62,13 +68,21 @@ struct BootScheduler {
                 if let target = seen[dependency] {
                     if phaseOrder[tasks[target].phase]! > phaseOrder[task.phase]! {
                         throw BootPlanError(
-                            message: "boot refused: \(task.name) (phase \(task.phase)) depends on \(dependency), which runs in the later phase \(tasks[target].phase)")
+                            message:
+                                "boot refused: \(task.name) (phase \(task.phase)) depends on \(dependency), which runs in the later phase \(tasks[target].phase)"
+                        )
                     }
-                } else if let owner = dependency.split(separator: ".").first.map(String.init), missing.contains(owner) {
+                } else if let owner = dependency.split(separator: ".").first.map(String.init),
+                    missing.contains(owner)
+                {
                     records[position].state = .finished(.skipped)
-                    records[position].reason = "depends on \(dependency), but the service \(owner) never registered"
+                    records[position].reason =
+                        "depends on \(dependency), but the service \(owner) never registered"
                 } else {
-                    throw BootPlanError(message: "boot refused: unknown dependency: \(task.name) needs \(dependency), which no service declares")
+                    throw BootPlanError(
+                        message:
+                            "boot refused: unknown dependency: \(task.name) needs \(dependency), which no service declares"
+                    )
                 }
             }
         }
@@ -140,17 +154,23 @@ struct BootScheduler {
             var runningAsync = running.filter { records[$0].task.isAsynchronous }.count
             var syncRunning = running.contains { !records[$0].task.isAsynchronous }
             var settled = false
-            for position in pending.sorted(by: { (records[$0].task.priority, -$0) > (records[$1].task.priority, -$1) }) {
+            for position in pending.sorted(by: {
+                (records[$0].task.priority, -$0) > (records[$1].task.priority, -$1)
+            }) {
                 let task = records[position].task
                 let states = task.after.compactMap { index[$0].map { records[$0] } }
-                if let blocker = states.first(where: { if case .finished(let outcome) = $0.state { outcome != .done } else { false } }) {
+                if let blocker = states.first(where: {
+                    if case .finished(let outcome) = $0.state { outcome != .done } else { false }
+                }) {
                     let what = blocker.state == .finished(.failed) ? "failed" : "was skipped"
                     settle(position, .skipped, "depends on \(blocker.task.name), which \(what)", now: now)
                     settled = true
                     continue
                 }
                 guard states.allSatisfy({ $0.state == .finished(.done) }) else { continue }
-                if case .launchOption(let key) = task.condition, launchOptions[key] == nil || launchOptions[key] == .null || launchOptions[key] == false {
+                if case .launchOption(let key) = task.condition,
+                    launchOptions[key] == nil || launchOptions[key] == .null || launchOptions[key] == false
+                {
                     settle(position, .skipped, "condition: launch option '\(key)' is not set", now: now)
                     settled = true
                     continue
@@ -210,12 +230,15 @@ struct BootScheduler {
     }
 
     var nextDeadline: UInt64? {
-        records.filter { $0.state == .running }.compactMap { record in record.started.map { $0 &+ UInt64(record.task.deadlineMilliseconds) * 1_000_000 } }.min()
+        records.filter { $0.state == .running }.compactMap { record in
+            record.started.map { $0 &+ UInt64(record.task.deadlineMilliseconds) * 1_000_000 }
+        }.min()
     }
 
     /// Tasks of `service` that are running or waiting fail: the service is gone.
     mutating func serviceGone(_ service: String, now: UInt64) {
-        for position in records.indices where records[position].task.service == service && records[position].task.kind != .launcher {
+        for position in records.indices
+        where records[position].task.service == service && records[position].task.kind != .launcher {
             if records[position].state == .running || records[position].state == .waiting {
                 records[position].state = .running
                 settle(position, .failed, "its service \(service) went away", now: now)

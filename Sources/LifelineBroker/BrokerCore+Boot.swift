@@ -10,7 +10,9 @@ extension BrokerCore {
 
     var bootFile: JSONValue {
         var document: [String: JSONValue] = ["runOnce": .array(runOnceDone.sorted().map { .string($0) })]
-        if let boot { document["last"] = BootReport.json(boot, phases: configuration.bootPhases, now: boot.endedAt ?? 0) }
+        if let boot {
+            document["last"] = BootReport.json(boot, phases: configuration.bootPhases, now: boot.endedAt ?? 0)
+        }
         return .object(document)
     }
 
@@ -21,7 +23,9 @@ extension BrokerCore {
     }
 
     /// The application launched (or asked for a boot): boot unless one is under way.
-    mutating func requestBoot(launchOptions: JSONValue, reason: String, now: UInt64, into output: inout [BrokerOutput]) -> Bool {
+    mutating func requestBoot(
+        launchOptions: JSONValue, reason: String, now: UInt64, into output: inout [BrokerOutput]
+    ) -> Bool {
         if let boot, boot.isActive {
             output.append(.log("boot #\(boot.number) is already under way; \(reason) does not start another"))
             return false
@@ -42,18 +46,26 @@ extension BrokerCore {
         let missing = configuration.expectedServices.filter { registry.entry(named: $0) == nil }
         if !missing.isEmpty && now < run.waitUntil { return }
         if !missing.isEmpty {
-            output.append(.log("boot #\(run.number) starts without \(missing.joined(separator: ", ")): not registered after \(configuration.bootWaitMilliseconds) ms"))
+            output.append(
+                .log(
+                    "boot #\(run.number) starts without \(missing.joined(separator: ", ")): not registered after \(configuration.bootWaitMilliseconds) ms"
+                ))
         }
         run.missing = missing
         run.startedAt = now
         run.startedWall = wall(at: now)
         do {
             run.scheduler = try BootScheduler(
-                tasks: plannedTasks(), phases: configuration.bootPhases, launchOptions: run.launchOptions, ranBefore: runOnceDone,
-                ranOnDemand: ranOnDemand, missing: Set(missing), maximumConcurrent: configuration.bootConcurrency, now: now)
+                tasks: plannedTasks(), phases: configuration.bootPhases, launchOptions: run.launchOptions,
+                ranBefore: runOnceDone,
+                ranOnDemand: ranOnDemand, missing: Set(missing),
+                maximumConcurrent: configuration.bootConcurrency, now: now)
             run.state = .running
             boot = run
-            publishRuntime(.bootDidStart, ["boot": .int(Int64(run.number)), "tasks": .int(Int64(run.scheduler?.records.count ?? 0))], now: now, into: &output)
+            publishRuntime(
+                .bootDidStart,
+                ["boot": .int(Int64(run.number)), "tasks": .int(Int64(run.scheduler?.records.count ?? 0))],
+                now: now, into: &output)
             advanceBoot(now: now, into: &output)
         } catch {
             run.state = .refused
@@ -61,7 +73,10 @@ extension BrokerCore {
             run.endedAt = now
             boot = run
             output.append(.log(error.message))
-            publishRuntime(.bootDidFinish, ["boot": .int(Int64(run.number)), "outcome": "refused", "error": .string(error.message)], now: now, into: &output)
+            publishRuntime(
+                .bootDidFinish,
+                ["boot": .int(Int64(run.number)), "outcome": "refused", "error": .string(error.message)],
+                now: now, into: &output)
             output.append(.persist(file: "boot.json", document: bootFile))
         }
     }
@@ -73,12 +88,17 @@ extension BrokerCore {
             let registration = entry.registration
             tasks += registration.bootTasks
             if !registration.lazy && !registration.bootTasks.contains(where: { $0.kind == .start }) {
-                tasks.append(BootTask(name: "\(registration.name).start", service: registration.name, kind: .start, phase: "services"))
+                tasks.append(
+                    BootTask(
+                        name: "\(registration.name).start", service: registration.name, kind: .start,
+                        phase: "services"))
             }
         }
         if configuration.launcherApp != nil {
             tasks.append(
-                BootTask(name: Self.launcherTaskName, service: "broker", kind: .launcher, phase: configuration.bootPhases.last ?? "launcher", deadlineMilliseconds: 30_000))
+                BootTask(
+                    name: Self.launcherTaskName, service: "broker", kind: .launcher,
+                    phase: configuration.bootPhases.last ?? "launcher", deadlineMilliseconds: 30_000))
         }
         for (name, override) in configuration.bootOverrides {
             if let index = tasks.firstIndex(where: { $0.name == name }) {
@@ -101,19 +121,27 @@ extension BrokerCore {
         boot = run
         for task in starting { runBootTask(task, now: now, into: &output) }
         announceBootProgress(now: now, into: &output)
-        guard var finished = boot, let done = finished.scheduler, done.isFinished, finished.state == .running else { return }
+        guard var finished = boot, let done = finished.scheduler, done.isFinished, finished.state == .running
+        else { return }
         finished.state = done.failure == nil ? .done : .failed
         finished.error = done.failure
         finished.endedAt = now
         boot = finished
         let duration = (now &- (finished.startedAt ?? now)) / 1_000_000
-        output.append(.log("boot #\(finished.number) \(finished.state.rawValue) in \(duration) ms" + (done.failure.map { ": \($0)" } ?? "")))
+        output.append(
+            .log(
+                "boot #\(finished.number) \(finished.state.rawValue) in \(duration) ms"
+                    + (done.failure.map { ": \($0)" } ?? "")))
         publishRuntime(
             .bootDidFinish,
-            ["boot": .int(Int64(finished.number)), "outcome": .string(finished.state.rawValue), "error": done.failure.map { .string($0) } ?? .null,
-             "durationMs": .int(Int64(duration))], now: now, into: &output)
+            [
+                "boot": .int(Int64(finished.number)), "outcome": .string(finished.state.rawValue),
+                "error": done.failure.map { .string($0) } ?? .null,
+                "durationMs": .int(Int64(duration)),
+            ], now: now, into: &output)
         output.append(.persist(file: "boot.json", document: bootFile))
-        for entry in registry.entries.values where !entry.registration.lazy && !starts.isStarted(entry.registration.name) {
+        for entry in registry.entries.values
+        where !entry.registration.lazy && !starts.isStarted(entry.registration.name) {
             startService(entry.registration.name, now: now, into: &output)
         }
     }
@@ -122,22 +150,29 @@ extension BrokerCore {
         switch task.kind {
         case .launcher:
             guard let launcher = configuration.launcherApp, !hosts(offering: launcher).isEmpty else {
-                finishBootTask(task.name, .failed, reason: "no live host offers the Launcher '\(configuration.launcherApp ?? "?")'", now: now, into: &output)
+                finishBootTask(
+                    task.name, .failed,
+                    reason: "no live host offers the Launcher '\(configuration.launcherApp ?? "?")'",
+                    now: now, into: &output)
                 return
             }
             if stack.newest(launcher) != nil {
-                finishBootTask(task.name, .done, reason: "the Launcher is already on the stack", now: now, into: &output)
+                finishBootTask(
+                    task.name, .done, reason: "the Launcher is already on the stack", now: now, into: &output)
                 return
             }
             appQueue.append(.launch)
             pumpApps(now: now, into: &output)
         case .start, .task:
             guard let entry = registry.entry(named: task.service) else {
-                finishBootTask(task.name, .failed, reason: "its service \(task.service) is not registered", now: now, into: &output)
+                finishBootTask(
+                    task.name, .failed, reason: "its service \(task.service) is not registered", now: now,
+                    into: &output)
                 return
             }
             if task.kind == .start && starts.isStarted(task.service) {
-                finishBootTask(task.name, .done, reason: "\(task.service) had already started", now: now, into: &output)
+                finishBootTask(
+                    task.name, .done, reason: "\(task.service) had already started", now: now, into: &output)
                 return
             }
             bootCounter += 1
@@ -145,10 +180,13 @@ extension BrokerCore {
             boot?.inFlight[id] = task.name
             if task.kind == .start { _ = starts.begin(task.service, deadline: .max) }
             let header: JSONValue = [
-                "op": "run", "task": .string(task.name), "kind": .string(task.kind.rawValue), "condition": task.condition?.json ?? .null,
+                "op": "run", "task": .string(task.name), "kind": .string(task.kind.rawValue),
+                "condition": task.condition?.json ?? .null,
                 "launchOptions": boot?.launchOptions ?? .emptyObject,
             ]
-            output.append(.send(peer: entry.peer, frames: ControlRequest(.boot, requestID: id, header: header).frames()))
+            output.append(
+                .send(peer: entry.peer, frames: ControlRequest(.boot, requestID: id, header: header).frames())
+            )
         }
     }
 
@@ -159,26 +197,38 @@ extension BrokerCore {
         let body = (try? reply.json()) ?? .null
         if reply.status.isSuccess {
             let skipped = body["outcome"]?.stringValue == "skipped"
-            finishBootTask(name, skipped ? .skipped : .done, reason: body["reason"]?.stringValue, now: now, into: &output)
+            finishBootTask(
+                name, skipped ? .skipped : .done, reason: body["reason"]?.stringValue, now: now, into: &output
+            )
         } else {
             finishBootTask(name, .failed, reason: reply.errorMessage, now: now, into: &output)
         }
     }
 
-    mutating func finishBootTask(_ name: String, _ outcome: BootScheduler.Outcome, reason: String?, now: UInt64, into output: inout [BrokerOutput]) {
-        guard var run = boot, var scheduler = run.scheduler, let record = scheduler.record(name) else { return }
+    mutating func finishBootTask(
+        _ name: String, _ outcome: BootScheduler.Outcome, reason: String?, now: UInt64,
+        into output: inout [BrokerOutput]
+    ) {
+        guard var run = boot, var scheduler = run.scheduler, let record = scheduler.record(name) else {
+            return
+        }
         scheduler.finish(name, outcome, reason: reason, now: now)
         run.scheduler = scheduler
         boot = run
         if record.task.kind == .start {
-            for (peer, request) in starts.finish(record.task.service) { handleRequest(request, from: peer, now: now, into: &output) }
+            for (peer, request) in starts.finish(record.task.service) {
+                handleRequest(request, from: peer, now: now, into: &output)
+            }
         }
         if outcome == .done && record.task.runsOnce {
             runOnceDone.insert(name)
             output.append(.persist(file: "boot.json", document: bootFile))
         }
         if let waiter = boot?.onDemand.removeValue(forKey: name) {
-            let body: JSONValue = ["task": .string(name), "outcome": .string(outcome.rawValue), "reason": reason.map { .string($0) } ?? .null]
+            let body: JSONValue = [
+                "task": .string(name), "outcome": .string(outcome.rawValue),
+                "reason": reason.map { .string($0) } ?? .null,
+            ]
             send(waiter.peer, ControlReply(requestID: waiter.requestID, json: body), into: &output)
         }
         advanceBoot(now: now, into: &output)
@@ -187,14 +237,20 @@ extension BrokerCore {
     private mutating func announceBootProgress(now: UInt64, into output: inout [BrokerOutput]) {
         guard let run = boot, let scheduler = run.scheduler else { return }
         for record in scheduler.records {
-            guard case .finished(let outcome) = record.state, !run.announced.contains(record.task.name) else { continue }
+            guard case .finished(let outcome) = record.state, !run.announced.contains(record.task.name) else {
+                continue
+            }
             boot?.announced.insert(record.task.name)
-            let duration = record.started.flatMap { started in record.ended.map { Int64(($0 &- started) / 1_000_000) } } ?? 0
+            let duration =
+                record.started.flatMap { started in record.ended.map { Int64(($0 &- started) / 1_000_000) } }
+                ?? 0
             publishRuntime(
                 .bootTaskDidFinish,
                 [
-                    "boot": .int(Int64(run.number)), "task": .string(record.task.name), "service": .string(record.task.service),
-                    "phase": .string(record.task.phase), "outcome": .string(outcome.rawValue), "reason": record.reason.map { .string($0) } ?? .null,
+                    "boot": .int(Int64(run.number)), "task": .string(record.task.name),
+                    "service": .string(record.task.service),
+                    "phase": .string(record.task.phase), "outcome": .string(outcome.rawValue),
+                    "reason": record.reason.map { .string($0) } ?? .null,
                     "durationMs": .int(duration),
                 ], now: now, into: &output)
         }
@@ -234,62 +290,115 @@ extension BrokerCore {
 
     /// The Launcher's start finished (the `.launch` app operation).
     mutating func launcherStarted(now: UInt64, into output: inout [BrokerOutput]) {
-        guard let scheduler = boot?.scheduler, scheduler.record(Self.launcherTaskName)?.state == .running else { return }
+        guard let scheduler = boot?.scheduler, scheduler.record(Self.launcherTaskName)?.state == .running
+        else { return }
         finishBootTask(Self.launcherTaskName, .done, reason: nil, now: now, into: &output)
     }
 
     // MARK: BOOT from clients
 
-    mutating func bootRequest(_ request: ControlRequest, from peer: [UInt8], now: UInt64, into output: inout [BrokerOutput]) {
+    mutating func bootRequest(
+        _ request: ControlRequest, from peer: [UInt8], now: UInt64, into output: inout [BrokerOutput]
+    ) {
         let id = request.requestID
         switch request.header["op"]?.stringValue ?? "" {
         case "report":
             guard let run = boot else {
                 let planned = plannedTasks().map(\.json)
-                send(peer, ControlReply(requestID: id, json: ["state": "none", "planned": .array(planned), "phases": .array(configuration.bootPhases.map { .string($0) })]), into: &output)
+                send(
+                    peer,
+                    ControlReply(
+                        requestID: id,
+                        json: [
+                            "state": "none", "planned": .array(planned),
+                            "phases": .array(configuration.bootPhases.map { .string($0) }),
+                        ]), into: &output)
                 return
             }
-            send(peer, ControlReply(requestID: id, json: BootReport.json(run, phases: configuration.bootPhases, now: now)), into: &output)
+            send(
+                peer,
+                ControlReply(
+                    requestID: id, json: BootReport.json(run, phases: configuration.bootPhases, now: now)),
+                into: &output)
         case "start":
             let options = request.header["launchOptions"] ?? .emptyObject
-            if requestBoot(launchOptions: options, reason: "a BOOT start request", now: now, into: &output), let run = boot {
-                send(peer, ControlReply(requestID: id, json: ["boot": .int(Int64(run.number)), "state": .string(run.state.rawValue)]), into: &output)
+            if requestBoot(launchOptions: options, reason: "a BOOT start request", now: now, into: &output),
+                let run = boot
+            {
+                send(
+                    peer,
+                    ControlReply(
+                        requestID: id,
+                        json: ["boot": .int(Int64(run.number)), "state": .string(run.state.rawValue)]),
+                    into: &output)
             } else {
-                send(peer, ControlReply.error(.conflict, "boot #\(boot?.number ?? 0) is already under way", requestID: id), into: &output)
+                send(
+                    peer,
+                    ControlReply.error(
+                        .conflict, "boot #\(boot?.number ?? 0) is already under way", requestID: id),
+                    into: &output)
             }
         case "run": runOnDemand(request, from: peer, now: now, into: &output)
         default:
-            refuse(peer, ProtocolError(.badRequest, "BOOT op must be report, start or run", requestID: id), into: &output)
+            refuse(
+                peer, ProtocolError(.badRequest, "BOOT op must be report, start or run", requestID: id),
+                into: &output)
         }
     }
 
     /// executeTaskWithName: one task now, once per boot (once ever when run-once).
-    private mutating func runOnDemand(_ request: ControlRequest, from peer: [UInt8], now: UInt64, into output: inout [BrokerOutput]) {
+    private mutating func runOnDemand(
+        _ request: ControlRequest, from peer: [UInt8], now: UInt64, into output: inout [BrokerOutput]
+    ) {
         let id = request.requestID
         guard let name = request.header["task"]?.stringValue else {
-            refuse(peer, ProtocolError(.badRequest, "BOOT run needs a string 'task'", requestID: id), into: &output)
+            refuse(
+                peer, ProtocolError(.badRequest, "BOOT run needs a string 'task'", requestID: id),
+                into: &output)
             return
         }
         let known = boot?.scheduler?.record(name)?.task ?? plannedTasks().first { $0.name == name }
         guard let task = known else {
-            send(peer, ControlReply.error(.notFound, "no boot task named '\(name)'", requestID: id), into: &output)
+            send(
+                peer, ControlReply.error(.notFound, "no boot task named '\(name)'", requestID: id),
+                into: &output)
             return
         }
         if task.runsOnce && runOnceDone.contains(name) {
-            send(peer, ControlReply.error(.conflict, "\(name) is a run-once task and already ran in an earlier boot", requestID: id), into: &output)
+            send(
+                peer,
+                ControlReply.error(
+                    .conflict, "\(name) is a run-once task and already ran in an earlier boot", requestID: id),
+                into: &output)
             return
         }
-        if let record = boot?.scheduler?.record(name), boot?.isActive == true || boot?.state == .done || boot?.state == .failed {
+        if let record = boot?.scheduler?.record(name),
+            boot?.isActive == true || boot?.state == .done || boot?.state == .failed
+        {
             switch record.state {
             case .finished(let outcome):
-                let at = record.started.map { "started at +\(($0 &- (boot?.scheduler?.startedAt ?? $0)) / 1_000_000) ms" } ?? ""
-                send(peer, ControlReply.error(.conflict, "\(name) already ran in boot #\(boot?.number ?? 0) (\(outcome.rawValue), \(at))", requestID: id), into: &output)
+                let at =
+                    record.started.map {
+                        "started at +\(($0 &- (boot?.scheduler?.startedAt ?? $0)) / 1_000_000) ms"
+                    } ?? ""
+                send(
+                    peer,
+                    ControlReply.error(
+                        .conflict,
+                        "\(name) already ran in boot #\(boot?.number ?? 0) (\(outcome.rawValue), \(at))",
+                        requestID: id), into: &output)
                 return
             case .running:
-                send(peer, ControlReply.error(.conflict, "\(name) is running in boot #\(boot?.number ?? 0)", requestID: id), into: &output)
+                send(
+                    peer,
+                    ControlReply.error(
+                        .conflict, "\(name) is running in boot #\(boot?.number ?? 0)", requestID: id),
+                    into: &output)
                 return
             case .waiting:
-                guard var run = boot, var scheduler = run.scheduler, scheduler.claim(name, now: now) else { return }
+                guard var run = boot, var scheduler = run.scheduler, scheduler.claim(name, now: now) else {
+                    return
+                }
                 run.scheduler = scheduler
                 run.onDemand[name] = (peer, id)
                 boot = run
@@ -298,19 +407,32 @@ extension BrokerCore {
             }
         }
         if ranOnDemand.contains(name) {
-            send(peer, ControlReply.error(.conflict, "\(name) already ran on demand; it runs once per boot", requestID: id), into: &output)
+            send(
+                peer,
+                ControlReply.error(
+                    .conflict, "\(name) already ran on demand; it runs once per boot", requestID: id),
+                into: &output)
             return
         }
         ranOnDemand.insert(name)
         guard let entry = registry.entry(named: task.service), task.kind != .launcher else {
-            send(peer, ControlReply.error(.unavailable, "the service \(task.service) is not registered", requestID: id), into: &output)
+            send(
+                peer,
+                ControlReply.error(
+                    .unavailable, "the service \(task.service) is not registered", requestID: id),
+                into: &output)
             return
         }
         bootCounter += 1
         let forward = Array("k\(bootCounter)".utf8)
         onDemandRuns[forward] = (peer, id, task)
-        let header: JSONValue = ["op": "run", "task": .string(name), "kind": .string(task.kind.rawValue), "condition": task.condition?.json ?? .null, "launchOptions": .emptyObject]
-        output.append(.send(peer: entry.peer, frames: ControlRequest(.boot, requestID: forward, header: header).frames()))
+        let header: JSONValue = [
+            "op": "run", "task": .string(name), "kind": .string(task.kind.rawValue),
+            "condition": task.condition?.json ?? .null, "launchOptions": .emptyObject,
+        ]
+        output.append(
+            .send(
+                peer: entry.peer, frames: ControlRequest(.boot, requestID: forward, header: header).frames()))
     }
 
     /// The answer to a task run on demand outside a boot.

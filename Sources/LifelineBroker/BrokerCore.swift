@@ -9,7 +9,9 @@ import LifelineProtocol
 public struct BrokerCore {
     enum AttachWaiter {
         case attach(peer: [UInt8], requestID: [UInt8])
-        case register(peer: [UInt8], requestID: [UInt8], ServiceRegistration, resume: (epoch: UInt64, sequence: UInt64)?)
+        case register(
+            peer: [UInt8], requestID: [UInt8], ServiceRegistration, resume: (epoch: UInt64, sequence: UInt64)?
+        )
     }
 
     public let configuration: BrokerConfiguration
@@ -48,7 +50,8 @@ public struct BrokerCore {
     /// Creates the Context of a broker that started at `monotonic` / `wall` (nanoseconds), with the
     /// micro-app stack saved by a previous life (`sessions`), if any.
     public init(
-        configuration: BrokerConfiguration, identity: BrokerIdentity, busEndpoints: [String], monotonic: UInt64,
+        configuration: BrokerConfiguration, identity: BrokerIdentity, busEndpoints: [String],
+        monotonic: UInt64,
         wall: UInt64, sessions: JSONValue? = nil, bootState: JSONValue? = nil
     ) {
         runOnceDone = Set((bootState?["runOnce"]?.arrayValue ?? []).compactMap(\.stringValue))
@@ -57,7 +60,8 @@ public struct BrokerCore {
         if let sessions {
             do {
                 stack = try SessionStack(json: sessions, launcher: configuration.launcherApp)
-                notes.append("restored \(stack.sessions.count) micro-app session(s); they wait for their hosts")
+                notes.append(
+                    "restored \(stack.sessions.count) micro-app session(s); they wait for their hosts")
             } catch {
                 notes.append("ignored the saved sessions: \(error.message)")
             }
@@ -71,7 +75,8 @@ public struct BrokerCore {
         self.startWall = wall
         self.sequencer = EventSequencer(epoch: wall & 0x7FFF_FFFF_FFFF_FFFF)
         self.journal = EventJournal(
-            capacity: configuration.journalCapacity, maximumAgeMilliseconds: configuration.journalMaximumAgeMilliseconds)
+            capacity: configuration.journalCapacity,
+            maximumAgeMilliseconds: configuration.journalMaximumAgeMilliseconds)
         self.nextHeartbeat = monotonic &+ configuration.heartbeat.intervalNanoseconds
     }
 
@@ -92,11 +97,14 @@ public struct BrokerCore {
     ) {
         let size = frames.reduce(0) { $0 + $1.count }
         if size > configuration.maximumMessageBytes {
-            let requestID = frames.count > 2 && frames[frames.startIndex + 2].count <= 255 ? frames[frames.startIndex + 2] : []
+            let requestID =
+                frames.count > 2 && frames[frames.startIndex + 2].count <= 255
+                ? frames[frames.startIndex + 2] : []
             refuse(
                 peer,
                 ProtocolError(
-                    .payloadTooLarge, "message of \(size) bytes exceeds the limit of \(configuration.maximumMessageBytes) bytes",
+                    .payloadTooLarge,
+                    "message of \(size) bytes exceeds the limit of \(configuration.maximumMessageBytes) bytes",
                     requestID: requestID), into: &output)
             return
         }
@@ -138,7 +146,8 @@ public struct BrokerCore {
             switch waiter {
             case .attach(let peer, let requestID): replyAttached(peer, requestID, into: &output)
             case .register(let peer, let requestID, let registration, let resume):
-                completeRegistration(registration, resume: resume, peer: peer, requestID: requestID, now: now, into: &output)
+                completeRegistration(
+                    registration, resume: resume, peer: peer, requestID: requestID, now: now, into: &output)
             }
         }
     }
@@ -148,7 +157,10 @@ public struct BrokerCore {
     public mutating func tick(now: UInt64, into output: inout [BrokerOutput]) {
         for entry in registry.removeExpired(now: now) {
             let silence = entry.registration.heartbeat.expiryNanoseconds / 1_000_000
-            output.append(.log("service \(entry.registration.name) (pid \(entry.registration.pid)) expired: silent for \(silence) ms"))
+            output.append(
+                .log(
+                    "service \(entry.registration.name) (pid \(entry.registration.pid)) expired: silent for \(silence) ms"
+                ))
             serviceStopped(entry.registration, reason: "expired", now: now, into: &output)
         }
         expireCalls(now: now, into: &output)
@@ -169,7 +181,8 @@ public struct BrokerCore {
     public var nextDeadline: UInt64 {
         [
             nextHeartbeat, registry.nextExpiry.map { $0 &+ 1 }, calls.nextDeadline, attachments.nextDeadline,
-            acknowledgements.nextDeadline, dispatches.nextDeadline, starts.nextDeadline, appTransition?.awaiting?.deadline, bootDeadline,
+            acknowledgements.nextDeadline, dispatches.nextDeadline, starts.nextDeadline,
+            appTransition?.awaiting?.deadline, bootDeadline,
         ].compactMap { $0 }.min()!
     }
 
@@ -189,7 +202,8 @@ public struct BrokerCore {
         switch request.command {
         case .heartbeat:
             if !registry.isKnown(peer: peer) && !attachments.isWaiting({ $0.isRegistration(of: peer) }) {
-                let disconnect = ControlRequest(.disconnect, header: ["reason": "unknown peer: register again"])
+                let disconnect = ControlRequest(
+                    .disconnect, header: ["reason": "unknown peer: register again"])
                 output.append(.send(peer: peer, frames: disconnect.frames()))
             }
         case .hello: send(peer, ControlReply(requestID: request.requestID, json: helloBody), into: &output)
@@ -206,7 +220,11 @@ public struct BrokerCore {
         case .apps: apps(request, from: peer, now: now, into: &output)
         case .boot: bootRequest(request, from: peer, now: now, into: &output)
         default:
-            refuse(peer, ProtocolError(.badRequest, "\(request.command) is sent by the broker only", requestID: request.requestID), into: &output)
+            refuse(
+                peer,
+                ProtocolError(
+                    .badRequest, "\(request.command) is sent by the broker only", requestID: request.requestID
+                ), into: &output)
         }
     }
 
@@ -224,11 +242,14 @@ public struct BrokerCore {
     }
 
     /// Reads an optional integer header field within `range`; the error names the command and field.
-    func integer(_ request: ControlRequest, _ field: String, in range: ClosedRange<Int>) throws(ProtocolError) -> Int? {
+    func integer(_ request: ControlRequest, _ field: String, in range: ClosedRange<Int>) throws(ProtocolError)
+        -> Int?
+    {
         guard let value = request.header[field] else { return nil }
         guard let number = value.intValue, range.contains(Int(number)) else {
             throw ProtocolError(
-                .badRequest, "\(request.command) \(field) must be an integer within \(range.lowerBound)...\(range.upperBound)",
+                .badRequest,
+                "\(request.command) \(field) must be an integer within \(range.lowerBound)...\(range.upperBound)",
                 requestID: request.requestID)
         }
         return Int(number)

@@ -62,7 +62,9 @@ struct DispatchTable {
         return counter
     }
 
-    func isOffer(_ requestID: [UInt8]) -> Bool { requestID.first == UInt8(ascii: "o") && offers[requestID] != nil }
+    func isOffer(_ requestID: [UInt8]) -> Bool {
+        requestID.first == UInt8(ascii: "o") && offers[requestID] != nil
+    }
 
     subscript(id: UInt64) -> Dispatch? {
         get { dispatches[id] }

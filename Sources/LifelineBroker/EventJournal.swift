@@ -25,11 +25,14 @@ struct EventJournal {
     var count: Int { entries.count - head }
 
     /// The sequence of the oldest event still held, or the next sequence when empty.
-    var firstRetainedSequence: UInt64 { head < entries.count ? entries[head].message.header.sequence : lastSequence + 1 }
+    var firstRetainedSequence: UInt64 {
+        head < entries.count ? entries[head].message.header.sequence : lastSequence + 1
+    }
 
     mutating func append(_ message: BusMessage, now: UInt64) {
         lastSequence = message.header.sequence
-        topics[message.name] = TopicState(sequence: message.header.sequence, topicSequence: message.header.topicSequence)
+        topics[message.name] = TopicState(
+            sequence: message.header.sequence, topicSequence: message.header.topicSequence)
         guard capacity > 0 else { return }
         entries.append((message, now))
         if count > capacity { head += 1 }
@@ -46,7 +49,9 @@ struct EventJournal {
     }
 
     /// True when every event after `sequence` is still held (so a replay from there is complete).
-    func covers(after sequence: UInt64) -> Bool { sequence >= lastSequence || sequence + 1 >= firstRetainedSequence }
+    func covers(after sequence: UInt64) -> Bool {
+        sequence >= lastSequence || sequence + 1 >= firstRetainedSequence
+    }
 
     /// The held events after `sequence` whose names are in `names` (all when nil), oldest first.
     func events(after sequence: UInt64, names: Set<EventName>?) -> [BusMessage] {

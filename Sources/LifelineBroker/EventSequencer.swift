@@ -15,7 +15,8 @@ struct EventSequencer {
         let topic = (topicSequences[name] ?? 0) + 1
         topicSequences[name] = topic
         return BusHeader(
-            epoch: epoch, sequence: sequence, topicSequence: topic, flags: flags, publishedWallNanoseconds: wall,
+            epoch: epoch, sequence: sequence, topicSequence: topic, flags: flags,
+            publishedWallNanoseconds: wall,
             publishedMonotonicNanoseconds: monotonic)
     }
 

@@ -70,10 +70,18 @@ struct PendingAcknowledgements {
     /// The publisher's reply body.
     static func body(of entry: Waiting) -> JSONValue {
         [
-            "event": .string(entry.event.rawValue), "sequence": .int(Int64(entry.sequence)), "epoch": .int(Int64(entry.epoch)),
-            "subscribers": .int(Int64(entry.subscribers)), "acknowledged": .array(entry.acknowledged.sorted().map { .string($0) }),
-            "failed": .array(entry.failed.sorted { $0.service < $1.service }.map { ["service": .string($0.service), "error": .string($0.error)] }),
-            "missing": .array(entry.missing.sorted { $0.service < $1.service }.map { ["service": .string($0.service), "reason": .string($0.reason)] }),
+            "event": .string(entry.event.rawValue), "sequence": .int(Int64(entry.sequence)),
+            "epoch": .int(Int64(entry.epoch)),
+            "subscribers": .int(Int64(entry.subscribers)),
+            "acknowledged": .array(entry.acknowledged.sorted().map { .string($0) }),
+            "failed": .array(
+                entry.failed.sorted { $0.service < $1.service }.map {
+                    ["service": .string($0.service), "error": .string($0.error)]
+                }),
+            "missing": .array(
+                entry.missing.sorted { $0.service < $1.service }.map {
+                    ["service": .string($0.service), "reason": .string($0.reason)]
+                }),
         ]
     }
 }

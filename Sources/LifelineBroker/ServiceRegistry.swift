@@ -57,12 +57,14 @@ struct ServiceRegistry {
             count(existing.registration.events, by: -1)
             count(registration.events, by: 1)
             entries[registration.name] = Entry(
-                registration: registration, peer: peer, registeredAt: existing.registeredAt, lastSeen: now, order: existing.order)
+                registration: registration, peer: peer, registeredAt: existing.registeredAt, lastSeen: now,
+                order: existing.order)
             namesByPeer[peer, default: []].insert(registration.name)
             return .renewed
         }
         registrations += 1
-        entries[registration.name] = Entry(registration: registration, peer: peer, registeredAt: now, lastSeen: now, order: registrations)
+        entries[registration.name] = Entry(
+            registration: registration, peer: peer, registeredAt: now, lastSeen: now, order: registrations)
         namesByPeer[peer, default: []].insert(registration.name)
         count(registration.events, by: 1)
         return .added

@@ -25,7 +25,9 @@ struct ServiceStarts {
         return id
     }
 
-    func service(answering requestID: [UInt8]) -> String? { starting.first { $0.value.requestID == requestID }?.key }
+    func service(answering requestID: [UInt8]) -> String? {
+        starting.first { $0.value.requestID == requestID }?.key
+    }
 
     /// Parks a request until `name` has started.
     mutating func park(_ request: ControlRequest, from peer: [UInt8], until name: String) {

@@ -38,7 +38,8 @@ struct SessionStack {
     // MARK: Operations
 
     mutating func start(
-        app: String, host: String, params: JSONValue, mode: LaunchMode, clearTop: Bool, parent: String?, now: Int64
+        app: String, host: String, params: JSONValue, mode: LaunchMode, clearTop: Bool, parent: String?,
+        now: Int64
     ) -> Outcome {
         if clearTop || app == launcher, let existing = newest(app) {
             var outcome = popAbove(existing.id, animated: mode.isAnimated, now: now)
@@ -46,13 +47,15 @@ struct SessionStack {
             sessions[index].state = .running
             sessions[index].updatedAt = now
             outcome.callbacks += [
-                AppCallback(sessions[index], .willResume, ["options": params]), AppCallback(sessions[index], .didResume, ["options": params]),
+                AppCallback(sessions[index], .willResume, ["options": params]),
+                AppCallback(sessions[index], .didResume, ["options": params]),
             ]
             return outcome
         }
         counter += 1
         let record = SessionRecord(
-            id: "s\(counter)", app: app, params: params, mode: mode, host: host, state: .running, parent: parent, createdAt: now,
+            id: "s\(counter)", app: app, params: params, mode: mode, host: host, state: .running,
+            parent: parent, createdAt: now,
             updatedAt: now)
         var outcome = Outcome(started: record)
         outcome.callbacks.append(AppCallback(record, .didCreate, ["record": record.json]))
@@ -61,7 +64,10 @@ struct SessionStack {
             sessions[previous].updatedAt = now
             outcome.callbacks.append(AppCallback(sessions[previous], .willPause))
         }
-        outcome.callbacks += [AppCallback(record, .willStartLaunching, ["options": params]), AppCallback(record, .didFinishLaunching)]
+        outcome.callbacks += [
+            AppCallback(record, .willStartLaunching, ["options": params]),
+            AppCallback(record, .didFinishLaunching),
+        ]
         sessions.append(record)
         return outcome
     }
@@ -70,12 +76,14 @@ struct SessionStack {
     func exitProblem(_ id: String) -> String? {
         guard let record = session(id) else { return "no session '\(id)'" }
         guard record.id == top?.id else {
-            return "only the top session may exit normally; \(record.id) (\(record.app)) is under \(top?.id ?? "?") (\(top?.app ?? "?")); exit it with force"
+            return
+                "only the top session may exit normally; \(record.id) (\(record.app)) is under \(top?.id ?? "?") (\(top?.app ?? "?")); exit it with force"
         }
         return nil
     }
 
-    mutating func exit(_ id: String, result: JSONValue?, animated: Bool, forced: Bool, now: Int64) -> Outcome {
+    mutating func exit(_ id: String, result: JSONValue?, animated: Bool, forced: Bool, now: Int64) -> Outcome
+    {
         guard let index = sessions.firstIndex(where: { $0.id == id }) else { return Outcome() }
         let wasTop = index == sessions.count - 1
         let record = sessions.remove(at: index)
@@ -99,7 +107,9 @@ struct SessionStack {
     mutating func dismiss(now: Int64) -> Outcome? {
         guard let presented = sessions.last(where: { $0.mode.isPresentation }) else { return nil }
         var outcome = popAbove(presented.id, animated: presented.mode.isAnimated, now: now)
-        outcome.callbacks += exit(presented.id, result: nil, animated: presented.mode.isAnimated, forced: true, now: now).callbacks
+        outcome.callbacks +=
+            exit(presented.id, result: nil, animated: presented.mode.isAnimated, forced: true, now: now)
+            .callbacks
         outcome.exited.append((presented, nil, true))
         return outcome
     }
@@ -113,14 +123,17 @@ struct SessionStack {
     }
 
     /// Everything above the Launcher (or everything, without one) exits, then `app` starts.
-    mutating func setRoot(app: String, host: String, params: JSONValue, mode: LaunchMode, parent: String?, now: Int64) -> Outcome {
+    mutating func setRoot(
+        app: String, host: String, params: JSONValue, mode: LaunchMode, parent: String?, now: Int64
+    ) -> Outcome {
         var outcome: Outcome
         if let launcher, let base = newest(launcher) {
             outcome = popAbove(base.id, animated: false, now: now)
         } else {
             outcome = exitAll(now: now)
         }
-        let started = start(app: app, host: host, params: params, mode: mode, clearTop: false, parent: parent, now: now)
+        let started = start(
+            app: app, host: host, params: params, mode: mode, clearTop: false, parent: parent, now: now)
         outcome.started = started.started
         outcome.callbacks += started.callbacks
         return outcome
@@ -146,7 +159,8 @@ struct SessionStack {
     /// `host` registered: its detached sessions come back (restore callbacks, bottom first).
     mutating func attach(host: String, now: Int64) -> [AppCallback] {
         var callbacks: [AppCallback] = []
-        for index in sessions.indices where sessions[index].host == host && sessions[index].state == .detached {
+        for index in sessions.indices where sessions[index].host == host && sessions[index].state == .detached
+        {
             sessions[index].state = index == sessions.count - 1 ? .running : .paused
             sessions[index].updatedAt = now
             callbacks.append(AppCallback(sessions[index], .restore, ["record": sessions[index].json]))
@@ -174,14 +188,18 @@ struct SessionStack {
 
     private func notifyParent(of record: SessionRecord, result: JSONValue, into outcome: inout Outcome) {
         guard let parentID = record.parent, let parent = session(parentID) else { return }
-        outcome.callbacks.append(AppCallback(parent, .childDidFinish, ["child": record.json, "result": result]))
+        outcome.callbacks.append(
+            AppCallback(parent, .childDidFinish, ["child": record.json, "result": result]))
     }
 
     private mutating func resumeTop(now: Int64, into outcome: inout Outcome) {
         guard let index = sessions.indices.last else { return }
         if sessions[index].state != .detached { sessions[index].state = .running }
         sessions[index].updatedAt = now
-        outcome.callbacks += [AppCallback(sessions[index], .willResume, ["options": .emptyObject]), AppCallback(sessions[index], .didResume, ["options": .emptyObject])]
+        outcome.callbacks += [
+            AppCallback(sessions[index], .willResume, ["options": .emptyObject]),
+            AppCallback(sessions[index], .didResume, ["options": .emptyObject]),
+        ]
     }
 
     // MARK: Persistence
@@ -192,10 +210,14 @@ struct SessionStack {
 
     /// Restores a saved stack; every session is detached until its host registers.
     init(json: JSONValue, launcher: String?) throws(ProtocolError) {
-        guard json["version"]?.intValue == 1 else { throw ProtocolError(.badRequest, "unknown session file version") }
+        guard json["version"]?.intValue == 1 else {
+            throw ProtocolError(.badRequest, "unknown session file version")
+        }
         self.launcher = launcher
         counter = UInt64(json["counter"]?.intValue ?? 0)
-        sessions = try (json["sessions"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in try SessionRecord(json: value) }
+        sessions = try (json["sessions"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in
+            try SessionRecord(json: value)
+        }
         detachAll()
     }
 }

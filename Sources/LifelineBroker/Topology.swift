@@ -35,13 +35,16 @@ public struct Topology: Sendable, Equatable {
         if let launcher, let problem = ServiceRegistration.nameProblem(launcher, what: "broker.launcher") {
             throw ProtocolError(.badRequest, problem)
         }
-        bootPhases = try (json["boot"]?["phases"]?.arrayValue ?? BootTask.defaultPhases.map { .string($0) }).map {
-            (value) throws(ProtocolError) -> String in
-            guard let phase = value.stringValue, ServiceRegistration.nameProblem(phase, what: "a phase") == nil else {
-                throw ProtocolError(.badRequest, "boot.phases must be names")
+        bootPhases = try (json["boot"]?["phases"]?.arrayValue ?? BootTask.defaultPhases.map { .string($0) })
+            .map {
+                (value) throws(ProtocolError) -> String in
+                guard let phase = value.stringValue,
+                    ServiceRegistration.nameProblem(phase, what: "a phase") == nil
+                else {
+                    throw ProtocolError(.badRequest, "boot.phases must be names")
+                }
+                return phase
             }
-            return phase
-        }
         var bootTasks: [String: JSONValue] = [:]
         for (index, entry) in (json["boot"]?["tasks"]?.arrayValue ?? []).enumerated() {
             guard let name = entry["name"]?.stringValue, name.contains(".") else {
@@ -49,25 +52,40 @@ public struct Topology: Sendable, Equatable {
             }
             var probe = BootTask(name: name, service: String(name.split(separator: ".")[0]))
             try probe.apply(entry)
-            if !bootPhases.contains(probe.phase) { throw ProtocolError(.badRequest, "boot.tasks[\(index)] (\(name)) names the unknown phase '\(probe.phase)'") }
+            if !bootPhases.contains(probe.phase) {
+                throw ProtocolError(
+                    .badRequest, "boot.tasks[\(index)] (\(name)) names the unknown phase '\(probe.phase)'")
+            }
             bootTasks[name] = entry
         }
         self.bootTasks = bootTasks
         bootWaitMilliseconds = json["boot"]?["waitMs"]?.intValue.map { Int($0) }
         var services: [ServiceEntry] = []
         for (index, entry) in (json["services"]?.arrayValue ?? []).enumerated() {
-            guard let name = entry["name"]?.stringValue else { throw ProtocolError(.badRequest, "services[\(index)] needs a string 'name'") }
-            if let problem = ServiceRegistration.nameProblem(name, what: "services[\(index)].name") { throw ProtocolError(.badRequest, problem) }
-            guard let executable = entry["executable"]?.stringValue, !executable.isEmpty, !executable.contains("/") || executable.hasPrefix("/") else {
-                throw ProtocolError(.badRequest, "services[\(index)] ('\(name)') needs an 'executable': a product name or an absolute path")
+            guard let name = entry["name"]?.stringValue else {
+                throw ProtocolError(.badRequest, "services[\(index)] needs a string 'name'")
             }
-            let arguments = try (entry["args"]?.arrayValue ?? []).map { (value) throws(ProtocolError) -> String in
+            if let problem = ServiceRegistration.nameProblem(name, what: "services[\(index)].name") {
+                throw ProtocolError(.badRequest, problem)
+            }
+            guard let executable = entry["executable"]?.stringValue, !executable.isEmpty,
+                !executable.contains("/") || executable.hasPrefix("/")
+            else {
+                throw ProtocolError(
+                    .badRequest,
+                    "services[\(index)] ('\(name)') needs an 'executable': a product name or an absolute path"
+                )
+            }
+            let arguments = try (entry["args"]?.arrayValue ?? []).map {
+                (value) throws(ProtocolError) -> String in
                 guard let text = value.stringValue, !text.contains(" ") else {
                     throw ProtocolError(.badRequest, "services[\(index)].args must be strings without spaces")
                 }
                 return text
             }
-            if services.contains(where: { $0.name == name }) { throw ProtocolError(.badRequest, "service '\(name)' appears twice") }
+            if services.contains(where: { $0.name == name }) {
+                throw ProtocolError(.badRequest, "service '\(name)' appears twice")
+            }
             services.append(ServiceEntry(name: name, executable: executable, arguments: arguments))
         }
         self.services = services

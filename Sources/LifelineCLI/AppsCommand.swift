@@ -26,7 +26,11 @@ enum AppsCommand: CLICommand {
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
-        guard let sub = arguments.positional() else { throw UsageError("apps needs a subcommand: start, list, current, find, exit, exit-all, dismiss, pop-to-root, set-root, action") }
+        guard let sub = arguments.positional() else {
+            throw UsageError(
+                "apps needs a subcommand: start, list, current, find, exit, exit-all, dismiss, pop-to-root, set-root, action"
+            )
+        }
         var header: [String: JSONValue]
         switch sub {
         case "start", "set-root":
@@ -34,7 +38,9 @@ enum AppsCommand: CLICommand {
             header = ["op": .string(sub == "start" ? "start" : "setRoot"), "app": .string(app)]
             if let mode = try arguments.option("--mode") {
                 guard LaunchMode(rawValue: mode) != nil else {
-                    throw UsageError("unknown mode '\(mode)'; modes: \(LaunchMode.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw UsageError(
+                        "unknown mode '\(mode)'; modes: \(LaunchMode.allCases.map(\.rawValue).joined(separator: ", "))"
+                    )
                 }
                 header["mode"] = .string(mode)
             }
@@ -47,11 +53,15 @@ enum AppsCommand: CLICommand {
             guard let app = arguments.positional() else { throw UsageError("apps find needs an app NAME") }
             header = ["op": "find", "app": .string(app), "all": .bool(arguments.flag("--all"))]
         case "exit":
-            guard let target = arguments.positional() else { throw UsageError("apps exit needs a SESSION id or an app NAME") }
+            guard let target = arguments.positional() else {
+                throw UsageError("apps exit needs a SESSION id or an app NAME")
+            }
             header = ["op": "exit", "force": .bool(arguments.flag("--force"))]
             header[Self.isSessionID(target) ? "session" : "app"] = .string(target)
             if let result = try arguments.option("--result") {
-                do { header["result"] = try JSONParser.parse(result) } catch { throw UsageError("--result is not JSON: \(error)") }
+                do { header["result"] = try JSONParser.parse(result) } catch {
+                    throw UsageError("--result is not JSON: \(error)")
+                }
             }
         case "exit-all": header = ["op": "exitAll"]
         case "dismiss": header = ["op": "dismiss"]
@@ -63,13 +73,17 @@ enum AppsCommand: CLICommand {
             header = ["op": "action", "action": .string(action)]
             header[Self.isSessionID(target) ? "session" : "app"] = .string(target)
             if let body = arguments.positional() {
-                do { header["body"] = try JSONParser.parse(body) } catch { throw UsageError("the action body is not JSON: \(error)") }
+                do { header["body"] = try JSONParser.parse(body) } catch {
+                    throw UsageError("the action body is not JSON: \(error)")
+                }
             }
         default:
             throw UsageError("unknown apps subcommand '\(sub)'")
         }
         try arguments.finish()
-        let reply = try options.client().request(ControlRequest(.apps, header: .object(header)), timeoutMilliseconds: max(options.timeoutMilliseconds, 60_000))
+        let reply = try options.client().request(
+            ControlRequest(.apps, header: .object(header)),
+            timeoutMilliseconds: max(options.timeoutMilliseconds, 60_000))
         let body = try reply.json()
         if options.json || sub == "action" {
             Console.out(body.description)
@@ -79,31 +93,45 @@ enum AppsCommand: CLICommand {
         case "list":
             Console.out(Self.table(body["stack"]?.arrayValue ?? []))
         case "current":
-            Console.out(body["session"].flatMap { $0 == .null ? nil : $0 }.map { Self.table([$0]) } ?? "the stack is empty")
+            Console.out(
+                body["session"].flatMap { $0 == .null ? nil : $0 }.map { Self.table([$0]) }
+                    ?? "the stack is empty")
         case "find":
             Console.out(Self.table(body["sessions"]?.arrayValue ?? [body]))
         default:
             var lines: [String] = []
-            if let session = body["session"] { lines.append("session \(session["id"]?.stringValue ?? "?") (\(session["app"]?.stringValue ?? "?")) is on top") }
-            for exited in body["exited"]?.arrayValue ?? [] { lines.append("exited \(exited["id"]?.stringValue ?? "?") (\(exited["app"]?.stringValue ?? "?"))") }
+            if let session = body["session"] {
+                lines.append(
+                    "session \(session["id"]?.stringValue ?? "?") (\(session["app"]?.stringValue ?? "?")) is on top"
+                )
+            }
+            for exited in body["exited"]?.arrayValue ?? [] {
+                lines.append(
+                    "exited \(exited["id"]?.stringValue ?? "?") (\(exited["app"]?.stringValue ?? "?"))")
+            }
             lines.append(Self.table(body["stack"]?.arrayValue ?? []))
             Console.out(lines.joined(separator: "\n"))
         }
         return 0
     }
 
-    static func isSessionID(_ text: String) -> Bool { text == "top" || (text.hasPrefix("s") && Int(text.dropFirst()) != nil) }
+    static func isSessionID(_ text: String) -> Bool {
+        text == "top" || (text.hasPrefix("s") && Int(text.dropFirst()) != nil)
+    }
 
     /// The stack, bottom to top.
     static func table(_ sessions: [JSONValue]) -> String {
         if sessions.isEmpty { return "the stack is empty" }
         let rows = sessions.map { session in
             [
-                session["id"]?.stringValue ?? "", session["app"]?.stringValue ?? "", session["state"]?.stringValue ?? "",
-                session["mode"]?.stringValue ?? "", session["host"]?.stringValue ?? "", session["parent"]?.stringValue ?? "-",
+                session["id"]?.stringValue ?? "", session["app"]?.stringValue ?? "",
+                session["state"]?.stringValue ?? "",
+                session["mode"]?.stringValue ?? "", session["host"]?.stringValue ?? "",
+                session["parent"]?.stringValue ?? "-",
                 (session["params"] ?? .null).description, (session["root"] ?? .null).description,
             ]
         }
-        return TextFormat.table(["SESSION", "APP", "STATE", "MODE", "HOST", "PARENT", "PARAMS", "ROOT"], rows)
+        return TextFormat.table(
+            ["SESSION", "APP", "STATE", "MODE", "HOST", "PARENT", "PARAMS", "ROOT"], rows)
     }
 }

@@ -29,12 +29,17 @@ enum BootCommand: CLICommand {
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
-        guard let sub = arguments.positional() else { throw UsageError("boot needs a subcommand: report, run, start or wait") }
+        guard let sub = arguments.positional() else {
+            throw UsageError("boot needs a subcommand: report, run, start or wait")
+        }
         switch sub {
         case "report":
             let svg = try arguments.option("--svg")
             try arguments.finish()
-            let report = try options.client().request(ControlRequest(.boot, header: ["op": "report"]), timeoutMilliseconds: options.timeoutMilliseconds).json()
+            let report = try options.client().request(
+                ControlRequest(.boot, header: ["op": "report"]),
+                timeoutMilliseconds: options.timeoutMilliseconds
+            ).json()
             if let svg {
                 try BootTimeline.svg(report).write(toFile: svg, atomically: true, encoding: .utf8)
                 Console.error("wrote the timeline to \(svg)")
@@ -44,19 +49,29 @@ enum BootCommand: CLICommand {
         case "run":
             guard let task = arguments.positional() else { throw UsageError("boot run needs a TASK") }
             try arguments.finish()
-            let reply = try options.client().request(ControlRequest(.boot, header: ["op": "run", "task": .string(task)]), timeoutMilliseconds: max(options.timeoutMilliseconds, 60_000))
+            let reply = try options.client().request(
+                ControlRequest(.boot, header: ["op": "run", "task": .string(task)]),
+                timeoutMilliseconds: max(options.timeoutMilliseconds, 60_000))
             let body = try reply.json()
             if options.json {
                 Console.out(body.description)
             } else {
-                Console.out("\(task): \(body["outcome"]?.stringValue ?? "?")" + (body["reason"]?.stringValue.map { " (\($0))" } ?? ""))
+                Console.out(
+                    "\(task): \(body["outcome"]?.stringValue ?? "?")"
+                        + (body["reason"]?.stringValue.map { " (\($0))" } ?? ""))
             }
             return body["outcome"] == "failed" ? 1 : 0
         case "start":
             let launchOptions = try TextFormat.payload(arguments.remainingPositionals())
             try arguments.finish()
-            let body = try options.client().request(ControlRequest(.boot, header: ["op": "start", "launchOptions": launchOptions]), timeoutMilliseconds: options.timeoutMilliseconds).json()
-            Console.out(options.json ? body.description : "boot #\(body["boot"]?.intValue ?? 0) \(body["state"]?.stringValue ?? "")")
+            let body = try options.client().request(
+                ControlRequest(.boot, header: ["op": "start", "launchOptions": launchOptions]),
+                timeoutMilliseconds: options.timeoutMilliseconds
+            ).json()
+            Console.out(
+                options.json
+                    ? body.description
+                    : "boot #\(body["boot"]?.intValue ?? 0) \(body["state"]?.stringValue ?? "")")
             return 0
         case "wait":
             try arguments.finish()
@@ -69,37 +84,60 @@ enum BootCommand: CLICommand {
     /// Streams the boot's progress: what finished already, then each task as it finishes.
     static func wait(_ options: ClientOptions) throws -> Int32 {
         let client = try options.client()
-        let subscriber = try client.subscribe(to: [.bootDidStart, .bootTaskDidFinish, .bootDidFinish], timeoutMilliseconds: options.timeoutMilliseconds)
+        let subscriber = try client.subscribe(
+            to: [.bootDidStart, .bootTaskDidFinish, .bootDidFinish],
+            timeoutMilliseconds: options.timeoutMilliseconds)
         var printed: Set<String> = []
-        let deadline = SystemClock.monotonicNanoseconds() + UInt64(max(options.timeoutMilliseconds, 120_000)) * 1_000_000
+        let deadline =
+            SystemClock.monotonicNanoseconds() + UInt64(max(options.timeoutMilliseconds, 120_000)) * 1_000_000
         func finished(_ report: JSONValue) -> Int32? {
             for task in report["tasks"]?.arrayValue ?? [] {
-                guard let name = task["name"]?.stringValue, ["done", "skipped", "failed"].contains(task["state"]?.stringValue ?? ""), !printed.contains(name) else { continue }
+                guard let name = task["name"]?.stringValue,
+                    ["done", "skipped", "failed"].contains(task["state"]?.stringValue ?? ""),
+                    !printed.contains(name)
+                else { continue }
                 printed.insert(name)
-                Console.out(line(name: name, outcome: task["state"]?.stringValue ?? "", duration: task["durationMs"]?.intValue, reason: task["reason"]?.stringValue))
+                Console.out(
+                    line(
+                        name: name, outcome: task["state"]?.stringValue ?? "",
+                        duration: task["durationMs"]?.intValue, reason: task["reason"]?.stringValue))
             }
             switch report["state"]?.stringValue {
             case "done":
-                Console.out("boot #\(report["boot"]?.intValue ?? 0) done in \(report["durationMs"]?.intValue ?? 0) ms")
+                Console.out(
+                    "boot #\(report["boot"]?.intValue ?? 0) done in \(report["durationMs"]?.intValue ?? 0) ms"
+                )
                 return 0
             case "failed", "refused":
-                Console.out("boot #\(report["boot"]?.intValue ?? 0) \(report["state"]?.stringValue ?? ""): \(report["error"]?.stringValue ?? "")")
+                Console.out(
+                    "boot #\(report["boot"]?.intValue ?? 0) \(report["state"]?.stringValue ?? ""): \(report["error"]?.stringValue ?? "")"
+                )
                 return 1
             default: return nil
             }
         }
-        let report = try client.request(ControlRequest(.boot, header: ["op": "report"]), timeoutMilliseconds: options.timeoutMilliseconds).json()
+        let report = try client.request(
+            ControlRequest(.boot, header: ["op": "report"]), timeoutMilliseconds: options.timeoutMilliseconds
+        ).json()
         if report["state"] == "waiting" { Console.out("waiting for the services the boot expects …") }
         if let status = finished(report) { return status }
         while SystemClock.monotonicNanoseconds() < deadline {
             guard let event = try subscriber.next(timeoutMilliseconds: 500) else { continue }
             let payload = (try? JSONParser.parse(event.payload)) ?? .null
-            if event.name == .bootTaskDidFinish, let name = payload["task"]?.stringValue, !printed.contains(name) {
+            if event.name == .bootTaskDidFinish, let name = payload["task"]?.stringValue,
+                !printed.contains(name)
+            {
                 printed.insert(name)
-                Console.out(line(name: name, outcome: payload["outcome"]?.stringValue ?? "", duration: payload["durationMs"]?.intValue, reason: payload["reason"]?.stringValue))
+                Console.out(
+                    line(
+                        name: name, outcome: payload["outcome"]?.stringValue ?? "",
+                        duration: payload["durationMs"]?.intValue, reason: payload["reason"]?.stringValue))
             }
             if event.name == .bootDidFinish {
-                let final = try client.request(ControlRequest(.boot, header: ["op": "report"]), timeoutMilliseconds: options.timeoutMilliseconds).json()
+                let final = try client.request(
+                    ControlRequest(.boot, header: ["op": "report"]),
+                    timeoutMilliseconds: options.timeoutMilliseconds
+                ).json()
                 return finished(final) ?? 1
             }
         }
@@ -109,23 +147,33 @@ enum BootCommand: CLICommand {
     static func line(name: String, outcome: String, duration: Int64?, reason: String?) -> String {
         let mark = outcome == "done" ? "✓" : (outcome == "skipped" ? "–" : "✗")
         let time = duration.map { "\($0) ms" } ?? ""
-        return "  \(mark) \(name.padding(toLength: 28, withPad: " ", startingAt: 0)) \(time.padding(toLength: 9, withPad: " ", startingAt: 0))" + (reason.map { " \(outcome): \($0)" } ?? "")
+        return
+            "  \(mark) \(name.padding(toLength: 28, withPad: " ", startingAt: 0)) \(time.padding(toLength: 9, withPad: " ", startingAt: 0))"
+            + (reason.map { " \(outcome): \($0)" } ?? "")
     }
 
-    static func seconds(_ milliseconds: Int64) -> String { String(format: "%.3fs", Double(milliseconds) / 1000) }
+    static func seconds(_ milliseconds: Int64) -> String {
+        String(format: "%.3fs", Double(milliseconds) / 1000)
+    }
 
     /// The blame list and critical chain, as systemd-analyze prints them.
     static func text(_ report: JSONValue) -> String {
         if report["state"] == "none" {
             let planned = report["planned"]?.arrayValue ?? []
-            return "no boot has run yet (it starts on didFinishLaunching, or 'lifeline boot start'); \(planned.count) tasks are declared:\n"
-                + planned.map { "  \($0["name"]?.stringValue ?? "") (\($0["phase"]?.stringValue ?? ""))" }.joined(separator: "\n")
+            return
+                "no boot has run yet (it starts on didFinishLaunching, or 'lifeline boot start'); \(planned.count) tasks are declared:\n"
+                + planned.map { "  \($0["name"]?.stringValue ?? "") (\($0["phase"]?.stringValue ?? ""))" }
+                .joined(separator: "\n")
         }
-        let tasks = Dictionary(uniqueKeysWithValues: (report["tasks"]?.arrayValue ?? []).compactMap { task in task["name"]?.stringValue.map { ($0, task) } })
+        let tasks = Dictionary(
+            uniqueKeysWithValues: (report["tasks"]?.arrayValue ?? []).compactMap { task in
+                task["name"]?.stringValue.map { ($0, task) }
+            })
         var lines = [
             "boot #\(report["boot"]?.intValue ?? 0) \(report["state"]?.stringValue ?? "") in \(report["durationMs"]?.intValue ?? 0) ms"
                 + (report["launchOptions"].map { $0 == .emptyObject ? "" : " (launch options \($0))" } ?? ""),
-            "phases: " + (report["phases"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: " → "),
+            "phases: "
+                + (report["phases"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: " → "),
         ]
         if let error = report["error"]?.stringValue { lines.append("stopped: \(error)") }
         let missing = (report["missing"]?.arrayValue ?? []).compactMap(\.stringValue)
@@ -134,21 +182,33 @@ enum BootCommand: CLICommand {
         for name in (report["blame"]?.arrayValue ?? []).compactMap(\.stringValue) {
             guard let task = tasks[name] else { continue }
             let duration = "\(task["durationMs"]?.intValue ?? 0)ms"
-            let notes = [task["service"]?.stringValue, task["phase"]?.stringValue, task["async"] == true ? "async" : nil, task["state"] == "failed" ? "FAILED" : nil]
-                .compactMap { $0 }.joined(separator: ", ")
-            lines.append("\(String(repeating: " ", count: max(0, 9 - duration.count)))\(duration) \(name) (\(notes))")
+            let notes = [
+                task["service"]?.stringValue, task["phase"]?.stringValue,
+                task["async"] == true ? "async" : nil, task["state"] == "failed" ? "FAILED" : nil,
+            ]
+            .compactMap { $0 }.joined(separator: ", ")
+            lines.append(
+                "\(String(repeating: " ", count: max(0, 9 - duration.count)))\(duration) \(name) (\(notes))")
         }
         lines.append("\ncritical chain (@start +duration):")
-        for (depth, name) in (report["criticalChain"]?.arrayValue ?? []).compactMap(\.stringValue).enumerated() {
+        for (depth, name) in (report["criticalChain"]?.arrayValue ?? []).compactMap(\.stringValue)
+            .enumerated()
+        {
             guard let task = tasks[name] else { continue }
             let prefix = depth == 0 ? "" : String(repeating: "  ", count: depth - 1) + "└─"
-            lines.append("\(prefix)\(name) @\(seconds(task["startMs"]?.intValue ?? 0)) +\(seconds(task["durationMs"]?.intValue ?? 0))")
+            lines.append(
+                "\(prefix)\(name) @\(seconds(task["startMs"]?.intValue ?? 0)) +\(seconds(task["durationMs"]?.intValue ?? 0))"
+            )
         }
-        let others = tasks.values.filter { $0["state"] == "skipped" || $0["state"] == "failed" }.sorted { ($0["name"]?.stringValue ?? "") < ($1["name"]?.stringValue ?? "") }
+        let others = tasks.values.filter { $0["state"] == "skipped" || $0["state"] == "failed" }.sorted {
+            ($0["name"]?.stringValue ?? "") < ($1["name"]?.stringValue ?? "")
+        }
         if !others.isEmpty {
             lines.append("\nnot done:")
             for task in others {
-                lines.append("  \(task["name"]?.stringValue ?? "") \(task["state"]?.stringValue ?? ""): \(task["reason"]?.stringValue ?? "")")
+                lines.append(
+                    "  \(task["name"]?.stringValue ?? "") \(task["state"]?.stringValue ?? ""): \(task["reason"]?.stringValue ?? "")"
+                )
             }
         }
         return lines.joined(separator: "\n")

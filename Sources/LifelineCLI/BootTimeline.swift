@@ -5,10 +5,13 @@ import LifelineProtocol
 /// Draws a boot report as an SVG timeline: one row per task grouped by process, bars coloured by
 /// phase, the critical chain outlined.
 enum BootTimeline {
-    static let palette = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f"]
+    static let palette = [
+        "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f",
+    ]
 
     static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
     }
 
     static func svg(_ report: JSONValue) -> String {
@@ -16,13 +19,22 @@ enum BootTimeline {
         let phases = (report["phases"]?.arrayValue ?? []).compactMap(\.stringValue)
         let chain = Set((report["criticalChain"]?.arrayValue ?? []).compactMap(\.stringValue))
         let services = Array(Set(tasks.compactMap { $0["service"]?.stringValue })).sorted { a, b in
-            let first = { (name: String) in tasks.filter { $0["service"]?.stringValue == name }.compactMap { $0["startMs"]?.intValue }.min() ?? .max }
+            let first = { (name: String) in
+                tasks.filter { $0["service"]?.stringValue == name }.compactMap { $0["startMs"]?.intValue }
+                    .min() ?? .max
+            }
             return (first(a), a) < (first(b), b)
         }
         let ordered = services.flatMap { service in
-            tasks.filter { $0["service"]?.stringValue == service }.sorted { ($0["startMs"]?.intValue ?? .max) < ($1["startMs"]?.intValue ?? .max) }
+            tasks.filter { $0["service"]?.stringValue == service }.sorted {
+                ($0["startMs"]?.intValue ?? .max) < ($1["startMs"]?.intValue ?? .max)
+            }
         }
-        let end = max(1, tasks.compactMap { task in task["startMs"]?.intValue.map { $0 + (task["durationMs"]?.intValue ?? 0) } }.max() ?? 1)
+        let end = max(
+            1,
+            tasks.compactMap { task in
+                task["startMs"]?.intValue.map { $0 + (task["durationMs"]?.intValue ?? 0) }
+            }.max() ?? 1)
         let (left, right, top, rowHeight) = (230.0, 130.0, 70.0, 24.0)
         let width = 1000.0
         let plot = width - left - right
@@ -35,11 +47,16 @@ enum BootTimeline {
             <text x="20" y="48" fill="#555">one row per task, grouped by process; colour = phase; thick red outline = critical chain; launch options \(escape((report["launchOptions"] ?? .null).description))</text>
 
             """
-        let step = max(1, Int64(pow(10, floor(log10(Double(end))))) / (end / Int64(pow(10, floor(log10(Double(end))))) > 4 ? 1 : 5))
+        let step = max(
+            1,
+            Int64(pow(10, floor(log10(Double(end)))))
+                / (end / Int64(pow(10, floor(log10(Double(end))))) > 4 ? 1 : 5))
         var tick: Int64 = 0
         while tick <= end {
-            svg += "<line x1=\"\(x(tick))\" y1=\"\(top - 6)\" x2=\"\(x(tick))\" y2=\"\(top + Double(ordered.count) * rowHeight)\" stroke=\"#eee\"/>"
-            svg += "<text x=\"\(x(tick))\" y=\"\(top - 10)\" text-anchor=\"middle\" fill=\"#666\">\(tick) ms</text>\n"
+            svg +=
+                "<line x1=\"\(x(tick))\" y1=\"\(top - 6)\" x2=\"\(x(tick))\" y2=\"\(top + Double(ordered.count) * rowHeight)\" stroke=\"#eee\"/>"
+            svg +=
+                "<text x=\"\(x(tick))\" y=\"\(top - 10)\" text-anchor=\"middle\" fill=\"#666\">\(tick) ms</text>\n"
             tick += step
         }
         var lastService = ""
@@ -53,23 +70,30 @@ enum BootTimeline {
             }
             let name = task["name"]?.stringValue ?? ""
             let state = task["state"]?.stringValue ?? ""
-            svg += "<text x=\"\(left - 8)\" y=\"\(y + 16)\" text-anchor=\"end\">\(escape(String(name.dropFirst(service.count + 1))))</text>"
-            let colour = palette[(phases.firstIndex(of: task["phase"]?.stringValue ?? "") ?? 0) % palette.count]
+            svg +=
+                "<text x=\"\(left - 8)\" y=\"\(y + 16)\" text-anchor=\"end\">\(escape(String(name.dropFirst(service.count + 1))))</text>"
+            let colour = palette[
+                (phases.firstIndex(of: task["phase"]?.stringValue ?? "") ?? 0) % palette.count]
             guard let start = task["startMs"]?.intValue else { continue }
             let duration = task["durationMs"]?.intValue ?? 0
             let barWidth = max(2, x(start + duration) - x(start))
             let onChain = chain.contains(name)
             let fill = state == "skipped" ? "#ddd" : (state == "failed" ? "#e15759" : colour)
-            svg += "<rect x=\"\(x(start))\" y=\"\(y + 4)\" width=\"\(barWidth)\" height=\"\(rowHeight - 8)\" rx=\"3\" fill=\"\(fill)\"\(onChain ? " stroke=\"#c00\" stroke-width=\"3\"" : "")/>"
-            let label = state == "done" ? "\(duration) ms" : "\(state)\(duration > 0 ? " \(duration) ms" : "")"
-            svg += "<text x=\"\(x(start) + barWidth + 6)\" y=\"\(y + 16)\" fill=\"#333\">\(escape(label))\(task["async"] == true ? " (async)" : "")</text>\n"
+            svg +=
+                "<rect x=\"\(x(start))\" y=\"\(y + 4)\" width=\"\(barWidth)\" height=\"\(rowHeight - 8)\" rx=\"3\" fill=\"\(fill)\"\(onChain ? " stroke=\"#c00\" stroke-width=\"3\"" : "")/>"
+            let label =
+                state == "done" ? "\(duration) ms" : "\(state)\(duration > 0 ? " \(duration) ms" : "")"
+            svg +=
+                "<text x=\"\(x(start) + barWidth + 6)\" y=\"\(y + 16)\" fill=\"#333\">\(escape(label))\(task["async"] == true ? " (async)" : "")</text>\n"
         }
         let legendY = top + Double(ordered.count) * rowHeight + 40
         for (index, phase) in phases.enumerated() {
             let lx = 20.0 + Double(index) * 130
-            svg += "<rect x=\"\(lx)\" y=\"\(legendY)\" width=\"14\" height=\"14\" fill=\"\(palette[index % palette.count])\"/><text x=\"\(lx + 20)\" y=\"\(legendY + 12)\">\(escape(phase))</text>\n"
+            svg +=
+                "<rect x=\"\(lx)\" y=\"\(legendY)\" width=\"14\" height=\"14\" fill=\"\(palette[index % palette.count])\"/><text x=\"\(lx + 20)\" y=\"\(legendY + 12)\">\(escape(phase))</text>\n"
         }
-        svg += "<rect x=\"20\" y=\"\(legendY + 24)\" width=\"14\" height=\"14\" fill=\"white\" stroke=\"#c00\" stroke-width=\"3\"/><text x=\"40\" y=\"\(legendY + 36)\">critical chain</text>\n"
+        svg +=
+            "<rect x=\"20\" y=\"\(legendY + 24)\" width=\"14\" height=\"14\" fill=\"white\" stroke=\"#c00\" stroke-width=\"3\"/><text x=\"40\" y=\"\(legendY + 36)\">critical chain</text>\n"
         return svg + "</svg>\n"
     }
 }

@@ -5,16 +5,20 @@ import LifelineProtocol
 /// The `lifeline` command line: `lifeline COMMAND [options]`.
 public enum CLI {
     static let commands: [CommandEntry] = [
-        CommandEntry(BrokerCommand.self), CommandEntry(PublishCommand.self), CommandEntry(DispatchCommand.self), CommandEntry(TailCommand.self),
+        CommandEntry(BrokerCommand.self), CommandEntry(PublishCommand.self),
+        CommandEntry(DispatchCommand.self), CommandEntry(TailCommand.self),
         CommandEntry(ServicesCommand.self), CommandEntry(LookupCommand.self), CommandEntry(CallCommand.self),
-        CommandEntry(AppsCommand.self), CommandEntry(BootCommand.self), CommandEntry(StatusCommand.self), CommandEntry(EventsCommand.self), CommandEntry(TopologyCommand.self),
+        CommandEntry(AppsCommand.self), CommandEntry(BootCommand.self), CommandEntry(StatusCommand.self),
+        CommandEntry(EventsCommand.self), CommandEntry(TopologyCommand.self),
     ]
 
     static let version = "0.1.0"
 
     static var overview: String {
         let width = commands.map { $0.name.count }.max() ?? 0
-        let lines = commands.map { "  \($0.name.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.summary)" }
+        let lines = commands.map {
+            "  \($0.name.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.summary)"
+        }
         return """
             usage: lifeline COMMAND [options]
 
@@ -30,7 +34,9 @@ public enum CLI {
 
     /// Runs the command line `arguments` (without the executable) and returns the exit status.
     public static func main(_ arguments: [String]) -> Int32 {
-        guard let name = arguments.first, !name.hasPrefix("-") || ["-h", "--help", "--version"].contains(name) else {
+        guard let name = arguments.first,
+            !name.hasPrefix("-") || ["-h", "--help", "--version"].contains(name)
+        else {
             Console.error(overview)
             return 2
         }
@@ -43,7 +49,9 @@ public enum CLI {
             return 0
         }
         guard let command = commands.first(where: { $0.name == name }) else {
-            Console.error("lifeline: unknown command '\(name)'; commands: \(commands.map(\.name).joined(separator: ", "))")
+            Console.error(
+                "lifeline: unknown command '\(name)'; commands: \(commands.map(\.name).joined(separator: ", "))"
+            )
             return 2
         }
         var rest = CommandLineArguments(Array(arguments.dropFirst()))

@@ -24,16 +24,24 @@ enum CallCommand: CLICommand {
         }
         var body = JSONValue.null
         if let text = arguments.positional() {
-            do { body = try JSONParser.parse(text) } catch { throw UsageError("the body is not JSON: \(error)") }
+            do { body = try JSONParser.parse(text) } catch {
+                throw UsageError("the body is not JSON: \(error)")
+            }
         }
         try arguments.finish()
         let request = ControlRequest(
-            .call, header: ["service": .string(service), "method": .string(method), "timeoutMs": .int(Int64(options.timeoutMilliseconds))],
+            .call,
+            header: [
+                "service": .string(service), "method": .string(method),
+                "timeoutMs": .int(Int64(options.timeoutMilliseconds)),
+            ],
             payload: JSONWriter.encode(body))
-        let reply = try options.client().send(request, timeoutMilliseconds: options.timeoutMilliseconds + 1000)
+        let reply = try options.client().send(
+            request, timeoutMilliseconds: options.timeoutMilliseconds + 1000)
         let json = (try? reply.json()) ?? .string(String(decoding: reply.body, as: UTF8.self))
         guard reply.status.isSuccess else {
-            Console.error("lifeline call: \(service).\(method) failed with \(reply.status): \(reply.errorMessage)")
+            Console.error(
+                "lifeline call: \(service).\(method) failed with \(reply.status): \(reply.errorMessage)")
             if json.objectValue.map({ $0.count > 1 }) == true { Console.out(json.description) }
             return 1
         }

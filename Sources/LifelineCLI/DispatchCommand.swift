@@ -31,7 +31,8 @@ enum DispatchCommand: CLICommand {
         var header: [String: JSONValue] = ["event": .string(event.rawValue)]
         if let stepTimeout { header["timeoutMs"] = .int(Int64(stepTimeout)) }
         if force { header["force"] = true }
-        let longest = max(stepTimeout ?? 2000, EventCatalog.descriptor(for: event)?.deadlineMilliseconds ?? 2000)
+        let longest = max(
+            stepTimeout ?? 2000, EventCatalog.descriptor(for: event)?.deadlineMilliseconds ?? 2000)
         let reply = try options.client().request(
             ControlRequest(.dispatch, header: .object(header), payload: JSONWriter.encode(payload)),
             timeoutMilliseconds: max(options.timeoutMilliseconds, longest * 20 + 5000))
@@ -41,17 +42,24 @@ enum DispatchCommand: CLICommand {
             return 0
         }
         let outcome = DispatchOutcome(json: body)
-        var lines = ["\(outcome.event) dispatch #\(outcome.dispatch): \(outcome.result.rawValue)" + (outcome.decidedBy.map { " (decided by \($0))" } ?? " (nobody decided)")]
+        var lines = [
+            "\(outcome.event) dispatch #\(outcome.dispatch): \(outcome.result.rawValue)"
+                + (outcome.decidedBy.map { " (decided by \($0))" } ?? " (nobody decided)")
+        ]
         if let value = outcome.returnValue { lines.append("  returns:    \(value ? "YES" : "NO")") }
         if let completion = outcome.completion { lines.append("  completion: \(completion)") }
-        if body["launchEndedEarly"]?.boolValue == true { lines.append("  launch ended early: afterDidFinishLaunching skipped") }
+        if body["launchEndedEarly"]?.boolValue == true {
+            lines.append("  launch ended early: afterDidFinishLaunching skipped")
+        }
         lines.append("  payload:    \(outcome.payload)")
         lines.append("  lifecycle:  \(outcome.lifecycle)")
         if outcome.trace.isEmpty { lines.append("  no service handles \(outcome.event)") }
         for (index, step) in outcome.trace.enumerated() {
             let what = step.answer?.rawValue ?? step.status
             let time = String(format: "%.1f ms", Double(step.durationMicroseconds) / 1000)
-            lines.append("  \(index + 1). \(step.service) [\(step.event)] \(what) in \(time)" + (step.error.map { " — \($0)" } ?? ""))
+            lines.append(
+                "  \(index + 1). \(step.service) [\(step.event)] \(what) in \(time)"
+                    + (step.error.map { " — \($0)" } ?? ""))
         }
         Console.out(lines.joined(separator: "\n"))
         return 0

@@ -20,7 +20,13 @@ enum EventsCommand: CLICommand {
                 [
                     "name": .string(descriptor.name.rawValue), "origin": .string(descriptor.origin.rawValue),
                     "counterpart": .string(descriptor.counterpart),
-                    "fields": .array(descriptor.fields.map { ["name": .string($0.name), "type": .string($0.kind.rawValue), "required": .bool($0.isRequired)] }),
+                    "fields": .array(
+                        descriptor.fields.map {
+                            [
+                                "name": .string($0.name), "type": .string($0.kind.rawValue),
+                                "required": .bool($0.isRequired),
+                            ]
+                        }),
                 ]
             }
             Console.out(JSONValue.array(list).description)
@@ -29,7 +35,10 @@ enum EventsCommand: CLICommand {
         let rows = EventCatalog.all.map { descriptor in
             [
                 descriptor.name.rawValue, descriptor.origin == .runtime ? "broker" : "app",
-                descriptor.fields.isEmpty ? "-" : descriptor.fields.map { "\($0.name)\($0.isRequired ? "" : "?"):\($0.kind.rawValue)" }.joined(separator: " "),
+                descriptor.fields.isEmpty
+                    ? "-"
+                    : descriptor.fields.map { "\($0.name)\($0.isRequired ? "" : "?"):\($0.kind.rawValue)" }
+                        .joined(separator: " "),
             ]
         }
         Console.out(TextFormat.table(["EVENT", "FROM", "FIELDS (? = optional)"], rows))

@@ -18,7 +18,9 @@ enum LookupCommand: CLICommand {
         let options = try ClientOptions(&arguments)
         guard let name = arguments.positional() else { throw UsageError("lookup needs a service NAME") }
         try arguments.finish()
-        let reply = try options.client().request(ControlRequest(.lookup, header: ["name": .string(name)]), timeoutMilliseconds: options.timeoutMilliseconds)
+        let reply = try options.client().request(
+            ControlRequest(.lookup, header: ["name": .string(name)]),
+            timeoutMilliseconds: options.timeoutMilliseconds)
         let body = try reply.json()
         if options.json {
             Console.out(body.description)

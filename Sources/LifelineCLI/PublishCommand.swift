@@ -31,11 +31,14 @@ enum PublishCommand: CLICommand {
         let force = arguments.flag("--force")
         if ack && noAck { throw UsageError("--ack and --no-ack exclude each other") }
         let (event, payload) = try TextFormat.event(&arguments, for: "publish")
-        var header: [String: JSONValue] = ["event": .string(event.rawValue), "timeoutMs": .int(Int64(options.timeoutMilliseconds))]
+        var header: [String: JSONValue] = [
+            "event": .string(event.rawValue), "timeoutMs": .int(Int64(options.timeoutMilliseconds)),
+        ]
         if ack || noAck { header["ack"] = .bool(ack) }
         if force { header["force"] = true }
         let request = ControlRequest(.publish, header: .object(header), payload: JSONWriter.encode(payload))
-        let reply = try options.client().request(request, timeoutMilliseconds: options.timeoutMilliseconds + 2000)
+        let reply = try options.client().request(
+            request, timeoutMilliseconds: options.timeoutMilliseconds + 2000)
         let body = try reply.json()
         let missing = body["missing"]?.arrayValue ?? []
         let failed = body["failed"]?.arrayValue ?? []
@@ -44,17 +47,24 @@ enum PublishCommand: CLICommand {
         } else {
             let subscribers = body["subscribers"]?.intValue ?? 0
             let noun = subscribers == 1 ? "service" : "services"
-            var line = "published \(event) #\(body["sequence"]?.intValue ?? 0) to \(subscribers) subscribed \(noun)"
+            var line =
+                "published \(event) #\(body["sequence"]?.intValue ?? 0) to \(subscribers) subscribed \(noun)"
             if let acknowledged = body["acknowledged"]?.arrayValue {
                 let names = acknowledged.compactMap(\.stringValue)
-                line += "; acknowledged by \(names.count) of \(subscribers)" + (names.isEmpty ? "" : " (\(names.joined(separator: ", ")))")
+                line +=
+                    "; acknowledged by \(names.count) of \(subscribers)"
+                    + (names.isEmpty ? "" : " (\(names.joined(separator: ", ")))")
             }
             Console.out(line)
             for entry in failed {
-                Console.error("  \(entry["service"]?.stringValue ?? "?") handled it with an error: \(entry["error"]?.stringValue ?? "")")
+                Console.error(
+                    "  \(entry["service"]?.stringValue ?? "?") handled it with an error: \(entry["error"]?.stringValue ?? "")"
+                )
             }
             for entry in missing {
-                Console.error("  \(entry["service"]?.stringValue ?? "?") did not acknowledge: \(entry["reason"]?.stringValue ?? "")")
+                Console.error(
+                    "  \(entry["service"]?.stringValue ?? "?") did not acknowledge: \(entry["reason"]?.stringValue ?? "")"
+                )
             }
         }
         return missing.isEmpty && failed.isEmpty ? 0 : 1

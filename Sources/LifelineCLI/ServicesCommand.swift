@@ -18,13 +18,16 @@ enum ServicesCommand: CLICommand {
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
         try arguments.finish()
-        let reply = try options.client().request(ControlRequest(.list), timeoutMilliseconds: options.timeoutMilliseconds)
+        let reply = try options.client().request(
+            ControlRequest(.list), timeoutMilliseconds: options.timeoutMilliseconds)
         let body = try reply.json()
         if options.json {
             Console.out(body.description)
             return 0
         }
-        let records = try (body["services"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in try ServiceRecord(json: value) }
+        let records = try (body["services"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in
+            try ServiceRecord(json: value)
+        }
         if records.isEmpty {
             Console.out("no services registered")
             return 0
@@ -32,13 +35,16 @@ enum ServicesCommand: CLICommand {
         let rows = records.map { record in
             [
                 record.name, String(record.registration.pid), record.registration.host,
-                record.registration.events.isEmpty ? "-" : record.registration.events.map(\.rawValue).joined(separator: ","),
-                record.registration.methods.isEmpty ? "-" : record.registration.methods.joined(separator: ","),
+                record.registration.events.isEmpty
+                    ? "-" : record.registration.events.map(\.rawValue).joined(separator: ","),
+                record.registration.methods.isEmpty
+                    ? "-" : record.registration.methods.joined(separator: ","),
                 TextFormat.duration(milliseconds: record.uptimeMilliseconds),
                 TextFormat.duration(milliseconds: record.lastSeenMillisecondsAgo) + " ago",
             ]
         }
-        Console.out(TextFormat.table(["NAME", "PID", "HOST", "EVENTS", "METHODS", "UPTIME", "LAST HEARTBEAT"], rows))
+        Console.out(
+            TextFormat.table(["NAME", "PID", "HOST", "EVENTS", "METHODS", "UPTIME", "LAST HEARTBEAT"], rows))
         return 0
     }
 }

@@ -16,8 +16,11 @@ enum StatusCommand: CLICommand {
         let options = try ClientOptions(&arguments)
         try arguments.finish()
         let client = try options.client()
-        let hello = try client.request(ControlRequest(.hello), timeoutMilliseconds: options.timeoutMilliseconds).json()
-        let list = try client.request(ControlRequest(.list), timeoutMilliseconds: options.timeoutMilliseconds).json()
+        let hello = try client.request(
+            ControlRequest(.hello), timeoutMilliseconds: options.timeoutMilliseconds
+        ).json()
+        let list = try client.request(ControlRequest(.list), timeoutMilliseconds: options.timeoutMilliseconds)
+            .json()
         let services = list["services"]?.arrayValue ?? []
         if options.json {
             guard case .object(var members) = hello else { return 1 }

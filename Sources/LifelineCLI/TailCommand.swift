@@ -22,13 +22,18 @@ enum TailCommand: CLICommand {
         let count = try arguments.integer("--count", in: 1...Int.max)
         var events: [EventName] = []
         for name in arguments.remainingPositionals() {
-            do { events.append(try EventCatalog.validateName(name)) } catch { throw UsageError(error.message) }
+            do { events.append(try EventCatalog.validateName(name)) } catch {
+                throw UsageError(error.message)
+            }
         }
         try arguments.finish()
-        let subscriber = try options.client().subscribe(to: events.isEmpty ? nil : events, timeoutMilliseconds: options.timeoutMilliseconds)
+        let subscriber = try options.client().subscribe(
+            to: events.isEmpty ? nil : events, timeoutMilliseconds: options.timeoutMilliseconds)
         let interrupted = Atomic<Bool>(false)
         let watcher = SignalWatcher { _ in interrupted.store(true, ordering: .relaxed) }
-        Console.error("# tailing \(events.isEmpty ? "every event" : events.map(\.rawValue).joined(separator: ", ")) on \(subscriber.endpoint)")
+        Console.error(
+            "# tailing \(events.isEmpty ? "every event" : events.map(\.rawValue).joined(separator: ", ")) on \(subscriber.endpoint)"
+        )
         var printed = 0
         while !interrupted.load(ordering: .relaxed) {
             let message: BusMessage
@@ -48,13 +53,17 @@ enum TailCommand: CLICommand {
     }
 
     static func line(for message: BusMessage, json: Bool) -> String {
-        let payload = (try? JSONParser.parse(message.payload)) ?? .string(String(decoding: message.payload, as: UTF8.self))
+        let payload =
+            (try? JSONParser.parse(message.payload))
+            ?? .string(String(decoding: message.payload, as: UTF8.self))
         let time = Console.timestamp(wallNanoseconds: message.header.publishedWallNanoseconds)
         if json {
             let object: JSONValue = [
                 "event": .string(message.name.rawValue), "sequence": .int(Int64(message.header.sequence)),
-                "topicSequence": .int(Int64(message.header.topicSequence)), "epoch": .int(Int64(message.header.epoch)),
-                "publishedAt": .string(time), "acknowledge": .bool(message.header.flags & 1 == 1), "payload": payload,
+                "topicSequence": .int(Int64(message.header.topicSequence)),
+                "epoch": .int(Int64(message.header.epoch)),
+                "publishedAt": .string(time), "acknowledge": .bool(message.header.flags & 1 == 1),
+                "payload": payload,
             ]
             return object.description
         }

@@ -28,7 +28,8 @@ enum TextFormat {
                     throw UsageError("the value of '\(key)' is not JSON: \(error)")
                 }
             } else if let equals = argument.firstIndex(of: "=") {
-                members[String(argument[..<equals])] = .string(String(argument[argument.index(after: equals)...]))
+                members[String(argument[..<equals])] = .string(
+                    String(argument[argument.index(after: equals)...]))
             } else {
                 throw UsageError("'\(argument)' is not key=value or key:=json")
             }
@@ -38,7 +39,9 @@ enum TextFormat {
     }
 
     /// Reads `EVENT [key=value ...]` for `command` and checks the event as the broker will.
-    static func event(_ arguments: inout CommandLineArguments, for command: String) throws(UsageError) -> (EventName, JSONValue) {
+    static func event(_ arguments: inout CommandLineArguments, for command: String) throws(UsageError) -> (
+        EventName, JSONValue
+    ) {
         guard let name = arguments.positional() else { throw UsageError("\(command) needs an EVENT") }
         let payload = try payload(arguments.remainingPositionals())
         try arguments.finish()
@@ -57,7 +60,8 @@ enum TextFormat {
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         return all.map { row in
             row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+                index == row.count - 1
+                    ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
             }.joined(separator: "  ")
         }.joined(separator: "\n")
     }
@@ -76,9 +80,12 @@ enum TextFormat {
         let inner = indent + "  "
         switch value {
         case .array(let elements) where !elements.isEmpty:
-            return "[\n" + elements.map { inner + pretty($0, indent: inner) }.joined(separator: ",\n") + "\n\(indent)]"
+            return "[\n" + elements.map { inner + pretty($0, indent: inner) }.joined(separator: ",\n")
+                + "\n\(indent)]"
         case .object(let members) where !members.isEmpty:
-            let lines = members.keys.sorted().map { key in "\(inner)\(JSONValue.string(key)): \(pretty(members[key]!, indent: inner))" }
+            let lines = members.keys.sorted().map { key in
+                "\(inner)\(JSONValue.string(key)): \(pretty(members[key]!, indent: inner))"
+            }
             return "{\n" + lines.joined(separator: ",\n") + "\n\(indent)}"
         default: return value.description
         }

@@ -31,19 +31,34 @@ enum TopologyCommand: CLICommand {
             throw LifelineError(.badRequest, "\(path): \(error.message)")
         }
         if shell {
-            Console.out("broker \(topology.control) \(topology.bus)" + (topology.launcher.map { " --launcher \($0)" } ?? ""))
+            Console.out(
+                "broker \(topology.control) \(topology.bus)"
+                    + (topology.launcher.map { " --launcher \($0)" } ?? ""))
             for service in topology.services {
-                Console.out((["service", service.name, service.executable] + service.arguments).joined(separator: " "))
+                Console.out(
+                    (["service", service.name, service.executable] + service.arguments).joined(separator: " ")
+                )
             }
         } else if json {
             let services: [JSONValue] = topology.services.map {
-                ["name": .string($0.name), "executable": .string($0.executable), "args": .array($0.arguments.map { .string($0) })]
+                [
+                    "name": .string($0.name), "executable": .string($0.executable),
+                    "args": .array($0.arguments.map { .string($0) }),
+                ]
             }
-            Console.out(JSONValue.object(["broker": ["control": .string(topology.control), "bus": .string(topology.bus)], "services": .array(services)]).description)
+            Console.out(
+                JSONValue.object([
+                    "broker": ["control": .string(topology.control), "bus": .string(topology.bus)],
+                    "services": .array(services),
+                ]).description)
         } else {
-            Console.out("broker: control \(topology.control), bus \(topology.bus)" + (topology.launcher.map { ", launcher \($0)" } ?? ""))
+            Console.out(
+                "broker: control \(topology.control), bus \(topology.bus)"
+                    + (topology.launcher.map { ", launcher \($0)" } ?? ""))
             for service in topology.services {
-                Console.out("service \(service.name): \(([service.executable] + service.arguments).joined(separator: " "))")
+                Console.out(
+                    "service \(service.name): \(([service.executable] + service.arguments).joined(separator: " "))"
+                )
             }
         }
         return 0

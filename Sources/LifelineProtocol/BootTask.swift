@@ -10,7 +10,8 @@ public enum BootCondition: Sendable, Equatable {
     public var json: JSONValue {
         switch self {
         case .launchOption(let key): ["launchOption": .string(key)]
-        case .environment(let name, let value): ["env": .string(name), "equals": value.map { .string($0) } ?? .null]
+        case .environment(let name, let value):
+            ["env": .string(name), "equals": value.map { .string($0) } ?? .null]
         case .check: ["check": true]
         }
     }
@@ -30,7 +31,8 @@ public enum BootCondition: Sendable, Equatable {
     public var description: String {
         switch self {
         case .launchOption(let key): "launch option '\(key)'"
-        case .environment(let name, let value): value.map { "environment \(name)=\($0)" } ?? "environment \(name)"
+        case .environment(let name, let value):
+            value.map { "environment \(name)=\($0)" } ?? "environment \(name)"
         case .check: "the service's own check"
         }
     }
@@ -73,8 +75,10 @@ public struct BootTask: Sendable, Equatable {
     public static let defaultDeadlineMilliseconds = 10_000
 
     public init(
-        name: String, service: String, kind: Kind = .task, phase: String = "services", priority: Int = 0, isAsynchronous: Bool = false,
-        after: [String] = [], condition: BootCondition? = nil, deadlineMilliseconds: Int = BootTask.defaultDeadlineMilliseconds,
+        name: String, service: String, kind: Kind = .task, phase: String = "services", priority: Int = 0,
+        isAsynchronous: Bool = false,
+        after: [String] = [], condition: BootCondition? = nil,
+        deadlineMilliseconds: Int = BootTask.defaultDeadlineMilliseconds,
         isRequired: Bool = false, runsOnce: Bool = false
     ) {
         self.name = name
@@ -92,18 +96,25 @@ public struct BootTask: Sendable, Equatable {
 
     public var json: JSONValue {
         [
-            "name": .string(name), "service": .string(service), "kind": .string(kind.rawValue), "phase": .string(phase),
-            "priority": .int(Int64(priority)), "async": .bool(isAsynchronous), "after": .array(after.map { .string($0) }),
-            "condition": condition?.json ?? .null, "deadlineMs": .int(Int64(deadlineMilliseconds)), "required": .bool(isRequired),
+            "name": .string(name), "service": .string(service), "kind": .string(kind.rawValue),
+            "phase": .string(phase),
+            "priority": .int(Int64(priority)), "async": .bool(isAsynchronous),
+            "after": .array(after.map { .string($0) }),
+            "condition": condition?.json ?? .null, "deadlineMs": .int(Int64(deadlineMilliseconds)),
+            "required": .bool(isRequired),
             "runOnce": .bool(runsOnce),
         ]
     }
 
     /// Reads a task declared by `service` (names without a dot get the service's prefix).
     public init(json: JSONValue, service: String) throws(ProtocolError) {
-        guard let raw = json["name"]?.stringValue, !raw.isEmpty else { throw ProtocolError(.badRequest, "a boot task needs a 'name'") }
+        guard let raw = json["name"]?.stringValue, !raw.isEmpty else {
+            throw ProtocolError(.badRequest, "a boot task needs a 'name'")
+        }
         let name = raw.contains(".") ? raw : "\(service).\(raw)"
-        if let problem = ServiceRegistration.nameProblem(name, what: "a boot task name") { throw ProtocolError(.badRequest, problem) }
+        if let problem = ServiceRegistration.nameProblem(name, what: "a boot task name") {
+            throw ProtocolError(.badRequest, problem)
+        }
         var task = BootTask(name: name, service: service)
         try task.apply(json)
         self = task
@@ -112,7 +123,9 @@ public struct BootTask: Sendable, Equatable {
     /// Applies the fields present in `json` (a declaration, or a topology override).
     public mutating func apply(_ json: JSONValue) throws(ProtocolError) {
         if let kind = json["kind"]?.stringValue {
-            guard let parsed = Kind(rawValue: kind) else { throw ProtocolError(.badRequest, "boot task \(name): unknown kind '\(kind)'") }
+            guard let parsed = Kind(rawValue: kind) else {
+                throw ProtocolError(.badRequest, "boot task \(name): unknown kind '\(kind)'")
+            }
             self.kind = parsed
         }
         if let phase = json["phase"]?.stringValue { self.phase = phase }
@@ -120,7 +133,9 @@ public struct BootTask: Sendable, Equatable {
         if let async = json["async"]?.boolValue { isAsynchronous = async }
         if let after = json["after"]?.arrayValue {
             self.after = try after.map { (value) throws(ProtocolError) -> String in
-                guard let text = value.stringValue else { throw ProtocolError(.badRequest, "boot task \(name): 'after' must list task names") }
+                guard let text = value.stringValue else {
+                    throw ProtocolError(.badRequest, "boot task \(name): 'after' must list task names")
+                }
                 return text
             }
         }
@@ -129,13 +144,18 @@ public struct BootTask: Sendable, Equatable {
                 self.condition = nil
             } else {
                 guard let parsed = BootCondition(json: condition) else {
-                    throw ProtocolError(.badRequest, "boot task \(name): 'condition' is {\"launchOption\": key}, {\"env\": NAME, \"equals\": value} or {\"check\": true}")
+                    throw ProtocolError(
+                        .badRequest,
+                        "boot task \(name): 'condition' is {\"launchOption\": key}, {\"env\": NAME, \"equals\": value} or {\"check\": true}"
+                    )
                 }
                 self.condition = parsed
             }
         }
         if let deadline = json["deadlineMs"]?.intValue {
-            guard (1...3_600_000).contains(deadline) else { throw ProtocolError(.badRequest, "boot task \(name): deadlineMs must be within 1...3600000") }
+            guard (1...3_600_000).contains(deadline) else {
+                throw ProtocolError(.badRequest, "boot task \(name): deadlineMs must be within 1...3600000")
+            }
             deadlineMilliseconds = Int(deadline)
         }
         if let required = json["required"]?.boolValue { isRequired = required }

@@ -18,7 +18,8 @@ public struct BusHeader: Sendable, Equatable {
     public var publishedMonotonicNanoseconds: UInt64
 
     public init(
-        epoch: UInt64, sequence: UInt64, topicSequence: UInt64, flags: UInt64 = 0, publishedWallNanoseconds: UInt64,
+        epoch: UInt64, sequence: UInt64, topicSequence: UInt64, flags: UInt64 = 0,
+        publishedWallNanoseconds: UInt64,
         publishedMonotonicNanoseconds: UInt64
     ) {
         self.epoch = epoch
@@ -32,7 +33,10 @@ public struct BusHeader: Sendable, Equatable {
     func encoded() -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: BusHeader.size) { buffer, count in
             let raw = UnsafeMutableRawBufferPointer(buffer)
-            for (index, field) in [epoch, sequence, topicSequence, flags, publishedWallNanoseconds, publishedMonotonicNanoseconds].enumerated() {
+            for (index, field) in [
+                epoch, sequence, topicSequence, flags, publishedWallNanoseconds,
+                publishedMonotonicNanoseconds,
+            ].enumerated() {
                 raw.storeBytes(of: field.bigEndian, toByteOffset: index * 8, as: UInt64.self)
             }
             count = BusHeader.size
@@ -42,7 +46,9 @@ public struct BusHeader: Sendable, Equatable {
     init?(decoding bytes: [UInt8]) {
         guard bytes.count == BusHeader.size else { return nil }
         let field = { (index: Int) in
-            bytes.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
+            bytes.withUnsafeBytes {
+                UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))
+            }
         }
         self.init(
             epoch: field(0), sequence: field(1), topicSequence: field(2), flags: field(3),
@@ -75,15 +81,22 @@ public struct BusMessage: Sendable, Equatable {
     /// Decodes a bus message, saying what is wrong when it does not follow the protocol.
     public static func decode(_ frames: [[UInt8]]) throws(ProtocolError) -> BusMessage {
         guard frames.count == 4 else {
-            throw ProtocolError(.badRequest, "a bus message has 4 frames (topic, LLB01, header, payload), got \(frames.count)")
+            throw ProtocolError(
+                .badRequest, "a bus message has 4 frames (topic, LLB01, header, payload), got \(frames.count)"
+            )
         }
         let topic = frames[0]
-        guard topic.last == 0, topic.count > 1 else { throw ProtocolError(.badRequest, "bus topic must end with a NUL byte") }
+        guard topic.last == 0, topic.count > 1 else {
+            throw ProtocolError(.badRequest, "bus topic must end with a NUL byte")
+        }
         guard frames[1] == ProtocolID.busBytes else {
-            throw ProtocolError(.versionNotSupported, "bus protocol \(ControlMessage.printable(frames[1])) is not \(ProtocolID.bus)")
+            throw ProtocolError(
+                .versionNotSupported,
+                "bus protocol \(ControlMessage.printable(frames[1])) is not \(ProtocolID.bus)")
         }
         guard let header = BusHeader(decoding: frames[2]) else {
-            throw ProtocolError(.badRequest, "bus header must be \(BusHeader.size) bytes, got \(frames[2].count)")
+            throw ProtocolError(
+                .badRequest, "bus header must be \(BusHeader.size) bytes, got \(frames[2].count)")
         }
         let name = EventName(rawValue: String(decoding: topic.dropLast(), as: UTF8.self))
         return BusMessage(name: name, header: header, payload: frames[3])

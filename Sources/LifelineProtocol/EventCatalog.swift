@@ -53,7 +53,8 @@ public struct EventDescriptor: Sendable {
 
     public init(
         _ name: EventName, origin: Origin = .application, _ counterpart: String, _ fields: [EventField] = [],
-        returns defaultReturn: Bool? = nil, completion: CompletionRule? = nil, deadline: Int? = nil, acknowledged: Bool = false
+        returns defaultReturn: Bool? = nil, completion: CompletionRule? = nil, deadline: Int? = nil,
+        acknowledged: Bool = false
     ) {
         self.name = name
         self.origin = origin
@@ -84,12 +85,15 @@ public enum EventCatalog {
     public static let all: [EventDescriptor] = [
         EventDescriptor(
             .didFinishLaunching, "application:didFinishLaunchingWithOptions:",
-            [EventField("launchOptions", .object, "launch options (URL, notification, shortcut item)")], returns: true),
+            [EventField("launchOptions", .object, "launch options (URL, notification, shortcut item)")],
+            returns: true),
         EventDescriptor(
-            .beforeDidFinishLaunching, "beforeDidFinishLaunchingWithOptions: (first phase of a dispatched didFinishLaunching)",
+            .beforeDidFinishLaunching,
+            "beforeDidFinishLaunchingWithOptions: (first phase of a dispatched didFinishLaunching)",
             [EventField("launchOptions", .object, "launch options")]),
         EventDescriptor(
-            .afterDidFinishLaunching, "afterDidFinishLaunchingWithOptions: (last phase of a dispatched didFinishLaunching)",
+            .afterDidFinishLaunching,
+            "afterDidFinishLaunchingWithOptions: (last phase of a dispatched didFinishLaunching)",
             [EventField("launchOptions", .object, "launch options")]),
         EventDescriptor(.willResignActive, "applicationWillResignActive:", acknowledged: true),
         EventDescriptor(.didEnterBackground, "applicationDidEnterBackground:", acknowledged: true),
@@ -106,9 +110,11 @@ public enum EventCatalog {
             ], returns: false),
         EventDescriptor(
             .didReceiveRemoteNotification, "application:didReceiveRemoteNotification:fetchCompletionHandler:",
-            [EventField("userInfo", .object, required: true, "the notification payload")], completion: .fetchResult, deadline: 30_000),
+            [EventField("userInfo", .object, required: true, "the notification payload")],
+            completion: .fetchResult, deadline: 30_000),
         EventDescriptor(
-            .didRegisterForRemoteNotifications, "application:didRegisterForRemoteNotificationsWithDeviceToken:",
+            .didRegisterForRemoteNotifications,
+            "application:didRegisterForRemoteNotificationsWithDeviceToken:",
             [EventField("deviceToken", .string, required: true, "the APNs device token, hex")]),
         EventDescriptor(
             .didFailToRegisterForRemoteNotifications,
@@ -137,7 +143,9 @@ public enum EventCatalog {
                 EventField("url", .string, "the URL the item opens"),
                 EventField("userInfo", .object, "the item's user info"),
             ], completion: .succeeded),
-        EventDescriptor(.performFetch, "application:performFetchWithCompletionHandler:", completion: .fetchResult, deadline: 30_000),
+        EventDescriptor(
+            .performFetch, "application:performFetchWithCompletionHandler:", completion: .fetchResult,
+            deadline: 30_000),
         EventDescriptor(
             .handleWatchKitExtensionRequest, "application:handleWatchKitExtensionRequest:reply:",
             [EventField("userInfo", .object, "the request from the watch")], completion: .reply),
@@ -165,36 +173,47 @@ public enum EventCatalog {
         EventDescriptor(
             .appDidStart, origin: .runtime, "a micro-app session started (DTContext startApplication)",
             [
-                EventField("session", .string, required: true, "the session id"), EventField("app", .string, required: true, "the app"),
-                EventField("host", .string, required: true, "the host service"), EventField("mode", .string, "the launch mode"),
+                EventField("session", .string, required: true, "the session id"),
+                EventField("app", .string, required: true, "the app"),
+                EventField("host", .string, required: true, "the host service"),
+                EventField("mode", .string, "the launch mode"),
                 EventField("parent", .any, "the parent session or null"),
             ]),
         EventDescriptor(
             .appDidExit, origin: .runtime, "a micro-app session left the stack",
             [
-                EventField("session", .string, required: true, "the session id"), EventField("app", .string, required: true, "the app"),
-                EventField("forced", .bool, "exited by force"), EventField("result", .any, "the result it finished with"),
+                EventField("session", .string, required: true, "the session id"),
+                EventField("app", .string, required: true, "the app"),
+                EventField("forced", .bool, "exited by force"),
+                EventField("result", .any, "the result it finished with"),
             ]),
         EventDescriptor(
             .appDidCrash, origin: .runtime, "a micro-app session was lost with its host process",
             [
-                EventField("session", .string, required: true, "the session id"), EventField("app", .string, required: true, "the app"),
+                EventField("session", .string, required: true, "the session id"),
+                EventField("app", .string, required: true, "the app"),
                 EventField("host", .string, required: true, "the host that died"),
             ]),
         EventDescriptor(
             .bootDidStart, origin: .runtime, "the boot loader started",
-            [EventField("boot", .number, required: true, "the boot's number"), EventField("tasks", .number, "how many tasks it plans")]),
+            [
+                EventField("boot", .number, required: true, "the boot's number"),
+                EventField("tasks", .number, "how many tasks it plans"),
+            ]),
         EventDescriptor(
             .bootTaskDidFinish, origin: .runtime, "a boot task finished",
             [
-                EventField("boot", .number, required: true, "the boot's number"), EventField("task", .string, required: true, "the task"),
-                EventField("outcome", .string, required: true, "done, skipped or failed"), EventField("reason", .any, "why, when not done"),
+                EventField("boot", .number, required: true, "the boot's number"),
+                EventField("task", .string, required: true, "the task"),
+                EventField("outcome", .string, required: true, "done, skipped or failed"),
+                EventField("reason", .any, "why, when not done"),
             ]),
         EventDescriptor(
             .bootDidFinish, origin: .runtime, "the boot loader finished",
             [
                 EventField("boot", .number, required: true, "the boot's number"),
-                EventField("outcome", .string, required: true, "done, failed or refused"), EventField("error", .any, "what stopped it"),
+                EventField("outcome", .string, required: true, "done, failed or refused"),
+                EventField("error", .any, "what stopped it"),
             ]),
     ]
 
@@ -228,36 +247,44 @@ public enum EventCatalog {
 
     /// Checks that a client may publish `name` with `payload`: the name is valid, not reserved for the
     /// runtime, the payload is an object, and the catalogued fields are present with the right types.
-    public static func validatePublication(_ name: EventName, payload: JSONValue) throws(EventValidationError) {
+    public static func validatePublication(_ name: EventName, payload: JSONValue) throws(EventValidationError)
+    {
         _ = try validateName(name.rawValue)
         if let descriptor = byName[name], descriptor.origin == .runtime {
             throw EventValidationError(kind: .reserved, message: "\(name) is published by the broker only")
         }
         if launchPhases.contains(name) {
-            throw EventValidationError(kind: .reserved, message: "\(name) is a phase of didFinishLaunching; dispatch didFinishLaunching instead")
+            throw EventValidationError(
+                kind: .reserved,
+                message: "\(name) is a phase of didFinishLaunching; dispatch didFinishLaunching instead")
         }
         try validatePayload(payload, for: name)
     }
 
     /// Checks the payload of `name` against its catalogued fields (custom events: any object).
-    public static func validatePayload(_ payload: JSONValue, for name: EventName) throws(EventValidationError) {
+    public static func validatePayload(_ payload: JSONValue, for name: EventName) throws(EventValidationError)
+    {
         guard case .object(let members) = payload else {
             throw EventValidationError(
-                kind: .badPayload, message: "the payload of \(name) must be a JSON object, not \(payload.typeName)")
+                kind: .badPayload,
+                message: "the payload of \(name) must be a JSON object, not \(payload.typeName)")
         }
         guard let descriptor = byName[name] else { return }
         for field in descriptor.fields {
             guard let value = members[field.name] else {
                 if field.isRequired {
                     throw EventValidationError(
-                        kind: .badPayload, message: "\(name) needs the field '\(field.name)' (\(field.summary))")
+                        kind: .badPayload,
+                        message: "\(name) needs the field '\(field.name)' (\(field.summary))")
                 }
                 continue
             }
             if !field.accepts(value) {
                 throw EventValidationError(
                     kind: .badPayload,
-                    message: "field '\(field.name)' of \(name) must be a \(field.kind.rawValue), not \(value.typeName)")
+                    message:
+                        "field '\(field.name)' of \(name) must be a \(field.kind.rawValue), not \(value.typeName)"
+                )
             }
         }
     }

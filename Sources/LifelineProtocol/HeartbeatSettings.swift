@@ -22,7 +22,9 @@ public struct HeartbeatSettings: Sendable, Equatable {
     /// The interval in nanoseconds.
     public var intervalNanoseconds: UInt64 { UInt64(intervalMilliseconds) * 1_000_000 }
 
-    public var json: JSONValue { ["intervalMs": .int(Int64(intervalMilliseconds)), "liveness": .int(Int64(liveness))] }
+    public var json: JSONValue {
+        ["intervalMs": .int(Int64(intervalMilliseconds)), "liveness": .int(Int64(liveness))]
+    }
 
     /// Reads `{"intervalMs": N, "liveness": N}`, checking the ranges.
     public init(json: JSONValue) throws(ProtocolError) {
@@ -30,10 +32,14 @@ public struct HeartbeatSettings: Sendable, Equatable {
             throw ProtocolError(.badRequest, "heartbeat needs integer fields intervalMs and liveness")
         }
         guard HeartbeatSettings.intervalRange.contains(Int(interval)) else {
-            throw ProtocolError(.badRequest, "heartbeat intervalMs must be within \(HeartbeatSettings.intervalRange), got \(interval)")
+            throw ProtocolError(
+                .badRequest,
+                "heartbeat intervalMs must be within \(HeartbeatSettings.intervalRange), got \(interval)")
         }
         guard HeartbeatSettings.livenessRange.contains(Int(liveness)) else {
-            throw ProtocolError(.badRequest, "heartbeat liveness must be within \(HeartbeatSettings.livenessRange), got \(liveness)")
+            throw ProtocolError(
+                .badRequest,
+                "heartbeat liveness must be within \(HeartbeatSettings.livenessRange), got \(liveness)")
         }
         self.init(intervalMilliseconds: Int(interval), liveness: Int(liveness))
     }

@@ -43,8 +43,10 @@ public struct LifecycleError: Error, Sendable, Equatable, CustomStringConvertibl
 
     public var description: String {
         let order = LifecycleState.allCases.filter { expected.contains($0) }.map(\.rawValue)
-        let list = order.count > 1 ? order.dropLast().joined(separator: ", ") + " or " + order.last! : order.joined()
-        return "\(event) makes no sense while the application is \(state.rawValue) (it is valid while \(list)); "
+        let list =
+            order.count > 1 ? order.dropLast().joined(separator: ", ") + " or " + order.last! : order.joined()
+        return
+            "\(event) makes no sense while the application is \(state.rawValue) (it is valid while \(list)); "
             + "send it with force (lifeline publish --force) to override"
     }
 }

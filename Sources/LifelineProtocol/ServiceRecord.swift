@@ -11,7 +11,8 @@ public struct ServiceRecord: Sendable, Equatable {
     public var started: Bool
 
     public init(
-        registration: ServiceRegistration, registeredAtMilliseconds: Int64, lastSeenMillisecondsAgo: Int64, uptimeMilliseconds: Int64,
+        registration: ServiceRegistration, registeredAtMilliseconds: Int64, lastSeenMillisecondsAgo: Int64,
+        uptimeMilliseconds: Int64,
         started: Bool = false
     ) {
         self.registration = registration
@@ -35,12 +36,15 @@ public struct ServiceRecord: Sendable, Equatable {
 
     /// Reads a record from a LOOKUP or LIST reply.
     public init(json: JSONValue) throws(ProtocolError) {
-        guard case .object(var members) = json else { throw ProtocolError(.badRequest, "a service record is an object") }
+        guard case .object(var members) = json else {
+            throw ProtocolError(.badRequest, "a service record is an object")
+        }
         members["attach"] = members["attach"] ?? .string("-")
         let registration = try ServiceRegistration(json: .object(members))
         self.init(
             registration: registration, registeredAtMilliseconds: json["registeredAt"]?.intValue ?? 0,
-            lastSeenMillisecondsAgo: json["lastHeartbeatMsAgo"]?.intValue ?? 0, uptimeMilliseconds: json["uptimeMs"]?.intValue ?? 0,
+            lastSeenMillisecondsAgo: json["lastHeartbeatMsAgo"]?.intValue ?? 0,
+            uptimeMilliseconds: json["uptimeMs"]?.intValue ?? 0,
             started: json["started"]?.boolValue ?? false)
     }
 }

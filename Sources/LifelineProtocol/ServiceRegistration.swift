@@ -31,7 +31,8 @@ public struct ServiceRegistration: Sendable, Equatable {
     public init(
         name: String, instance: String, pid: Int, host: String, events: [EventName], methods: [String],
         heartbeat: HeartbeatSettings = .standard, attachToken: String, priorities: [EventName: Int] = [:],
-        deadlines: [EventName: Int] = [:], apps: [String] = [], lazy: Bool = false, interceptorPriority: Int? = nil,
+        deadlines: [EventName: Int] = [:], apps: [String] = [], lazy: Bool = false,
+        interceptorPriority: Int? = nil,
         bootTasks: [BootTask] = []
     ) {
         self.bootTasks = bootTasks
@@ -68,18 +69,24 @@ public struct ServiceRegistration: Sendable, Equatable {
 
     public var json: JSONValue {
         [
-            "name": .string(name), "instance": .string(instance), "pid": .int(Int64(pid)), "host": .string(host),
-            "events": .array(events.map { .string($0.rawValue) }), "methods": .array(methods.map { .string($0) }),
+            "name": .string(name), "instance": .string(instance), "pid": .int(Int64(pid)),
+            "host": .string(host),
+            "events": .array(events.map { .string($0.rawValue) }),
+            "methods": .array(methods.map { .string($0) }),
             "heartbeat": heartbeat.json, "attach": .string(attachToken),
-            "priorities": .object(Dictionary(uniqueKeysWithValues: priorities.map { ($0.key.rawValue, .int(Int64($0.value))) })),
-            "deadlines": .object(Dictionary(uniqueKeysWithValues: deadlines.map { ($0.key.rawValue, .int(Int64($0.value))) })),
+            "priorities": .object(
+                Dictionary(uniqueKeysWithValues: priorities.map { ($0.key.rawValue, .int(Int64($0.value))) })),
+            "deadlines": .object(
+                Dictionary(uniqueKeysWithValues: deadlines.map { ($0.key.rawValue, .int(Int64($0.value))) })),
             "apps": .array(apps.map { .string($0) }), "lazy": .bool(lazy),
             "interceptor": interceptorPriority.map { ["priority": .int(Int64($0))] } ?? .null,
             "bootTasks": .array(bootTasks.map(\.json)),
         ]
     }
 
-    private static func perEvent(_ json: JSONValue?, _ field: String, events: [EventName], range: ClosedRange<Int>) throws(ProtocolError) -> [EventName: Int] {
+    private static func perEvent(
+        _ json: JSONValue?, _ field: String, events: [EventName], range: ClosedRange<Int>
+    ) throws(ProtocolError) -> [EventName: Int] {
         var result: [EventName: Int] = [:]
         for (key, value) in json?.objectValue ?? [:] {
             let name = EventName(rawValue: key)
@@ -87,7 +94,8 @@ public struct ServiceRegistration: Sendable, Equatable {
                 throw ProtocolError(.badRequest, "REGISTER '\(field)' names \(key), which is not in 'events'")
             }
             guard let number = value.intValue, range.contains(Int(number)) else {
-                throw ProtocolError(.badRequest, "REGISTER '\(field).\(key)' must be an integer within \(range)")
+                throw ProtocolError(
+                    .badRequest, "REGISTER '\(field).\(key)' must be an integer within \(range)")
             }
             result[name] = Int(number)
         }
@@ -96,11 +104,14 @@ public struct ServiceRegistration: Sendable, Equatable {
 
     /// Reads and checks a REGISTER header.
     public init(json: JSONValue) throws(ProtocolError) {
-        guard let name = json["name"]?.stringValue else { throw ProtocolError(.badRequest, "REGISTER needs a string 'name'") }
+        guard let name = json["name"]?.stringValue else {
+            throw ProtocolError(.badRequest, "REGISTER needs a string 'name'")
+        }
         if let problem = ServiceRegistration.nameProblem(name, what: "a service name") {
             throw ProtocolError(.badRequest, problem)
         }
-        guard let instance = json["instance"]?.stringValue, !instance.isEmpty, instance.utf8.count <= 100 else {
+        guard let instance = json["instance"]?.stringValue, !instance.isEmpty, instance.utf8.count <= 100
+        else {
             throw ProtocolError(.badRequest, "REGISTER needs a string 'instance' of 1–100 bytes")
         }
         guard let attach = json["attach"]?.stringValue, !attach.isEmpty, attach.utf8.count <= 100 else {
@@ -110,7 +121,9 @@ public struct ServiceRegistration: Sendable, Equatable {
         let host = json["host"]?.stringValue ?? ""
         var events: [EventName] = []
         for value in json["events"]?.arrayValue ?? [] {
-            guard let text = value.stringValue else { throw ProtocolError(.badRequest, "REGISTER 'events' must be strings") }
+            guard let text = value.stringValue else {
+                throw ProtocolError(.badRequest, "REGISTER 'events' must be strings")
+            }
             do {
                 events.append(try EventCatalog.validateName(text))
             } catch {
@@ -119,19 +132,29 @@ public struct ServiceRegistration: Sendable, Equatable {
         }
         var methods: [String] = []
         for value in json["methods"]?.arrayValue ?? [] {
-            guard let method = value.stringValue else { throw ProtocolError(.badRequest, "REGISTER 'methods' must be strings") }
+            guard let method = value.stringValue else {
+                throw ProtocolError(.badRequest, "REGISTER 'methods' must be strings")
+            }
             if let problem = ServiceRegistration.nameProblem(method, what: "a method name") {
                 throw ProtocolError(.badRequest, problem)
             }
             methods.append(method)
         }
-        let heartbeat = try json["heartbeat"].map { (value) throws(ProtocolError) in try HeartbeatSettings(json: value) } ?? .standard
-        let priorities = try Self.perEvent(json["priorities"], "priorities", events: events, range: -1_000_000...1_000_000)
-        let deadlines = try Self.perEvent(json["deadlines"], "deadlines", events: events, range: 1...3_600_000)
+        let heartbeat =
+            try json["heartbeat"].map { (value) throws(ProtocolError) in try HeartbeatSettings(json: value) }
+            ?? .standard
+        let priorities = try Self.perEvent(
+            json["priorities"], "priorities", events: events, range: -1_000_000...1_000_000)
+        let deadlines = try Self.perEvent(
+            json["deadlines"], "deadlines", events: events, range: 1...3_600_000)
         var apps: [String] = []
         for value in json["apps"]?.arrayValue ?? [] {
-            guard let app = value.stringValue else { throw ProtocolError(.badRequest, "REGISTER 'apps' must be strings") }
-            if let problem = ServiceRegistration.nameProblem(app, what: "an app name") { throw ProtocolError(.badRequest, problem) }
+            guard let app = value.stringValue else {
+                throw ProtocolError(.badRequest, "REGISTER 'apps' must be strings")
+            }
+            if let problem = ServiceRegistration.nameProblem(app, what: "an app name") {
+                throw ProtocolError(.badRequest, problem)
+            }
             apps.append(app)
         }
         let interceptor = json["interceptor"]?["priority"]?.intValue.map { Int($0) }
@@ -139,15 +162,20 @@ public struct ServiceRegistration: Sendable, Equatable {
         for value in json["bootTasks"]?.arrayValue ?? [] {
             let task = try BootTask(json: value, service: name)
             guard task.name.hasPrefix(name + ".") else {
-                throw ProtocolError(.badRequest, "boot task \(task.name) of \(name) must be named \(name).something")
+                throw ProtocolError(
+                    .badRequest, "boot task \(task.name) of \(name) must be named \(name).something")
             }
-            guard task.kind != .launcher else { throw ProtocolError(.badRequest, "boot task \(task.name): only the broker has launcher tasks") }
+            guard task.kind != .launcher else {
+                throw ProtocolError(.badRequest, "boot task \(task.name): only the broker has launcher tasks")
+            }
             bootTasks.append(task)
         }
         self.init(
             name: name, instance: instance, pid: pid, host: host, events: Array(Set(events)).sorted(),
-            methods: Array(Set(methods)).sorted(), heartbeat: heartbeat, attachToken: attach, priorities: priorities,
-            deadlines: deadlines, apps: Array(Set(apps)).sorted(), lazy: json["lazy"]?.boolValue ?? false, interceptorPriority: interceptor,
+            methods: Array(Set(methods)).sorted(), heartbeat: heartbeat, attachToken: attach,
+            priorities: priorities,
+            deadlines: deadlines, apps: Array(Set(apps)).sorted(), lazy: json["lazy"]?.boolValue ?? false,
+            interceptorPriority: interceptor,
             bootTasks: bootTasks)
     }
 }

@@ -17,7 +17,8 @@ public struct SessionRecord: Sendable, Equatable {
     public var root: JSONValue
 
     public init(
-        id: String, app: String, params: JSONValue, mode: LaunchMode, host: String, state: SessionState, parent: String?,
+        id: String, app: String, params: JSONValue, mode: LaunchMode, host: String, state: SessionState,
+        parent: String?,
         createdAt: Int64, updatedAt: Int64, root: JSONValue = .null
     ) {
         self.id = id
@@ -34,21 +35,25 @@ public struct SessionRecord: Sendable, Equatable {
 
     public var json: JSONValue {
         [
-            "id": .string(id), "app": .string(app), "params": params, "mode": .string(mode.rawValue), "host": .string(host),
-            "state": .string(state.rawValue), "parent": parent.map { .string($0) } ?? .null, "createdAt": .int(createdAt),
+            "id": .string(id), "app": .string(app), "params": params, "mode": .string(mode.rawValue),
+            "host": .string(host),
+            "state": .string(state.rawValue), "parent": parent.map { .string($0) } ?? .null,
+            "createdAt": .int(createdAt),
             "updatedAt": .int(updatedAt), "root": root,
         ]
     }
 
     /// Reads a record (a reply, or the broker's state file).
     public init(json: JSONValue) throws(ProtocolError) {
-        guard let id = json["id"]?.stringValue, let app = json["app"]?.stringValue, let host = json["host"]?.stringValue,
+        guard let id = json["id"]?.stringValue, let app = json["app"]?.stringValue,
+            let host = json["host"]?.stringValue,
             let mode = json["mode"]?.stringValue.flatMap(LaunchMode.init(rawValue:)),
             let state = json["state"]?.stringValue.flatMap(SessionState.init(rawValue:))
         else { throw ProtocolError(.badRequest, "a session record needs id, app, host, mode and state") }
         self.init(
             id: id, app: app, params: json["params"] ?? .emptyObject, mode: mode, host: host, state: state,
-            parent: json["parent"]?.stringValue, createdAt: json["createdAt"]?.intValue ?? 0, updatedAt: json["updatedAt"]?.intValue ?? 0,
+            parent: json["parent"]?.stringValue, createdAt: json["createdAt"]?.intValue ?? 0,
+            updatedAt: json["updatedAt"]?.intValue ?? 0,
             root: json["root"] ?? .null)
     }
 }

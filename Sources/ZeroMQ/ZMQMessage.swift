@@ -42,7 +42,8 @@ public final class ZMQMessage {
     public var hasMore: Bool { zmq_msg_more(pointer) != 0 }
 
     /// Calls `body` with the frame's bytes; the pointer must not escape the closure.
-    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result
+    {
         try body(UnsafeRawBufferPointer(start: zmq_msg_data(pointer), count: zmq_msg_size(pointer)))
     }
 

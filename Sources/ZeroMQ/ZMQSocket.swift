@@ -133,7 +133,9 @@ public final class ZMQSocket {
         let handle = try live("zmq_getsockopt(\(option.name))")
         var buffer = [UInt8](repeating: 0, count: 1024)
         var size = buffer.count
-        let status = buffer.withUnsafeMutableBytes { zmq_getsockopt(handle, option.name, $0.baseAddress, &size) }
+        let status = buffer.withUnsafeMutableBytes {
+            zmq_getsockopt(handle, option.name, $0.baseAddress, &size)
+        }
         guard status == 0 else { throw ZeroMQError.last("zmq_getsockopt(\(option.name))") }
         return Array(buffer.prefix(size))
     }
@@ -143,7 +145,9 @@ public final class ZMQSocket {
     /// Sends one frame; `more` marks further frames of the same message.
     /// Returns false when `dontWait` is set and the frame cannot be queued now.
     @discardableResult
-    public func send(_ bytes: UnsafeRawBufferPointer, more: Bool = false, dontWait: Bool = false) throws -> Bool {
+    public func send(_ bytes: UnsafeRawBufferPointer, more: Bool = false, dontWait: Bool = false) throws
+        -> Bool
+    {
         let handle = try live("zmq_send")
         var flags: Int32 = 0
         if more { flags |= ZMQ_SNDMORE }

@@ -8,33 +8,56 @@ struct BootTests {
         try JSONParser.parse(try await broker.cli(["boot", "report", "--json"]).output)
     }
 
-    static func task(_ report: JSONValue, _ name: String) -> (start: Int64, end: Int64, state: String, reason: String?) {
+    static func task(_ report: JSONValue, _ name: String) -> (
+        start: Int64, end: Int64, state: String, reason: String?
+    ) {
         let task = report["tasks"]?.arrayValue?.first { $0["name"]?.stringValue == name }
         let start = task?["startMs"]?.intValue ?? -1
-        return (start, start + (task?["durationMs"]?.intValue ?? 0), task?["state"]?.stringValue ?? "", task?["reason"]?.stringValue)
+        return (
+            start, start + (task?["durationMs"]?.intValue ?? 0), task?["state"]?.stringValue ?? "",
+            task?["reason"]?.stringValue
+        )
     }
 
-    @Test("a boot across three services: a dependency from one process to another holds and asynchronous tasks overlap")
+    @Test(
+        "a boot across three services: a dependency from one process to another holds and asynchronous tasks overlap"
+    )
     func crossProcessBoot() async throws {
         let broker = try await BrokerProcess()
-        let alpha = try await broker.service("lifeline-probe", ["--name", "alpha", "--tasks", #"[{"name": "prepare", "phase": "setup", "ms": 150}]"#])
+        let alpha = try await broker.service(
+            "lifeline-probe",
+            ["--name", "alpha", "--tasks", #"[{"name": "prepare", "phase": "setup", "ms": 150}]"#])
         let beta = try await broker.service(
             "lifeline-probe",
-            ["--name", "beta", "--tasks", #"[{"name": "fetch", "async": true, "ms": 250, "after": ["alpha.prepare"]}, {"name": "index", "async": true, "ms": 250}]"#])
+            [
+                "--name", "beta", "--tasks",
+                #"[{"name": "fetch", "async": true, "ms": 250, "after": ["alpha.prepare"]}, {"name": "index", "async": true, "ms": 250}]"#,
+            ])
         let gamma = try await broker.service(
-            "lifeline-probe", ["--name", "gamma", "--tasks", #"[{"name": "render", "ms": 50, "after": ["beta.fetch"]}, {"name": "push", "ms": 10, "launchOption": "remoteNotification"}]"#])
+            "lifeline-probe",
+            [
+                "--name", "gamma", "--tasks",
+                #"[{"name": "render", "ms": 50, "after": ["beta.fetch"]}, {"name": "push", "ms": 10, "launchOption": "remoteNotification"}]"#,
+            ])
         defer { for child in [alpha, beta, gamma, broker.process] { child.kill() } }
 
-        #expect(try await broker.cli(["publish", "didFinishLaunching", #"launchOptions:={"url": "app://x"}"#]).status == 0)
+        #expect(
+            try await broker.cli(["publish", "didFinishLaunching", #"launchOptions:={"url": "app://x"}"#])
+                .status == 0)
         let wait = try await broker.cli(["boot", "wait"])
         #expect(wait.status == 0 && wait.stdout.last?.hasPrefix("boot #1 done in") == true)
         let report = try await Self.report(broker)
-        let (prepare, fetch, index, render) = (Self.task(report, "alpha.prepare"), Self.task(report, "beta.fetch"), Self.task(report, "beta.index"), Self.task(report, "gamma.render"))
+        let (prepare, fetch, index, render) = (
+            Self.task(report, "alpha.prepare"), Self.task(report, "beta.fetch"),
+            Self.task(report, "beta.index"), Self.task(report, "gamma.render")
+        )
         #expect([prepare.state, fetch.state, index.state, render.state] == ["done", "done", "done", "done"])
         #expect(prepare.end <= fetch.start, "beta.fetch waited for alpha.prepare in another process")
         #expect(fetch.end <= render.start, "gamma.render waited for beta.fetch")
         #expect(fetch.start < index.end && index.start < fetch.end, "the asynchronous tasks overlapped")
-        #expect(Self.task(report, "gamma.push").reason == "condition: launch option 'remoteNotification' is not set")
+        #expect(
+            Self.task(report, "gamma.push").reason
+                == "condition: launch option 'remoteNotification' is not set")
         #expect(report["launchOptions"] == ["url": "app://x"])
         #expect(report["criticalChain"]?.arrayValue?.contains("alpha.prepare") == true)
         print("boot: prepare \(prepare), fetch \(fetch), index \(index), render \(render)")
@@ -43,7 +66,8 @@ struct BootTests {
         #expect(text.stdout.contains("critical chain (@start +duration):"))
         let again = try await broker.cli(["boot", "run", "beta.index"])
         #expect(again.status == 1 && again.errors.contains("beta.index already ran in boot #1"))
-        let svg = FileManager.default.temporaryDirectory.appendingPathComponent("boot-\(UUID().uuidString).svg")
+        let svg = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "boot-\(UUID().uuidString).svg")
         defer { try? FileManager.default.removeItem(at: svg) }
         #expect(try await broker.cli(["boot", "report", "--svg", svg.path]).status == 0)
         #expect(try String(contentsOf: svg, encoding: .utf8).contains("critical chain"))
@@ -53,30 +77,46 @@ struct BootTests {
     func refusalsAndFailures() async throws {
         let broker = try await BrokerProcess()
         let loop = try await broker.service(
-            "lifeline-probe", ["--name", "loop", "--tasks", #"[{"name": "a", "after": ["loop.b"]}, {"name": "b", "after": ["loop.a"]}]"#])
+            "lifeline-probe",
+            [
+                "--name", "loop", "--tasks",
+                #"[{"name": "a", "after": ["loop.b"]}, {"name": "b", "after": ["loop.a"]}]"#,
+            ])
         defer { loop.kill(); broker.process.kill() }
         #expect(try await broker.cli(["boot", "start"]).status == 0)
         let refused = try await broker.cli(["boot", "wait"])
-        #expect(refused.status == 1 && refused.output.contains("boot refused: dependency cycle: loop.a → loop.b → loop.a"))
+        #expect(
+            refused.status == 1
+                && refused.output.contains("boot refused: dependency cycle: loop.a → loop.b → loop.a"))
         #expect(!loop.lines().contains { $0.hasPrefix("TASK") }, "nothing ran")
         loop.kill()
         _ = try await loop.waitForExit()
 
         let second = try await BrokerProcess()
         let fragile = try await second.service(
-            "lifeline-probe", ["--name", "fragile", "--tasks", #"[{"name": "keys", "phase": "setup", "required": true, "fail": true}, {"name": "later", "ms": 1}]"#])
+            "lifeline-probe",
+            [
+                "--name", "fragile", "--tasks",
+                #"[{"name": "keys", "phase": "setup", "required": true, "fail": true}, {"name": "later", "ms": 1}]"#,
+            ])
         defer { fragile.kill(); second.process.kill() }
         #expect(try await second.cli(["boot", "start"]).status == 0)
         let failed = try await second.cli(["boot", "wait"])
-        #expect(failed.status == 1 && failed.output.contains("required task fragile.keys failed: keys told to fail"))
+        #expect(
+            failed.status == 1
+                && failed.output.contains("required task fragile.keys failed: keys told to fail"))
         #expect(Self.task(try await Self.report(second), "fragile.later").state == "waiting")
     }
 
     @Test("run-once tasks run once ever, remembered across a broker restart")
     func runOnceAcrossRestarts() async throws {
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-boot-\(UUID().uuidString)")
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-boot-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: state) }
-        let arguments = ["--name", "migrator", "--tasks", #"[{"name": "migrate", "phase": "runOnce", "runOnce": true, "ms": 5}]"#]
+        let arguments = [
+            "--name", "migrator", "--tasks",
+            #"[{"name": "migrate", "phase": "runOnce", "runOnce": true, "ms": 5}]"#,
+        ]
         let first = try await BrokerProcess(["--state-dir", state.path])
         let service = try await first.service("lifeline-probe", arguments)
         defer { service.kill() }
@@ -86,14 +126,19 @@ struct BootTests {
         first.process.kill(SIGTERM)
         _ = try await first.process.waitForExit()
 
-        let second = try await BrokerProcess(control: first.control, bus: first.bus, ["--state-dir", state.path])
+        let second = try await BrokerProcess(
+            control: first.control, bus: first.bus, ["--state-dir", state.path])
         defer { second.process.kill() }
         try await service.waitForLine(.stderr, seconds: 15) { $0.contains("registered again") }
         #expect(try await second.cli(["boot", "start"]).status == 0)
         #expect(try await second.cli(["boot", "wait"]).status == 0)
-        #expect(Self.task(try await Self.report(second), "migrator.migrate").reason == "run-once: already ran in an earlier boot")
+        #expect(
+            Self.task(try await Self.report(second), "migrator.migrate").reason
+                == "run-once: already ran in an earlier boot")
         #expect(service.lines().filter { $0 == "TASK migrator.migrate" }.count == 1)
         let manual = try await second.cli(["boot", "run", "migrator.migrate"])
-        #expect(manual.status == 1 && manual.errors.contains("is a run-once task and already ran in an earlier boot"))
+        #expect(
+            manual.status == 1
+                && manual.errors.contains("is a run-once task and already ran in an earlier boot"))
     }
 }

@@ -37,8 +37,10 @@ struct BusDeliveryTests {
     @Test("publish reports how many registered services subscribe, from the CLI too")
     func subscriberCount() async throws {
         let broker = try await BrokerProcess()
-        let first = try await broker.service("lifeline-probe", ["--name", "one", "--events", "didBecomeActive,willTerminate"])
-        let second = try await broker.service("lifeline-probe", ["--name", "two", "--events", "didBecomeActive"])
+        let first = try await broker.service(
+            "lifeline-probe", ["--name", "one", "--events", "didBecomeActive,willTerminate"])
+        let second = try await broker.service(
+            "lifeline-probe", ["--name", "two", "--events", "didBecomeActive"])
         defer { first.kill(); second.kill(); broker.process.kill() }
 
         #expect(try await broker.cli(["publish", "didFinishLaunching"]).status == 0)
@@ -88,7 +90,9 @@ struct BusDeliveryTests {
 
         let unknown = try await broker.cli(["call", "probe", "nope"])
         #expect(unknown.status == 1)
-        #expect(unknown.errors.contains("service 'probe' has no method 'nope'; it answers: echo, fail, sleep, whoami"))
+        #expect(
+            unknown.errors.contains(
+                "service 'probe' has no method 'nope'; it answers: echo, fail, sleep, whoami"))
         let noService = try await broker.cli(["call", "ghost", "echo"])
         #expect(noService.status == 1 && noService.errors.contains("no service named 'ghost'"))
 

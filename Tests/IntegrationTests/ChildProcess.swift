@@ -99,16 +99,24 @@ final class ChildProcess: @unchecked Sendable {
             state.waiters.removeAll { $0.stream == stream }
             return orphans
         }
-        for waiter in orphans { waiter.continuation.resume(throwing: HarnessError("\(name) closed its \(stream) before the expected line")) }
+        for waiter in orphans {
+            waiter.continuation.resume(
+                throwing: HarnessError("\(name) closed its \(stream) before the expected line"))
+        }
     }
 
     /// Every line written so far to `stream`.
-    func lines(_ stream: Stream = .stdout) -> [String] { state.withLock { stream == .stdout ? $0.stdout : $0.stderr } }
+    func lines(_ stream: Stream = .stdout) -> [String] {
+        state.withLock { stream == .stdout ? $0.stdout : $0.stderr }
+    }
 
     /// The first line of `stream` (already written or still to come) that satisfies `predicate`;
     /// throws when `seconds` pass first or the stream closes.
     @discardableResult
-    func waitForLine(_ stream: Stream = .stdout, seconds: Double = 10, where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
+    func waitForLine(
+        _ stream: Stream = .stdout, seconds: Double = 10,
+        where predicate: @escaping @Sendable (String) -> Bool
+    ) async throws -> String {
         let id = state.withLock { state -> Int in
             state.nextID += 1
             return state.nextID
@@ -120,9 +128,14 @@ final class ChildProcess: @unchecked Sendable {
         defer { deadlineTask.cancel() }
         return try await withCheckedThrowingContinuation { continuation in
             let outcome = state.withLock { state -> Result<String, HarnessError>? in
-                if let line = (stream == .stdout ? state.stdout : state.stderr).first(where: predicate) { return .success(line) }
-                if state.closed.contains(stream == .stdout ? 1 : 2) { return .failure(HarnessError("\(name) closed its \(stream)")) }
-                state.waiters.append(Waiter(id: id, stream: stream, predicate: predicate, continuation: continuation))
+                if let line = (stream == .stdout ? state.stdout : state.stderr).first(where: predicate) {
+                    return .success(line)
+                }
+                if state.closed.contains(stream == .stdout ? 1 : 2) {
+                    return .failure(HarnessError("\(name) closed its \(stream)"))
+                }
+                state.waiters.append(
+                    Waiter(id: id, stream: stream, predicate: predicate, continuation: continuation))
                 return nil
             }
             if let outcome { continuation.resume(with: outcome.mapError { $0 as any Error }) }
@@ -131,7 +144,9 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Waits for a line starting with `prefix`.
     @discardableResult
-    func waitForLine(startingWith prefix: String, _ stream: Stream = .stdout, seconds: Double = 10) async throws -> String {
+    func waitForLine(startingWith prefix: String, _ stream: Stream = .stdout, seconds: Double = 10)
+        async throws -> String
+    {
         try await waitForLine(stream, seconds: seconds) { $0.hasPrefix(prefix) }
     }
 
@@ -141,7 +156,8 @@ final class ChildProcess: @unchecked Sendable {
             return state.waiters.remove(at: index)
         }
         let tail = (lines(.stdout).suffix(5) + lines(.stderr).suffix(5)).joined(separator: "\n  ")
-        waiter?.continuation.resume(throwing: HarnessError("\(name): no matching line within \(seconds) s; last output:\n  \(tail)"))
+        waiter?.continuation.resume(
+            throwing: HarnessError("\(name): no matching line within \(seconds) s; last output:\n  \(tail)"))
     }
 
     /// Sends `signal` (default SIGKILL) if the process still runs.
@@ -165,7 +181,9 @@ final class ChildProcess: @unchecked Sendable {
             }
             if let known { continuation.resume(returning: known) }
         }
-        if timedOut.load(ordering: .sequentiallyConsistent) { throw HarnessError("\(name) did not exit within \(seconds) s") }
+        if timedOut.load(ordering: .sequentiallyConsistent) {
+            throw HarnessError("\(name) did not exit within \(seconds) s")
+        }
         return status
     }
 
@@ -180,7 +198,9 @@ final class ChildProcess: @unchecked Sendable {
 /// Where the package's executables were built: next to the test bundle.
 enum Executables {
     static let directory: URL = {
-        if let override = ProcessInfo.processInfo.environment["LIFELINE_BIN_DIR"] { return URL(fileURLWithPath: override) }
+        if let override = ProcessInfo.processInfo.environment["LIFELINE_BIN_DIR"] {
+            return URL(fileURLWithPath: override)
+        }
         return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
     }()
 

@@ -3,19 +3,34 @@ import Lifeline
 import Synchronization
 import Testing
 
-@Suite("Real processes: dispatch, completions, acknowledgements, snapshots, replay", .serialized, .timeLimit(.minutes(3)))
+@Suite(
+    "Real processes: dispatch, completions, acknowledgements, snapshots, replay", .serialized,
+    .timeLimit(.minutes(3)))
 struct LifecycleSemanticsTests {
     static func eventLines(_ probe: ChildProcess) throws -> [JSONValue] {
-        try probe.lines().filter { $0.hasPrefix("EVENT ") }.map { try JSONParser.parse(String($0.dropFirst(6))) }
+        try probe.lines().filter { $0.hasPrefix("EVENT ") }.map {
+            try JSONParser.parse(String($0.dropFirst(6)))
+        }
     }
 
-    @Test("dispatch offers the event by priority; a rewritten URL reaches the next service; the first decision ends it")
+    @Test(
+        "dispatch offers the event by priority; a rewritten URL reaches the next service; the first decision ends it"
+    )
     func orderedDispatch() async throws {
         let broker = try await BrokerProcess()
-        let rewriter = try await broker.service("lifeline-probe", ["--name", "rewriter", "--events", "openURL", "--priority", "10", "--rewrite", "url=app://rewritten"])
-        let reader = try await broker.service("lifeline-probe", ["--name", "reader", "--events", "openURL", "--priority", "5"])
-        let decider = try await broker.service("lifeline-probe", ["--name", "decider", "--events", "openURL", "--priority", "1", "--answer", "returnYES"])
-        let skipped = try await broker.service("lifeline-probe", ["--name", "skipped", "--events", "openURL"])
+        let rewriter = try await broker.service(
+            "lifeline-probe",
+            [
+                "--name", "rewriter", "--events", "openURL", "--priority", "10", "--rewrite",
+                "url=app://rewritten",
+            ])
+        let reader = try await broker.service(
+            "lifeline-probe", ["--name", "reader", "--events", "openURL", "--priority", "5"])
+        let decider = try await broker.service(
+            "lifeline-probe",
+            ["--name", "decider", "--events", "openURL", "--priority", "1", "--answer", "returnYES"])
+        let skipped = try await broker.service(
+            "lifeline-probe", ["--name", "skipped", "--events", "openURL"])
         defer { for child in [rewriter, reader, decider, skipped, broker.process] { child.kill() } }
 
         let result = try await broker.cli(["dispatch", "openURL", "url=app://original", "--json"])
@@ -34,15 +49,26 @@ struct LifecycleSemanticsTests {
     @Test("a step that misses its deadline and a service killed mid-step are both skipped on time")
     func deadlineAndDeath() async throws {
         let broker = try await BrokerProcess()
-        let slow = try await broker.service("lifeline-probe", ["--name", "slow", "--events", "continueUserActivity", "--priority", "3", "--step-deadline", "300", "--delay-ms", "5000"])
+        let slow = try await broker.service(
+            "lifeline-probe",
+            [
+                "--name", "slow", "--events", "continueUserActivity", "--priority", "3", "--step-deadline",
+                "300", "--delay-ms", "5000",
+            ])
         let mortal = try await broker.service(
-            "lifeline-probe", ["--name", "mortal", "--events", "continueUserActivity", "--priority", "2", "--delay-ms", "10000", "--heartbeat-interval", "200", "--liveness", "2"])
-        let last = try await broker.service("lifeline-probe", ["--name", "last", "--events", "continueUserActivity", "--answer", "return"])
+            "lifeline-probe",
+            [
+                "--name", "mortal", "--events", "continueUserActivity", "--priority", "2", "--delay-ms",
+                "10000", "--heartbeat-interval", "200", "--liveness", "2",
+            ])
+        let last = try await broker.service(
+            "lifeline-probe", ["--name", "last", "--events", "continueUserActivity", "--answer", "return"])
         let client = LifelineClient(broker: broker.control)
         defer { for child in [slow, mortal, last, broker.process] { child.kill() } }
 
         let started = ContinuousClock.now
-        async let outcome = client.dispatch(.continueUserActivity, ["activityType": "handoff"], stepTimeout: .seconds(5))
+        async let outcome = client.dispatch(
+            .continueUserActivity, ["activityType": "handoff"], stepTimeout: .seconds(5))
         try await mortal.waitForLine(startingWith: "BEGIN continueUserActivity")
         mortal.kill(SIGKILL)
         let verdict = try await outcome
@@ -51,21 +77,31 @@ struct LifecycleSemanticsTests {
         #expect(verdict.trace.map(\.service) == ["slow", "mortal", "last"])
         #expect(verdict.decidedBy == "last" && verdict.returnValue == true)
         #expect(elapsed < .seconds(3), "300 ms deadline + 400 ms expiry, never the 5 s step timeout")
-        print("dispatch with a missed deadline and a killed service finished in \(elapsed); steps: \(verdict.trace.map { "\($0.service) \($0.status) \($0.durationMicroseconds / 1000) ms" })")
+        print(
+            "dispatch with a missed deadline and a killed service finished in \(elapsed); steps: \(verdict.trace.map { "\($0.service) \($0.status) \($0.durationMicroseconds / 1000) ms" })"
+        )
         await client.close()
     }
 
-    @Test("completions combine across processes exactly once, also when nobody handles the event or a handler dies")
+    @Test(
+        "completions combine across processes exactly once, also when nobody handles the event or a handler dies"
+    )
     func completions() async throws {
         let broker = try await BrokerProcess()
         let client = LifelineClient(broker: broker.control)
         defer { broker.process.kill() }
         #expect(try await client.dispatch(.performFetch).completion == "noData")
 
-        let fresh = try await broker.service("lifeline-probe", ["--name", "fresh", "--events", "performFetch", "--completion", #""newData""#])
-        let stale = try await broker.service("lifeline-probe", ["--name", "stale", "--events", "performFetch", "--completion", #""noData""#])
+        let fresh = try await broker.service(
+            "lifeline-probe", ["--name", "fresh", "--events", "performFetch", "--completion", #""newData""#])
+        let stale = try await broker.service(
+            "lifeline-probe", ["--name", "stale", "--events", "performFetch", "--completion", #""noData""#])
         let doomed = try await broker.service(
-            "lifeline-probe", ["--name", "doomed", "--events", "performFetch", "--delay-ms", "20000", "--heartbeat-interval", "200", "--liveness", "2"])
+            "lifeline-probe",
+            [
+                "--name", "doomed", "--events", "performFetch", "--delay-ms", "20000", "--heartbeat-interval",
+                "200", "--liveness", "2",
+            ])
         defer { for child in [fresh, stale, doomed] { child.kill() } }
         async let outcome = client.dispatch(.performFetch)
         try await doomed.waitForLine(startingWith: "BEGIN performFetch")
@@ -81,8 +117,14 @@ struct LifecycleSemanticsTests {
     @Test("an acknowledged broadcast reports the service that was killed")
     func acknowledgedBroadcast() async throws {
         let broker = try await BrokerProcess()
-        let keeper = try await broker.service("lifeline-probe", ["--name", "keeper", "--events", "willTerminate"])
-        let goner = try await broker.service("lifeline-probe", ["--name", "goner", "--events", "willTerminate", "--heartbeat-interval", "200", "--liveness", "2"])
+        let keeper = try await broker.service(
+            "lifeline-probe", ["--name", "keeper", "--events", "willTerminate"])
+        let goner = try await broker.service(
+            "lifeline-probe",
+            [
+                "--name", "goner", "--events", "willTerminate", "--heartbeat-interval", "200", "--liveness",
+                "2",
+            ])
         defer { for child in [keeper, goner, broker.process] { child.kill() } }
         #expect(try await broker.cli(["publish", "didFinishLaunching"]).status == 0)
         goner.kill(SIGKILL)
@@ -97,28 +139,43 @@ struct LifecycleSemanticsTests {
     func lateJoiner() async throws {
         let broker = try await BrokerProcess()
         defer { broker.process.kill() }
-        for event in ["didFinishLaunching", "didBecomeActive"] { #expect(try await broker.cli(["publish", event]).status == 0) }
+        for event in ["didFinishLaunching", "didBecomeActive"] {
+            #expect(try await broker.cli(["publish", event]).status == 0)
+        }
         #expect(try await broker.cli(["boot", "wait"]).status == 0)
-        let sequence = try JSONParser.parse(try await broker.cli(["status", "--json"]).output)["sequence"]?.intValue ?? 0
-        let late = try ChildProcess("lifeline-probe", ["--broker", broker.control, "--events", "didBecomeActive,willResignActive"])
+        let sequence =
+            try JSONParser.parse(try await broker.cli(["status", "--json"]).output)["sequence"]?.intValue ?? 0
+        let late = try ChildProcess(
+            "lifeline-probe", ["--broker", broker.control, "--events", "didBecomeActive,willResignActive"])
         defer { late.kill() }
         let ready = try await late.waitForLine(startingWith: "READY ")
-        #expect(ready.hasSuffix("sequence=\(sequence) lifecycle=active"), "the snapshot: the state at the sequence it is valid at")
+        #expect(
+            ready.hasSuffix("sequence=\(sequence) lifecycle=active"),
+            "the snapshot: the state at the sequence it is valid at")
         #expect(try await broker.cli(["publish", "willResignActive"]).status == 0)
         try await late.waitForLine { $0.contains("willResignActive") }
         #expect(try Self.eventLines(late).map { $0["event"] } == ["willResignActive"])
         let status = try await broker.cli(["status"])
         #expect(status.stdout.first == "lifecycle:  inactive")
         let refused = try await broker.cli(["publish", "willEnterForeground"])
-        #expect(refused.status == 1 && refused.errors.contains("willEnterForeground makes no sense while the application is inactive"))
+        #expect(
+            refused.status == 1
+                && refused.errors.contains(
+                    "willEnterForeground makes no sense while the application is inactive")
+        )
     }
 
-    @Test("10 000 events while the service is killed and restarted twice: each handled exactly once, in order")
+    @Test(
+        "10 000 events while the service is killed and restarted twice: each handled exactly once, in order")
     func exactlyOnceAcrossRestarts() async throws {
         let broker = try await BrokerProcess(["--journal-size", "20000"])
-        let journal = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-probe-\(UUID().uuidString).journal")
+        let journal = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-probe-\(UUID().uuidString).journal")
         defer { try? FileManager.default.removeItem(at: journal) }
-        let arguments = ["--name", "counter", "--events", "test.tick", "--journal", journal.path, "--heartbeat-interval", "200", "--liveness", "2"]
+        let arguments = [
+            "--name", "counter", "--events", "test.tick", "--journal", journal.path, "--heartbeat-interval",
+            "200", "--liveness", "2",
+        ]
         var probe = try await broker.service("lifeline-probe", arguments)
         defer { broker.process.kill() }
         let client = LifelineClient(broker: broker.control)
@@ -128,7 +185,8 @@ struct LifecycleSemanticsTests {
             for n in 1...total {
                 try await client.publish("test.tick", ["n": .int(Int64(n))])
                 published.store(n, ordering: .relaxed)
-                if n % 50 == 0 { try await Task.sleep(for: .milliseconds(5)) }  // paces the stream so the kills land mid-stream
+                // Paces the stream so the kills land mid-stream.
+                if n % 50 == 0 { try await Task.sleep(for: .milliseconds(5)) }
             }
         }
         for killAt in [3000, 6000] {
@@ -136,7 +194,9 @@ struct LifecycleSemanticsTests {
             probe.kill(SIGKILL)
             _ = try await probe.waitForExit()
             probe = try await broker.service("lifeline-probe", arguments)
-            print("killed the counter after \(published.load(ordering: .relaxed)) published events and restarted it")
+            print(
+                "killed the counter after \(published.load(ordering: .relaxed)) published events and restarted it"
+            )
         }
         try await publisher.value
         try await probe.waitForLine(seconds: 60) { $0.contains("\"n\":\(total)") }
@@ -153,7 +213,9 @@ struct LifecycleSemanticsTests {
     static func poll(seconds: Double, until condition: () -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while !condition() {
-            guard ContinuousClock.now < deadline else { throw HarnessError("condition not met within \(seconds) s") }
+            guard ContinuousClock.now < deadline else {
+                throw HarnessError("condition not met within \(seconds) s")
+            }
             try await Task.sleep(for: .milliseconds(10))  // polling with a deadline
         }
     }

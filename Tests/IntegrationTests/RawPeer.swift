@@ -8,8 +8,14 @@ enum RawPeer {
         [Array("LLC01".utf8), Array("EXPLODE".utf8), Array("2".utf8), []],
         [Array("LLC01".utf8), Array("LOOKUP".utf8)],
         [Array("LLC01".utf8), Array("LOOKUP".utf8), Array("3".utf8), Array("{not json".utf8)],
-        [Array("LLC01".utf8), Array("PUBLISH".utf8), Array("4".utf8), Array(#"{"event":"openURL"}"#.utf8), Array("{}".utf8), [1]],
-        [Array("LLC01".utf8), Array("PUBLISH".utf8), Array("5".utf8), Array(#"{"event":"x.y"}"#.utf8), [UInt8](repeating: 0x20, count: 9 << 20)],
+        [
+            Array("LLC01".utf8), Array("PUBLISH".utf8), Array("4".utf8), Array(#"{"event":"openURL"}"#.utf8),
+            Array("{}".utf8), [1],
+        ],
+        [
+            Array("LLC01".utf8), Array("PUBLISH".utf8), Array("5".utf8), Array(#"{"event":"x.y"}"#.utf8),
+            [UInt8](repeating: 0x20, count: 9 << 20),
+        ],
         [Array("LLC01".utf8), Array("REGISTER".utf8), Array("6".utf8), Array(#"{"name":"a b"}"#.utf8)],
     ]
 
@@ -22,7 +28,9 @@ enum RawPeer {
             try socket.send(frames: message)
             var poller = ZMQPoller()
             poller.add(socket)
-            guard try poller.poll(timeoutMilliseconds: 5000) > 0, let reply = try socket.receiveFrames(dontWait: true) else {
+            guard try poller.poll(timeoutMilliseconds: 5000) > 0,
+                let reply = try socket.receiveFrames(dontWait: true)
+            else {
                 replies.append([])
                 continue
             }

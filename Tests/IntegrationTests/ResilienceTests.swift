@@ -13,7 +13,10 @@ struct ResilienceTests {
         let second = try ChildProcess("lifeline-probe", ["--broker", broker.control, "--name", "dup"])
         #expect(try await second.waitForExit() == 1)
         await second.waitForOutputToEnd()
-        #expect(second.lines(.stderr).contains { $0.contains("service 'dup' is already registered by pid \(first.pid)") })
+        #expect(
+            second.lines(.stderr).contains {
+                $0.contains("service 'dup' is already registered by pid \(first.pid)")
+            })
         let lookup = try await broker.cli(["lookup", "dup", "--json"])
         #expect(try JSONParser.parse(lookup.output)["pid"]?.intValue == Int64(first.pid))
     }
@@ -21,8 +24,10 @@ struct ResilienceTests {
     @Test("kill -9 of a service: gone from the registry after interval × liveness, serviceDidStop on the bus")
     func killedService() async throws {
         let broker = try await BrokerProcess()
-        let victim = try await broker.service("lifeline-probe", ["--name", "victim", "--heartbeat-interval", "200", "--liveness", "3"])
-        let tail = try ChildProcess("lifeline", ["tail", "serviceDidStop", "--json", "--broker", broker.control])
+        let victim = try await broker.service(
+            "lifeline-probe", ["--name", "victim", "--heartbeat-interval", "200", "--liveness", "3"])
+        let tail = try ChildProcess(
+            "lifeline", ["tail", "serviceDidStop", "--json", "--broker", broker.control])
         defer { victim.kill(); tail.kill(); broker.process.kill() }
         try await tail.waitForLine(startingWith: "# tailing", .stderr)
 
@@ -41,7 +46,8 @@ struct ResilienceTests {
     @Test("the broker restarted on the same endpoints: services register again without being restarted")
     func brokerRestart() async throws {
         let first = try await BrokerProcess()
-        let alpha = try await first.service("lifeline-probe", ["--name", "alpha", "--events", "didBecomeActive"])
+        let alpha = try await first.service(
+            "lifeline-probe", ["--name", "alpha", "--events", "didBecomeActive"])
         let beta = try await first.service("lifeline-probe", ["--name", "beta"])
         defer { alpha.kill(); beta.kill() }
 
@@ -53,7 +59,9 @@ struct ResilienceTests {
         try await beta.waitForLine(.stderr, seconds: 15) { $0.contains("registered again") }
 
         let listing = try await second.cli(["services", "--json"])
-        let pids = try JSONParser.parse(listing.output)["services"]?.arrayValue?.compactMap { $0["pid"]?.intValue }
+        let pids = try JSONParser.parse(listing.output)["services"]?.arrayValue?.compactMap {
+            $0["pid"]?.intValue
+        }
         #expect(Set(pids ?? []) == [Int64(alpha.pid), Int64(beta.pid)])
         let receipt = try await second.cli(["publish", "didBecomeActive", "--force", "--json"])
         #expect(try JSONParser.parse(receipt.output)["subscribers"] == 1)
@@ -65,7 +73,8 @@ struct ResilienceTests {
         let broker = try await BrokerProcess()
         let leaver = try await broker.service("lifeline-probe", ["--name", "leaver"])
         let stayer = try await broker.service("lifeline-probe", ["--name", "stayer"])
-        let tail = try ChildProcess("lifeline", ["tail", "serviceDidStop", "--json", "--broker", broker.control])
+        let tail = try ChildProcess(
+            "lifeline", ["tail", "serviceDidStop", "--json", "--broker", broker.control])
         defer { leaver.kill(); stayer.kill(); tail.kill(); broker.process.kill() }
         try await tail.waitForLine(startingWith: "# tailing", .stderr)
 
@@ -76,7 +85,9 @@ struct ResilienceTests {
 
         broker.process.kill(SIGTERM)
         #expect(try await broker.process.waitForExit() == 0)
-        try await stayer.waitForLine(.stderr) { $0.contains("the broker disconnected us (broker shutting down)") }
+        try await stayer.waitForLine(.stderr) {
+            $0.contains("the broker disconnected us (broker shutting down)")
+        }
     }
 
     @Test("garbage on the control socket gets error replies, and the broker answers a lookup right after")
@@ -87,7 +98,8 @@ struct ResilienceTests {
 
         let replies = try RawPeer.exchange(with: broker.control, messages: RawPeer.garbage)
         for (index, reply) in replies.enumerated() {
-            #expect(reply.count == 5 && reply[0] == Array("LLC01".utf8), "garbage #\(index) answered \(reply)")
+            #expect(
+                reply.count == 5 && reply[0] == Array("LLC01".utf8), "garbage #\(index) answered \(reply)")
             #expect(reply.count == 5 && reply[3].first != UInt8(ascii: "2"), "garbage #\(index) was accepted")
         }
         #expect(try await broker.cli(["lookup", "survivor"]).status == 0)
@@ -99,12 +111,18 @@ struct ResilienceTests {
     func usageErrors() async throws {
         let unknownEvent = try await CLIResult.run(["publish", "didEnterBackgroun"])
         #expect(unknownEvent.status == 2)
-        #expect(unknownEvent.errors.contains("unknown event 'didEnterBackgroun'; known events: didFinishLaunching,"))
+        #expect(
+            unknownEvent.errors.contains(
+                "unknown event 'didEnterBackgroun'; known events: didFinishLaunching,"))
         let badFlag = try await CLIResult.run(["services", "--frobnicate"])
-        #expect(badFlag.status == 2 && badFlag.errors.hasPrefix("lifeline services: unknown option '--frobnicate'"))
+        #expect(
+            badFlag.status == 2
+                && badFlag.errors.hasPrefix("lifeline services: unknown option '--frobnicate'"))
         let unknownCommand = try await CLIResult.run(["frob"])
         #expect(unknownCommand.status == 2)
-        let unreachable = try await CLIResult.run(["status", "--broker", "tcp://127.0.0.1:1", "--timeout", "200"])
+        let unreachable = try await CLIResult.run([
+            "status", "--broker", "tcp://127.0.0.1:1", "--timeout", "200",
+        ])
         #expect(unreachable.status == 1 && unreachable.errors.contains("did not answer HELLO within 200 ms"))
         let help = try await CLIResult.run(["publish", "--help"])
         #expect(help.status == 0 && help.output.hasPrefix("usage: lifeline publish EVENT"))

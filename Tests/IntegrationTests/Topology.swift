@@ -8,13 +8,16 @@ final class BrokerProcess: @unchecked Sendable {
     let bus: String
 
     /// Starts `lifeline broker` with `arguments` (default: wildcard tcp ports).
-    init(control: String = "tcp://127.0.0.1:*", bus: String = "tcp://127.0.0.1:*", _ extra: [String] = []) async throws {
+    init(control: String = "tcp://127.0.0.1:*", bus: String = "tcp://127.0.0.1:*", _ extra: [String] = [])
+        async throws
+    {
         process = try ChildProcess("lifeline", ["broker", "--control", control, "--bus", bus] + extra)
         let ready = try await process.waitForLine(startingWith: "READY ")
-        let fields = Dictionary(uniqueKeysWithValues: ready.dropFirst(6).split(separator: " ").map { field -> (String, String) in
-            let parts = field.split(separator: "=", maxSplits: 1)
-            return (String(parts[0]), String(parts[1]))
-        })
+        let fields = Dictionary(
+            uniqueKeysWithValues: ready.dropFirst(6).split(separator: " ").map { field -> (String, String) in
+                let parts = field.split(separator: "=", maxSplits: 1)
+                return (String(parts[0]), String(parts[1]))
+            })
         self.control = fields["control"] ?? ""
         self.bus = fields["bus"] ?? ""
     }
@@ -38,7 +41,9 @@ struct CLIResult {
     let stdout: [String]
     let stderr: [String]
 
-    static func run(_ arguments: [String], environment: [String: String] = [:], seconds: Double = 20) async throws -> CLIResult {
+    static func run(_ arguments: [String], environment: [String: String] = [:], seconds: Double = 20)
+        async throws -> CLIResult
+    {
         let child = try ChildProcess("lifeline", arguments, environment: environment)
         let status = try await child.waitForExit(seconds: seconds)
         await child.waitForOutputToEnd()

@@ -16,7 +16,8 @@ struct AcknowledgementTests {
         #expect(event.header.flags & 1 == 1)
         broker.request("pa", .ack, ["sequence": .int(Int64(event.header.sequence)), "name": "a"])
         #expect(broker.replies(to: "cli").isEmpty)
-        broker.request("pb", .ack, ["sequence": .int(Int64(event.header.sequence)), "name": "b", "error": "disk full"])
+        broker.request(
+            "pb", .ack, ["sequence": .int(Int64(event.header.sequence)), "name": "b", "error": "disk full"])
         let reply = try #require(broker.replies(to: "cli").first)
         #expect(try reply.json()["acknowledged"] == ["a"])
         #expect(try reply.json()["failed"] == [["service": "b", "error": "disk full"]])
@@ -26,7 +27,9 @@ struct AcknowledgementTests {
     @Test("a subscriber that dies or stays silent is reported missing, on time")
     func missingSubscribers() throws {
         var broker = BrokerHarness()
-        broker.register("dies", peer: "pd", events: [.willTerminate], heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 2))
+        broker.register(
+            "dies", peer: "pd", events: [.willTerminate],
+            heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 2))
         broker.register("silent", peer: "ps", events: [.willTerminate])
         broker.request("cli", .publish, ["event": "willTerminate", "force": true, "timeoutMs": 1000])
         broker.advance(milliseconds: 201)

@@ -6,7 +6,9 @@ import Testing
 extension BrokerHarness {
     /// Registers a host `name` offering `apps`.
     @discardableResult
-    mutating func host(_ name: String, apps: [String], interceptor: Int? = nil, lazy: Bool = false) -> ControlReply? {
+    mutating func host(_ name: String, apps: [String], interceptor: Int? = nil, lazy: Bool = false)
+        -> ControlReply?
+    {
         var json = Self.registration(name, instance: name, events: [], methods: ["m"]).objectValue!
         json["apps"] = .array(apps.map { .string($0) })
         if let interceptor { json["interceptor"] = ["priority": .int(Int64(interceptor))] }
@@ -18,8 +20,13 @@ extension BrokerHarness {
     /// The APP callback sent in the last step, as `app.callback`, and its request.
     var appCallback: (String, ControlRequest)? {
         for item in output {
-            guard case .send(_, let frames) = item, case .request(let request)? = try? ControlMessage.decode(frames[...]), request.command == .app else { continue }
-            return ("\(request.header["app"]?.stringValue ?? "").\(request.header["callback"]?.stringValue ?? "")", request)
+            guard case .send(_, let frames) = item,
+                case .request(let request)? = try? ControlMessage.decode(frames[...]), request.command == .app
+            else { continue }
+            return (
+                "\(request.header["app"]?.stringValue ?? "").\(request.header["callback"]?.stringValue ?? "")",
+                request
+            )
         }
         return nil
     }
@@ -30,7 +37,11 @@ extension BrokerHarness {
         while let (label, request) = appCallback {
             order.append(label)
             let host = output.compactMap { item -> String? in
-                if case .send(let peer, let frames) = item, (try? ControlMessage.decode(frames[...])) == .request(request) { return String(decoding: peer, as: UTF8.self) }
+                if case .send(let peer, let frames) = item,
+                    (try? ControlMessage.decode(frames[...])) == .request(request)
+                {
+                    return String(decoding: peer, as: UTF8.self)
+                }
                 return nil
             }.first!
             raw(host, ControlReply(requestID: request.requestID, json: bodies[label] ?? [:]).frames())
@@ -43,21 +54,30 @@ extension BrokerHarness {
 
 @Suite("The Context's micro-app stack across hosts", .timeLimit(.minutes(1)))
 struct AppsTests {
-    @Test("a start runs its callbacks host by host, each after the previous answered, and reports the session")
+    @Test(
+        "a start runs its callbacks host by host, each after the previous answered, and reports the session")
     func startAcrossHosts() throws {
         var broker = BrokerHarness()
         broker.host("shell", apps: ["launcher"])
         broker.host("account", apps: ["login"])
         _ = broker.apps(["op": "start", "app": "launcher"])
-        #expect(broker.answerCallbacks(["launcher.didCreate": ["root": ["screen": "tabs"]]]) == [
-            "launcher.didCreate", "launcher.willStartLaunching", "launcher.didFinishLaunching",
-        ])
+        #expect(
+            broker.answerCallbacks(["launcher.didCreate": ["root": ["screen": "tabs"]]]) == [
+                "launcher.didCreate", "launcher.willStartLaunching", "launcher.didFinishLaunching",
+            ])
         let started = try #require(broker.replies(to: "cli").first)
         #expect(try started.json()["session"]?["root"] == ["screen": "tabs"])
-        _ = broker.apps(["op": "start", "app": "login", "params": ["user": "ana"], "mode": "presentNoAnimation", "parent": "s1"])
+        _ = broker.apps([
+            "op": "start", "app": "login", "params": ["user": "ana"], "mode": "presentNoAnimation",
+            "parent": "s1",
+        ])
         let first = try #require(broker.appCallback)
         #expect(first.0 == "login.didCreate", "one callback at a time")
-        #expect(broker.answerCallbacks() == ["login.didCreate", "launcher.willPause", "login.willStartLaunching", "login.didFinishLaunching"])
+        #expect(
+            broker.answerCallbacks() == [
+                "login.didCreate", "launcher.willPause", "login.willStartLaunching",
+                "login.didFinishLaunching",
+            ])
         let step101 = broker.apps(["op": "list"])
         let list = try #require(step101).json()
         #expect(list["stack"]?.arrayValue?.map { $0["app"] } == ["launcher", "login"])
@@ -71,7 +91,11 @@ struct AppsTests {
         broker.host("shell", apps: ["launcher", "home"])
         let step102 = broker.apps(["op": "start", "app": "wallet"])
         let missing = try #require(step102)
-        #expect(missing.status == .notFound && missing.errorMessage == "no live host offers the app 'wallet'; offered apps: home, launcher")
+        #expect(
+            missing.status == .notFound
+                && missing.errorMessage
+                    == "no live host offers the app 'wallet'; offered apps: home, launcher"
+        )
         let step103 = broker.apps(["op": "start", "app": "home", "mode": "sideways"])
         #expect(step103?.status == .badRequest)
         let step104 = broker.apps(["op": "start", "app": "home", "parent": "s99"])
@@ -88,14 +112,24 @@ struct AppsTests {
         _ = broker.apps(["op": "start", "app": "home"])
         let intercept = try #require(broker.requests(to: "gate").first)
         #expect(intercept.command == .intercept && intercept.header["app"] == "home")
-        broker.raw("gate", ControlReply(requestID: intercept.requestID, json: ["action": "change", "app": "login", "params": ["next": "home"]]).frames())
+        broker.raw(
+            "gate",
+            ControlReply(
+                requestID: intercept.requestID,
+                json: ["action": "change", "app": "login", "params": ["next": "home"]]
+            ).frames())
         let order = broker.answerCallbacks()
         #expect(order.first == "login.didCreate")
         _ = broker.apps(["op": "start", "app": "home"])
         let second = try #require(broker.requests(to: "gate").first)
-        broker.raw("gate", ControlReply(requestID: second.requestID, json: ["action": "refuse", "reason": "not signed in"]).frames())
+        broker.raw(
+            "gate",
+            ControlReply(requestID: second.requestID, json: ["action": "refuse", "reason": "not signed in"])
+                .frames())
         let refused = try #require(broker.replies(to: "cli").first)
-        #expect(refused.status == .forbidden && refused.errorMessage == "the start of 'home' was refused by gate: not signed in")
+        #expect(
+            refused.status == .forbidden
+                && refused.errorMessage == "the start of 'home' was refused by gate: not signed in")
     }
 
     @Test("exit: only the top exits normally, shouldTerminate may veto, force skips both")
@@ -112,9 +146,14 @@ struct AppsTests {
         #expect(broker.appCallback?.0 == "b.shouldTerminate")
         #expect(broker.answerCallbacks(["b.shouldTerminate": ["allow": false]]) == ["b.shouldTerminate"])
         let vetoed = try #require(broker.replies(to: "cli").first)
-        #expect(vetoed.status == .conflict && vetoed.errorMessage == "s2 (b) refused to terminate: its shouldTerminate answered NO")
+        #expect(
+            vetoed.status == .conflict
+                && vetoed.errorMessage == "s2 (b) refused to terminate: its shouldTerminate answered NO")
         _ = broker.apps(["op": "exit", "app": "b", "result": ["done": true]])
-        #expect(broker.answerCallbacks(["b.shouldTerminate": ["allow": true]]) == ["b.shouldTerminate", "b.willTerminate", "a.willResume", "a.didResume"])
+        #expect(
+            broker.answerCallbacks(["b.shouldTerminate": ["allow": true]]) == [
+                "b.shouldTerminate", "b.willTerminate", "a.willResume", "a.didResume",
+            ])
         _ = broker.apps(["op": "start", "app": "b"])
         _ = broker.answerCallbacks()
         _ = broker.apps(["op": "exit", "session": "s1", "force": true])
@@ -125,8 +164,13 @@ struct AppsTests {
     func crash() throws {
         var broker = BrokerHarness()
         broker.host("shell", apps: ["launcher"])
-        broker.register("account", peer: "account", instance: "account", events: [], heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 2))
-        var json = BrokerHarness.registration("account", instance: "account", events: [], heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 2)).objectValue!
+        broker.register(
+            "account", peer: "account", instance: "account", events: [],
+            heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 2))
+        var json = BrokerHarness.registration(
+            "account", instance: "account", events: [],
+            heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 2)
+        ).objectValue!
         json["apps"] = ["home"]
         broker.request("account", .register, .object(json))
         _ = broker.apps(["op": "start", "app": "launcher"])
@@ -138,12 +182,19 @@ struct AppsTests {
         broker.advance(milliseconds: 60)
         #expect(broker.published.map(\.name).contains(.appDidCrash))
         #expect(broker.appCallback?.0 == "launcher.childDidFinish")
-        #expect(broker.answerCallbacks() == ["launcher.childDidFinish", "launcher.willResume", "launcher.didResume"])
-        let saved = broker.output.compactMap { item -> JSONValue? in if case .persist(_, let document) = item { document } else { nil } }.last
+        #expect(
+            broker.answerCallbacks() == [
+                "launcher.childDidFinish", "launcher.willResume", "launcher.didResume",
+            ])
+        let saved = broker.output.compactMap { item -> JSONValue? in
+            if case .persist(_, let document) = item { document } else { nil }
+        }.last
         #expect(saved?["sessions"]?.arrayValue?.map { $0["app"] } == ["launcher"])
     }
 
-    @Test("non-lazy services start with the boot, or at once after it; lazy ones on their first lookup, which waits for it")
+    @Test(
+        "non-lazy services start with the boot, or at once after it; lazy ones on their first lookup, which waits for it"
+    )
     func serviceStarts() throws {
         var broker = BrokerHarness()
         broker.register("eager", peer: "pe")
@@ -154,7 +205,9 @@ struct AppsTests {
         broker.raw("pe", ControlReply(requestID: run.requestID, json: ["outcome": "done"]).frames())
         #expect(broker.published.map(\.name).contains(.bootDidFinish))
         broker.register("late", peer: "pl")
-        #expect(broker.requests(to: "pl").map(\.command) == [.start], "after the boot, services start as they register")
+        #expect(
+            broker.requests(to: "pl").map(\.command) == [.start],
+            "after the boot, services start as they register")
         broker.host("sleepy", apps: [], lazy: true)
         #expect(broker.requests(to: "sleepy").isEmpty)
         let step1 = broker.request("cli", .lookup, ["name": "sleepy"])
@@ -174,22 +227,32 @@ struct AppsTests {
         broker.request("cli", .boot, ["op": "start"])
         let startTask = try #require(broker.requests(to: "shell").first { $0.command == .boot })
         broker.raw("shell", ControlReply(requestID: startTask.requestID, json: ["outcome": "done"]).frames())
-        #expect(broker.answerCallbacks() == ["launcher.didCreate", "launcher.willStartLaunching", "launcher.didFinishLaunching"])
+        #expect(
+            broker.answerCallbacks() == [
+                "launcher.didCreate", "launcher.willStartLaunching", "launcher.didFinishLaunching",
+            ])
         #expect(broker.published.map(\.name).contains(.bootDidFinish), "the Launcher's start ends the boot")
         _ = broker.apps(["op": "start", "app": "home"])
         _ = broker.answerCallbacks()
-        let saved = broker.output.compactMap { item -> JSONValue? in if case .persist(_, let document) = item { document } else { nil } }.last!
+        let saved = broker.output.compactMap { item -> JSONValue? in
+            if case .persist(_, let document) = item { document } else { nil }
+        }.last!
 
         var restarted = BrokerHarness()
         restarted.core = BrokerCore(
-            configuration: { var c = BrokerConfiguration(); c.launcherApp = "launcher"; return c }(),
-            identity: BrokerIdentity(pid: 2, host: "test", version: "test"), busEndpoints: ["tcp://127.0.0.1:9"],
+            configuration: {
+                var c = BrokerConfiguration(); c.launcherApp = "launcher"; return c
+            }(),
+            identity: BrokerIdentity(pid: 2, host: "test", version: "test"),
+            busEndpoints: ["tcp://127.0.0.1:9"],
             monotonic: restarted.now, wall: 1_800_000_000_000_000_000, sessions: saved)
         #expect(restarted.core.startupNotes == ["restored 2 micro-app session(s); they wait for their hosts"])
         let step107 = restarted.apps(["op": "list"])
         #expect(try step107?.json()["stack"]?.arrayValue?.map { $0["state"] } == ["detached", "detached"])
         restarted.host("shell", apps: ["launcher", "home"])
-        #expect(restarted.answerCallbacks() == ["launcher.restore", "home.restore"], "restored, and no second Launcher")
+        #expect(
+            restarted.answerCallbacks() == ["launcher.restore", "home.restore"],
+            "restored, and no second Launcher")
         let step108 = restarted.apps(["op": "list"])
         #expect(try step108?.json()["stack"]?.arrayValue?.map { $0["state"] } == ["paused", "running"])
     }

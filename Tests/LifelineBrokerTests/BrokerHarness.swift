@@ -25,9 +25,12 @@ struct BrokerHarness {
 
     /// Sends a request from `peer` and returns the reply addressed to it, if one came at once.
     @discardableResult
-    mutating func request(_ peer: String, _ command: Command, _ header: JSONValue = .emptyObject, payload: [UInt8]? = nil) -> ControlReply? {
+    mutating func request(
+        _ peer: String, _ command: Command, _ header: JSONValue = .emptyObject, payload: [UInt8]? = nil
+    ) -> ControlReply? {
         counter += 1
-        let request = ControlRequest(command, requestID: Array("r\(counter)".utf8), header: header, payload: payload)
+        let request = ControlRequest(
+            command, requestID: Array("r\(counter)".utf8), header: header, payload: payload)
         return raw(peer, request.frames())
     }
 
@@ -69,30 +72,39 @@ struct BrokerHarness {
     }
 
     static func registration(
-        _ name: String, instance: String? = nil, events: [EventName] = [.didEnterBackground], methods: [String] = ["status"],
-        heartbeat: HeartbeatSettings = .standard, priorities: [EventName: Int] = [:], deadlines: [EventName: Int] = [:],
+        _ name: String, instance: String? = nil, events: [EventName] = [.didEnterBackground],
+        methods: [String] = ["status"],
+        heartbeat: HeartbeatSettings = .standard, priorities: [EventName: Int] = [:],
+        deadlines: [EventName: Int] = [:],
         resume: (UInt64, UInt64)? = nil
     ) -> JSONValue {
         var json = ServiceRegistration(
-            name: name, instance: instance ?? "\(name)-1", pid: 100, host: "h", events: events, methods: methods,
-            heartbeat: heartbeat, attachToken: instance ?? "\(name)-1", priorities: priorities, deadlines: deadlines
+            name: name, instance: instance ?? "\(name)-1", pid: 100, host: "h", events: events,
+            methods: methods,
+            heartbeat: heartbeat, attachToken: instance ?? "\(name)-1", priorities: priorities,
+            deadlines: deadlines
         ).json.objectValue!
-        if let resume { json["resume"] = ["epoch": .int(Int64(resume.0)), "sequence": .int(Int64(resume.1))] }
+        if let resume {
+            json["resume"] = ["epoch": .int(Int64(resume.0)), "sequence": .int(Int64(resume.1))]
+        }
         return .object(json)
     }
 
     /// Registers `name` from `peer`, marker first, and returns the reply.
     @discardableResult
     mutating func register(
-        _ name: String, peer: String, instance: String? = nil, events: [EventName] = [.didEnterBackground], methods: [String] = ["status"],
-        heartbeat: HeartbeatSettings = .standard, priorities: [EventName: Int] = [:], deadlines: [EventName: Int] = [:],
+        _ name: String, peer: String, instance: String? = nil, events: [EventName] = [.didEnterBackground],
+        methods: [String] = ["status"],
+        heartbeat: HeartbeatSettings = .standard, priorities: [EventName: Int] = [:],
+        deadlines: [EventName: Int] = [:],
         resume: (UInt64, UInt64)? = nil
     ) -> ControlReply? {
         subscribeMarker(instance ?? "\(name)-1")
         return request(
             peer, .register,
             Self.registration(
-                name, instance: instance, events: events, methods: methods, heartbeat: heartbeat, priorities: priorities,
+                name, instance: instance, events: events, methods: methods, heartbeat: heartbeat,
+                priorities: priorities,
                 deadlines: deadlines, resume: resume))
     }
 
@@ -101,7 +113,8 @@ struct BrokerHarness {
 
     /// Answers `offer` from `peer` with a callback result; returns what the last step produced.
     mutating func answer(
-        _ offer: ControlRequest, from peer: String, _ result: String = "continue", payload: JSONValue? = nil, completion: JSONValue? = nil
+        _ offer: ControlRequest, from peer: String, _ result: String = "continue", payload: JSONValue? = nil,
+        completion: JSONValue? = nil
     ) {
         var body: [String: JSONValue] = ["result": .string(result)]
         if let payload { body["payload"] = payload }

@@ -14,7 +14,9 @@ struct CallAndPublishTests {
         #expect(forwarded.command == .call)
         #expect(forwarded.header["method"] == "status")
         #expect(forwarded.payload == Array("[1]".utf8))
-        let serviceError = ControlReply(requestID: forwarded.requestID, status: Status(rawValue: 418), json: ["error": "teapot", "hint": 1])
+        let serviceError = ControlReply(
+            requestID: forwarded.requestID, status: Status(rawValue: 418),
+            json: ["error": "teapot", "hint": 1])
         broker.raw("svc", serviceError.frames())
         let reply = try #require(broker.replies(to: "cli").first)
         #expect(reply.status.rawValue == 418)
@@ -49,7 +51,8 @@ struct CallAndPublishTests {
     @Test("a service that expires mid-call fails the call at once")
     func serviceGoneDuringCall() throws {
         var broker = BrokerHarness()
-        broker.register("push", peer: "svc", heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 2))
+        broker.register(
+            "push", peer: "svc", heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 2))
         broker.request("cli", .call, ["service": "push", "method": "status", "timeoutMs": 10000])
         broker.advance(milliseconds: 201)
         let reply = try #require(broker.replies(to: "cli").first)
@@ -61,7 +64,8 @@ struct CallAndPublishTests {
         var broker = BrokerHarness()
         broker.register("a", peer: "p1", events: [.didBecomeActive])
         broker.register("b", peer: "p2", events: [.didBecomeActive, .willTerminate])
-        let firstReply = broker.request("cli", .publish, ["event": "didBecomeActive", "force": true], payload: Array("{}".utf8))
+        let firstReply = broker.request(
+            "cli", .publish, ["event": "didBecomeActive", "force": true], payload: Array("{}".utf8))
         let first = try #require(firstReply)
         #expect(try first.json()["subscribers"] == 2)
         let event = try #require(broker.published.first)
@@ -75,15 +79,18 @@ struct CallAndPublishTests {
         #expect(try step3?.json()["subscribers"] == 0)
     }
 
-    @Test("publish refuses unknown events, runtime events and bad payloads with clear errors", arguments: [
-        ("didEnterBackgroun", "{}", 400, "unknown event 'didEnterBackgroun'"),
-        ("serviceDidStart", "{\"name\":\"x\"}", 403, "serviceDidStart is published by the broker only"),
-        ("openURL", "{}", 422, "openURL needs the field 'url'"),
-        ("openURL", "{url", 400, "the payload of openURL is not JSON: invalid JSON at byte 1"),
-    ])
+    @Test(
+        "publish refuses unknown events, runtime events and bad payloads with clear errors",
+        arguments: [
+            ("didEnterBackgroun", "{}", 400, "unknown event 'didEnterBackgroun'"),
+            ("serviceDidStart", "{\"name\":\"x\"}", 403, "serviceDidStart is published by the broker only"),
+            ("openURL", "{}", 422, "openURL needs the field 'url'"),
+            ("openURL", "{url", 400, "the payload of openURL is not JSON: invalid JSON at byte 1"),
+        ])
     func publishRefusals(event: String, payload: String, status: Int, message: String) throws {
         var broker = BrokerHarness()
-        let replyReply = broker.request("cli", .publish, ["event": .string(event)], payload: Array(payload.utf8))
+        let replyReply = broker.request(
+            "cli", .publish, ["event": .string(event)], payload: Array(payload.utf8))
         let reply = try #require(replyReply)
         #expect(reply.status.rawValue == status)
         #expect(reply.errorMessage.hasPrefix(message), "\(reply.errorMessage)")
@@ -95,8 +102,10 @@ struct CallAndPublishTests {
         var broker = BrokerHarness()
         broker.register("push", peer: "svc")
         let garbage: [[[UInt8]]] = [
-            [[0xDE, 0xAD]], [], [Array("LLC09".utf8), Array("HELLO".utf8), [1], []], [Array("LLC01".utf8), Array("NOPE".utf8), [1], []],
-            [Array("LLC01".utf8), Array("LOOKUP".utf8)], (0..<40).map { _ in [UInt8](repeating: 7, count: 3) },
+            [[0xDE, 0xAD]], [], [Array("LLC09".utf8), Array("HELLO".utf8), [1], []],
+            [Array("LLC01".utf8), Array("NOPE".utf8), [1], []],
+            [Array("LLC01".utf8), Array("LOOKUP".utf8)],
+            (0..<40).map { _ in [UInt8](repeating: 7, count: 3) },
         ]
         for frames in garbage {
             let replyReply = broker.raw("bad", frames)
@@ -111,7 +120,8 @@ struct CallAndPublishTests {
     @Test("an oversized message is refused with 413 before it is decoded")
     func oversized() throws {
         var broker = BrokerHarness { $0.maximumMessageBytes = 1000 }
-        let replyReply = broker.request("cli", .publish, ["event": "shop.x"], payload: [UInt8](repeating: 32, count: 2000))
+        let replyReply = broker.request(
+            "cli", .publish, ["event": "shop.x"], payload: [UInt8](repeating: 32, count: 2000))
         let reply = try #require(replyReply)
         #expect(reply.status == .payloadTooLarge)
         #expect(broker.published.isEmpty)

@@ -5,7 +5,8 @@ import Testing
 
 @Suite("Ordered dispatch and completions", .timeLimit(.minutes(1)))
 struct DispatchTests {
-    @Test("services are offered the event by priority, then registration order; the first non-continue decides")
+    @Test(
+        "services are offered the event by priority, then registration order; the first non-continue decides")
     func orderAndDecision() throws {
         var broker = BrokerHarness()
         broker.register("first-registered", peer: "p1", events: [.openURL])
@@ -17,7 +18,9 @@ struct DispatchTests {
         #expect(offer1.header["event"] == "openURL")
         broker.answer(offer1, from: "p2", payload: ["url": "app://rewritten"])
         let offer2 = try #require(broker.offers(to: "p1").first)
-        #expect(try JSONParser.parse(offer2.payload ?? []) == ["url": "app://rewritten"], "the next service sees the rewritten URL")
+        #expect(
+            try JSONParser.parse(offer2.payload ?? []) == ["url": "app://rewritten"],
+            "the next service sees the rewritten URL")
         broker.answer(offer2, from: "p1")
         let offer3 = try #require(broker.offers(to: "p3").first)
         broker.answer(offer3, from: "p3", "returnYES")
@@ -35,7 +38,8 @@ struct DispatchTests {
     @Test("when nobody decides, the event's default applies (openURL: not handled)")
     func defaults() throws {
         var broker = BrokerHarness()
-        let step1 = broker.request("cli", .dispatch, ["event": "openURL"], payload: Array(#"{"url":"x:"}"#.utf8))
+        let step1 = broker.request(
+            "cli", .dispatch, ["event": "openURL"], payload: Array(#"{"url":"x:"}"#.utf8))
         let reply = try #require(step1).json()
         #expect(reply["result"] == "continue")
         #expect(reply["returnValue"] == false)
@@ -46,10 +50,17 @@ struct DispatchTests {
     @Test("a service that misses its deadline or dies mid-step is skipped on time and marked in the trace")
     func deadlinesAndDeath() throws {
         var broker = BrokerHarness()
-        broker.register("slow", peer: "p1", events: [.continueUserActivity], priorities: [.continueUserActivity: 3], deadlines: [.continueUserActivity: 300])
-        broker.register("mortal", peer: "p2", events: [.continueUserActivity], heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 2), priorities: [.continueUserActivity: 2])
+        broker.register(
+            "slow", peer: "p1", events: [.continueUserActivity], priorities: [.continueUserActivity: 3],
+            deadlines: [.continueUserActivity: 300])
+        broker.register(
+            "mortal", peer: "p2", events: [.continueUserActivity],
+            heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 2),
+            priorities: [.continueUserActivity: 2])
         broker.register("last", peer: "p3", events: [.continueUserActivity])
-        broker.request("cli", .dispatch, ["event": "continueUserActivity"], payload: Array(#"{"activityType":"t"}"#.utf8))
+        broker.request(
+            "cli", .dispatch, ["event": "continueUserActivity"], payload: Array(#"{"activityType":"t"}"#.utf8)
+        )
         #expect(broker.offers(to: "p1").count == 1)
         broker.advance(milliseconds: 100)
         broker.request("p2", .heartbeat)
@@ -58,7 +69,8 @@ struct DispatchTests {
         broker.advance(milliseconds: 1)
         #expect(broker.offers(to: "p2").count == 1, "the slow service was skipped at its 300 ms deadline")
         broker.advance(milliseconds: 201)
-        let lastOffer = try #require(broker.offers(to: "p3").first, "the dead service was skipped when it expired")
+        let lastOffer = try #require(
+            broker.offers(to: "p3").first, "the dead service was skipped when it expired")
         broker.answer(lastOffer, from: "p3")
         let reply = try #require(broker.replies(to: "cli").first).json()
         #expect(reply["trace"]?.arrayValue?.map { $0["status"] } == ["timeout", "gone", "answered"])
@@ -76,7 +88,10 @@ struct DispatchTests {
         broker.answer(try #require(broker.offers(to: "ph").first), from: "ph")
         broker.answer(try #require(broker.offers(to: "pa").first), from: "pa")
         let full = try #require(broker.replies(to: "cli").first).json()
-        #expect(full["trace"]?.arrayValue?.map { $0["event"] } == ["beforeDidFinishLaunching", "didFinishLaunching", "afterDidFinishLaunching"])
+        #expect(
+            full["trace"]?.arrayValue?.map { $0["event"] } == [
+                "beforeDidFinishLaunching", "didFinishLaunching", "afterDidFinishLaunching",
+            ])
         #expect(full["launchEndedEarly"] == false)
         #expect(full["returnValue"] == true)
         #expect(broker.core.lifecycle == .launching)
@@ -90,15 +105,22 @@ struct DispatchTests {
         #expect(early["returnValue"] == false)
     }
 
-    @Test("completion events go to all handlers at once and complete exactly once by their rule", arguments: [
-        (["newData", "failed", "noData"], "newData"), (["noData", "failed"], "failed"), (["noData", "noData"], "noData"),
-    ])
+    @Test(
+        "completion events go to all handlers at once and complete exactly once by their rule",
+        arguments: [
+            (["newData", "failed", "noData"], "newData"), (["noData", "failed"], "failed"),
+            (["noData", "noData"], "noData"),
+        ])
     func fetchRule(answers: [String], expected: String) throws {
         var broker = BrokerHarness()
-        for (index, _) in answers.enumerated() { broker.register("s\(index)", peer: "p\(index)", events: [.performFetch]) }
+        for (index, _) in answers.enumerated() {
+            broker.register("s\(index)", peer: "p\(index)", events: [.performFetch])
+        }
         broker.request("cli", .dispatch, ["event": "performFetch"])
         let offers = answers.indices.map { broker.offers(to: "p\($0)").first }
-        #expect(offers.allSatisfy { $0?.header["timeoutMs"] == 30_000 }, "performFetch's deadline is 30 s, as on iOS")
+        #expect(
+            offers.allSatisfy { $0?.header["timeoutMs"] == 30_000 },
+            "performFetch's deadline is 30 s, as on iOS")
         for (index, answer) in answers.enumerated() {
             #expect(broker.replies(to: "cli").isEmpty)
             broker.answer(try #require(offers[index]), from: "p\(index)", completion: .string(answer))
@@ -115,7 +137,9 @@ struct DispatchTests {
         #expect(try step2?.json()["completion"] == "noData")
         let step3 = broker.request("cli", .dispatch, ["event": "handleWatchKitExtensionRequest"])
         #expect(try step3?.json()["completion"] == [:])
-        let step4 = broker.request("cli", .dispatch, ["event": "performActionForShortcutItem"], payload: Array(#"{"type":"t"}"#.utf8))
+        let step4 = broker.request(
+            "cli", .dispatch, ["event": "performActionForShortcutItem"], payload: Array(#"{"type":"t"}"#.utf8)
+        )
         #expect(try step4?.json()["completion"] == false)
 
         broker.register("late", peer: "pl", events: [.performFetch])
@@ -129,10 +153,14 @@ struct DispatchTests {
         broker.register("w1", peer: "w1", events: [.handleWatchKitExtensionRequest])
         broker.register("w2", peer: "w2", events: [.handleWatchKitExtensionRequest])
         broker.request("cli", .dispatch, ["event": "handleWatchKitExtensionRequest"])
-        let (watch1, watch2) = (try #require(broker.offers(to: "w1").first), try #require(broker.offers(to: "w2").first))
+        let (watch1, watch2) = (
+            try #require(broker.offers(to: "w1").first), try #require(broker.offers(to: "w2").first)
+        )
         broker.answer(watch2, from: "w2", completion: ["b": 2, "a": 9])
         broker.answer(watch1, from: "w1", completion: ["a": 1])
-        #expect(try broker.replies(to: "cli").first?.json()["completion"] == ["a": 9, "b": 2], "merged in dispatch order")
+        #expect(
+            try broker.replies(to: "cli").first?.json()["completion"] == ["a": 9, "b": 2],
+            "merged in dispatch order")
     }
 
     @Test("a bad answer is recorded as an error and the chain goes on")
@@ -144,7 +172,9 @@ struct DispatchTests {
         broker.answer(try #require(broker.offers(to: "p1").first), from: "p1", "maybe")
         broker.answer(try #require(broker.offers(to: "p2").first), from: "p2", "return")
         let reply = try #require(broker.replies(to: "cli").first).json()
-        #expect(reply["trace"]?.arrayValue?.first?["error"] == "answered 'maybe'; expected continue, return, returnYES or returnNO")
+        #expect(
+            reply["trace"]?.arrayValue?.first?["error"]
+                == "answered 'maybe'; expected continue, return, returnYES or returnNO")
         #expect(reply["decidedBy"] == "ok")
     }
 }

@@ -9,8 +9,10 @@ struct LifecycleAndJournalTests {
     func lifecycleMachine() {
         var state = LifecycleState.notRunning
         for (event, next) in [
-            (EventName.didFinishLaunching, LifecycleState.launching), (.didBecomeActive, .active), (.willResignActive, .inactive),
-            (.didEnterBackground, .background), (.willEnterForeground, .inactive), (.didBecomeActive, .active),
+            (EventName.didFinishLaunching, LifecycleState.launching), (.didBecomeActive, .active),
+            (.willResignActive, .inactive),
+            (.didEnterBackground, .background), (.willEnterForeground, .inactive),
+            (.didBecomeActive, .active),
             (.willTerminate, .terminating), (.didFinishLaunching, .launching),
         ] {
             guard case .success(let moved) = state.applying(event) else {
@@ -25,7 +27,10 @@ struct LifecycleAndJournalTests {
             Issue.record("didBecomeActive accepted while background")
             return
         }
-        #expect(error.description.hasPrefix("didBecomeActive makes no sense while the application is background (it is valid while launching or inactive)"))
+        #expect(
+            error.description.hasPrefix(
+                "didBecomeActive makes no sense while the application is background (it is valid while launching or inactive)"
+            ))
     }
 
     @Test("the broker refuses an out-of-order lifecycle event with 409 unless forced, and reports the state")
@@ -46,7 +51,11 @@ struct LifecycleAndJournalTests {
     func journalBounds() {
         var journal = EventJournal(capacity: 3, maximumAgeMilliseconds: 1000)
         func event(_ sequence: UInt64, _ name: EventName = "a.b") -> BusMessage {
-            BusMessage(name: name, header: BusHeader(epoch: 1, sequence: sequence, topicSequence: sequence, publishedWallNanoseconds: 0, publishedMonotonicNanoseconds: 0), payload: [])
+            BusMessage(
+                name: name,
+                header: BusHeader(
+                    epoch: 1, sequence: sequence, topicSequence: sequence, publishedWallNanoseconds: 0,
+                    publishedMonotonicNanoseconds: 0), payload: [])
         }
         for sequence in 1...5 { journal.append(event(UInt64(sequence)), now: UInt64(sequence) * 100_000_000) }
         #expect(journal.count == 3)
@@ -61,7 +70,11 @@ struct LifecycleAndJournalTests {
     @Test("a resuming service gets what it missed, in order, before the registration reply")
     func resumeReplays() throws {
         var broker = BrokerHarness()
-        for index in 1...4 { broker.request("cli", .publish, ["event": index % 2 == 0 ? "app.even" : "app.odd", "ack": false], payload: Array("{\"n\":\(index)}".utf8)) }
+        for index in 1...4 {
+            broker.request(
+                "cli", .publish, ["event": index % 2 == 0 ? "app.even" : "app.odd", "ack": false],
+                payload: Array("{\"n\":\(index)}".utf8))
+        }
         let epoch = broker.core.epoch
         let step2 = broker.register("svc", peer: "p", events: ["app.even"], resume: (epoch, 1))
         let reply = try #require(step2)
@@ -71,7 +84,9 @@ struct LifecycleAndJournalTests {
         #expect(try reply.json()["replayed"] == 2)
         #expect(try reply.json()["topics"] == ["app.even": ["sequence": 4, "topicSequence": 2]])
         let order = broker.output.compactMap { item -> Command? in
-            guard case .send(let peer, let frames) = item, peer == Array("p".utf8), case .request(let request)? = try? ControlMessage.decode(frames[...]) else {
+            guard case .send(let peer, let frames) = item, peer == Array("p".utf8),
+                case .request(let request)? = try? ControlMessage.decode(frames[...])
+            else {
                 if case .send(let peer, _) = item, peer == Array("p".utf8) { return .reply }
                 return nil
             }
@@ -91,7 +106,8 @@ struct LifecycleAndJournalTests {
         #expect(broker.requests(to: "p").filter { $0.command == .event }.isEmpty)
         let step4 = broker.register("other", peer: "q", events: ["app.x"], resume: (42, 3))
         let restarted = try #require(step4)
-        #expect(try restarted.json()["gap"]?["reason"]?.stringValue?.hasPrefix("the broker restarted") == true)
+        #expect(
+            try restarted.json()["gap"]?["reason"]?.stringValue?.hasPrefix("the broker restarted") == true)
         #expect(try restarted.json()["topics"]?["app.x"]?["topicSequence"] == 5)
     }
 
@@ -100,8 +116,12 @@ struct LifecycleAndJournalTests {
         var broker = BrokerHarness()
         broker.register("svc", peer: "p", events: ["app.a"])
         for name in ["app.a", "app.b", "app.a"] { broker.request("cli", .publish, ["event": .string(name)]) }
-        let reply = broker.request("p", .replay, ["after": 1, "epoch": .int(Int64(broker.core.epoch)), "events": ["app.a"]])
+        let reply = broker.request(
+            "p", .replay, ["after": 1, "epoch": .int(Int64(broker.core.epoch)), "events": ["app.a"]])
         #expect(try reply?.json()["replayed"] == 2)
-        #expect(broker.requests(to: "p").filter { $0.command == .event }.map { $0.header["event"] } == ["app.a", "app.a"])
+        #expect(
+            broker.requests(to: "p").filter { $0.command == .event }.map { $0.header["event"] } == [
+                "app.a", "app.a",
+            ])
     }
 }

@@ -60,7 +60,8 @@ struct RegistryTests {
     @Test("a silent service expires after interval × liveness and serviceDidStop is published")
     func expiry() throws {
         var broker = BrokerHarness()
-        broker.register("push", peer: "p1", heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 3))
+        broker.register(
+            "push", peer: "p1", heartbeat: HeartbeatSettings(intervalMilliseconds: 100, liveness: 3))
         broker.advance(milliseconds: 250)
         broker.request("p1", .heartbeat)
         broker.advance(milliseconds: 250)
@@ -91,7 +92,8 @@ struct RegistryTests {
         #expect(step3?.status == .forbidden)
         let step4 = broker.request("p1", .unregister, ["name": "push"])
         #expect(step4?.status == .ok)
-        #expect(try JSONParser.parse(broker.published[0].payload) == ["name": "push", "reason": "unregistered"])
+        #expect(
+            try JSONParser.parse(broker.published[0].payload) == ["name": "push", "reason": "unregistered"])
         let step5 = broker.request("p1", .unregister, ["name": "push"])
         #expect(step5?.status == .notFound)
     }

@@ -6,30 +6,46 @@ import Testing
 @Suite("Micro-app session stack", .timeLimit(.minutes(1)))
 struct SessionStackTests {
     /// `app.callback` for each callback, to compare orders at a glance.
-    static func order(_ outcome: SessionStack.Outcome) -> [String] { outcome.callbacks.map { "\($0.app).\($0.name.rawValue)" } }
-
-    static func push(_ stack: inout SessionStack, _ app: String, mode: LaunchMode = .pushWithAnimation, clearTop: Bool = false, parent: String? = nil) -> SessionStack.Outcome {
-        stack.start(app: app, host: "host-\(app)", params: ["from": "test"], mode: mode, clearTop: clearTop, parent: parent, now: 1)
+    static func order(_ outcome: SessionStack.Outcome) -> [String] {
+        outcome.callbacks.map { "\($0.app).\($0.name.rawValue)" }
     }
 
-    @Test("starting an app over another: the old top pauses before the new one launches", arguments: LaunchMode.allCases)
+    static func push(
+        _ stack: inout SessionStack, _ app: String, mode: LaunchMode = .pushWithAnimation,
+        clearTop: Bool = false, parent: String? = nil
+    ) -> SessionStack.Outcome {
+        stack.start(
+            app: app, host: "host-\(app)", params: ["from": "test"], mode: mode, clearTop: clearTop,
+            parent: parent, now: 1)
+    }
+
+    @Test(
+        "starting an app over another: the old top pauses before the new one launches",
+        arguments: LaunchMode.allCases)
     func startOrder(mode: LaunchMode) {
         var stack = SessionStack()
         _ = Self.push(&stack, "A")
         let outcome = Self.push(&stack, "B", mode: mode)
-        #expect(Self.order(outcome) == ["B.didCreate", "A.willPause", "B.willStartLaunching", "B.didFinishLaunching"])
+        #expect(
+            Self.order(outcome) == [
+                "B.didCreate", "A.willPause", "B.willStartLaunching", "B.didFinishLaunching",
+            ])
         #expect(stack.sessions.map(\.app) == ["A", "B"])
         #expect(stack.sessions.map(\.state) == [.paused, .running])
         #expect(stack.top?.mode == mode)
         #expect(outcome.callbacks[2].arguments == ["options": ["from": "test"]])
     }
 
-    @Test("clearTop pops back to the existing session and resumes it with the params; without it a new one is pushed")
+    @Test(
+        "clearTop pops back to the existing session and resumes it with the params; without it a new one is pushed"
+    )
     func clearTop() {
         var stack = SessionStack()
         _ = Self.push(&stack, "A")
         _ = Self.push(&stack, "B", parent: "s1")
-        let again = stack.start(app: "A", host: "host-A", params: ["tab": 2], mode: .pushNoAnimation, clearTop: true, parent: nil, now: 2)
+        let again = stack.start(
+            app: "A", host: "host-A", params: ["tab": 2], mode: .pushNoAnimation, clearTop: true, parent: nil,
+            now: 2)
         #expect(Self.order(again) == ["B.willTerminate", "A.childDidFinish", "A.willResume", "A.didResume"])
         #expect(again.callbacks[3].arguments == ["options": ["tab": 2]])
         #expect(stack.sessions.map(\.id) == ["s1"])
@@ -47,7 +63,10 @@ struct SessionStackTests {
         _ = Self.push(&stack, "login")
         _ = Self.push(&stack, "help", mode: .presentWithAnimation)
         let home = Self.push(&stack, "launcher")
-        #expect(Self.order(home) == ["help.willTerminate", "login.willTerminate", "launcher.willResume", "launcher.didResume"])
+        #expect(
+            Self.order(home) == [
+                "help.willTerminate", "login.willTerminate", "launcher.willResume", "launcher.didResume",
+            ])
         #expect(stack.sessions.map(\.app) == ["launcher"])
     }
 
@@ -60,7 +79,9 @@ struct SessionStackTests {
         #expect(stack.exitProblem("s2")?.hasPrefix("only the top session may exit normally") == true)
         #expect(stack.exitProblem("s3") == nil)
         let forced = stack.exit("s2", result: ["ok": true], animated: true, forced: true, now: 3)
-        #expect(Self.order(forced) == ["login.willTerminate", "launcher.childDidFinish"], "a middle session leaves without resuming anyone")
+        #expect(
+            Self.order(forced) == ["login.willTerminate", "launcher.childDidFinish"],
+            "a middle session leaves without resuming anyone")
         #expect(forced.callbacks[1].arguments["result"] == ["ok": true])
         let top = stack.exit("s3", result: nil, animated: false, forced: false, now: 4)
         #expect(Self.order(top) == ["keyboard.willTerminate", "launcher.willResume", "launcher.didResume"])
@@ -75,11 +96,17 @@ struct SessionStackTests {
         _ = Self.push(&stack, "detail", mode: .presentWithAnimation)
         _ = Self.push(&stack, "picker")
         let dismissed = stack.dismiss(now: 5)
-        #expect(dismissed.map(Self.order) == ["picker.willTerminate", "detail.willTerminate", "list.willResume", "list.didResume"])
+        #expect(
+            dismissed.map(Self.order) == [
+                "picker.willTerminate", "detail.willTerminate", "list.willResume", "list.didResume",
+            ])
         #expect(stack.dismiss(now: 5) == nil || true)
         _ = Self.push(&stack, "detail")
         let popped = stack.popToRoot(now: 6)
-        #expect(Self.order(popped) == ["detail.willTerminate", "list.willTerminate", "root.willResume", "root.didResume"])
+        #expect(
+            Self.order(popped) == [
+                "detail.willTerminate", "list.willTerminate", "root.willResume", "root.didResume",
+            ])
         let all = stack.exitAll(now: 7)
         #expect(Self.order(all) == ["root.willTerminate"] && stack.sessions.isEmpty)
     }
@@ -88,11 +115,16 @@ struct SessionStackTests {
     func hostCrash() {
         var stack = SessionStack()
         _ = Self.push(&stack, "launcher")
-        _ = stack.start(app: "home", host: "shell", params: .emptyObject, mode: .pushWithAnimation, clearTop: false, parent: "s1", now: 1)
-        _ = stack.start(app: "settings", host: "shell", params: .emptyObject, mode: .pushWithAnimation, clearTop: false, parent: "s2", now: 1)
+        _ = stack.start(
+            app: "home", host: "shell", params: .emptyObject, mode: .pushWithAnimation, clearTop: false,
+            parent: "s1", now: 1)
+        _ = stack.start(
+            app: "settings", host: "shell", params: .emptyObject, mode: .pushWithAnimation, clearTop: false,
+            parent: "s2", now: 1)
         let outcome = stack.removeHost("shell", now: 8)
         #expect(outcome.crashed.map(\.app) == ["home", "settings"])
-        #expect(Self.order(outcome) == ["launcher.childDidFinish", "launcher.willResume", "launcher.didResume"])
+        #expect(
+            Self.order(outcome) == ["launcher.childDidFinish", "launcher.willResume", "launcher.didResume"])
         #expect(outcome.callbacks[0].arguments["result"] == ["crashed": true])
         #expect(stack.sessions.map(\.app) == ["launcher"] && stack.top?.state == .running)
     }
@@ -101,7 +133,9 @@ struct SessionStackTests {
     func persistence() throws {
         var stack = SessionStack(launcher: "launcher")
         _ = Self.push(&stack, "launcher")
-        _ = stack.start(app: "home", host: "shell", params: ["user": "ana"], mode: .pushWithAnimation, clearTop: false, parent: "s1", now: 9)
+        _ = stack.start(
+            app: "home", host: "shell", params: ["user": "ana"], mode: .pushWithAnimation, clearTop: false,
+            parent: "s1", now: 9)
         let saved = JSONWriter.encode(stack.json)
         var restored = try SessionStack(json: try JSONParser.parse(saved), launcher: "launcher")
         #expect(restored.sessions.map(\.state) == [.detached, .detached])

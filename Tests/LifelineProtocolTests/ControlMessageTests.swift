@@ -8,31 +8,54 @@ struct ControlMessageTests {
 
     @Test("a request and a reply survive encoding")
     func roundTrip() throws {
-        let request = ControlRequest(.call, requestID: id, header: ["service": "push", "method": "status"], payload: Array("{}".utf8))
+        let request = ControlRequest(
+            .call, requestID: id, header: ["service": "push", "method": "status"], payload: Array("{}".utf8))
         #expect(try ControlMessage.decode(request.frames()[...]) == .request(request))
         let reply = ControlReply(requestID: id, status: .notFound, json: ["error": "no service named x"])
         #expect(try ControlMessage.decode(reply.frames()[...]) == .reply(reply))
         #expect(reply.errorMessage == "no service named x")
     }
 
-    @Test("malformed messages are refused with the exact reason", arguments: [
-        ([], 400, "empty message"),
-        ([[0xFF, 0x00]], 400, "not a Lifeline message: the first frame must be 'LLC01', got 2 bytes 0xff00"),
-        ([Array("LLC02".utf8), Array("HELLO".utf8), Array("7".utf8), []], 505,
-         "protocol version 'LLC02' is not supported; this peer speaks LLC01"),
-        ([Array("LLC01".utf8)], 400, "missing the command frame"),
-        ([Array("LLC01".utf8), Array("FROB".utf8), Array("7".utf8)], 400,
-         "unknown command 'FROB'; known commands: " + Command.all.map(\.rawValue).joined(separator: ", ")),
-        ([Array("LLC01".utf8), Array("LOOKUP".utf8)], 400, "LOOKUP is missing the request-id frame"),
-        ([Array("LLC01".utf8), Array("LOOKUP".utf8), Array("7".utf8)], 400, "LOOKUP has 4 frames (LLC01, LOOKUP, id, header), got 3"),
-        ([Array("LLC01".utf8), Array("LOOKUP".utf8), Array("7".utf8), [], []], 400, "LOOKUP has 4 frames (LLC01, LOOKUP, id, header), got 5"),
-        ([Array("LLC01".utf8), Array("LOOKUP".utf8), Array("7".utf8), Array("{x".utf8)], 400,
-         "LOOKUP header is not JSON: invalid JSON at byte 1: expected a string key"),
-        ([Array("LLC01".utf8), Array("LOOKUP".utf8), Array("7".utf8), Array("[1]".utf8)], 400,
-         "LOOKUP header must be a JSON object, not array"),
-        ([Array("LLC01".utf8), Array("REPLY".utf8), Array("7".utf8), Array("2x0".utf8), []], 400,
-         "REPLY status must be 3 digits, got '2x0'"),
-    ] as [([[UInt8]], Int, String)])
+    @Test(
+        "malformed messages are refused with the exact reason",
+        arguments: [
+            ([], 400, "empty message"),
+            (
+                [[0xFF, 0x00]], 400,
+                "not a Lifeline message: the first frame must be 'LLC01', got 2 bytes 0xff00"
+            ),
+            (
+                [Array("LLC02".utf8), Array("HELLO".utf8), Array("7".utf8), []], 505,
+                "protocol version 'LLC02' is not supported; this peer speaks LLC01"
+            ),
+            ([Array("LLC01".utf8)], 400, "missing the command frame"),
+            (
+                [Array("LLC01".utf8), Array("FROB".utf8), Array("7".utf8)], 400,
+                "unknown command 'FROB'; known commands: "
+                    + Command.all.map(\.rawValue).joined(separator: ", ")
+            ),
+            ([Array("LLC01".utf8), Array("LOOKUP".utf8)], 400, "LOOKUP is missing the request-id frame"),
+            (
+                [Array("LLC01".utf8), Array("LOOKUP".utf8), Array("7".utf8)], 400,
+                "LOOKUP has 4 frames (LLC01, LOOKUP, id, header), got 3"
+            ),
+            (
+                [Array("LLC01".utf8), Array("LOOKUP".utf8), Array("7".utf8), [], []], 400,
+                "LOOKUP has 4 frames (LLC01, LOOKUP, id, header), got 5"
+            ),
+            (
+                [Array("LLC01".utf8), Array("LOOKUP".utf8), Array("7".utf8), Array("{x".utf8)], 400,
+                "LOOKUP header is not JSON: invalid JSON at byte 1: expected a string key"
+            ),
+            (
+                [Array("LLC01".utf8), Array("LOOKUP".utf8), Array("7".utf8), Array("[1]".utf8)], 400,
+                "LOOKUP header must be a JSON object, not array"
+            ),
+            (
+                [Array("LLC01".utf8), Array("REPLY".utf8), Array("7".utf8), Array("2x0".utf8), []], 400,
+                "REPLY status must be 3 digits, got '2x0'"
+            ),
+        ] as [([[UInt8]], Int, String)])
     func malformed(frames: [[UInt8]], status: Int, message: String) {
         let error = #expect(throws: ProtocolError.self) { try ControlMessage.decode(frames[...]) }
         #expect(error?.status.rawValue == status)
@@ -49,9 +72,13 @@ struct ControlMessageTests {
     @Test("random frames never crash the decoder")
     func fuzz() {
         for _ in 0..<5000 {
-            var frames: [[UInt8]] = (0..<Int.random(in: 0...6)).map { _ in (0..<Int.random(in: 0...12)).map { _ in UInt8.random(in: 0...255) } }
+            var frames: [[UInt8]] = (0..<Int.random(in: 0...6)).map { _ in
+                (0..<Int.random(in: 0...12)).map { _ in UInt8.random(in: 0...255) }
+            }
             if Bool.random() && !frames.isEmpty { frames[0] = Array("LLC01".utf8) }
-            if Bool.random() && frames.count > 1 { frames[1] = Array(Command.all.randomElement()!.rawValue.utf8) }
+            if Bool.random() && frames.count > 1 {
+                frames[1] = Array(Command.all.randomElement()!.rawValue.utf8)
+            }
             _ = try? ControlMessage.decode(frames[...])
         }
     }
@@ -59,7 +86,8 @@ struct ControlMessageTests {
     @Test("a bus message keeps its header and its exact-match topic")
     func busRoundTrip() throws {
         let header = BusHeader(
-            epoch: 0xDEAD_BEEF_0000_0001, sequence: 7, topicSequence: 3, flags: 1, publishedWallNanoseconds: 1_700_000_000_000_000_000,
+            epoch: 0xDEAD_BEEF_0000_0001, sequence: 7, topicSequence: 3, flags: 1,
+            publishedWallNanoseconds: 1_700_000_000_000_000_000,
             publishedMonotonicNanoseconds: 123)
         let message = BusMessage(name: .openURL, header: header, payload: Array(#"{"url":"x"}"#.utf8))
         let frames = message.frames()
@@ -67,13 +95,16 @@ struct ControlMessageTests {
         #expect(frames[2].count == BusHeader.size)
         #expect(try BusMessage.decode(frames) == message)
         #expect(throws: ProtocolError.self) { try BusMessage.decode([frames[0], frames[1], [1, 2]]) }
-        #expect(throws: ProtocolError.self) { try BusMessage.decode([Array("openURL".utf8), frames[1], frames[2], frames[3]]) }
+        #expect(throws: ProtocolError.self) {
+            try BusMessage.decode([Array("openURL".utf8), frames[1], frames[2], frames[3]])
+        }
     }
 
     @Test("a registration is checked field by field")
     func registration() throws {
         let registration = ServiceRegistration(
-            name: "push", instance: "abc", pid: 12, host: "h", events: [.openURL], methods: ["status"], attachToken: "t")
+            name: "push", instance: "abc", pid: 12, host: "h", events: [.openURL], methods: ["status"],
+            attachToken: "t")
         #expect(try ServiceRegistration(json: registration.json) == registration)
         var bad = registration.json.objectValue!
         bad["events"] = ["didEnterBackgroun"]

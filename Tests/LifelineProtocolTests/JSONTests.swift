@@ -4,10 +4,13 @@ import Testing
 
 @Suite("JSON codec", .timeLimit(.minutes(1)))
 struct JSONTests {
-    @Test("values round-trip through text", arguments: [
-        "null", "true", "false", "0", "-12", "9223372036854775807", "1.5", "-2.5e-07", "\"\"", "\"a\\\"b\\\\c\\n\"",
-        "[]", "{}", "[1,[2,[3]]]", "{\"a\":{\"b\":[null,true]},\"z\":\"é😀\"}",
-    ])
+    @Test(
+        "values round-trip through text",
+        arguments: [
+            "null", "true", "false", "0", "-12", "9223372036854775807", "1.5", "-2.5e-07", "\"\"",
+            "\"a\\\"b\\\\c\\n\"",
+            "[]", "{}", "[1,[2,[3]]]", "{\"a\":{\"b\":[null,true]},\"z\":\"é😀\"}",
+        ])
     func roundTrip(text: String) throws {
         let value = try JSONParser.parse(text)
         let again = try JSONParser.parse(JSONWriter.encode(value))
@@ -36,12 +39,17 @@ struct JSONTests {
         #expect(JSONValue.double(.infinity).description == "null")
     }
 
-    @Test("bad input names the byte and the problem", arguments: [
-        ("", 0, "unexpected end of input"), ("{", 1, "expected a string key"), ("[1,]", 3, "unexpected ']'"),
-        ("{\"a\" 1}", 5, "expected ':'"), ("tru", 0, "expected 'true'"), ("01", 1, "unexpected '1' after the document"),
-        ("\"abc", 4, "unterminated string"), ("\"a\u{1}\"", 2, "control character in string"), ("-", 1, "expected a digit"),
-        ("1.", 2, "expected a digit after '.'"), ("{} x", 3, "unexpected 'x' after the document"),
-    ])
+    @Test(
+        "bad input names the byte and the problem",
+        arguments: [
+            ("", 0, "unexpected end of input"), ("{", 1, "expected a string key"),
+            ("[1,]", 3, "unexpected ']'"),
+            ("{\"a\" 1}", 5, "expected ':'"), ("tru", 0, "expected 'true'"),
+            ("01", 1, "unexpected '1' after the document"),
+            ("\"abc", 4, "unterminated string"), ("\"a\u{1}\"", 2, "control character in string"),
+            ("-", 1, "expected a digit"),
+            ("1.", 2, "expected a digit after '.'"), ("{} x", 3, "unexpected 'x' after the document"),
+        ])
     func errors(text: String, offset: Int, reason: String) {
         #expect(throws: JSONParseError(offset: offset, reason: reason)) { try JSONParser.parse(text) }
     }
@@ -66,7 +74,9 @@ struct JSONTests {
         for _ in 0..<5000 {
             let length = Int.random(in: 0..<40, using: &generator)
             let bytes = (0..<length).map { _ in
-                Bool.random(using: &generator) ? alphabet.randomElement(using: &generator)! : UInt8.random(in: 0...255, using: &generator)
+                Bool.random(using: &generator)
+                    ? alphabet.randomElement(using: &generator)!
+                    : UInt8.random(in: 0...255, using: &generator)
             }
             _ = try? JSONParser.parse(bytes)
         }

@@ -12,7 +12,9 @@ struct SessionHarness {
     init(resume: EventCursor? = nil) {
         var configuration = SessionConfiguration(
             brokerEndpoint: "tcp://127.0.0.1:1",
-            registration: ServiceRegistration(name: "svc", instance: "i1", pid: 1, host: "h", events: ["app.a", "app.b"], methods: [], attachToken: "i1"),
+            registration: ServiceRegistration(
+                name: "svc", instance: "i1", pid: 1, host: "h", events: ["app.a", "app.b"], methods: [],
+                attachToken: "i1"),
             subscriptions: .events(["app.a", "app.b"]), token: "i1")
         configuration.resume = resume
         session = ServiceSession(configuration: configuration)
@@ -21,7 +23,9 @@ struct SessionHarness {
     /// The requests the session sent in the last step.
     var sent: [ControlRequest] {
         effects.compactMap { effect in
-            guard case .sendControl(let frames) = effect, case .request(let request)? = try? ControlMessage.decode(frames[...]) else { return nil }
+            guard case .sendControl(let frames) = effect,
+                case .request(let request)? = try? ControlMessage.decode(frames[...])
+            else { return nil }
             return request
         }
     }
@@ -29,7 +33,9 @@ struct SessionHarness {
     /// The events delivered in the last step, as (sequence, replayed).
     var delivered: [(UInt64, Bool)] {
         effects.compactMap { effect in
-            if case .deliverEvent(let message, let replayed) = effect { return (message.header.sequence, replayed) }
+            if case .deliverEvent(let message, let replayed) = effect {
+                return (message.header.sequence, replayed)
+            }
             return nil
         }
     }
@@ -46,14 +52,18 @@ struct SessionHarness {
 
     mutating func bus(_ name: EventName, sequence: UInt64, topicSequence: UInt64) {
         let message = BusMessage(
-            name: name, header: BusHeader(epoch: epoch, sequence: sequence, topicSequence: topicSequence, publishedWallNanoseconds: 0, publishedMonotonicNanoseconds: 0),
+            name: name,
+            header: BusHeader(
+                epoch: epoch, sequence: sequence, topicSequence: topicSequence, publishedWallNanoseconds: 0,
+                publishedMonotonicNanoseconds: 0),
             payload: Array("{}".utf8))
         step { session, effects, _ in session.handleBus(message.frames(), into: &effects) }
     }
 
     mutating func journalEvent(_ name: EventName, sequence: UInt64, topicSequence: UInt64) {
         let header: JSONValue = [
-            "event": .string(name.rawValue), "sequence": .int(Int64(sequence)), "topicSequence": .int(Int64(topicSequence)), "epoch": .int(Int64(epoch)),
+            "event": .string(name.rawValue), "sequence": .int(Int64(sequence)),
+            "topicSequence": .int(Int64(topicSequence)), "epoch": .int(Int64(epoch)),
         ]
         let frames = ControlRequest(.event, header: header, payload: Array("{}".utf8)).frames()
         step { session, effects, now in session.handleControl(frames, now: now, into: &effects) }
@@ -83,14 +93,18 @@ struct ServiceSessionTests {
         harness.bus("app.a", sequence: 5, topicSequence: 2)
         harness.bus("app.a", sequence: 7, topicSequence: 3)
         #expect(harness.delivered.isEmpty, "nothing is delivered before the registration is confirmed")
-        harness.reply(to: register, ["epoch": 77, "sequence": 5, "topics": ["app.a": ["sequence": 5, "topicSequence": 2]]])
+        harness.reply(
+            to: register,
+            ["epoch": 77, "sequence": 5, "topics": ["app.a": ["sequence": 5, "topicSequence": 2]]])
         #expect(harness.delivered.map(\.0) == [7], "#5 is part of the snapshot; #7 is live")
         harness.bus("app.a", sequence: 7, topicSequence: 3)
         #expect(harness.delivered.isEmpty, "a duplicate is dropped")
         #expect(harness.session.cursor == EventCursor(epoch: 77, sequence: 7))
     }
 
-    @Test("a skipped topic sequence asks for a replay, holds later events, then delivers everything once, in order")
+    @Test(
+        "a skipped topic sequence asks for a replay, holds later events, then delivers everything once, in order"
+    )
     func gapRecovery() {
         var harness = SessionHarness()
         let register = harness.join()
@@ -117,8 +131,16 @@ struct ServiceSessionTests {
         harness.reply(to: register, ["epoch": 77, "sequence": 0, "topics": [:]])
         harness.bus("app.a", sequence: 9, topicSequence: 9)
         let replay = harness.sent.first!
-        harness.reply(to: replay, ["gap": ["after": 0, "reason": "the journal no longer holds events 1...8"], "topics": ["app.a": ["sequence": 8, "topicSequence": 8]]])
-        #expect(harness.effects.contains { if case .gap(let notice) = $0 { notice.reason.contains("1...8") } else { false } })
+        harness.reply(
+            to: replay,
+            [
+                "gap": ["after": 0, "reason": "the journal no longer holds events 1...8"],
+                "topics": ["app.a": ["sequence": 8, "topicSequence": 8]],
+            ])
+        #expect(
+            harness.effects.contains {
+                if case .gap(let notice) = $0 { notice.reason.contains("1...8") } else { false }
+            })
         #expect(harness.delivered.map(\.0) == [9])
     }
 
@@ -130,7 +152,12 @@ struct ServiceSessionTests {
         harness.bus("app.a", sequence: 13, topicSequence: 13)
         harness.journalEvent("app.a", sequence: 11, topicSequence: 11)
         harness.journalEvent("app.a", sequence: 12, topicSequence: 12)
-        harness.reply(to: register, ["epoch": 77, "sequence": 12, "replayed": 2, "topics": ["app.a": ["sequence": 12, "topicSequence": 12]]])
+        harness.reply(
+            to: register,
+            [
+                "epoch": 77, "sequence": 12, "replayed": 2,
+                "topics": ["app.a": ["sequence": 12, "topicSequence": 12]],
+            ])
         #expect(harness.delivered.map(\.0) == [13])
     }
 
@@ -138,7 +165,8 @@ struct ServiceSessionTests {
     func brokerSilenceAndBackoff() {
         var harness = SessionHarness()
         let register = harness.join()
-        harness.reply(to: register, ["epoch": 77, "sequence": 0, "heartbeat": ["intervalMs": 1000, "liveness": 3]])
+        harness.reply(
+            to: register, ["epoch": 77, "sequence": 0, "heartbeat": ["intervalMs": 1000, "liveness": 3]])
         harness.advance(milliseconds: 1000)
         #expect(harness.sent.map(\.command) == [.heartbeat])
         harness.advance(milliseconds: 2001)
@@ -146,21 +174,27 @@ struct ServiceSessionTests {
         harness.advance(milliseconds: 1000)
         #expect(harness.effects.first == .openControl)
         harness.advance(milliseconds: 3000)
-        #expect(harness.effects.contains(.log("the broker at tcp://127.0.0.1:1 did not answer HELLO; reconnecting in 2000 ms")))
+        #expect(
+            harness.effects.contains(
+                .log("the broker at tcp://127.0.0.1:1 did not answer HELLO; reconnecting in 2000 ms")))
     }
 
     @Test("a taken name is retried once after the holder's expiry, then refused for good")
     func conflictRetry() {
         var harness = SessionHarness()
         let first = harness.join()
-        harness.reply(to: first, status: .conflict, ["error": "service 'svc' is already registered", "retryAfterMs": 400])
+        harness.reply(
+            to: first, status: .conflict,
+            ["error": "service 'svc' is already registered", "retryAfterMs": 400])
         #expect(!harness.effects.contains { if case .refused = $0 { true } else { false } })
         harness.advance(milliseconds: 600)
         #expect(harness.effects.first == .openControl)
         let hello = harness.sent.first!
         harness.reply(to: hello, ["bus": "tcp://127.0.0.1:2", "epoch": 77])
         let second = harness.sent.first!
-        harness.reply(to: second, status: .conflict, ["error": "service 'svc' is already registered", "retryAfterMs": 400])
+        harness.reply(
+            to: second, status: .conflict,
+            ["error": "service 'svc' is already registered", "retryAfterMs": 400])
         #expect(harness.effects.contains { if case .refused = $0 { true } else { false } })
     }
 }

@@ -17,7 +17,9 @@ struct ZMQSocketTests {
         return (server, client)
     }
 
-    @Test("a 0-byte frame and a 4 MiB frame round-trip intact", arguments: ["inproc://big", "tcp://127.0.0.1:*"])
+    @Test(
+        "a 0-byte frame and a 4 MiB frame round-trip intact",
+        arguments: ["inproc://big", "tcp://127.0.0.1:*"])
     func largeAndEmptyFrames(transport: String) throws {
         let (server, client) = try pair(.router, .dealer, transport: transport)
         let big = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }

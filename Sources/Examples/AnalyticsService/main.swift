@@ -12,7 +12,9 @@ actor Analytics {
         switch event.name {
         case .didBecomeActive: activeSince = event.publishedAt
         case .willResignActive, .didEnterBackground, .willTerminate:
-            if let since = activeSince, event.publishedAt > since { foregroundNanoseconds += event.publishedAt - since }
+            if let since = activeSince, event.publishedAt > since {
+                foregroundNanoseconds += event.publishedAt - since
+            }
             activeSince = nil
         default: break
         }
@@ -29,14 +31,18 @@ actor Analytics {
     }
 
     var stats: JSONValue {
-        ["counts": .object(counts.mapValues { .int($0) }), "foregroundMs": .int(Int64(foregroundNanoseconds / 1_000_000)),
-         "active": .bool(activeSince != nil)]
+        [
+            "counts": .object(counts.mapValues { .int($0) }),
+            "foregroundMs": .int(Int64(foregroundNanoseconds / 1_000_000)),
+            "active": .bool(activeSince != nil),
+        ]
     }
 }
 
 let analytics = Analytics()
 let tracked: [EventName] = [
-    .didFinishLaunching, .didBecomeActive, .willResignActive, .didEnterBackground, .willEnterForeground, .willTerminate,
+    .didFinishLaunching, .didBecomeActive, .willResignActive, .didEnterBackground, .willEnterForeground,
+    .willTerminate,
     .didReceiveMemoryWarning, "analytics.track",
 ]
 
@@ -50,8 +56,12 @@ for name in tracked {
 await service
     // Boot: started after the gateway; an asynchronous group (cache and backlog) runs concurrently.
     .startTask(after: ["gateway.start"])
-    .bootTask("warmCache", phase: "autostart", async: true) { _ in try await Task.sleep(for: .milliseconds(300)) }
-    .bootTask("uploadBacklog", phase: "autostart", async: true) { _ in try await Task.sleep(for: .milliseconds(250)) }
+    .bootTask("warmCache", phase: "autostart", async: true) { _ in
+        try await Task.sleep(for: .milliseconds(300))
+    }
+    .bootTask("uploadBacklog", phase: "autostart", async: true) { _ in
+        try await Task.sleep(for: .milliseconds(250))
+    }
     .handle(.performFetch) { event in
         let result = await analytics.fetch()
         Console.out("analytics: performFetch dispatch #\(event.dispatchID ?? 0) -> \(result)")
@@ -62,4 +72,5 @@ await service
         await analytics.reset()
         return ["reset": true]
     }
-    .main(about: "Counts lifecycle events (and the custom event analytics.track); 'stats' and 'reset' methods.")
+    .main(
+        about: "Counts lifecycle events (and the custom event analytics.track); 'stats' and 'reset' methods.")

@@ -8,7 +8,9 @@ actor SignIn {
 
     func signIn(user: String, password: String) throws {
         guard !user.isEmpty, password.count >= 4 else {
-            throw ServiceError(Status(rawValue: 401), "wrong user or password (any user, a password of at least 4 characters)")
+            throw ServiceError(
+                Status(rawValue: 401),
+                "wrong user or password (any user, a password of at least 4 characters)")
         }
         self.user = user
     }
@@ -23,13 +25,18 @@ let signIn = SignIn()
 await Service("gateway")
     // Boot: the keys come first (setup, required); the account migration runs once ever; the gateway
     // starts before the other services, which depend on it.
-    .bootTask("loadKeys", phase: "setup", required: true) { _ in try await Task.sleep(for: .milliseconds(120)) }
-    .bootTask("migrateAccounts", phase: "runOnce", runOnce: true) { _ in try await Task.sleep(for: .milliseconds(80)) }
+    .bootTask("loadKeys", phase: "setup", required: true) { _ in try await Task.sleep(for: .milliseconds(120))
+    }
+    .bootTask("migrateAccounts", phase: "runOnce", runOnce: true) { _ in
+        try await Task.sleep(for: .milliseconds(80))
+    }
     .startTask(priority: 100)
     .start { _ in try await Task.sleep(for: .milliseconds(150)) }
     .method("state") { _ in await signIn.state }
     .method("signIn") { request in
-        try await signIn.signIn(user: request.body["user"]?.stringValue ?? "", password: request.body["password"]?.stringValue ?? "")
+        try await signIn.signIn(
+            user: request.body["user"]?.stringValue ?? "",
+            password: request.body["password"]?.stringValue ?? "")
         Console.out("gateway: \(request.body["user"]?.stringValue ?? "") signed in")
         return await signIn.state
     }
@@ -43,4 +50,7 @@ await Service("gateway")
         Console.out("gateway: nobody is signed in; starting login instead of home")
         return .change(app: "login", params: ["next": "home"])
     }
-    .main(about: "Holds the sign-in state; methods state, signIn {user, password}, signOut; redirects home to login when signed out.")
+    .main(
+        about:
+            "Holds the sign-in state; methods state, signIn {user, password}, signOut; redirects home to login when signed out."
+    )

@@ -27,7 +27,11 @@ let usage = """
 
 var arguments = CommandLineArguments.process
 var events: [EventName] = []
-let settings: (priority: Int?, deadline: Int?, answer: CallbackResult, rewrite: (String, String)?, completion: JSONValue?, delay: Int, fail: Bool, journal: String?)
+let settings:
+    (
+        priority: Int?, deadline: Int?, answer: CallbackResult, rewrite: (String, String)?,
+        completion: JSONValue?, delay: Int, fail: Bool, journal: String?
+    )
 var hostedApps: [String] = []
 var lazy = false
 var tasks: [JSONValue] = []
@@ -36,7 +40,9 @@ do {
         events.append(try EventCatalog.validateName(String(name)))
     }
     let answerText = try arguments.option("--answer") ?? "continue"
-    guard let answer = CallbackResult(rawValue: answerText) else { throw UsageError("--answer must be continue, return, returnYES or returnNO") }
+    guard let answer = CallbackResult(rawValue: answerText) else {
+        throw UsageError("--answer must be continue, return, returnYES or returnNO")
+    }
     var rewrite: (String, String)?
     if let text = try arguments.option("--rewrite") {
         guard let equals = text.firstIndex(of: "=") else { throw UsageError("--rewrite needs KEY=VALUE") }
@@ -44,16 +50,22 @@ do {
     }
     var completion: JSONValue?
     if let text = try arguments.option("--completion") {
-        do { completion = try JSONParser.parse(text) } catch { throw UsageError("--completion is not JSON: \(error)") }
+        do { completion = try JSONParser.parse(text) } catch {
+            throw UsageError("--completion is not JSON: \(error)")
+        }
     }
     hostedApps = (try arguments.option("--apps") ?? "").split(separator: ",").map(String.init)
     lazy = arguments.flag("--lazy")
     if let text = try arguments.option("--tasks") {
-        do { tasks = try JSONParser.parse(text).arrayValue ?? [] } catch { throw UsageError("--tasks is not a JSON array: \(error)") }
+        do { tasks = try JSONParser.parse(text).arrayValue ?? [] } catch {
+            throw UsageError("--tasks is not a JSON array: \(error)")
+        }
     }
     settings = (
-        try arguments.integer("--priority", in: -1_000_000...1_000_000), try arguments.integer("--step-deadline", in: 1...3_600_000),
-        answer, rewrite, completion, try arguments.integer("--delay-ms", in: 0...600_000) ?? 0, arguments.flag("--fail"),
+        try arguments.integer("--priority", in: -1_000_000...1_000_000),
+        try arguments.integer("--step-deadline", in: 1...3_600_000),
+        answer, rewrite, completion, try arguments.integer("--delay-ms", in: 0...600_000) ?? 0,
+        arguments.flag("--fail"),
         try arguments.option("--journal")
     )
 } catch let error as UsageError {
@@ -85,28 +97,39 @@ struct Journal: Sendable {
 
 /// A micro-app that only traces its callbacks.
 actor TracedApp: MicroAppDelegate {
-    private func trace(_ session: AppSession, _ callback: String) { Console.out("CALLBACK \(session.id) \(session.app) \(callback)") }
+    private func trace(_ session: AppSession, _ callback: String) {
+        Console.out("CALLBACK \(session.id) \(session.app) \(callback)")
+    }
     func didCreate(_ session: AppSession) async { trace(session, "didCreate") }
-    func willStartLaunching(_ session: AppSession, options: JSONValue) async { trace(session, "willStartLaunching") }
+    func willStartLaunching(_ session: AppSession, options: JSONValue) async {
+        trace(session, "willStartLaunching")
+    }
     func didFinishLaunching(_ session: AppSession) async { trace(session, "didFinishLaunching") }
     func willPause(_ session: AppSession) async { trace(session, "willPause") }
     func willResume(_ session: AppSession, options: JSONValue) async { trace(session, "willResume") }
     func didResume(_ session: AppSession, options: JSONValue) async { trace(session, "didResume") }
     func willTerminate(_ session: AppSession, animated: Bool) async { trace(session, "willTerminate") }
-    func childDidFinish(_ session: AppSession, child: SessionRecord, result: JSONValue) async { trace(session, "childDidFinish \(child.id) \(result)") }
+    func childDidFinish(_ session: AppSession, child: SessionRecord, result: JSONValue) async {
+        trace(session, "childDidFinish \(child.id) \(result)")
+    }
 }
 
 let journal = settings.journal.map(Journal.init(path:))
 var service = Service("probe")
 for name in events {
-    service = service.handle(name, priority: settings.priority, deadline: settings.deadline.map { .milliseconds($0) }) { event in
-        Console.out("BEGIN \(event.name) sequence=\(event.sequence) dispatch=\(event.dispatchID.map(String.init) ?? "-")")
+    service = service.handle(
+        name, priority: settings.priority, deadline: settings.deadline.map { .milliseconds($0) }
+    ) { event in
+        Console.out(
+            "BEGIN \(event.name) sequence=\(event.sequence) dispatch=\(event.dispatchID.map(String.init) ?? "-")"
+        )
         if settings.delay > 0 { try await Task.sleep(for: .milliseconds(settings.delay)) }
         if settings.fail { throw ServiceError(.internalError, "probe told to fail") }
         if event.dispatchID == nil { journal?.append(event) }
         let line: JSONValue = [
             "event": .string(event.name.rawValue), "sequence": .int(Int64(event.sequence)),
-            "topicSequence": .int(Int64(event.topicSequence)), "payload": event.payload, "replayed": .bool(event.isReplayed),
+            "topicSequence": .int(Int64(event.topicSequence)), "payload": event.payload,
+            "replayed": .bool(event.isReplayed),
             "dispatch": event.dispatchID.map { .int(Int64($0)) } ?? .null,
         ]
         Console.out("EVENT \(line)")
@@ -115,7 +138,9 @@ for name in events {
             members[key] = .string(value)
             answer.payload = .object(members)
         }
-        if EventCatalog.descriptor(for: event.name)?.completion != nil { answer.completion = settings.completion }
+        if EventCatalog.descriptor(for: event.name)?.completion != nil {
+            answer.completion = settings.completion
+        }
         return answer
     }
 }
@@ -127,8 +152,10 @@ for task in tasks {
     let fails = task["fail"]?.boolValue ?? false
     service = service.bootTask(
         name, phase: task["phase"]?.stringValue ?? "services", priority: Int(task["priority"]?.intValue ?? 0),
-        async: task["async"]?.boolValue ?? false, after: (task["after"]?.arrayValue ?? []).compactMap(\.stringValue),
-        when: task["launchOption"]?.stringValue.map { .launchOption($0) }, required: task["required"]?.boolValue ?? false,
+        async: task["async"]?.boolValue ?? false,
+        after: (task["after"]?.arrayValue ?? []).compactMap(\.stringValue),
+        when: task["launchOption"]?.stringValue.map { .launchOption($0) },
+        required: task["required"]?.boolValue ?? false,
         runOnce: task["runOnce"]?.boolValue ?? false
     ) { context in
         Console.out("TASK \(context.task)")
@@ -148,7 +175,11 @@ await service
     }
     .method("fail") { request in
         let status = Int(request.body["status"]?.intValue ?? 500)
-        throw ServiceError(Status(rawValue: status), request.body["message"]?.stringValue ?? "probe failure", details: ["probe": true])
+        throw ServiceError(
+            Status(rawValue: status), request.body["message"]?.stringValue ?? "probe failure",
+            details: ["probe": true])
     }
-    .method("whoami") { request in ["name": .string(request.context.serviceName), "pid": .int(Int64(getpid()))] }
+    .method("whoami") { request in
+        ["name": .string(request.context.serviceName), "pid": .int(Int64(getpid()))]
+    }
     .main(arguments: arguments, about: "A configurable service for tests and experiments.", usage: usage)

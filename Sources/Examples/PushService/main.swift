@@ -11,8 +11,11 @@ actor PushState {
     func fail(_ error: String) { lastError = error }
     func receive(_ notification: JSONValue) { received.append(notification) }
     var status: JSONValue {
-        ["deviceToken": deviceToken.map { .string($0) } ?? .null, "lastError": lastError.map { .string($0) } ?? .null,
-         "notifications": .int(Int64(received.count))]
+        [
+            "deviceToken": deviceToken.map { .string($0) } ?? .null,
+            "lastError": lastError.map { .string($0) } ?? .null,
+            "notifications": .int(Int64(received.count)),
+        ]
     }
 }
 
@@ -20,7 +23,9 @@ let state = PushState()
 
 await Service("push")
     // Boot: registering with APNs only when the app was launched by a remote notification.
-    .bootTask("registerAPNs", async: true, after: ["gateway.start"], when: .launchOption("remoteNotification")) { _ in
+    .bootTask(
+        "registerAPNs", async: true, after: ["gateway.start"], when: .launchOption("remoteNotification")
+    ) { _ in
         try await Task.sleep(for: .milliseconds(150))
     }
     .startTask(after: ["gateway.start"])
@@ -36,7 +41,9 @@ await Service("push")
     // A remote notification carries a fetch completion: this service says it got new data.
     .handle(.didReceiveRemoteNotification) { event in
         await state.receive(event["userInfo"] ?? .null)
-        Console.out("push: didReceiveRemoteNotification \(event.dispatchID.map { "dispatch #\($0)" } ?? "#\(event.sequence)") \(event.payload)")
+        Console.out(
+            "push: didReceiveRemoteNotification \(event.dispatchID.map { "dispatch #\($0)" } ?? "#\(event.sequence)") \(event.payload)"
+        )
         return .completed("newData")
     }
     .on(.didReceiveLocalNotification) { event in

@@ -4,14 +4,18 @@
 import Lifeline
 
 /// Prints every callback as `CALLBACK session app callback`, the order the tests check.
-func trace(_ session: AppSession, _ callback: String) { Console.out("CALLBACK \(session.id) \(session.app) \(callback)") }
+func trace(_ session: AppSession, _ callback: String) {
+    Console.out("CALLBACK \(session.id) \(session.app) \(callback)")
+}
 
 /// Delegates of this host trace every callback they do not implement themselves.
 protocol TracedApp: MicroAppDelegate {}
 
 extension TracedApp {
     func didCreate(_ session: AppSession) async { trace(session, "didCreate") }
-    func willStartLaunching(_ session: AppSession, options: JSONValue) async { trace(session, "willStartLaunching") }
+    func willStartLaunching(_ session: AppSession, options: JSONValue) async {
+        trace(session, "willStartLaunching")
+    }
     func didFinishLaunching(_ session: AppSession) async { trace(session, "didFinishLaunching") }
     func willPause(_ session: AppSession) async { trace(session, "willPause") }
     func willResume(_ session: AppSession, options: JSONValue) async { trace(session, "willResume") }
@@ -25,7 +29,9 @@ actor LauncherApp: TracedApp {
         trace(session, "didFinishLaunching")
         await route(session)
     }
-    func rootRoute(_ session: AppSession) async -> JSONValue { ["screen": "launcher", "tabs": ["home", "settings"]] }
+    func rootRoute(_ session: AppSession) async -> JSONValue {
+        ["screen": "launcher", "tabs": ["home", "settings"]]
+    }
 
     func childDidFinish(_ session: AppSession, child: SessionRecord, result: JSONValue) async {
         trace(session, "childDidFinish \(child.app) \(result)")
@@ -51,10 +57,14 @@ actor LauncherApp: TracedApp {
 
 /// The authorization flow: `signIn` checks the user with the gateway and finishes with the result.
 actor LoginApp: TracedApp {
-    func rootRoute(_ session: AppSession) async -> JSONValue { ["screen": "login", "fields": ["user", "password"]] }
+    func rootRoute(_ session: AppSession) async -> JSONValue {
+        ["screen": "login", "fields": ["user", "password"]]
+    }
 
     func perform(_ session: AppSession, action: String, body: JSONValue) async throws -> JSONValue {
-        guard action == "signIn" else { throw ServiceError(.notFound, "login answers the action signIn {user, password}") }
+        guard action == "signIn" else {
+            throw ServiceError(.notFound, "login answers the action signIn {user, password}")
+        }
         let state = try await session.context.client.call("gateway", "signIn", body)
         session.router.finish(result: ["signedIn": true, "user": state["user"] ?? .null])
         return state
@@ -70,7 +80,9 @@ actor HomeApp: TracedApp {
         trace(session, "shouldTerminate \(!unsaved)")
         return !unsaved
     }
-    func rootRoute(_ session: AppSession) async -> JSONValue { ["screen": "home", "user": session.params["user"] ?? .null] }
+    func rootRoute(_ session: AppSession) async -> JSONValue {
+        ["screen": "home", "user": session.params["user"] ?? .null]
+    }
 
     func perform(_ session: AppSession, action: String, body: JSONValue) async throws -> JSONValue {
         switch action {

@@ -4,7 +4,8 @@ import Lifeline
 
 /// The routing table: a URL's host (or an activity / shortcut type) names the micro-app to open.
 let routes: [String: String] = [
-    "transfer": "TransferApp", "topup": "TopUpApp", "scan": "ScannerApp", "home": "HomeApp", "login": "LoginApp",
+    "transfer": "TransferApp", "topup": "TopUpApp", "scan": "ScannerApp", "home": "HomeApp",
+    "login": "LoginApp",
 ]
 
 /// Where `url` leads, or nil.
@@ -44,7 +45,8 @@ await Service("url")
     }
     .handle(.performActionForShortcutItem) { event in
         let type = event["type"]?.stringValue ?? ""
-        Console.out("url: performActionForShortcutItem \(label(event)) \(type) -> \(routes[type] ?? "no route")")
+        Console.out(
+            "url: performActionForShortcutItem \(label(event)) \(type) -> \(routes[type] ?? "no route")")
         return .completed(.bool(routes[type] != nil))
     }
     .method("resolve") { request in
@@ -52,7 +54,9 @@ await Service("url")
             throw ServiceError(.badRequest, "resolve needs {\"url\": \"scheme://host/...\"}")
         }
         guard let target = route(for: url) else {
-            throw ServiceError(.notFound, "no route for \(url)", details: ["known": .array(routes.keys.sorted().map { .string($0) })])
+            throw ServiceError(
+                .notFound, "no route for \(url)",
+                details: ["known": .array(routes.keys.sorted().map { .string($0) })])
         }
         return ["url": .string(url), "route": .string(target)]
     }
