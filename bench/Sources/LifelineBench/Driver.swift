@@ -304,43 +304,49 @@ final class Driver {
             try topology.proxyPub.send(frames: [topic, Payload.binary(key: key, size: 64)])
         }
 
-        // Lifeline: a pipelined publisher keeps up to 1000 PUBLISH requests outstanding.
-        let lifelineBefore = try synchronize("throughput lifeline", expected: 1, send: lifelineSend)
-        let first = nextKey()
-        key += UInt64(total - 1)
-        let start = SystemClock.monotonicNanoseconds()
-        var sent = 0
-        var answered = 0
-        while answered < total {
-            while sent < total && sent - answered < 1000 {
-                let eventKey = first + UInt64(sent)
-                let frames = [
-                    version, command, Array(String(eventKey).utf8), header,
-                    Payload.json(key: eventKey, size: 64, quiet: sent < total - 1),
-                ]
-                guard try publisher.send(frames: frames, dontWait: true) else { break }
-                sent += 1
+        // Lifeline: a pipelined publisher keeps up to 1000 PUBLISH requests outstanding; then one that
+        // asks for no reply (PUBLISH "reply": false), as fast as its socket accepts.
+        for replied in [true, false] {
+            let before = try synchronize("throughput lifeline", expected: 1, send: lifelineSend)
+            let first = nextKey()
+            key += UInt64(total - 1)
+            let header = replied ? header : JSONWriter.encode(["event": "bench.n1", "reply": false])
+            let start = SystemClock.monotonicNanoseconds()
+            var sent = 0
+            var answered = replied ? 0 : total
+            while sent < total || answered < total {
+                while sent < total && (!replied || sent - answered < 1000) {
+                    let eventKey = first + UInt64(sent)
+                    let frames = [
+                        version, command, Array(String(eventKey).utf8), header,
+                        Payload.json(key: eventKey, size: 64, quiet: sent < total - 1),
+                    ]
+                    guard try publisher.send(frames: frames, dontWait: true) else { break }
+                    sent += 1
+                }
+                guard replied else { continue }
+                var drained = false
+                while try publisher.receiveFrames(dontWait: true) != nil {
+                    answered += 1
+                    drained = true
+                }
+                if !drained && sent - answered >= 1000 { try replies.poll(timeoutMilliseconds: 1) }
             }
-            var drained = false
-            while try publisher.receiveFrames(dontWait: true) != nil {
-                answered += 1
-                drained = true
-            }
-            if !drained && sent - answered >= 1000 { try replies.poll(timeoutMilliseconds: 1) }
+            let accepted = SystemClock.monotonicNanoseconds()
+            let (arrival, count) = try lastArrival(key: first + UInt64(total - 1), countBefore: before)
+            let rate = arrival > start ? Double(total) / (Double(arrival - start) / 1e9) : 0
+            progress(
+                String(
+                    format: "  lifeline%@: %.0f events/s delivered, publisher done at %.0f/s, %d received of %d",
+                    replied ? "" : " (no reply)", rate, Double(total) / (Double(accepted - start) / 1e9),
+                    count, total))
+            figures.append(
+                Figure(
+                    scenario: "throughput", system: replied ? "lifeline" : "lifeline no-reply",
+                    transport: topology.transport, fanout: 1, size: 64, metric: "events/s",
+                    mode: replied ? "open-loop, 1000 replies outstanding" : "open-loop, PUBLISH reply:false",
+                    rate: rate, lost: total - Int(count)))
         }
-        let acknowledged = SystemClock.monotonicNanoseconds()
-        let (arrival, lifelineCount) = try lastArrival(
-            key: first + UInt64(total - 1), countBefore: lifelineBefore)
-        let lifelineRate = arrival > start ? Double(total) / (Double(arrival - start) / 1e9) : 0
-        progress(
-            String(
-                format: "  lifeline: %.0f events/s delivered, publisher acks at %.0f/s, %d received of %d",
-                lifelineRate, Double(total) / (Double(acknowledged - start) / 1e9), lifelineCount, total))
-        figures.append(
-            Figure(
-                scenario: "throughput", system: "lifeline", transport: topology.transport, fanout: 1,
-                size: 64, metric: "events/s",
-                mode: "open-loop, 1000 in flight", rate: lifelineRate, lost: total - Int(lifelineCount)))
 
         // Baseline: PUB -> zmq_proxy -> SUB, as fast as the PUB accepts.
         let proxyBefore = try synchronize("throughput zmq_proxy", expected: 1, send: proxySend)

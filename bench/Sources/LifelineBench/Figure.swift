@@ -18,7 +18,7 @@ struct Figure: Sendable {
 
     /// The raw-libzmq system this Lifeline figure is compared with.
     var baselineSystem: String? {
-        guard system == "lifeline" else { return nil }
+        guard system.hasPrefix("lifeline") else { return nil }
         return ["lookup", "publish-ack"].contains(scenario) ? "zmq_direct" : "zmq_proxy"
     }
 

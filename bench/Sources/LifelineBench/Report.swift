@@ -156,14 +156,17 @@ struct Report {
                         && $0.fanout == fanout && $0.size == 64
                 }
                 guard !lines.isEmpty else { continue }
-                let values = lines.flatMap { $0.summary?.curve ?? [] }
+                let values = lines.flatMap { $0.summary?.curve.map(\.value) ?? [] }
                 guard let low = values.min(), let high = values.max() else { continue }
                 let range = pow(10, floor(log10(low)))...pow(10, ceil(log10(high)))
+                let nines = ceil(log10(Double(lines.compactMap(\.summary?.count).max() ?? 10)))
+                let ticks = [
+                    (0.0, "0"), (0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p99.9"),
+                    (0.9999, "p99.99"), (0.99999, "p99.999"),
+                ].filter { -log10(1 - $0.0) <= nines + 1e-9 }
                 let series = lines.compactMap { figure -> SVGChart.Series? in
                     guard let summary = figure.summary else { return nil }
-                    let points = summary.curve.enumerated().map {
-                        (x: $0.element, y: Double($0.offset + 1) / Double(summary.curve.count))
-                    }
+                    let points = summary.curve.map { (x: $0.value, y: $0.fraction) }
                     return SVGChart.Series(
                         name: "\(figure.system) p50 \(String(format: "%.0f", summary.p50)) µs",
                         color: Self.colors[figure.system] ?? "#333", points: points)
@@ -172,10 +175,10 @@ struct Report {
                     title: "\(title) — \(transport)",
                     subtitle:
                         "CDF of \(lines[0].summary?.count ?? 0) samples per system, \(lines[0].mode); Lifeline vs raw libzmq",
-                    xLabel: "latency (µs, log scale)", yLabel: "fraction of events at or below",
-                    xScale: .log(range), yScale: .linear(0...1),
-                    xTicks: SVGChart.logTicks(range), yTicks: [0, 0.25, 0.5, 0.75, 0.9, 0.99, 1],
-                    series: series)
+                    xLabel: "latency (µs, log scale)", yLabel: "percentile (tail spread out)",
+                    xScale: .log(range), yScale: .nines(nines),
+                    xTicks: SVGChart.logTicks(range), yTicks: Array(ticks.map(\.0)),
+                    yTickLabels: ticks.map(\.1), series: series)
                 charts.append(("cdf-\(scenario)-\(transport).svg", chart.document))
             }
             let fanouts = figures.filter {

@@ -12,6 +12,9 @@ struct SVGChart {
     enum Scale {
         case linear(ClosedRange<Double>)
         case log(ClosedRange<Double>)
+        /// Fractions 0 … 1 - 10^-nines, spread by their "nines" (-log10(1 - fraction)) so the tail
+        /// (p99, p99.9, p99.99) gets as much room as the body.
+        case nines(Double)
     }
 
     var title: String
@@ -22,6 +25,8 @@ struct SVGChart {
     var yScale: Scale
     var xTicks: [Double]
     var yTicks: [Double]
+    /// Labels for `yTicks` when numbers would not read well (percentiles); nil: the numbers.
+    var yTickLabels: [String]?
     var series: [Series]
 
     static let palette = ["#d1495b", "#00798c", "#edae49", "#30638e", "#66a182"]
@@ -35,7 +40,7 @@ struct SVGChart {
 
     init(
         title: String, subtitle: String, xLabel: String, yLabel: String, xScale: Scale, yScale: Scale,
-        xTicks: [Double], yTicks: [Double], series: [Series]
+        xTicks: [Double], yTicks: [Double], yTickLabels: [String]? = nil, series: [Series]
     ) {
         self.title = title
         self.subtitle = subtitle
@@ -45,6 +50,7 @@ struct SVGChart {
         self.yScale = yScale
         self.xTicks = xTicks
         self.yTicks = yTicks
+        self.yTickLabels = yTickLabels
         self.series = series
     }
 
@@ -56,6 +62,9 @@ struct SVGChart {
             let clamped = max(value, range.lowerBound)
             return start + (log10(clamped) - log10(range.lowerBound))
                 / (log10(range.upperBound) - log10(range.lowerBound)) * length
+        case .nines(let top):
+            let nines = -log10(Swift.max(1 - value, pow(10, -top)))
+            return start + nines / top * length
         }
     }
 
@@ -95,12 +104,13 @@ struct SVGChart {
             svg +=
                 "<text x=\"\(position)\" y=\"\(height - bottom + 18)\" font-size=\"11\" text-anchor=\"middle\">\(Self.label(tick))</text>\n"
         }
-        for tick in yTicks {
+        for (index, tick) in yTicks.enumerated() {
             let position = y(tick)
+            let text = yTickLabels?[index] ?? Self.label(tick)
             svg +=
                 "<line x1=\"\(left)\" y1=\"\(position)\" x2=\"\(plotRight)\" y2=\"\(position)\" stroke=\"#e5e5e5\"/>\n"
             svg +=
-                "<text x=\"\(left - 8)\" y=\"\(position + 4)\" font-size=\"11\" text-anchor=\"end\">\(Self.label(tick))</text>\n"
+                "<text x=\"\(left - 8)\" y=\"\(position + 4)\" font-size=\"11\" text-anchor=\"end\">\(Self.escape(text))</text>\n"
         }
         svg +=
             "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(plotRight - left)\" height=\"\(height - top - bottom)\" fill=\"none\" stroke=\"#333\"/>\n"

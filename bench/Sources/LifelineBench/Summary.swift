@@ -1,3 +1,5 @@
+import Foundation
+
 /// Percentiles of latency samples (nanoseconds in, microseconds out), nearest-rank.
 struct Summary: Sendable {
     let count: Int
@@ -7,8 +9,9 @@ struct Summary: Sendable {
     let p999: Double
     let max: Double
     let mean: Double
-    /// The sorted samples in microseconds, thinned to at most 2000 points for plotting.
-    let curve: [Double]
+    /// The distribution for plotting: (fraction at or below, microseconds), dense where the tail is,
+    /// evenly spaced in "nines" (-log10(1 - fraction)) up to the last sample.
+    let curve: [(fraction: Double, value: Double)]
 
     init?(_ samples: [UInt64]) {
         guard !samples.isEmpty else { return nil }
@@ -25,7 +28,16 @@ struct Summary: Sendable {
         p999 = rank(0.999)
         max = Double(sorted.last!) / 1000
         mean = Double(sorted.reduce(0, +)) / Double(sorted.count) / 1000
-        let step = Swift.max(1, sorted.count / 2000)
-        curve = stride(from: 0, to: sorted.count, by: step).map { Double(sorted[$0]) / 1000 } + [max]
+        let nines = log10(Double(sorted.count))
+        var points: [(fraction: Double, value: Double)] = []
+        var lastIndex = -1
+        for step in 0...600 {
+            let fraction = 1 - pow(10, -nines * Double(step) / 600)
+            let index = Swift.min(sorted.count - 1, Int((fraction * Double(sorted.count)).rounded(.down)))
+            guard index != lastIndex else { continue }
+            lastIndex = index
+            points.append((Double(index + 1) / Double(sorted.count), Double(sorted[index]) / 1000))
+        }
+        curve = points
     }
 }
