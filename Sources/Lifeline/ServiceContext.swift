@@ -7,7 +7,43 @@ public struct ServiceContext: Sendable {
     public let serviceName: String
     /// Publish, look up and call other services through the broker.
     public let client: LifelineClient
+    let runtimeServices: RuntimeServices?
+
+    init(serviceName: String, client: LifelineClient, runtimeServices: RuntimeServices? = nil) {
+        self.serviceName = serviceName
+        self.client = client
+        self.runtimeServices = runtimeServices
+    }
 
     /// Writes a timestamped line to standard error under the service's name.
     public func log(_ message: String) { Console.log(serviceName, message) }
+
+    /// Registers another service, answered by this process, under `service.name` (mPaaS
+    /// registerService): its didCreate hook runs, then the broker admits it under the ownership rules
+    /// of any registration (409 while another live process holds the name; its willDestroy hook then
+    /// runs and the refusal is thrown); other processes find and call it by name until
+    /// ``unregisterService(_:)`` or until this process leaves, and it is registered again when the
+    /// broker restarts. It answers requests only: events, micro-apps and boot tasks belong to the
+    /// process's main service.
+    public func registerService(_ service: Service) async throws {
+        guard let runtimeServices else {
+            throw LifelineError(.badRequest, "only a running service can register services")
+        }
+        try await runtimeServices.register(
+            service, client: client,
+            context: ServiceContext(
+                serviceName: service.name, client: client, runtimeServices: runtimeServices))
+        log("registered the service \(service.name) at run time")
+    }
+
+    /// Unregisters a service this process registered with ``registerService(_:)``, after its
+    /// willDestroy hook (mPaaS unregisterService).
+    public func unregisterService(_ name: String) async throws {
+        guard let runtimeServices else {
+            throw LifelineError(.badRequest, "only a running service can unregister services")
+        }
+        try await runtimeServices.unregister(
+            name, client: client, context: ServiceContext(serviceName: name, client: client))
+        log("unregistered the service \(name)")
+    }
 }

@@ -7,7 +7,7 @@ import Synchronization
 public final class ServiceRunner: Sendable {
     public let service: Service
     public let options: ServiceOptions
-    private let state = Mutex<(client: LifelineClient?, stopping: Bool)>((nil, false))
+    private let state = Mutex<(context: ServiceContext?, stopping: Bool)>((nil, false))
 
     public init(_ service: Service, options: ServiceOptions = ServiceOptions()) {
         self.service = service
@@ -53,13 +53,14 @@ public final class ServiceRunner: Sendable {
             default: controlSink.yield(delivery)
             }
         }
-        let context = ServiceContext(serviceName: name, client: client)
+        let runtime = RuntimeServices(mainName: name, template: registration)
+        let context = ServiceContext(serviceName: name, client: client, runtimeServices: runtime)
         let hosted = HostedSessions(factories: service.appFactories, context: context)
         let stopRequested = state.withLock { state in
-            state.client = client
+            state.context = context
             return state.stopping
         }
-        if stopRequested { Task { await leave(client, context: context) } }
+        if stopRequested { Task { await leave(context) } }
 
         // Handlers run on the socket thread (see SocketThreadExecutor): no thread hop before a handler.
         let eventLoop = Task(executorPreference: client.socketExecutor) {
@@ -73,9 +74,10 @@ public final class ServiceRunner: Sendable {
                 switch request.command {
                 case .app: Task { await hostCallback(request, sessions: hosted, client: client) }
                 case .intercept: Task { await intercept(request, client: client, context: context) }
-                case .start: Task { await startHook(request, client: client, context: context) }
+                case .start:
+                    Task { await startHook(request, client: client, context: context, runtime: runtime) }
                 case .boot: Task { await runBootTask(request, client: client, context: context) }
-                default: Task { await answer(request, client: client, context: context) }
+                default: Task { await answer(request, client: client, context: context, runtime: runtime) }
                 }
             case .joined(let epoch, let first, let sequence, let lifecycle):
                 if first {
@@ -87,6 +89,11 @@ public final class ServiceRunner: Sendable {
                     )
                 } else {
                     context.log("registered again with the broker (epoch \(epoch))")
+                    Task {
+                        for (service, error) in await runtime.registerAgain(client: client) {
+                            context.log("could not register \(service) again: \(error)")
+                        }
+                    }
                 }
             case .refused(let error):
                 refusal = error
@@ -103,20 +110,25 @@ public final class ServiceRunner: Sendable {
 
     /// Asks the service to stop: willDestroy, unregister, close. Safe to call more than once.
     public func stop() {
-        let (client, first) = state.withLock { state in
+        let (context, first) = state.withLock { state in
             defer { state.stopping = true }
-            return (state.client, !state.stopping)
+            return (state.context, !state.stopping)
         }
-        guard first, let client else { return }
-        let context = ServiceContext(serviceName: name, client: client)
-        Task { await leave(client, context: context) }
+        guard first, let context else { return }
+        Task { await leave(context) }
     }
 
-    private func leave(_ client: LifelineClient, context: ServiceContext) async {
+    /// Services registered at run time leave first (their willDestroy, UNREGISTER), then this one.
+    private func leave(_ context: ServiceContext) async {
+        for name in (context.runtimeServices?.all.keys).map(Array.init)?.sorted() ?? [] {
+            do { try await context.unregisterService(name) } catch {
+                context.log("could not unregister \(name): \(error)")
+            }
+        }
         if let hook = service.willDestroyHook {
             do { try await hook(context) } catch { context.log("willDestroy failed: \(error)") }
         }
-        await client.close()
+        await context.client.close()
     }
 
     /// Handles events, dispatch steps and gap notices one at a time, in the order they arrived.
@@ -192,14 +204,21 @@ public final class ServiceRunner: Sendable {
     }
 
     /// START from the broker: the DTService start hook, then the answer.
-    private func startHook(_ request: ControlRequest, client: LifelineClient, context: ServiceContext) async {
+    private func startHook(
+        _ request: ControlRequest, client: LifelineClient, context: ServiceContext, runtime: RuntimeServices
+    ) async {
+        let target = request.header["name"]?.stringValue ?? name
+        let added = target == name ? nil : runtime.service(named: target)
+        let context =
+            added == nil
+            ? context : ServiceContext(serviceName: target, client: client, runtimeServices: runtime)
         do {
-            try await service.startHook?(context)
+            try await (added ?? service).startHook?(context)
             client.answer(ControlReply(requestID: request.requestID, json: ["started": true]))
         } catch {
             context.log("start failed: \(error)")
             client.answer(
-                .error(.internalError, "\(name) failed to start: \(error)", requestID: request.requestID))
+                .error(.internalError, "\(target) failed to start: \(error)", requestID: request.requestID))
         }
     }
 
@@ -284,9 +303,23 @@ public final class ServiceRunner: Sendable {
         client.answer(ControlReply(requestID: request.requestID, json: decision.json))
     }
 
-    private func answer(_ request: ControlRequest, client: LifelineClient, context: ServiceContext) async {
+    private func answer(
+        _ request: ControlRequest, client: LifelineClient, context: ServiceContext, runtime: RuntimeServices
+    ) async {
         let id = request.requestID
         let method = request.header["method"]?.stringValue ?? ""
+        let target = request.header["service"]?.stringValue ?? self.name
+        var service = self.service
+        var context = context
+        var name = self.name
+        if target != name {
+            guard let added = runtime.service(named: target) else {
+                client.answer(.error(.notFound, "this process serves no service '\(target)'", requestID: id))
+                return
+            }
+            (service, name) = (added, target)
+            context = ServiceContext(serviceName: target, client: client, runtimeServices: runtime)
+        }
         guard let handler = service.methodHandlers[method] else {
             client.answer(.error(.notFound, "service '\(name)' has no method '\(method)'", requestID: id))
             return

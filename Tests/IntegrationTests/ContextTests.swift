@@ -50,6 +50,9 @@ struct ContextTests {
             ])
         #expect(try await Self.stack(broker).map { $0["app"] } == ["launcher", "home"])
         #expect(try await Self.stack(broker).last?["root"] == ["screen": "home", "user": "ana"])
+        #expect(
+            try await broker.cli(["call", "account", "profile"]).output == #"{"user":"ana"}"#,
+            "signed in, the gateway also serves 'account', registered at run time")
 
         #expect(try await broker.cli(["apps", "action", "home", "edit"]).status == 0)
         let vetoed = try await broker.cli(["apps", "exit", "home"])
@@ -59,6 +62,7 @@ struct ContextTests {
         #expect(try await broker.cli(["apps", "action", "home", "signOut"]).status == 0)
         try await shell.waitForLine { $0 == "CALLBACK s4 login didFinishLaunching" }
         #expect(try await Self.stack(broker).map { $0["app"] } == ["launcher", "login"])
+        #expect(try await broker.cli(["lookup", "account"]).status == 1, "signed out: 'account' is gone")
         let redirected = try await broker.cli(["apps", "start", "home", "--json"])
         #expect(
             try JSONParser.parse(redirected.output)["session"]?["app"] == "login",

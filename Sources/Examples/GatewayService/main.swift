@@ -37,11 +37,17 @@ await Service("gateway")
         try await signIn.signIn(
             user: request.body["user"]?.stringValue ?? "",
             password: request.body["password"]?.stringValue ?? "")
-        Console.out("gateway: \(request.body["user"]?.stringValue ?? "") signed in")
+        let user = request.body["user"]?.stringValue ?? ""
+        Console.out("gateway: \(user) signed in")
+        // While someone is signed in, this process also serves 'account' (registered at run time).
+        try? await request.context.unregisterService("account")
+        try await request.context.registerService(
+            Service("account").method("profile") { _ in ["user": .string(user)] })
         return await signIn.state
     }
-    .method("signOut") { _ in
+    .method("signOut") { request in
         await signIn.signOut()
+        try? await request.context.unregisterService("account")
         Console.out("gateway: signed out")
         return await signIn.state
     }
@@ -52,5 +58,5 @@ await Service("gateway")
     }
     .main(
         about:
-            "Holds the sign-in state; methods state, signIn {user, password}, signOut; redirects home to login when signed out."
+            "Holds the sign-in state; methods state, signIn {user, password}, signOut; redirects home to login when signed out; while signed in it also serves 'account' (method profile)."
     )

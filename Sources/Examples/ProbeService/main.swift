@@ -22,7 +22,9 @@ let usage = """
                                 "fail", "launchOption"}], each sleeping ms milliseconds (prints 'TASK name')
 
     methods: echo (returns its body), sleep {"ms": N} (answers after N ms),
-             fail {"status": N, "message": "..."} (answers with that error), whoami
+             fail {"status": N, "message": "..."} (answers with that error), whoami,
+             register {"name": N, "lazy": bool} (registers service N, answering echo and whoami, at run
+             time), unregister {"name": N}
     """
 
 var arguments = CommandLineArguments.process
@@ -181,5 +183,30 @@ await service
     }
     .method("whoami") { request in
         ["name": .string(request.context.serviceName), "pid": .int(Int64(getpid()))]
+    }
+    .method("register") { request in
+        let name = request.body["name"]?.stringValue ?? ""
+        let added = Service(name)
+            .method("echo") { $0.body }
+            .method("whoami") { call in
+                ["name": .string(call.context.serviceName), "pid": .int(Int64(getpid()))]
+            }
+            .start { _ in Console.out("STARTED \(name)") }
+            .willDestroy { _ in Console.out("DESTROYED \(name)") }
+        do {
+            try await request.context.registerService(
+                request.body["lazy"]?.boolValue == true ? added.lazy() : added)
+        } catch let error as LifelineError {
+            throw ServiceError(error.status, error.message)
+        }
+        Console.out("REGISTERED \(name)")
+        return ["registered": .string(name)]
+    }
+    .method("unregister") { request in
+        let name = request.body["name"]?.stringValue ?? ""
+        do { try await request.context.unregisterService(name) } catch let error as LifelineError {
+            throw ServiceError(error.status, error.message)
+        }
+        return ["unregistered": .string(name)]
     }
     .main(arguments: arguments, about: "A configurable service for tests and experiments.", usage: usage)

@@ -337,7 +337,8 @@ final class Driver {
             let rate = arrival > start ? Double(total) / (Double(arrival - start) / 1e9) : 0
             progress(
                 String(
-                    format: "  lifeline%@: %.0f events/s delivered, publisher done at %.0f/s, %d received of %d",
+                    format:
+                        "  lifeline%@: %.0f events/s delivered, publisher done at %.0f/s, %d received of %d",
                     replied ? "" : " (no reply)", rate, Double(total) / (Double(accepted - start) / 1e9),
                     count, total))
             figures.append(
