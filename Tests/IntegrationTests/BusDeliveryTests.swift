@@ -92,7 +92,8 @@ struct BusDeliveryTests {
         #expect(unknown.status == 1)
         #expect(
             unknown.errors.contains(
-                "service 'probe' has no method 'nope'; it answers: echo, fail, register, sleep, unregister, whoami"))
+                "service 'probe' has no method 'nope'; it answers: echo, fail, register, sleep, unregister, whoami"
+            ))
         let noService = try await broker.cli(["call", "ghost", "echo"])
         #expect(noService.status == 1 && noService.errors.contains("no service named 'ghost'"))
 
