@@ -3,7 +3,7 @@
 #
 #   bench/run.sh              full run (under 5 minutes on 2 cores)
 #   bench/run.sh --quick      smaller samples (under 1 minute)
-#   bench/run.sh --only broadcast|roundtrip|throughput|paced   [--transports ipc]
+#   bench/run.sh --only broadcast|roundtrip|throughput|paced   [--transports ipc] [--out DIR]
 #
 # Builds in release mode, starts real broker, service and baseline processes on loopback, prints a
 # table and writes bench/results/results.json, table.txt and SVG charts. It never fails on a number.
@@ -21,4 +21,7 @@ set -e
 [ "$status" -eq 0 ] || { echo "build failed" >&2; exit 1; }
 export BENCH_SWIFT_VERSION
 BENCH_SWIFT_VERSION=$(swift --version 2>/dev/null | head -n 1)
-exec .build/release/lifeline-bench run --out "$lifeline_root/bench/results" "$@"
+case " $* " in
+*" --out "*) exec .build/release/lifeline-bench run "$@" ;;
+*) exec .build/release/lifeline-bench run --out "$lifeline_root/bench/results" "$@" ;;
+esac

@@ -40,7 +40,7 @@ final class Driver {
             if settings.wants("broadcast") { try broadcast(topology) }
             if settings.wants("roundtrip") { try roundTrips(topology) }
             if settings.wants("throughput") { try throughput(topology) }
-            if transport == "ipc" && settings.wants("paced") { try paced(topology) }
+            if settings.wants("paced") { try paced(topology) }
         }
         try? FileManager.default.removeItem(at: work)
     }
@@ -389,7 +389,9 @@ final class Driver {
     /// system delays every later event's measurement instead of hiding (coordinated omission).
     private func paced(_ topology: BenchTopology) throws {
         let rate = settings.pacedRate
-        progress("paced broadcast ipc N=1 64 B at \(rate)/s: \(settings.samples) events per system")
+        progress(
+            "paced broadcast \(topology.transport) N=1 64 B at \(rate)/s: \(settings.samples) events per system"
+        )
         let publisher = try ZMQSocket(ZMQContext.shared, type: .dealer)
         try publisher.set(.sendHighWaterMark, 0)
         try publisher.connect(topology.brokerControl)
@@ -457,7 +459,7 @@ final class Driver {
         for (index, system) in systems.enumerated() {
             figures.append(
                 Figure(
-                    scenario: "paced", system: system.0, transport: "ipc", fanout: 1, size: 64,
+                    scenario: "paced", system: system.0, transport: topology.transport, fanout: 1, size: 64,
                     metric: "one-way from intended",
                     mode: "paced \(rate)/s", summary: Summary(latencies[index]), lost: lost[index]))
             if let lag = Summary(lags[index]) {
