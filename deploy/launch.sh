@@ -181,6 +181,7 @@ Try next:
   lifeline apps list                                   # the Launcher started login (nobody signed in)
   lifeline apps action login signIn '{"user": "ana", "password": "secret"}'
   lifeline apps list                                   # the Launcher replaced login with home
+  lifeline call account profile                        # served while signed in (registered at run time)
   lifeline apps action home signOut
   deploy/launch.sh stop
 TXT
