@@ -180,19 +180,25 @@ struct LifecycleSemanticsTests {
         defer { broker.process.kill() }
         let client = LifelineClient(broker: broker.control)
         let published = Atomic<Int>(0)
+        let kills = Atomic<Int>(0)
         let total = 10_000
+        let killPoints = [3000, 6000]
+        // At each kill point the publisher holds until the counter is dead, then goes on publishing
+        // while it is down and while it restarts: the kills land mid-stream by construction.
         let publisher = Task {
             for n in 1...total {
                 try await client.publish("test.tick", ["n": .int(Int64(n))])
                 published.store(n, ordering: .relaxed)
-                // Paces the stream so the kills land mid-stream.
-                if n % 50 == 0 { try await Task.sleep(for: .milliseconds(5)) }
+                if let index = killPoints.firstIndex(of: n) {
+                    try await Self.poll(seconds: 60) { kills.load(ordering: .relaxed) > index }
+                }
             }
         }
-        for killAt in [3000, 6000] {
+        for killAt in killPoints {
             try await Self.poll(seconds: 60) { published.load(ordering: .relaxed) >= killAt }
             probe.kill(SIGKILL)
             _ = try await probe.waitForExit()
+            kills.add(1, ordering: .relaxed)
             probe = try await broker.service("lifeline-probe", arguments)
             print(
                 "killed the counter after \(published.load(ordering: .relaxed)) published events and restarted it"
