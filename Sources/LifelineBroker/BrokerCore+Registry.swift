@@ -192,23 +192,34 @@ extension BrokerCore {
         return .object(topics)
     }
 
-    mutating func unregister(
-        _ request: ControlRequest, from peer: [UInt8], now: UInt64, into output: inout [BrokerOutput]
-    ) {
+    /// The registered service a request names in its header's `name`; otherwise refuses the request
+    /// (400 without a name, 404 for an unknown one) and returns nil.
+    func namedEntry(_ request: ControlRequest, from peer: [UInt8], into output: inout [BrokerOutput])
+        -> (String, ServiceRegistry.Entry)?
+    {
         guard let name = request.header["name"]?.stringValue else {
             refuse(
                 peer,
-                ProtocolError(.badRequest, "UNREGISTER needs a string 'name'", requestID: request.requestID),
+                ProtocolError(
+                    .badRequest, "\(request.command.rawValue) needs a string 'name'",
+                    requestID: request.requestID),
                 into: &output)
-            return
+            return nil
         }
         guard let entry = registry.entry(named: name) else {
             send(
                 peer,
                 ControlReply.error(.notFound, "no service named '\(name)'", requestID: request.requestID),
                 into: &output)
-            return
+            return nil
         }
+        return (name, entry)
+    }
+
+    mutating func unregister(
+        _ request: ControlRequest, from peer: [UInt8], now: UInt64, into output: inout [BrokerOutput]
+    ) {
+        guard let (name, entry) = namedEntry(request, from: peer, into: &output) else { return }
         let sameInstance = request.header["instance"]?.stringValue == entry.registration.instance
         guard entry.peer == peer || sameInstance else {
             let message =
@@ -225,20 +236,7 @@ extension BrokerCore {
     mutating func lookup(
         _ request: ControlRequest, from peer: [UInt8], now: UInt64, into output: inout [BrokerOutput]
     ) {
-        guard let name = request.header["name"]?.stringValue else {
-            refuse(
-                peer,
-                ProtocolError(.badRequest, "LOOKUP needs a string 'name'", requestID: request.requestID),
-                into: &output)
-            return
-        }
-        guard let entry = registry.entry(named: name) else {
-            send(
-                peer,
-                ControlReply.error(.notFound, "no service named '\(name)'", requestID: request.requestID),
-                into: &output)
-            return
-        }
+        guard let (name, entry) = namedEntry(request, from: peer, into: &output) else { return }
         if deferUntilStarted(name, request, from: peer, now: now, into: &output) { return }
         send(
             peer, ControlReply(requestID: request.requestID, json: record(of: entry, now: now).json),
