@@ -18,22 +18,36 @@ let package = Package(
         ),
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
         .target(name: "LifelineProtocol"),
-        .target(name: "Lifeline", dependencies: ["ZeroMQ", "LifelineProtocol"]),
-        .target(name: "LifelineBroker", dependencies: ["Lifeline"]),
-        .target(name: "LifelineCLI", dependencies: ["Lifeline", "LifelineBroker"]),
+        .target(name: "LifelineSupport", dependencies: ["LifelineProtocol"]),
+        .target(name: "Lifeline", dependencies: ["ZeroMQ", "LifelineProtocol", "LifelineSupport"]),
+        .target(name: "LifelineBroker", dependencies: ["ZeroMQ", "LifelineProtocol", "LifelineSupport"]),
+        .target(
+            name: "LifelineCLI",
+            dependencies: ["Lifeline", "LifelineBroker", "LifelineProtocol", "LifelineSupport", "ZeroMQ"]),
         .executableTarget(name: "lifeline", dependencies: ["LifelineCLI"]),
-        .executableTarget(name: "lifeline-push", dependencies: ["Lifeline"], path: "Sources/Examples/PushService"),
-        .executableTarget(name: "lifeline-analytics", dependencies: ["Lifeline"], path: "Sources/Examples/AnalyticsService"),
-        .executableTarget(name: "lifeline-url", dependencies: ["Lifeline"], path: "Sources/Examples/URLService"),
-        .executableTarget(name: "lifeline-probe", dependencies: ["Lifeline"], path: "Sources/Examples/ProbeService"),
-        .executableTarget(name: "lifeline-gateway", dependencies: ["Lifeline"], path: "Sources/Examples/GatewayService"),
-        .executableTarget(name: "lifeline-shell", dependencies: ["Lifeline"], path: "Sources/Examples/ShellHost"),
-        .executableTarget(name: "lifeline-bench", dependencies: ["Lifeline", "LifelineBroker", "ZeroMQ"], path: "bench/Sources/LifelineBench"),
+        .executableTarget(
+            name: "lifeline-push", dependencies: ["Lifeline"], path: "Sources/Examples/PushService"),
+        .executableTarget(
+            name: "lifeline-analytics", dependencies: ["Lifeline"], path: "Sources/Examples/AnalyticsService"),
+        .executableTarget(
+            name: "lifeline-url", dependencies: ["Lifeline"], path: "Sources/Examples/URLService"),
+        .executableTarget(
+            name: "lifeline-probe", dependencies: ["Lifeline", "LifelineSupport"],
+            path: "Sources/Examples/ProbeService"),
+        .executableTarget(
+            name: "lifeline-gateway", dependencies: ["Lifeline"], path: "Sources/Examples/GatewayService"),
+        .executableTarget(
+            name: "lifeline-shell", dependencies: ["Lifeline"], path: "Sources/Examples/ShellHost"),
+        .executableTarget(
+            name: "lifeline-bench",
+            dependencies: ["Lifeline", "LifelineBroker", "LifelineProtocol", "LifelineSupport", "ZeroMQ"],
+            path: "bench/Sources/LifelineBench"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "LifelineProtocolTests", dependencies: ["LifelineProtocol"]),
-        .testTarget(name: "LifelineBrokerTests", dependencies: ["LifelineBroker"]),
-        .testTarget(name: "LifelineTests", dependencies: ["Lifeline"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["Lifeline", "ZeroMQ"]),
+        .testTarget(name: "LifelineBrokerTests", dependencies: ["LifelineBroker", "LifelineProtocol"]),
+        .testTarget(
+            name: "LifelineTests", dependencies: ["Lifeline", "LifelineProtocol", "LifelineSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["Lifeline", "LifelineProtocol", "ZeroMQ"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import LifelineProtocol
+import LifelineSupport
 import ZeroMQ
 
 /// A synchronous client for short-lived tools and dedicated threads (the CLI, benchmark drivers):
@@ -77,7 +78,7 @@ public final class BlockingClient {
         let info = try hello(timeoutMilliseconds: timeoutMilliseconds)
         let token = Environment.uniqueToken()
         let subscriber = try BusSubscriber(
-            endpoint: ServiceSession.reachable(info.bus, via: brokerEndpoint), events: subscriptions,
+            endpoint: BrokerConnection.reachable(info.bus, via: brokerEndpoint), events: subscriptions,
             token: token)
         _ = try request(
             ControlRequest(.attach, header: ["token": .string(token)]),

@@ -1,15 +1,16 @@
 import Foundation
 import LifelineProtocol
+import LifelineSupport
 import Synchronization
 import ZeroMQ
 
-/// Owns the sockets of one ``ServiceSession`` on a dedicated thread (the zactor pattern): a DEALER to
+/// Owns the sockets of one ``BrokerConnection`` on a dedicated thread (the zactor pattern): a DEALER to
 /// the broker, a SUB on the bus, and a ``Mailbox`` for commands from other threads, all under one
 /// `zmq_poll`, whose timeout drives the session's timers. No ZeroMQ call runs anywhere else.
 /// Deliveries leave through `deliver`, called on the socket thread.
-public final class ConnectionThread: Sendable {
+final class ConnectionThread: Sendable {
     /// What other threads may ask of the socket thread.
-    public enum Command: Sendable {
+    enum Command: Sendable {
         case request(ControlRequest, ticket: UInt64, timeoutMilliseconds: Int)
         case answer(ControlReply)
         case acknowledge(sequence: UInt64, epoch: UInt64, error: String?)
@@ -17,7 +18,7 @@ public final class ConnectionThread: Sendable {
     }
 
     /// What the socket thread hands to the application.
-    public enum Delivery: Sendable {
+    enum Delivery: Sendable {
         /// A bus event, when the socket thread received it (CLOCK_MONOTONIC), and whether it was
         /// replayed from the journal.
         case event(BusMessage, receivedAt: UInt64, replayed: Bool)
@@ -38,8 +39,8 @@ public final class ConnectionThread: Sendable {
     let executor: SocketThreadExecutor
 
     /// Starts the thread and connects; `deliver` receives everything the session produces.
-    public init(
-        configuration: SessionConfiguration, name: String, deliver: @escaping @Sendable (Delivery) -> Void
+    init(
+        configuration: ConnectionConfiguration, name: String, deliver: @escaping @Sendable (Delivery) -> Void
     ) {
         let mailbox = Mailbox<Command>()
         let executor = SocketThreadExecutor(wake: { mailbox.wake() })
@@ -60,10 +61,10 @@ public final class ConnectionThread: Sendable {
     }
 
     /// Posts a command to the socket thread.
-    public func post(_ command: Command) { mailbox.post(command) }
+    func post(_ command: Command) { mailbox.post(command) }
 
     /// Waits until the thread has closed its sockets.
-    public func finished() async { await done.wait() }
+    func finished() async { await done.wait() }
 }
 
 /// Resumes waiters once a thread has ended.
@@ -92,22 +93,22 @@ final class ThreadCompletion: Sendable {
 
 /// The loop run on the socket thread.
 private struct SessionLoop {
-    var session: ServiceSession
+    var session: BrokerConnection
     let mailbox: Mailbox<ConnectionThread.Command>
     let executor: SocketThreadExecutor
     let deliver: @Sendable (ConnectionThread.Delivery) -> Void
     let context = ZMQContext.shared
     var control: ZMQSocket?
     var bus: ZMQSocket?
-    var effects: [SessionEffect] = []
+    var effects: [ConnectionEffect] = []
     var finished = false
 
     init(
-        configuration: SessionConfiguration, mailbox: Mailbox<ConnectionThread.Command>,
+        configuration: ConnectionConfiguration, mailbox: Mailbox<ConnectionThread.Command>,
         executor: SocketThreadExecutor,
         deliver: @escaping @Sendable (ConnectionThread.Delivery) -> Void
     ) {
-        self.session = ServiceSession(configuration: configuration)
+        self.session = BrokerConnection(configuration: configuration)
         self.mailbox = mailbox
         self.executor = executor
         self.deliver = deliver
@@ -206,7 +207,7 @@ private struct SessionLoop {
         executor.runPending()
     }
 
-    private mutating func perform(_ effect: SessionEffect) throws {
+    private mutating func perform(_ effect: ConnectionEffect) throws {
         switch effect {
         case .openControl:
             control?.close()

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LifelineSupport
 
 /// Line output that reaches pipes at once (tests and scripts wait for lines).
 public enum Console {

@@ -15,14 +15,15 @@ public final class LifelineClient: Sendable {
 
     /// Connects to the broker at `broker`.
     public convenience init(broker: String = LifelineClient.defaultBroker) {
-        let configuration = SessionConfiguration(brokerEndpoint: broker, token: Environment.uniqueToken())
+        let configuration = ConnectionConfiguration(brokerEndpoint: broker, token: Environment.uniqueToken())
         self.init(configuration: configuration) { _ in }
     }
 
     /// A client whose session may also register a service or subscribe to the bus; `deliver` gets
     /// everything but request completions, on the socket thread.
     init(
-        configuration: SessionConfiguration, deliver: @escaping @Sendable (ConnectionThread.Delivery) -> Void
+        configuration: ConnectionConfiguration,
+        deliver: @escaping @Sendable (ConnectionThread.Delivery) -> Void
     ) {
         let pending = PendingReplies()
         self.pending = pending
@@ -44,8 +45,7 @@ public final class LifelineClient: Sendable {
     public func request(_ request: ControlRequest, timeout: Duration = .seconds(5)) async throws
         -> ControlReply
     {
-        let milliseconds = Int(
-            timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = timeout.wholeMilliseconds
         return try await withCheckedThrowingContinuation { continuation in
             let ticket = pending.park(.continuation(continuation))
             connection.post(.request(request, ticket: ticket, timeoutMilliseconds: max(1, milliseconds)))
@@ -104,8 +104,7 @@ public final class LifelineClient: Sendable {
     public func call(
         _ service: String, _ method: String, _ body: JSONValue = .null, timeout: Duration = .seconds(5)
     ) async throws -> JSONValue {
-        let milliseconds = Int(
-            timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = timeout.wholeMilliseconds
         let request = ControlRequest(
             .call,
             header: [
@@ -136,10 +135,7 @@ public final class LifelineClient: Sendable {
         if force { header["force"] = true }
         var wait = Duration.seconds(10)
         if let stepTimeout {
-            let milliseconds =
-                stepTimeout.components.seconds * 1000 + stepTimeout.components.attoseconds
-                / 1_000_000_000_000_000
-            header["timeoutMs"] = .int(milliseconds)
+            header["timeoutMs"] = .int(Int64(stepTimeout.wholeMilliseconds))
             wait = stepTimeout * 20 + .seconds(5)
         }
         if EventCatalog.descriptor(for: event)?.completion != nil { wait = max(wait, .seconds(40)) }

@@ -74,9 +74,7 @@ public struct Service: Sendable {
         answer handler: @escaping AnswerHandler
     ) -> Service {
         var copy = self
-        let milliseconds = deadline.map {
-            Int($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)
-        }
+        let milliseconds = deadline?.wholeMilliseconds
         copy.eventHandlers[event] = Handler(run: handler, priority: priority, deadline: milliseconds)
         return copy
     }
@@ -131,8 +129,7 @@ public struct Service: Sendable {
         _ body: @escaping @Sendable (BootContext) async throws -> Void
     ) -> Service {
         var copy = self
-        let milliseconds = Int(
-            deadline.components.seconds * 1000 + deadline.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = deadline.wholeMilliseconds
         let declaration = BootTask(
             name: name, service: "", phase: phase, priority: priority, isAsynchronous: async, after: after,
             condition: condition ?? (canExecute == nil ? nil : .check),

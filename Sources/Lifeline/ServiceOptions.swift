@@ -1,4 +1,5 @@
 import LifelineProtocol
+import LifelineSupport
 
 /// The standard options of every service executable.
 public struct ServiceOptions: Sendable {

@@ -1,5 +1,6 @@
 import Glibc
 import LifelineProtocol
+import LifelineSupport
 import Synchronization
 
 /// Runs a ``Service``: didCreate, connect and register, deliver events in order and calls
@@ -36,7 +37,7 @@ public final class ServiceRunner: Sendable {
             priorities: service.priorities, deadlines: service.deadlines, apps: service.apps,
             lazy: service.isLazy,
             interceptorPriority: service.interceptor?.priority, bootTasks: service.bootDeclarations(as: name))
-        var configuration = SessionConfiguration(
+        var configuration = ConnectionConfiguration(
             brokerEndpoint: options.broker, registration: registration,
             subscriptions: .events(service.events), token: instance)
 

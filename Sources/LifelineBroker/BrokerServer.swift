@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import Lifeline
 import LifelineProtocol
+import LifelineSupport
 import ZeroMQ
 
 /// The broker process's sockets and event loop: a ROUTER for every request/reply and an XPUB for the

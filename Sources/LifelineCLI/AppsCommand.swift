@@ -1,5 +1,6 @@
 import Lifeline
 import LifelineProtocol
+import LifelineSupport
 
 /// `lifeline apps SUBCOMMAND`: the Context's micro-app stack.
 enum AppsCommand: CLICommand {

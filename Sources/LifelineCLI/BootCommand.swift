@@ -1,6 +1,7 @@
 import Foundation
 import Lifeline
 import LifelineProtocol
+import LifelineSupport
 
 /// `lifeline boot report|run|start|wait`.
 enum BootCommand: CLICommand {

@@ -2,6 +2,7 @@ import Foundation
 import Lifeline
 import LifelineBroker
 import LifelineProtocol
+import LifelineSupport
 
 /// `lifeline broker`: runs the broker in the foreground.
 enum BrokerCommand: CLICommand {

@@ -1,6 +1,7 @@
 import Glibc
 import Lifeline
 import LifelineProtocol
+import LifelineSupport
 
 /// The `lifeline` command line: `lifeline COMMAND [options]`.
 public enum CLI {

@@ -1,4 +1,5 @@
 import Lifeline
+import LifelineSupport
 
 /// One `lifeline` subcommand: its name, help, and what it does. `run` returns the exit status;
 /// ``UsageError`` means 2, ``LifelineError`` means 1.

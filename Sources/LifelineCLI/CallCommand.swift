@@ -1,5 +1,6 @@
 import Lifeline
 import LifelineProtocol
+import LifelineSupport
 
 /// `lifeline call SERVICE METHOD [JSON]`.
 enum CallCommand: CLICommand {

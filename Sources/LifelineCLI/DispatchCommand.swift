@@ -1,5 +1,6 @@
 import Lifeline
 import LifelineProtocol
+import LifelineSupport
 
 /// `lifeline dispatch EVENT [key=value ...]`.
 enum DispatchCommand: CLICommand {

@@ -1,5 +1,6 @@
 import Lifeline
 import LifelineProtocol
+import LifelineSupport
 
 /// `lifeline publish EVENT [key=value ...]`.
 enum PublishCommand: CLICommand {

@@ -1,5 +1,6 @@
 import Lifeline
 import LifelineProtocol
+import LifelineSupport
 
 /// `lifeline services`.
 enum ServicesCommand: CLICommand {

@@ -1,5 +1,6 @@
 import Lifeline
 import LifelineProtocol
+import LifelineSupport
 import Synchronization
 
 /// `lifeline tail [EVENT ...]`.

@@ -1,6 +1,7 @@
 import Foundation
 import Lifeline
 import LifelineProtocol
+import LifelineSupport
 
 /// Text helpers of the CLI: payload arguments, tables, durations.
 enum TextFormat {

@@ -1,6 +1,7 @@
 import Foundation
 import Lifeline
 import LifelineBroker
+import LifelineSupport
 
 /// `lifeline topology FILE`.
 enum TopologyCommand: CLICommand {

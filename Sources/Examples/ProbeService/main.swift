@@ -4,6 +4,7 @@
 import Foundation
 import Glibc
 import Lifeline
+import LifelineSupport
 
 let usage = """
       --events A,B,...          events to handle (built-in or custom names)

@@ -1,4 +1,5 @@
 import Lifeline
+import LifelineSupport
 import ZeroMQ
 
 /// A pipelined publisher for experiments: keeps `window` PUBLISH requests in flight against a broker

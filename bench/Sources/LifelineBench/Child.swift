@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineSupport
 import Synchronization
 
 /// A process the driver started: stdout read line by line on a thread, stderr into a log file.

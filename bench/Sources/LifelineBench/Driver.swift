@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineSupport
 import ZeroMQ
 
 /// Runs every scenario against Lifeline and its raw-libzmq baselines, interleaving the systems round

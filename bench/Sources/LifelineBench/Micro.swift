@@ -1,5 +1,6 @@
 import Lifeline
 import LifelineBroker
+import LifelineSupport
 
 /// CPU cost of the runtime's own code on the hot path, without sockets: what a publish costs the
 /// broker and what an event costs a subscriber before its handler runs.

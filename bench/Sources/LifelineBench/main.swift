@@ -2,6 +2,7 @@
 // roles it starts as separate processes.
 import Foundation
 import Lifeline
+import LifelineSupport
 
 let usage = """
     usage: lifeline-bench run [--quick] [--out DIR] [--only SCENARIO] [--transports ipc,tcp]

@@ -1,7 +1,7 @@
 import LifelineProtocol
 
-/// What a ``ServiceSession`` asks its socket thread (or a test) to do.
-public enum SessionEffect: Sendable, Equatable {
+/// What a ``BrokerConnection`` asks its socket thread (or a test) to do.
+enum ConnectionEffect: Sendable, Equatable {
     /// Replace the control socket with a fresh DEALER connected to the broker.
     case openControl
     /// Send `frames` on the control socket.

@@ -1,8 +1,9 @@
 import Glibc
 
 /// Names the calling thread as ps and perf show it (Linux keeps at most 15 bytes).
-enum ThreadName {
-    static func set(_ name: String) {
+public enum ThreadName {
+    /// Sets the name of the calling thread.
+    public static func set(_ name: String) {
         let descriptor = open("/proc/thread-self/comm", O_WRONLY)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }

@@ -1,9 +1,9 @@
 import LifelineProtocol
 
 /// What a session connects for: a plain client, a bus subscriber, or a registered service.
-public struct SessionConfiguration: Sendable {
+struct ConnectionConfiguration: Sendable {
     /// Which bus events the session receives.
-    public enum Subscriptions: Sendable, Equatable {
+    enum Subscriptions: Sendable, Equatable {
         /// No bus socket (plain request/reply client).
         case none
         /// Exactly these events.
@@ -13,23 +13,23 @@ public struct SessionConfiguration: Sendable {
     }
 
     /// The broker's control endpoint.
-    public var brokerEndpoint: String
+    var brokerEndpoint: String
     /// Present for a service: register, heartbeat, answer calls.
-    public var registration: ServiceRegistration?
-    public var subscriptions: Subscriptions
+    var registration: ServiceRegistration?
+    var subscriptions: Subscriptions
     /// Unique token of this process run; the bus marker is `!token`.
-    public var token: String
+    var token: String
     /// How long to wait for HELLO and REGISTER / ATTACH replies before retrying.
-    public var greetingTimeoutMilliseconds = 3000
+    var greetingTimeoutMilliseconds = 3000
     /// First reconnect delay; doubles on each failure up to ``maximumBackoffMilliseconds``.
-    public var initialBackoffMilliseconds = 1000
-    public var maximumBackoffMilliseconds = 32_000
+    var initialBackoffMilliseconds = 1000
+    var maximumBackoffMilliseconds = 32_000
     /// How long shutdown waits for UNREGISTER to be answered.
-    public var unregisterTimeoutMilliseconds = 1000
+    var unregisterTimeoutMilliseconds = 1000
     /// Where a restarted service resumes: the broker replays what it missed after this cursor.
-    public var resume: EventCursor?
+    var resume: EventCursor?
 
-    public init(
+    init(
         brokerEndpoint: String, registration: ServiceRegistration? = nil,
         subscriptions: Subscriptions = .none, token: String
     ) {

@@ -2,22 +2,22 @@ import Testing
 
 @testable import Lifeline
 
-/// Drives a ``ServiceSession`` like its socket thread would, with an injected clock.
-struct SessionHarness {
-    var session: ServiceSession
+/// Drives a ``BrokerConnection`` like its socket thread would, with an injected clock.
+struct ConnectionHarness {
+    var session: BrokerConnection
     var now: UInt64 = 1_000_000_000
-    var effects: [SessionEffect] = []
+    var effects: [ConnectionEffect] = []
     let epoch: UInt64 = 77
 
     init(resume: EventCursor? = nil) {
-        var configuration = SessionConfiguration(
+        var configuration = ConnectionConfiguration(
             brokerEndpoint: "tcp://127.0.0.1:1",
             registration: ServiceRegistration(
                 name: "svc", instance: "i1", pid: 1, host: "h", events: ["app.a", "app.b"], methods: [],
                 attachToken: "i1"),
             subscriptions: .events(["app.a", "app.b"]), token: "i1")
         configuration.resume = resume
-        session = ServiceSession(configuration: configuration)
+        session = BrokerConnection(configuration: configuration)
     }
 
     /// The requests the session sent in the last step.
@@ -40,7 +40,7 @@ struct SessionHarness {
         }
     }
 
-    mutating func step(_ body: (inout ServiceSession, inout [SessionEffect], UInt64) -> Void) {
+    mutating func step(_ body: (inout BrokerConnection, inout [ConnectionEffect], UInt64) -> Void) {
         effects.removeAll()
         body(&session, &effects, now)
     }
@@ -87,7 +87,7 @@ struct SessionHarness {
 struct ServiceSessionTests {
     @Test("bus events that arrive while joining wait for the snapshot; those it covers are dropped")
     func joinBuffersAndDeduplicates() {
-        var harness = SessionHarness()
+        var harness = ConnectionHarness()
         let register = harness.join()
         #expect(register.command == .register)
         harness.bus("app.a", sequence: 5, topicSequence: 2)
@@ -106,7 +106,7 @@ struct ServiceSessionTests {
         "a skipped topic sequence asks for a replay, holds later events, then delivers everything once, in order"
     )
     func gapRecovery() {
-        var harness = SessionHarness()
+        var harness = ConnectionHarness()
         let register = harness.join()
         harness.reply(to: register, ["epoch": 77, "sequence": 0, "topics": [:]])
         harness.bus("app.a", sequence: 1, topicSequence: 1)
@@ -126,7 +126,7 @@ struct ServiceSessionTests {
 
     @Test("a gap the journal cannot fill is reported and the session continues from the broker's state")
     func unrecoverableGap() {
-        var harness = SessionHarness()
+        var harness = ConnectionHarness()
         let register = harness.join()
         harness.reply(to: register, ["epoch": 77, "sequence": 0, "topics": [:]])
         harness.bus("app.a", sequence: 9, topicSequence: 9)
@@ -146,7 +146,7 @@ struct ServiceSessionTests {
 
     @Test("a restarted service resumes from its cursor: replayed events first, then live ones")
     func resumeAfterRestart() {
-        var harness = SessionHarness(resume: EventCursor(epoch: 77, sequence: 10))
+        var harness = ConnectionHarness(resume: EventCursor(epoch: 77, sequence: 10))
         let register = harness.join()
         #expect(register.header["resume"] == ["epoch": 77, "sequence": 10])
         harness.bus("app.a", sequence: 13, topicSequence: 13)
@@ -163,7 +163,7 @@ struct ServiceSessionTests {
 
     @Test("a silent broker is abandoned after interval × liveness and retried with doubling backoff")
     func brokerSilenceAndBackoff() {
-        var harness = SessionHarness()
+        var harness = ConnectionHarness()
         let register = harness.join()
         harness.reply(
             to: register, ["epoch": 77, "sequence": 0, "heartbeat": ["intervalMs": 1000, "liveness": 3]])
@@ -181,7 +181,7 @@ struct ServiceSessionTests {
 
     @Test("a taken name is retried once after the holder's expiry, then refused for good")
     func conflictRetry() {
-        var harness = SessionHarness()
+        var harness = ConnectionHarness()
         let first = harness.join()
         harness.reply(
             to: first, status: .conflict,

@@ -5,10 +5,10 @@ import LifelineProtocol
 /// broker's snapshot, heartbeat both ways, detect a dead broker and reconnect with exponential
 /// backoff, resume where it left off, drop duplicates, detect sequence gaps and recover them from the
 /// journal, match replies to requests, shut down cleanly. Pure: messages and time in,
-/// ``SessionEffect``s out.
-public struct ServiceSession {
+/// ``ConnectionEffect``s out.
+struct BrokerConnection {
     /// Where the session stands.
-    public enum Phase: Equatable, Sendable {
+    enum Phase: Equatable, Sendable {
         case idle
         /// HELLO sent; waiting for the broker to say where the bus is.
         case greeting(deadline: UInt64)
@@ -38,13 +38,13 @@ public struct ServiceSession {
         var topicSequence: UInt64 = 0
     }
 
-    public let configuration: SessionConfiguration
-    public private(set) var phase: Phase = .idle
-    public private(set) var busEndpoint: String?
+    let configuration: ConnectionConfiguration
+    private(set) var phase: Phase = .idle
+    private(set) var busEndpoint: String?
     /// The epoch of the broker the session last joined.
-    public private(set) var epoch: UInt64?
+    private(set) var epoch: UInt64?
     /// The highest sequence delivered in this epoch (where a reconnect resumes).
-    public private(set) var lastSequence: UInt64 = 0
+    private(set) var lastSequence: UInt64 = 0
     private var topics: [EventName: TopicCursor] = [:]
     /// Bus events held while joining or while a gap is being recovered.
     private var held: [BusMessage] = []
@@ -61,25 +61,24 @@ public struct ServiceSession {
     private var internalRequests: [[UInt8]: Internal] = [:]
     private var outstanding: [[UInt8]: Outstanding] = [:]
 
-    public init(configuration: SessionConfiguration) {
+    init(configuration: ConnectionConfiguration) {
         self.configuration = configuration
         self.backoffMilliseconds = configuration.initialBackoffMilliseconds
     }
 
     /// Where this session stands on the bus.
-    public var cursor: EventCursor? { epoch.map { EventCursor(epoch: $0, sequence: lastSequence) } }
+    var cursor: EventCursor? { epoch.map { EventCursor(epoch: $0, sequence: lastSequence) } }
 
     // MARK: Inputs
 
     /// Opens the connection.
-    public mutating func start(now: UInt64, into effects: inout [SessionEffect]) {
+    mutating func start(now: UInt64, into effects: inout [ConnectionEffect]) {
         guard phase == .idle else { return }
         connect(now: now, into: &effects)
     }
 
     /// Handles one message from the control socket.
-    public mutating func handleControl(_ frames: [[UInt8]], now: UInt64, into effects: inout [SessionEffect])
-    {
+    mutating func handleControl(_ frames: [[UInt8]], now: UInt64, into effects: inout [ConnectionEffect]) {
         let message: ControlMessage
         do {
             message = try ControlMessage.decode(frames[...])
@@ -112,7 +111,7 @@ public struct ServiceSession {
     }
 
     /// Handles one message from the bus socket.
-    public mutating func handleBus(_ frames: [[UInt8]], into effects: inout [SessionEffect]) {
+    mutating func handleBus(_ frames: [[UInt8]], into effects: inout [ConnectionEffect]) {
         let message: BusMessage
         do {
             message = try BusMessage.decode(frames)
@@ -129,10 +128,10 @@ public struct ServiceSession {
         }
     }
 
-    /// Sends an application request; its answer arrives as ``SessionEffect/complete(ticket:_:)``.
-    public mutating func submit(
+    /// Sends an application request; its answer arrives as ``ConnectionEffect/complete(ticket:_:)``.
+    mutating func submit(
         _ request: ControlRequest, ticket: UInt64, timeoutMilliseconds: Int, now: UInt64,
-        into effects: inout [SessionEffect]
+        into effects: inout [ConnectionEffect]
     ) {
         switch phase {
         case .backingOff(let until):
@@ -158,13 +157,13 @@ public struct ServiceSession {
     }
 
     /// Sends the application's answer to a request the broker delivered.
-    public func answer(_ reply: ControlReply, into effects: inout [SessionEffect]) {
+    func answer(_ reply: ControlReply, into effects: inout [ConnectionEffect]) {
         effects.append(.sendControl(reply.frames()))
     }
 
     /// Tells the broker an acknowledged event was handled (with the handler's error, if it failed).
-    public func acknowledge(
-        sequence: UInt64, epoch ackEpoch: UInt64, error: String?, into effects: inout [SessionEffect]
+    func acknowledge(
+        sequence: UInt64, epoch ackEpoch: UInt64, error: String?, into effects: inout [ConnectionEffect]
     ) {
         guard let name = configuration.registration?.name, phase == .ready, ackEpoch == epoch else { return }
         var header: [String: JSONValue] = [
@@ -175,7 +174,7 @@ public struct ServiceSession {
     }
 
     /// Unregisters (when registered) and then finishes.
-    public mutating func shutdown(now: UInt64, into effects: inout [SessionEffect]) {
+    mutating func shutdown(now: UInt64, into effects: inout [ConnectionEffect]) {
         guard let registration = configuration.registration, phase == .ready else {
             finish(into: &effects)
             return
@@ -190,7 +189,7 @@ public struct ServiceSession {
     }
 
     /// Runs the timers that are due.
-    public mutating func tick(now: UInt64, into effects: inout [SessionEffect]) {
+    mutating func tick(now: UInt64, into effects: inout [ConnectionEffect]) {
         for (id, request) in outstanding where request.deadline <= now {
             outstanding[id] = nil
             let error = LifelineError.unanswered(
@@ -223,7 +222,7 @@ public struct ServiceSession {
     }
 
     /// When ``tick(now:into:)`` next has work.
-    public var nextDeadline: UInt64 {
+    var nextDeadline: UInt64 {
         var deadline = outstanding.values.lazy.map(\.deadline).min() ?? .max
         switch phase {
         case .greeting(let until), .joining(let until), .backingOff(let until), .leaving(let until):
@@ -240,7 +239,7 @@ public struct ServiceSession {
     // MARK: Delivery, deduplication and gaps
 
     /// Delivers a live event unless it is a duplicate; a skipped topic sequence starts a recovery.
-    private mutating func accept(_ message: BusMessage, into effects: inout [SessionEffect]) {
+    private mutating func accept(_ message: BusMessage, into effects: inout [ConnectionEffect]) {
         guard message.header.epoch == epoch else { return }
         let cursor = topics[message.name] ?? TopicCursor()
         if message.header.sequence <= cursor.sequence { return }
@@ -264,8 +263,9 @@ public struct ServiceSession {
         deliver(message, replayed: false, into: &effects)
     }
 
-    private mutating func deliver(_ message: BusMessage, replayed: Bool, into effects: inout [SessionEffect])
-    {
+    private mutating func deliver(
+        _ message: BusMessage, replayed: Bool, into effects: inout [ConnectionEffect]
+    ) {
         topics[message.name] = TopicCursor(
             sequence: message.header.sequence, topicSequence: message.header.topicSequence)
         lastSequence = max(lastSequence, message.header.sequence)
@@ -273,7 +273,7 @@ public struct ServiceSession {
     }
 
     /// An EVENT from the journal: delivered in order unless already seen.
-    private mutating func replayed(_ request: ControlRequest, into effects: inout [SessionEffect]) {
+    private mutating func replayed(_ request: ControlRequest, into effects: inout [ConnectionEffect]) {
         let header = request.header
         guard let name = header["event"]?.stringValue, let sequence = header["sequence"]?.intValue,
             let topicSequence = header["topicSequence"]?.intValue, let eventEpoch = header["epoch"]?.intValue
@@ -306,7 +306,7 @@ public struct ServiceSession {
     }
 
     /// Delivers the events held while joining or recovering, in order, through the duplicate filter.
-    private mutating func releaseHeld(into effects: inout [SessionEffect]) {
+    private mutating func releaseHeld(into effects: inout [ConnectionEffect]) {
         let pending = held.sorted { $0.header.sequence < $1.header.sequence }
         held.removeAll()
         for (index, message) in pending.enumerated() {
@@ -325,7 +325,7 @@ public struct ServiceSession {
         return Array("\(prefix)\(counter)".utf8)
     }
 
-    private mutating func connect(now: UInt64, into effects: inout [SessionEffect]) {
+    private mutating func connect(now: UInt64, into effects: inout [ConnectionEffect]) {
         effects.append(.openControl)
         guard configuration.joins else {
             phase = .ready
@@ -337,8 +337,9 @@ public struct ServiceSession {
         phase = .greeting(deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds) * 1_000_000)
     }
 
-    private mutating func handleReply(_ reply: ControlReply, now: UInt64, into effects: inout [SessionEffect])
-    {
+    private mutating func handleReply(
+        _ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]
+    ) {
         if let request = outstanding.removeValue(forKey: reply.requestID) {
             effects.append(
                 .complete(
@@ -357,7 +358,8 @@ public struct ServiceSession {
         }
     }
 
-    private mutating func greeted(_ reply: ControlReply, now: UInt64, into effects: inout [SessionEffect]) {
+    private mutating func greeted(_ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect])
+    {
         guard case .greeting = phase else { return }
         guard reply.status.isSuccess, let body = try? reply.json(), let bus = body["bus"]?.stringValue else {
             lose("HELLO failed: \(reply.errorMessage)", retryAt: nil, now: now, into: &effects)
@@ -387,7 +389,7 @@ public struct ServiceSession {
             deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds + 5000) * 1_000_000)
     }
 
-    private mutating func joined(_ reply: ControlReply, now: UInt64, into effects: inout [SessionEffect]) {
+    private mutating func joined(_ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]) {
         guard case .joining = phase else { return }
         guard reply.status.isSuccess else {
             if reply.status == .conflict {
@@ -446,7 +448,7 @@ public struct ServiceSession {
         releaseHeld(into: &effects)
     }
 
-    private mutating func recovered(_ reply: ControlReply, into effects: inout [SessionEffect]) {
+    private mutating func recovered(_ reply: ControlReply, into effects: inout [ConnectionEffect]) {
         let body = (try? reply.json()) ?? .null
         if let gap = body["gap"] {
             let notice = GapNotice(json: gap)
@@ -465,7 +467,7 @@ public struct ServiceSession {
 
     /// Gives up on the current connection and plans the next attempt (at once for `retryAt: now`).
     private mutating func lose(
-        _ reason: String, retryAt: UInt64?, now: UInt64, into effects: inout [SessionEffect]
+        _ reason: String, retryAt: UInt64?, now: UInt64, into effects: inout [ConnectionEffect]
     ) {
         for (_, request) in outstanding {
             let error = LifelineError(
@@ -488,7 +490,7 @@ public struct ServiceSession {
         backoffMilliseconds = min(backoffMilliseconds * 2, configuration.maximumBackoffMilliseconds)
     }
 
-    private mutating func finish(into effects: inout [SessionEffect]) {
+    private mutating func finish(into effects: inout [ConnectionEffect]) {
         for (_, request) in outstanding {
             effects.append(
                 .complete(

@@ -1,4 +1,5 @@
 import Glibc
+import LifelineProtocol
 
 /// The clocks the runtime reads: monotonic for timers and latency, wall for display.
 public enum SystemClock {
@@ -9,6 +10,10 @@ public enum SystemClock {
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
     }
+
+    /// The current instant of CLOCK_MONOTONIC.
+    @inline(__always)
+    public static var now: MonotonicInstant { MonotonicInstant(nanoseconds: monotonicNanoseconds()) }
 
     /// CLOCK_REALTIME in nanoseconds since 1970.
     public static func wallNanoseconds() -> UInt64 {
