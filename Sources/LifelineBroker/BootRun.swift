@@ -7,7 +7,6 @@ struct BootRun {
     let number: Int
     var state: State
     let launchOptions: JSONValue
-    let requestedAt: UInt64
     let waitUntil: UInt64
     var scheduler: BootScheduler?
     var missing: [String] = []

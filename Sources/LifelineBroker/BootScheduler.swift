@@ -138,8 +138,6 @@ struct BootScheduler {
         return records.allSatisfy { if case .finished = $0.state { true } else { false } }
     }
 
-    var currentPhase: String? { phase < phases.count ? phases[phase] : nil }
-
     /// The tasks to start now, in order; skipped tasks (conditions, failed dependencies) are settled
     /// on the way.
     mutating func next(now: UInt64) -> [BootTask] {
