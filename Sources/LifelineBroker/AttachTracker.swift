@@ -8,9 +8,6 @@ struct AttachTracker<Waiter> {
     private var seen: [String: UInt64] = [:]
     private var waiters: [String: [(waiter: Waiter, deadline: UInt64)]] = [:]
 
-    /// The marker topic for `token`, as a SUB socket subscribes to it.
-    static func subscription(for token: String) -> [UInt8] { Array(("!" + token).utf8) }
-
     /// Reads an XPUB notice (`0x01` or `0x00` then the topic); returns the marker token, if any.
     static func token(inNotice notice: [UInt8]) -> (subscribed: Bool, token: String)? {
         guard notice.count > 2, notice[0] <= 1, notice[1] == UInt8(ascii: "!") else { return nil }

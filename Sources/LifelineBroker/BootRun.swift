@@ -7,7 +7,6 @@ struct BootRun {
     let number: Int
     var state: State
     let launchOptions: JSONValue
-    let requestedAt: UInt64
     let waitUntil: UInt64
     var scheduler: BootScheduler?
     var missing: [String] = []
@@ -34,6 +33,8 @@ enum BootReport {
         var reason: String?
         var start: Int64?
         var duration: Int64?
+        /// The order in which the task started in its boot.
+        var sequence: Int?
     }
 
     static func entries(_ scheduler: BootScheduler) -> [Entry] {
@@ -49,38 +50,50 @@ enum BootReport {
             case .finished(let outcome): state = outcome.rawValue
             }
             return Entry(
-                task: record.task, state: state, reason: record.reason, start: start, duration: duration)
+                task: record.task, state: state, reason: record.reason, start: start, duration: duration,
+                sequence: record.sequence)
         }
     }
 
-    /// The chain of tasks that decided when the last task ended: from it, the dependency or earlier
-    /// task that ended last before it started, and so on.
+    /// The chain of tasks that decided when the last task ended: from the task that finished last, the
+    /// predecessor that finished latest — an `after` dependency, an earlier phase's task, or within the
+    /// phase the synchronous task that ran before it — and so on, each task once, to a task that had
+    /// none.
     static func criticalChain(_ entries: [Entry], phases: [String]) -> [Entry] {
-        let ran = entries.filter { $0.state == "done" || $0.state == "failed" }.filter {
-            $0.start != nil && $0.duration != nil
+        struct Ran {
+            var entry: Entry
+            var start: Int64
+            var end: Int64
+            /// Start order: orders tasks that started in the same millisecond.
+            var sequence: Int
         }
-        guard var current = ran.max(by: { $0.start! + $0.duration! < $1.start! + $1.duration! }) else {
-            return []
+        let ran = entries.enumerated().compactMap { position, entry -> Ran? in
+            guard entry.state == "done" || entry.state == "failed", let start = entry.start,
+                let duration = entry.duration
+            else { return nil }
+            return Ran(
+                entry: entry, start: start, end: start + duration, sequence: entry.sequence ?? position)
         }
-        var chain = [current]
+        func finishedEarlier(_ a: Ran, _ b: Ran) -> Bool { (a.end, a.sequence) < (b.end, b.sequence) }
+        guard var current = ran.max(by: finishedEarlier) else { return [] }
+        var chain = [current.entry]
+        var visited: Set<String> = [current.entry.task.name]
         let phaseOrder = Dictionary(uniqueKeysWithValues: phases.enumerated().map { ($1, $0) })
-        while chain.count < entries.count {
-            let start = current.start!
-            let candidates = ran.filter { candidate in
-                guard candidate.task.name != current.task.name,
-                    candidate.start! + candidate.duration! <= start
+        while true {
+            let task = current.entry.task
+            let predecessors = ran.filter { candidate in
+                let other = candidate.entry.task
+                guard !visited.contains(other.name), candidate.end <= current.start,
+                    (candidate.start, candidate.sequence) < (current.start, current.sequence)
                 else { return false }
-                if current.task.after.contains(candidate.task.name) { return true }
-                let (theirs, mine) = (
-                    phaseOrder[candidate.task.phase] ?? 0, phaseOrder[current.task.phase] ?? 0
-                )
-                return theirs < mine
-                    || (theirs == mine && !candidate.task.isAsynchronous && !current.task.isAsynchronous)
+                if task.after.contains(other.name) { return true }
+                let (theirs, mine) = (phaseOrder[other.phase] ?? 0, phaseOrder[task.phase] ?? 0)
+                return theirs < mine || (theirs == mine && !other.isAsynchronous && !task.isAsynchronous)
             }
-            guard let blocker = candidates.max(by: { $0.start! + $0.duration! < $1.start! + $1.duration! })
-            else { break }
-            chain.append(blocker)
-            current = blocker
+            guard let predecessor = predecessors.max(by: finishedEarlier) else { break }
+            chain.append(predecessor.entry)
+            visited.insert(predecessor.entry.task.name)
+            current = predecessor
         }
         return chain
     }

@@ -24,6 +24,8 @@ struct BootScheduler {
         var reason: String?
         var started: UInt64?
         var ended: UInt64?
+        /// When it started among the boot's tasks (0 first): orders tasks that started at the same instant.
+        var sequence: Int?
     }
 
     let phases: [String]
@@ -32,6 +34,7 @@ struct BootScheduler {
     let startedAt: UInt64
     private(set) var records: [Record]
     private var index: [String: Int] = [:]
+    private var startedCount = 0
     private(set) var phase = 0
     /// Set when a required task failed: nothing new starts.
     private(set) var failure: String?
@@ -135,8 +138,6 @@ struct BootScheduler {
         return records.allSatisfy { if case .finished = $0.state { true } else { false } }
     }
 
-    var currentPhase: String? { phase < phases.count ? phases[phase] : nil }
-
     /// The tasks to start now, in order; skipped tasks (conditions, failed dependencies) are settled
     /// on the way.
     mutating func next(now: UInt64) -> [BootTask] {
@@ -183,7 +184,7 @@ struct BootScheduler {
                     syncRunning = true
                 }
                 records[position].state = .running
-                records[position].started = now
+                markStarted(position, now: now)
                 starting.append(task)
             }
             if settled && starting.isEmpty { continue }
@@ -195,7 +196,7 @@ struct BootScheduler {
     private mutating func settle(_ position: Int, _ outcome: Outcome, _ reason: String?, now: UInt64) {
         records[position].state = .finished(outcome)
         records[position].reason = reason
-        if records[position].started == nil { records[position].started = now }
+        if records[position].started == nil { markStarted(position, now: now) }
         records[position].ended = now
         if outcome == .failed && records[position].task.isRequired && failure == nil {
             failure = "required task \(records[position].task.name) failed: \(reason ?? "no reason given")"
@@ -206,8 +207,14 @@ struct BootScheduler {
     mutating func claim(_ name: String, now: UInt64) -> Bool {
         guard let position = index[name], records[position].state == .waiting else { return false }
         records[position].state = .running
-        records[position].started = now
+        markStarted(position, now: now)
         return true
+    }
+
+    private mutating func markStarted(_ position: Int, now: UInt64) {
+        records[position].started = now
+        records[position].sequence = startedCount
+        startedCount += 1
     }
 
     /// A running task ended.

@@ -109,7 +109,7 @@ extension BrokerCore {
             transition.stage = .intercepting
             output.append(.log("starting the Launcher app '\(launcher)'"))
         case .request(let request, _):
-            guard beginRequest(request, into: &transition) else {
+            guard beginRequest(request, now: now, into: &transition) else {
                 finishApp(transition, now: now, into: &output)
                 return
             }
@@ -119,7 +119,9 @@ extension BrokerCore {
 
     /// Reads and checks an APPS request; plans it when no interceptor or veto comes first. False when
     /// it failed already (`transition.failure`).
-    private mutating func beginRequest(_ request: ControlRequest, into transition: inout AppTransition)
+    private mutating func beginRequest(
+        _ request: ControlRequest, now: UInt64, into transition: inout AppTransition
+    )
         -> Bool
     {
         let header = request.header
@@ -181,24 +183,24 @@ extension BrokerCore {
             if !forced, let problem = stack.exitProblem(record.id) { return fail(.conflict, problem) }
             transition.exit = (record.id, header["result"], header["animated"]?.boolValue ?? true)
             if forced || record.state == .detached || registry.entry(named: record.host) == nil {
-                planExit(&transition)
+                planExit(&transition, now: now)
             } else {
                 transition.stage = .vetoing
             }
             return true
         case "exitAll":
-            transition.outcome = stack.exitAll(now: 0)
+            transition.outcome = stack.exitAll(now: wallMilliseconds(now))
             transition.callbacks = transition.outcome.callbacks
             return true
         case "dismiss":
-            guard let outcome = stack.dismiss(now: 0) else {
+            guard let outcome = stack.dismiss(now: wallMilliseconds(now)) else {
                 return fail(.notFound, "no presented session to dismiss")
             }
             transition.outcome = outcome
             transition.callbacks = outcome.callbacks
             return true
         case "popToRoot":
-            transition.outcome = stack.popToRoot(now: 0)
+            transition.outcome = stack.popToRoot(now: wallMilliseconds(now))
             transition.callbacks = transition.outcome.callbacks
             return true
         case "action":
@@ -215,11 +217,12 @@ extension BrokerCore {
         }
     }
 
-    private mutating func planExit(_ transition: inout AppTransition) {
+    private mutating func planExit(_ transition: inout AppTransition, now: UInt64) {
         guard let exit = transition.exit else { return }
         let forced = transition.stage != .vetoing
         transition.outcome = stack.exit(
-            exit.session, result: exit.result, animated: exit.animated, forced: forced, now: 0)
+            exit.session, result: exit.result, animated: exit.animated, forced: forced,
+            now: wallMilliseconds(now))
         transition.callbacks = transition.outcome.callbacks
         transition.stage = .delivering
     }
@@ -291,7 +294,7 @@ extension BrokerCore {
                             frames: appFrames(
                                 AppCallback(record, .shouldTerminate), id: transition.awaiting!.requestID)))
                 } else {
-                    planExit(&transition)
+                    planExit(&transition, now: now)
                 }
             case .delivering:
                 guard transition.next < transition.callbacks.count else {
@@ -378,7 +381,7 @@ extension BrokerCore {
                     "\(exit.session) (\(record?.app ?? "?")) refused to terminate: its shouldTerminate answered NO"
                 )
             } else {
-                planExit(&transition)
+                planExit(&transition, now: now)
             }
         case .delivering:
             let callback = transition.callbacks[transition.next - 1]
@@ -403,7 +406,7 @@ extension BrokerCore {
                 "\(awaiting.what) was not answered within \(configuration.appCallbackTimeoutMilliseconds) ms; going on"
             ))
         transition.awaiting = nil
-        if transition.stage == .vetoing { planExit(&transition) }
+        if transition.stage == .vetoing { planExit(&transition, now: now) }
         if transition.stage == .delivering, transition.callbacks[transition.next - 1].name == .action {
             transition.failure = (
                 .timeout,
@@ -426,7 +429,7 @@ extension BrokerCore {
         {
             output.append(.log("\(awaiting.what) lost: \(registration.name) went away"))
             transition.awaiting = nil
-            if transition.stage == .vetoing { planExit(&transition) }
+            if transition.stage == .vetoing { planExit(&transition, now: now) }
             appTransition = transition
             advanceApp(now: now, into: &output)
         } else {

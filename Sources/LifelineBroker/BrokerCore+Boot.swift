@@ -32,7 +32,7 @@ extension BrokerCore {
         }
         let number = (boot?.number ?? 0) + 1
         boot = BootRun(
-            number: number, state: .waiting, launchOptions: launchOptions, requestedAt: now,
+            number: number, state: .waiting, launchOptions: launchOptions,
             waitUntil: deadline(now, configuration.bootWaitMilliseconds))
         ranOnDemand.removeAll()
         output.append(.log("boot #\(number) requested by \(reason)"))

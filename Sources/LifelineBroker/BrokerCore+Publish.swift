@@ -49,7 +49,8 @@ extension BrokerCore {
             let handlers = registry.handlers(of: name)
             let entry = PendingAcknowledgements.Waiting(
                 client: peer, requestID: id, event: name, sequence: header.sequence, epoch: header.epoch,
-                subscribers: handlers.count, deadline: deadline(now, timeout), timeoutMilliseconds: timeout,
+                lifecycle: lifecycle, subscribers: handlers.count, deadline: deadline(now, timeout),
+                timeoutMilliseconds: timeout,
                 expected: Dictionary(uniqueKeysWithValues: handlers.map { ($0.registration.name, $0.peer) }))
             if handlers.isEmpty {
                 replyAcknowledged(entry, into: &output)

@@ -19,7 +19,4 @@ struct EventSequencer {
             publishedWallNanoseconds: wall,
             publishedMonotonicNanoseconds: monotonic)
     }
-
-    /// The last topic sequence issued for each name.
-    var topicSnapshot: [EventName: UInt64] { topicSequences }
 }

@@ -8,6 +8,8 @@ struct PendingAcknowledgements {
         var event: EventName
         var sequence: UInt64
         var epoch: UInt64
+        /// The application's lifecycle state once the event was published.
+        var lifecycle: LifecycleState
         var subscribers: Int
         var deadline: UInt64
         var timeoutMilliseconds: Int
@@ -71,7 +73,7 @@ struct PendingAcknowledgements {
     static func body(of entry: Waiting) -> JSONValue {
         [
             "event": .string(entry.event.rawValue), "sequence": .int(Int64(entry.sequence)),
-            "epoch": .int(Int64(entry.epoch)),
+            "epoch": .int(Int64(entry.epoch)), "lifecycle": .string(entry.lifecycle.rawValue),
             "subscribers": .int(Int64(entry.subscribers)),
             "acknowledged": .array(entry.acknowledged.sorted().map { .string($0) }),
             "failed": .array(

@@ -12,8 +12,6 @@ struct PendingCalls {
     private var calls: [[UInt8]: Call] = [:]
     private var counter: UInt64 = 0
 
-    var count: Int { calls.count }
-
     /// Stores `call` and returns the request id to send to the service.
     mutating func add(_ call: Call) -> [UInt8] {
         counter += 1

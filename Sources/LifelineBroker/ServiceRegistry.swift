@@ -35,7 +35,6 @@ struct ServiceRegistry {
     var isEmpty: Bool { entries.isEmpty }
 
     func entry(named name: String) -> Entry? { entries[name] }
-    func names(ownedBy peer: [UInt8]) -> Set<String> { namesByPeer[peer] ?? [] }
     func isKnown(peer: [UInt8]) -> Bool { namesByPeer[peer] != nil }
 
     /// Every peer that owns at least one name.

@@ -93,17 +93,19 @@ public enum ControlMessage: Sendable, Equatable {
     public static func decode(_ frames: ArraySlice<[UInt8]>) throws(ProtocolError) -> ControlMessage {
         guard let first = frames.first else { throw ProtocolError(.badRequest, "empty message") }
         let requestID = frames.count > 2 ? frames[frames.startIndex + 2] : []
+        /// What an error reply may echo: frame 2 when it exists and is a valid request id.
+        let echoed = requestID.count <= ControlRequest.maximumRequestIDLength ? requestID : []
         if first != ProtocolID.controlBytes {
             if first.count == 5 && first.starts(with: Array("LLC".utf8)) {
                 throw ProtocolError(
                     .versionNotSupported,
                     "protocol version \(printable(first)) is not supported; this peer speaks \(ProtocolID.control)",
-                    requestID: requestID)
+                    requestID: echoed)
             }
             throw ProtocolError(
                 .badRequest,
-                "not a Lifeline message: the first frame must be '\(ProtocolID.control)', got \(printable(first))"
-            )
+                "not a Lifeline message: the first frame must be '\(ProtocolID.control)', got \(printable(first))",
+                requestID: echoed)
         }
         guard frames.count >= 2 else { throw ProtocolError(.badRequest, "missing the command frame") }
         let commandBytes = frames[frames.startIndex + 1]
@@ -111,7 +113,7 @@ public enum ControlMessage: Sendable, Equatable {
             let known = Command.all.map(\.rawValue).joined(separator: ", ")
             throw ProtocolError(
                 .badRequest, "unknown command \(printable(commandBytes)); known commands: \(known)",
-                requestID: requestID)
+                requestID: echoed)
         }
         guard frames.count >= 3 else {
             throw ProtocolError(.badRequest, "\(command) is missing the request-id frame")

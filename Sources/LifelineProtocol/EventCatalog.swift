@@ -153,14 +153,14 @@ public enum EventCatalog {
             .serviceDidStart, origin: .runtime, "a service registered with the broker",
             [
                 EventField("name", .string, required: true, "the service"),
-                EventField("pid", .number, "its process id"),
-                EventField("host", .string, "its host"),
+                EventField("pid", .number, required: true, "its process id"),
+                EventField("host", .string, required: true, "its host"),
             ]),
         EventDescriptor(
             .serviceDidStop, origin: .runtime, "a service unregistered or stopped answering",
             [
                 EventField("name", .string, required: true, "the service"),
-                EventField("reason", .string, required: true, "unregistered, expired or replaced"),
+                EventField("reason", .string, required: true, "unregistered or expired"),
             ]),
         EventDescriptor(
             .dispatchDidComplete, origin: .runtime, "a dispatched event finished its chain",
@@ -168,7 +168,8 @@ public enum EventCatalog {
                 EventField("event", .string, required: true, "the dispatched event"),
                 EventField("dispatch", .number, required: true, "the dispatch's id"),
                 EventField("result", .string, required: true, "continue, return, returnYES or returnNO"),
-                EventField("decidedBy", .any, "the service whose answer ended the chain, or null"),
+                EventField(
+                    "decidedBy", .any, required: true, "the service whose answer ended the chain, or null"),
             ]),
         EventDescriptor(
             .appDidStart, origin: .runtime, "a micro-app session started (DTContext startApplication)",
@@ -176,16 +177,16 @@ public enum EventCatalog {
                 EventField("session", .string, required: true, "the session id"),
                 EventField("app", .string, required: true, "the app"),
                 EventField("host", .string, required: true, "the host service"),
-                EventField("mode", .string, "the launch mode"),
-                EventField("parent", .any, "the parent session or null"),
+                EventField("mode", .string, required: true, "the launch mode"),
+                EventField("parent", .any, required: true, "the parent session or null"),
             ]),
         EventDescriptor(
             .appDidExit, origin: .runtime, "a micro-app session left the stack",
             [
                 EventField("session", .string, required: true, "the session id"),
                 EventField("app", .string, required: true, "the app"),
-                EventField("forced", .bool, "exited by force"),
-                EventField("result", .any, "the result it finished with"),
+                EventField("forced", .bool, required: true, "exited by force"),
+                EventField("result", .any, required: true, "the result it finished with, or null"),
             ]),
         EventDescriptor(
             .appDidCrash, origin: .runtime, "a micro-app session was lost with its host process",
@@ -198,22 +199,26 @@ public enum EventCatalog {
             .bootDidStart, origin: .runtime, "the boot loader started",
             [
                 EventField("boot", .number, required: true, "the boot's number"),
-                EventField("tasks", .number, "how many tasks it plans"),
+                EventField("tasks", .number, required: true, "how many tasks it plans"),
             ]),
         EventDescriptor(
             .bootTaskDidFinish, origin: .runtime, "a boot task finished",
             [
                 EventField("boot", .number, required: true, "the boot's number"),
                 EventField("task", .string, required: true, "the task"),
+                EventField("service", .string, required: true, "the service that declared it"),
+                EventField("phase", .string, required: true, "its phase"),
                 EventField("outcome", .string, required: true, "done, skipped or failed"),
-                EventField("reason", .any, "why, when not done"),
+                EventField("reason", .any, required: true, "why, when not done; else null"),
+                EventField("durationMs", .number, required: true, "how long it ran"),
             ]),
         EventDescriptor(
             .bootDidFinish, origin: .runtime, "the boot loader finished",
             [
                 EventField("boot", .number, required: true, "the boot's number"),
                 EventField("outcome", .string, required: true, "done, failed or refused"),
-                EventField("error", .any, "what stopped it"),
+                EventField("error", .any, required: true, "what stopped it, or null"),
+                EventField("durationMs", .number, "how long it ran (absent when refused)"),
             ]),
     ]
 

@@ -53,4 +53,21 @@ struct AcknowledgementTests {
         #expect(try reply.json()["subscribers"] == 0)
         #expect(try reply.json()["acknowledged"] == [])
     }
+
+    @Test("an acknowledged publish reports the lifecycle state the event left, even when it moved since")
+    func lifecycleReported() throws {
+        var broker = BrokerHarness()
+        broker.register("a", peer: "pa", events: [.willResignActive])
+        let step1 = broker.request("cli", .publish, ["event": "shop.paid", "ack": true])
+        #expect(try #require(step1).json()["lifecycle"] == "notRunning", "answered at once, no subscriber")
+        broker.request("cli", .publish, ["event": "willResignActive", "force": true])
+        let event = try #require(broker.published.first)
+        #expect(broker.core.lifecycle == .inactive)
+        let step2 = broker.request("cli", .publish, ["event": "didEnterBackground", "ack": false])
+        #expect(try #require(step2).json()["lifecycle"] == "background")
+        broker.request("pa", .ack, ["sequence": .int(Int64(event.header.sequence)), "name": "a"])
+        let reply = try #require(broker.replies(to: "cli").first)
+        #expect(try reply.json()["acknowledged"] == ["a"])
+        #expect(try reply.json()["lifecycle"] == "inactive")
+    }
 }

@@ -160,6 +160,45 @@ struct AppsTests {
         #expect(broker.answerCallbacks() == ["a.willTerminate"])
     }
 
+    @Test("the session that resumes after an exit, a dismiss or a popToRoot is stamped with the wall time")
+    func resumedSessionsCarryTheWallTime() throws {
+        var broker = BrokerHarness()
+        broker.host("shell", apps: ["a", "b", "c"])
+        func start(_ app: String, mode: String = "pushWithAnimation") {
+            _ = broker.apps(["op": "start", "app": .string(app), "mode": .string(mode)])
+            _ = broker.answerCallbacks()
+        }
+        func updatedAt(_ id: String) throws -> Int64? {
+            let step = broker.apps(["op": "list"])
+            let stack = try #require(step).json()["stack"]?.arrayValue ?? []
+            return stack.first { $0["id"]?.stringValue == id }?["updatedAt"]?.intValue
+        }
+        /// The injected clock's wall time in milliseconds (the harness starts its wall clock at 1.7e18 ns).
+        func wallMilliseconds() -> Int64 {
+            Int64((1_700_000_000_000_000_000 + broker.now - 1_000_000_000) / 1_000_000)
+        }
+
+        start("a")
+        start("b")
+        broker.advance(milliseconds: 1_500)
+        _ = broker.apps(["op": "exit", "app": "b", "force": true])
+        #expect(broker.answerCallbacks() == ["b.willTerminate", "a.willResume", "a.didResume"])
+        #expect(try updatedAt("s1") == wallMilliseconds(), "after an exit")
+
+        start("c", mode: "presentWithAnimation")
+        broker.advance(milliseconds: 2_000)
+        _ = broker.apps(["op": "dismiss"])
+        #expect(broker.answerCallbacks().suffix(2) == ["a.willResume", "a.didResume"])
+        #expect(try updatedAt("s1") == wallMilliseconds(), "after a dismiss")
+
+        start("b")
+        start("c")
+        broker.advance(milliseconds: 3_000)
+        _ = broker.apps(["op": "popToRoot"])
+        #expect(broker.answerCallbacks().suffix(2) == ["a.willResume", "a.didResume"])
+        #expect(try updatedAt("s1") == wallMilliseconds(), "after a popToRoot")
+    }
+
     @Test("a dead host's sessions crash out of the stack; the one below resumes; persisted on every change")
     func crash() throws {
         var broker = BrokerHarness()

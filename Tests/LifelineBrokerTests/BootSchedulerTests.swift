@@ -173,4 +173,23 @@ struct BootSchedulerTests {
         #expect(scheduler.record("a.migrate")?.reason == "run-once: already ran in an earlier boot")
         #expect(scheduler.record("b.warm")?.reason == "already ran on demand in this boot")
     }
+
+    @Test("the critical chain walks back from the last task to the first, each task once, past 0 ms tasks")
+    func criticalChainPastInstantTasks() throws {
+        var scheduler = try BootScheduler(
+            tasks: [
+                Self.task("analytics.start", priority: 5), Self.task("push.start", priority: 1),
+                Self.task("gateway.start", priority: 9), Self.task("url.cache", async: true),
+                Self.task("gateway.keys", phase: "setup"),
+            ],
+            phases: BootTask.defaultPhases, launchOptions: [:], now: 0)
+        let order = Self.run(
+            &scheduler,
+            durations: ["gateway.keys": 40, "gateway.start": 30, "analytics.start": 0, "push.start": 0])
+        #expect(order == ["gateway.keys", "gateway.start", "url.cache", "analytics.start", "push.start"])
+        let chain = BootReport.criticalChain(BootReport.entries(scheduler), phases: BootTask.defaultPhases)
+            .map(\.task.name)
+        #expect(Set(chain).count == chain.count, "no task twice: \(chain)")
+        #expect(chain == ["push.start", "analytics.start", "gateway.start", "gateway.keys"])
+    }
 }

@@ -97,6 +97,22 @@ struct CallAndPublishTests {
         #expect(broker.published.isEmpty)
     }
 
+    @Test(
+        "every event the catalog reserves for the broker, and each launch phase, is refused with 403",
+        arguments: EventCatalog.all.filter { $0.origin == .runtime }.map(\.name) + EventCatalog.launchPhases)
+    func brokerOnlyEventsRefused(event: EventName) throws {
+        var broker = BrokerHarness()
+        let step = broker.request("cli", .publish, ["event": .string(event.rawValue)])
+        let reply = try #require(step)
+        #expect(reply.status == .forbidden, "\(event): \(reply.errorMessage)")
+        let expected =
+            EventCatalog.launchPhases.contains(event)
+            ? "\(event) is a phase of didFinishLaunching; dispatch didFinishLaunching instead"
+            : "\(event) is published by the broker only"
+        #expect(reply.errorMessage == expected)
+        #expect(broker.published.isEmpty)
+    }
+
     @Test("garbage gets an error reply and a log line, and the broker answers correctly right after")
     func garbage() throws {
         var broker = BrokerHarness()

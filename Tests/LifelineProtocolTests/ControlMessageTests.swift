@@ -69,6 +69,21 @@ struct ControlMessageTests {
         #expect(error?.requestID == id)
     }
 
+    @Test(
+        "a message that is not Lifeline's is refused with frame 2 echoed as the request id when it could be one",
+        arguments: [
+            ([[0xFF, 0x00], Array("HELLO".utf8), Array("42".utf8), []], Array("42".utf8)),
+            ([Array("ZMTP1".utf8), Array("HELLO".utf8), Array("42".utf8)], Array("42".utf8)),
+            ([[0xFF, 0x00], Array("HELLO".utf8)], []),
+            ([[0xFF, 0x00], Array("HELLO".utf8), [UInt8](repeating: 7, count: 256), []], []),
+        ] as [([[UInt8]], [UInt8])])
+    func notLifelineEchoesRequestID(frames: [[UInt8]], echoed: [UInt8]) {
+        let error = #expect(throws: ProtocolError.self) { try ControlMessage.decode(frames[...]) }
+        #expect(error?.status == .badRequest)
+        #expect(error?.message.hasPrefix("not a Lifeline message") == true)
+        #expect(error?.requestID == echoed)
+    }
+
     @Test("random frames never crash the decoder")
     func fuzz() {
         for _ in 0..<5000 {
