@@ -5,7 +5,7 @@ import LifelineSupport
 import ZeroMQ
 
 /// The broker process's sockets and event loop: a ROUTER for every request/reply and an XPUB for the
-/// lifecycle bus, both owned by the thread that calls ``run()``, which feeds a ``BrokerCore``.
+/// lifecycle bus, both owned by the thread that calls ``run()``, which feeds a ``Broker``.
 ///
 /// The loop blocks in `zmq_poll` until a socket or the stop mailbox is readable or a timer is due,
 /// then drains each readable socket without blocking until it is empty.
@@ -20,7 +20,7 @@ public final class BrokerServer {
     private let router: ZMQSocket
     private let bus: ZMQSocket
     private let mailbox = Mailbox<Bool>()
-    private var core: BrokerCore
+    private var core: Broker
     private var output: [BrokerOutput] = []
     private let log: @Sendable (String) -> Void
     private let stateDirectory: URL?
@@ -74,9 +74,9 @@ public final class BrokerServer {
         } else {
             stateDirectory = nil
         }
-        core = BrokerCore(
+        core = Broker(
             configuration: configuration, identity: identity, busEndpoints: buses,
-            monotonic: SystemClock.monotonicNanoseconds(), wall: SystemClock.wallNanoseconds(),
+            monotonic: SystemClock.now, wall: SystemClock.wallNanoseconds(),
             sessions: sessions, bootState: bootState)
         for note in core.startupNotes { log(note) }
     }
@@ -110,7 +110,7 @@ public final class BrokerServer {
         var lastActivity: UInt64 = 0
         while true {
             let now = SystemClock.monotonicNanoseconds()
-            var timeout = SystemClock.pollTimeout(until: core.nextDeadline, now: now)
+            var timeout = SystemClock.pollTimeout(until: core.nextDeadline().nanoseconds, now: now)
             if spin > 0 && now &- lastActivity < spin { timeout = 0 }
             do {
                 if try poller.poll(timeoutMilliseconds: timeout) > 0 {
@@ -123,8 +123,8 @@ public final class BrokerServer {
             if poller.isReadable(stopIndex) && !mailbox.drain().isEmpty { break }
             if poller.isReadable(busIndex) { drainBus() }
             if poller.isReadable(routerIndex) { drainRouter() }
-            let after = SystemClock.monotonicNanoseconds()
-            if after >= core.nextDeadline {
+            let after = SystemClock.now
+            if after >= core.nextDeadline() {
                 core.tick(now: after, into: &output)
                 flush()
             }
@@ -148,7 +148,7 @@ public final class BrokerServer {
             }
             guard frames.count >= 2 else { continue }
             core.handleControl(
-                peer: frames[0], frames: frames[1...], now: SystemClock.monotonicNanoseconds(), into: &output)
+                peer: frames[0], frames: frames[1...], now: SystemClock.now, into: &output)
             flush()
         }
     }
@@ -156,7 +156,7 @@ public final class BrokerServer {
     private func drainBus() {
         while let notice = try? bus.receiveFrames(dontWait: true) {
             guard let first = notice.first else { continue }
-            core.handleBusNotice(first, now: SystemClock.monotonicNanoseconds(), into: &output)
+            core.handleBusNotice(first, now: SystemClock.now, into: &output)
         }
         flush()
     }

@@ -28,6 +28,11 @@ public struct JSONObjectWriter {
         JSONWriter.writeString(value, into: &bytes)
     }
 
+    public mutating func add(_ name: StaticString, _ value: JSONValue) {
+        key(name)
+        bytes.append(contentsOf: JSONWriter.encode(value))
+    }
+
     /// The finished object.
     public mutating func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))

@@ -278,13 +278,13 @@ struct AppsTests {
         }.last!
 
         var restarted = BrokerHarness()
-        restarted.core = BrokerCore(
+        restarted.core = Broker(
             configuration: {
                 var c = BrokerConfiguration(); c.launcherApp = "launcher"; return c
             }(),
             identity: BrokerIdentity(pid: 2, host: "test", version: "test"),
             busEndpoints: ["tcp://127.0.0.1:9"],
-            monotonic: restarted.now, wall: 1_800_000_000_000_000_000, sessions: saved)
+            monotonic: restarted.instant, wall: 1_800_000_000_000_000_000, sessions: saved)
         #expect(restarted.core.startupNotes == ["restored 2 micro-app session(s); they wait for their hosts"])
         let step107 = restarted.apps(["op": "list"])
         #expect(try step107?.json()["stack"]?.arrayValue?.map { $0["state"] } == ["detached", "detached"])

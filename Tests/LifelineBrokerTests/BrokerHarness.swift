@@ -2,9 +2,9 @@ import LifelineProtocol
 
 @testable import LifelineBroker
 
-/// Drives a ``BrokerCore`` with an injected clock and collects what it sends.
+/// Drives a ``Broker`` with an injected clock and collects what it sends.
 struct BrokerHarness {
-    var core: BrokerCore
+    var core: Broker
     var now: UInt64 = 1_000_000_000
     var output: [BrokerOutput] = []
     private var counter = 0
@@ -12,15 +12,19 @@ struct BrokerHarness {
     init(configure: (inout BrokerConfiguration) -> Void = { _ in }) {
         var configuration = BrokerConfiguration()
         configure(&configuration)
-        core = BrokerCore(
+        core = Broker(
             configuration: configuration, identity: BrokerIdentity(pid: 1, host: "test", version: "test"),
-            busEndpoints: ["tcp://127.0.0.1:9"], monotonic: now, wall: 1_700_000_000_000_000_000)
+            busEndpoints: ["tcp://127.0.0.1:9"], monotonic: MonotonicInstant(nanoseconds: now),
+            wall: 1_700_000_000_000_000_000)
     }
+
+    /// The injected clock as an instant.
+    var instant: MonotonicInstant { MonotonicInstant(nanoseconds: now) }
 
     mutating func advance(milliseconds: Int) {
         now += UInt64(milliseconds) * 1_000_000
         output.removeAll()
-        core.tick(now: now, into: &output)
+        core.tick(now: instant, into: &output)
     }
 
     /// Sends a request from `peer` and returns the reply addressed to it, if one came at once.
@@ -37,7 +41,7 @@ struct BrokerHarness {
     @discardableResult
     mutating func raw(_ peer: String, _ frames: [[UInt8]]) -> ControlReply? {
         output.removeAll()
-        core.handleControl(peer: Array(peer.utf8), frames: frames[...], now: now, into: &output)
+        core.handleControl(peer: Array(peer.utf8), frames: frames[...], now: instant, into: &output)
         return replies(to: peer).last
     }
 
@@ -68,7 +72,7 @@ struct BrokerHarness {
 
     mutating func subscribeMarker(_ token: String) {
         output.removeAll()
-        core.handleBusNotice([1] + Array("!\(token)".utf8), now: now, into: &output)
+        core.handleBusNotice([1] + Array("!\(token)".utf8), now: instant, into: &output)
     }
 
     static func registration(

@@ -16,10 +16,10 @@ enum Micro {
     }
 
     static func run(iterations: Int) throws -> [(String, Double)] {
-        var core = BrokerCore(
+        var core = Broker(
             configuration: BrokerConfiguration(), identity: BrokerIdentity(pid: 1, host: "h", version: "v"),
             busEndpoints: ["ipc://x"],
-            monotonic: SystemClock.monotonicNanoseconds(), wall: SystemClock.wallNanoseconds())
+            monotonic: SystemClock.now, wall: SystemClock.wallNanoseconds())
         var output: [BrokerOutput] = []
         let payload = Payload.json(key: 123_456, size: 64)
         let publish = ControlRequest(
@@ -34,7 +34,7 @@ enum Micro {
             ) {
                 output.removeAll(keepingCapacity: true)
                 core.handleControl(
-                    peer: peer, frames: publish[...], now: SystemClock.monotonicNanoseconds(), into: &output)
+                    peer: peer, frames: publish[...], now: SystemClock.now, into: &output)
             })
         results.append(
             try measure("protocol: decode a PUBLISH request", iterations: iterations) {

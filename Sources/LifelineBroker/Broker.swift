@@ -1,0 +1,224 @@
+import LifelineProtocol
+
+/// The broker's Context as a state machine: control messages, bus subscription notices and the clock
+/// go in; messages to send and log lines come out. No sockets, no threads: time is an argument, so
+/// every rule can be tested with an injected clock.
+///
+/// Each message is decoded once (``ClientRequest``) and handed to the one feature it belongs to; a
+/// reply is routed to the feature that waits for it by one correlator lookup; deadlines expire
+/// through one path. Features learn of each other's work only through the core's announcements,
+/// delivered after every step in a fixed order.
+public struct Broker {
+    var core: BrokerCore
+    var registry = RegistryFeature()
+    var services = ServicesFeature()
+    var publishing = PublishFeature()
+    var dispatch = DispatchFeature()
+    var apps: AppsFeature
+    var boot: BootFeature
+    private var nextHeartbeat: MonotonicInstant
+    /// Things worth a log line that happened while the broker was created (e.g. an unreadable state file).
+    public private(set) var startupNotes: [String] = []
+
+    /// Creates the Context of a broker that started at `monotonic` (and `wall` nanoseconds since 1970),
+    /// with the micro-app stack (`sessions`) and boot state saved by a previous life, if any.
+    public init(
+        configuration: BrokerConfiguration, identity: BrokerIdentity, busEndpoints: [String],
+        monotonic: MonotonicInstant, wall: UInt64, sessions: JSONValue? = nil, bootState: JSONValue? = nil
+    ) {
+        var stack = SessionStack(launcher: configuration.launcherApp)
+        if let sessions {
+            do {
+                stack = try SessionStack(json: sessions, launcher: configuration.launcherApp)
+                startupNotes.append(
+                    "restored \(stack.sessions.count) micro-app session(s); they wait for their hosts")
+            } catch {
+                startupNotes.append("ignored the saved sessions: \(error.message)")
+            }
+        }
+        core = BrokerCore(
+            configuration: configuration, identity: identity, busEndpoints: busEndpoints,
+            monotonic: monotonic,
+            wall: wall)
+        apps = AppsFeature(stack: stack)
+        boot = BootFeature(phases: configuration.bootPhases, bootState: bootState)
+        nextHeartbeat = monotonic + .milliseconds(configuration.heartbeat.intervalMilliseconds)
+    }
+
+    /// This broker life's epoch.
+    public var epoch: UInt64 { core.epoch }
+    /// The sequence of the last published event.
+    public var sequence: UInt64 { core.sequence }
+    /// How many services are registered.
+    public var serviceCount: Int { core.registry.count }
+    /// The application's lifecycle state, moved by published and dispatched events.
+    public var lifecycle: LifecycleState { core.lifecycle }
+
+    // MARK: Input
+
+    /// Handles one message from the ROUTER: `peer` is its routing id, `frames` what follows it.
+    public mutating func handleControl(
+        peer: [UInt8], frames: ArraySlice<[UInt8]>, now: MonotonicInstant, into output: inout [BrokerOutput]
+    ) {
+        step(now, into: &output) { broker in broker.control(peer: peer, frames: frames) }
+    }
+
+    /// Handles a subscription notice read from the XPUB socket.
+    public mutating func handleBusNotice(
+        _ notice: [UInt8], now: MonotonicInstant, into output: inout [BrokerOutput]
+    ) {
+        step(now, into: &output) { broker in broker.registry.busNotice(notice, in: &broker.core) }
+    }
+
+    /// Runs every timer that is due: service expiry, the deadlines of every waiting request, the
+    /// journal's age limit and heartbeats.
+    public mutating func tick(now: MonotonicInstant, into output: inout [BrokerOutput]) {
+        step(now, into: &output) { broker in
+            broker.registry.expireSilent(in: &broker.core)
+            broker.deliverAnnouncements()
+            for wait in broker.core.correlator.removeExpired(now: now) {
+                broker.expire(wait)
+                broker.deliverAnnouncements()
+            }
+            broker.core.journal.trim(now: now.nanoseconds)
+            if now >= broker.nextHeartbeat {
+                let heartbeat = Self.heartbeatFrames
+                for peer in broker.core.registry.peers {
+                    broker.core.output.append(.send(peer: peer, frames: heartbeat))
+                }
+                broker.nextHeartbeat =
+                    now + .milliseconds(broker.core.configuration.heartbeat.intervalMilliseconds)
+            }
+        }
+    }
+
+    /// When ``tick(now:into:)`` next has work.
+    public mutating func nextDeadline() -> MonotonicInstant {
+        var next = nextHeartbeat
+        if let expiry = core.registry.nextExpiry {
+            next = min(next, MonotonicInstant(nanoseconds: expiry &+ 1))
+        }
+        if let wait = core.correlator.nextDeadline() { next = min(next, wait) }
+        return next
+    }
+
+    /// Tells every registered service that the broker is leaving.
+    public func shutdown(reason: String, into output: inout [BrokerOutput]) {
+        let frames = BrokerRequest.disconnect(reason: reason).controlRequest().frames()
+        for peer in core.registry.peers { output.append(.send(peer: peer, frames: frames)) }
+    }
+
+    static let heartbeatFrames = BrokerRequest.heartbeat.controlRequest().frames()
+
+    // MARK: Routing
+
+    private mutating func step(
+        _ now: MonotonicInstant, into output: inout [BrokerOutput], _ body: (inout Broker) -> Void
+    ) {
+        core.now = now
+        swap(&core.output, &output)
+        body(&self)
+        deliverAnnouncements()
+        swap(&core.output, &output)
+    }
+
+    private mutating func control(peer: [UInt8], frames: ArraySlice<[UInt8]>) {
+        let size = frames.reduce(0) { $0 + $1.count }
+        if size > core.configuration.maximumMessageBytes {
+            let requestID =
+                frames.count > 2
+                    && frames[frames.startIndex + 2].count <= ControlRequest.maximumRequestIDLength
+                ? frames[frames.startIndex + 2] : []
+            core.refuse(
+                peer,
+                ProtocolError(
+                    .payloadTooLarge,
+                    "message of \(size) bytes exceeds the limit of \(core.configuration.maximumMessageBytes) bytes",
+                    requestID: requestID))
+            return
+        }
+        let message: ControlMessage
+        do {
+            message = try ControlMessage.decode(frames)
+        } catch {
+            core.refuse(peer, error)
+            return
+        }
+        core.registry.touch(peer: peer, now: core.nanoseconds)
+        switch message {
+        case .reply(let reply): route(reply, from: peer)
+        case .request(let request):
+            let typed: ClientRequest
+            do {
+                typed = try ClientRequest.decode(request)
+            } catch {
+                if request.command == .ack {
+                    core.log("ignored an ACK from peer \(BrokerCore.describe(peer)): \(error.message)")
+                } else {
+                    core.refuse(peer, error)
+                }
+                return
+            }
+            handle(typed, from: peer, id: request.requestID)
+        }
+    }
+
+    private mutating func handle(_ request: ClientRequest, from peer: [UInt8], id: [UInt8]) {
+        switch request {
+        case .hello, .register, .unregister, .heartbeat, .list, .attach:
+            registry.handle(request, from: peer, id: id, in: &core)
+        case .lookup, .call: services.handle(request, from: peer, id: id, in: &core)
+        case .publish, .acknowledge, .replay: publishing.handle(request, from: peer, id: id, in: &core)
+        case .dispatch: dispatch.handle(request, from: peer, id: id, in: &core)
+        case .apps: apps.handle(request, from: peer, id: id, in: &core)
+        case .boot: boot.handle(request, from: peer, id: id, in: &core)
+        }
+    }
+
+    private mutating func route(_ reply: ControlReply, from peer: [UInt8]) {
+        guard let wait = core.correlator.take(reply.requestID, from: peer) else {
+            let id = String(decoding: reply.requestID, as: UTF8.self)
+            if core.correlator.isForeign(reply.requestID, from: peer) {
+                core.log(
+                    "refused a reply to request '\(id)' from peer \(BrokerCore.describe(peer)): that request was sent to another peer"
+                )
+            } else {
+                core.log("dropped a late or unknown reply '\(id)' (status \(reply.status.rawValue))")
+            }
+            return
+        }
+        switch wait.owner {
+        case .registry: registry.answered(wait, with: reply, in: &core)
+        case .services: services.answered(wait, with: reply, in: &core)
+        case .publish: publishing.answered(wait, with: reply, in: &core)
+        case .dispatch: dispatch.answered(wait, with: reply, in: &core)
+        case .apps: apps.answered(wait, with: reply, in: &core)
+        case .boot: boot.answered(wait, with: reply, in: &core)
+        }
+    }
+
+    private mutating func expire(_ wait: Correlator.Entry) {
+        switch wait.owner {
+        case .registry: registry.expired(wait, in: &core)
+        case .services: services.expired(wait, in: &core)
+        case .publish: publishing.expired(wait, in: &core)
+        case .dispatch: dispatch.expired(wait, in: &core)
+        case .apps: apps.expired(wait, in: &core)
+        case .boot: boot.expired(wait, in: &core)
+        }
+    }
+
+    /// Tells every feature what the step announced, in a fixed order (the registry last: it publishes
+    /// serviceDidStop once the others have let go of the service), until nothing new is announced.
+    private mutating func deliverAnnouncements() {
+        while !core.announcements.isEmpty {
+            let announcement = core.announcements.removeFirst()
+            services.react(to: announcement, in: &core)
+            publishing.react(to: announcement, in: &core)
+            dispatch.react(to: announcement, in: &core)
+            apps.react(to: announcement, in: &core)
+            boot.react(to: announcement, in: &core)
+            registry.react(to: announcement, in: &core)
+        }
+    }
+}

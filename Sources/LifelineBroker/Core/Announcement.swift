@@ -1,0 +1,21 @@
+import LifelineProtocol
+
+/// What the core tells every feature, in order, after a step: the only way features learn of each
+/// other's work.
+enum Announcement {
+    /// A name was admitted (`renewed`: the same instance again, after a reconnect).
+    case registered(ServiceRegistration, renewed: Bool)
+    /// A name left the registry (`reason`: unregistered or expired).
+    case gone(ServiceRegistration, reason: String)
+    /// didFinishLaunching or didBecomeActive took effect (published, or dispatched without ending the
+    /// launch early), with the event's payload.
+    case launched(EventName, payload: JSONValue, by: String)
+    /// `service` finished starting (or gave up): requests that waited for it may go on.
+    case started(service: String)
+    /// The boot asks for the Launcher micro-app.
+    case launcherRequested
+    /// The Launcher started, or could not (`reason` says why).
+    case launcherFinished(BootScheduler.Outcome, reason: String?)
+    /// No boot is under way any more: services register and start at once from now on.
+    case bootSettled
+}

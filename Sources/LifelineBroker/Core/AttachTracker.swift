@@ -1,0 +1,38 @@
+/// Matches clients to their bus subscriptions: a client subscribes to the marker `!token` after its
+/// event topics, then asks the broker (ATTACH, REGISTER) to go on only once the marker arrived through
+/// the XPUB socket — from then on every event it subscribed to reaches it.
+struct AttachTracker {
+    /// Upper bound on remembered markers; the oldest are forgotten first.
+    static var capacity: Int { 65_536 }
+
+    private var seen: [String: UInt64] = [:]
+    private var waiters: [String: [UInt64]] = [:]
+
+    /// Reads an XPUB notice (`0x01` or `0x00` then the topic); returns the marker token, if any.
+    static func token(inNotice notice: [UInt8]) -> (subscribed: Bool, token: String)? {
+        guard notice.count > 2, notice[0] <= 1, notice[1] == UInt8(ascii: "!") else { return nil }
+        return (notice[0] == 1, String(decoding: notice[2...], as: UTF8.self))
+    }
+
+    func hasSeen(_ token: String) -> Bool { seen[token] != nil }
+
+    /// Records a marker subscription and returns the keys of the waits it releases.
+    mutating func markerSubscribed(_ token: String, now: UInt64) -> [UInt64] {
+        if seen.count >= Self.capacity, let oldest = seen.min(by: { $0.value < $1.value }) {
+            seen[oldest.key] = nil
+        }
+        seen[token] = now
+        return waiters.removeValue(forKey: token) ?? []
+    }
+
+    mutating func markerUnsubscribed(_ token: String) { seen[token] = nil }
+
+    /// Parks the wait `key` until `token` is seen.
+    mutating func wait(for token: String, key: UInt64) { waiters[token, default: []].append(key) }
+
+    /// Gives up the wait `key` for `token`.
+    mutating func forget(_ token: String, key: UInt64) {
+        waiters[token]?.removeAll { $0 == key }
+        if waiters[token]?.isEmpty == true { waiters[token] = nil }
+    }
+}

@@ -1,0 +1,146 @@
+import LifelineProtocol
+
+/// What every feature shares: the registry, the sequencer and journal of the bus, the lifecycle
+/// state, which services have started, and the one correlator of waiting requests; plus the step's
+/// clock, output and announcements. Features change it only through these members.
+struct BrokerCore {
+    /// Where a service stands with its start hook.
+    enum StartState { case starting, started }
+
+    let configuration: BrokerConfiguration
+    let identity: BrokerIdentity
+    /// The endpoints the bus actually listens on (wildcards resolved); the first is announced.
+    let busEndpoints: [String]
+    let startMonotonic: MonotonicInstant
+    let startWall: UInt64
+
+    var registry = ServiceRegistry()
+    var sequencer: EventSequencer
+    var journal: EventJournal
+    var lifecycle = LifecycleState.notRunning
+    var correlator = Correlator()
+    var starts: [String: StartState] = [:]
+    /// True once a boot has run (or settled): a service that registers now starts at once.
+    var servicesStartAtOnce = false
+
+    /// The instant of the step being run.
+    var now: MonotonicInstant
+    /// What the step asks the socket shell to do.
+    var output: [BrokerOutput] = []
+    /// What the step tells the features, in order.
+    var announcements: [Announcement] = []
+
+    init(
+        configuration: BrokerConfiguration, identity: BrokerIdentity, busEndpoints: [String],
+        monotonic: MonotonicInstant, wall: UInt64
+    ) {
+        self.configuration = configuration
+        self.identity = identity
+        self.busEndpoints = busEndpoints
+        self.startMonotonic = monotonic
+        self.startWall = wall
+        self.now = monotonic
+        self.sequencer = EventSequencer(epoch: wall & 0x7FFF_FFFF_FFFF_FFFF)
+        self.journal = EventJournal(
+            capacity: configuration.journalCapacity,
+            maximumAgeMilliseconds: configuration.journalMaximumAgeMilliseconds)
+    }
+
+    var epoch: UInt64 { sequencer.epoch }
+    var sequence: UInt64 { sequencer.sequence }
+    /// The step's instant as monotonic nanoseconds, for the pure tables that count in them.
+    var nanoseconds: UInt64 { now.nanoseconds }
+    var bus: String { busEndpoints.first ?? "" }
+
+    /// Wall-clock nanoseconds at monotonic `instant`.
+    func wall(at instant: MonotonicInstant) -> UInt64 {
+        startWall &+ (instant.nanoseconds &- startMonotonic.nanoseconds)
+    }
+
+    /// Wall-clock milliseconds now, as the micro-app stack records times.
+    var wallMilliseconds: Int64 { Int64(wall(at: now) / 1_000_000) }
+
+    /// The instant `milliseconds` from now.
+    func deadline(_ milliseconds: Int) -> MonotonicInstant { now + .milliseconds(milliseconds) }
+
+    func isStarted(_ service: String) -> Bool { starts[service] == .started }
+
+    // MARK: Output
+
+    mutating func announce(_ announcement: Announcement) { announcements.append(announcement) }
+
+    mutating func log(_ line: String) { output.append(.log(line)) }
+
+    mutating func send(_ peer: [UInt8], _ reply: ControlReply) {
+        output.append(.send(peer: peer, frames: reply.frames()))
+    }
+
+    mutating func send(_ peer: [UInt8], _ request: BrokerRequest, id: [UInt8] = []) {
+        output.append(.send(peer: peer, frames: request.controlRequest(id: id).frames()))
+    }
+
+    mutating func reply(_ peer: [UInt8], _ id: [UInt8], _ json: JSONValue) {
+        send(peer, ControlReply(requestID: id, json: json))
+    }
+
+    mutating func fail(_ peer: [UInt8], _ id: [UInt8], _ status: Status, _ message: String) {
+        send(peer, ControlReply.error(status, message, requestID: id))
+    }
+
+    /// Answers a request the broker cannot accept, with one log line.
+    mutating func refuse(_ peer: [UInt8], _ error: ProtocolError) {
+        log("refused a message from peer \(Self.describe(peer)): \(error.message)")
+        send(peer, ControlReply.error(error.status, error.message, requestID: error.requestID))
+    }
+
+    mutating func persist(_ file: String, _ document: JSONValue) {
+        output.append(.persist(file: file, document: document))
+    }
+
+    // MARK: The bus
+
+    /// Stamps, journals and publishes one event.
+    @discardableResult
+    mutating func publish(_ name: EventName, payload: [UInt8], flags: UInt64 = 0) -> BusHeader {
+        let header = sequencer.next(name, flags: flags, wall: wall(at: now), monotonic: now.nanoseconds)
+        let message = BusMessage(name: name, header: header, payload: payload)
+        journal.append(message, now: now.nanoseconds)
+        output.append(.publish(message.frames()))
+        return header
+    }
+
+    /// Publishes an event only the broker may publish.
+    mutating func publishRuntime(_ name: EventName, _ payload: JSONValue) {
+        publish(name, payload: JSONWriter.encode(payload))
+    }
+
+    /// The last sequence and topic sequence of each of `names` that was ever published.
+    func topicPositions(for names: [EventName]) -> TopicPositions {
+        var positions: [EventName: TopicPositions.Position] = [:]
+        for name in names {
+            guard let state = journal.topics[name] else { continue }
+            positions[name] = TopicPositions.Position(
+                sequence: state.sequence, topicSequence: state.topicSequence)
+        }
+        return TopicPositions(positions)
+    }
+
+    /// The registry's record of `entry`, as LOOKUP and LIST show it.
+    func record(of entry: ServiceRegistry.Entry) -> ServiceRecord {
+        ServiceRecord(
+            registration: entry.registration,
+            registeredAtMilliseconds: Int64(
+                wall(at: MonotonicInstant(nanoseconds: entry.registeredAt)) / 1_000_000),
+            lastSeenMillisecondsAgo: Int64((now.nanoseconds &- entry.lastSeen) / 1_000_000),
+            uptimeMilliseconds: Int64((now.nanoseconds &- entry.registeredAt) / 1_000_000),
+            started: isStarted(entry.registration.name))
+    }
+
+    /// A routing id as hex, for log lines.
+    static func describe(_ peer: [UInt8]) -> String {
+        peer.map { byte in
+            let digits = String(byte, radix: 16)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined()
+    }
+}

@@ -1,0 +1,42 @@
+import LifelineProtocol
+
+/// A stack operation waiting its turn: the broker runs one at a time, so callbacks of different
+/// operations never interleave.
+enum AppOperation {
+    /// An APPS request from a client or a session's router.
+    case request(AppsRequest, peer: [UInt8], id: [UInt8])
+    /// A host died: its sessions leave the stack.
+    case crash(host: String)
+    /// A host registered: its sessions restored from disk come back.
+    case attach(host: String)
+    /// Start the configured Launcher.
+    case launch
+}
+
+/// The operation in progress: interceptors first (starts), the veto (normal exits), then the
+/// callbacks, one at a time, each answered before the next is sent.
+struct AppTransition {
+    enum Stage { case intercepting, vetoing, delivering }
+
+    /// The callback, interceptor or veto the operation waits on.
+    struct Awaiting {
+        /// The correlator wait.
+        var id: [UInt8]
+        var service: String
+        var what: String
+    }
+
+    var operation: AppOperation
+    var stage: Stage
+    /// A start request, as interceptors may change it.
+    var start: AppStart?
+    var interceptors: [String] = []
+    var exit: (session: String, result: JSONValue?, animated: Bool)?
+    var callbacks: [AppCallback] = []
+    var next = 0
+    var awaiting: Awaiting?
+    var outcome = SessionStack.Outcome()
+    /// The host's own reply to an `action`, passed through unchanged.
+    var actionReply: ControlReply?
+    var failure: (status: Status, message: String)?
+}

@@ -1,0 +1,197 @@
+import LifelineProtocol
+
+/// Delivering an operation: interceptors, the veto, the callbacks, each answered or timed out before
+/// the next; and what hosts coming and going do to the stack.
+extension AppsFeature {
+    /// Sends the next interceptor request, veto or callback, or finishes.
+    mutating func advance(in core: inout BrokerCore) {
+        while var transition = self.transition, transition.awaiting == nil {
+            if transition.failure != nil {
+                self.transition = nil
+                finish(transition, in: &core)
+                pump(in: &core)
+                return
+            }
+            switch transition.stage {
+            case .intercepting:
+                if transition.interceptors.isEmpty {
+                    planStart(&transition, in: core)
+                } else {
+                    let name = transition.interceptors.removeFirst()
+                    if let entry = core.registry.entry(named: name), let start = transition.start {
+                        transition.awaiting = expect(
+                            name, "INTERCEPT of \(start.app)", peer: entry.peer, in: &core)
+                        core.send(entry.peer, .intercept(start), id: transition.awaiting?.id ?? [])
+                    }
+                }
+            case .vetoing:
+                if let exit = transition.exit, let record = stack.session(exit.session),
+                    let entry = core.registry.entry(named: record.host)
+                {
+                    transition.awaiting = expect(
+                        record.host, "\(record.app).shouldTerminate", peer: entry.peer, in: &core)
+                    core.send(
+                        entry.peer, AppCallback(record, .shouldTerminate).request,
+                        id: transition.awaiting?.id ?? [])
+                } else {
+                    planExit(&transition, in: core)
+                }
+            case .delivering:
+                guard transition.next < transition.callbacks.count else {
+                    self.transition = nil
+                    finish(transition, in: &core)
+                    pump(in: &core)
+                    return
+                }
+                let callback = transition.callbacks[transition.next]
+                transition.next += 1
+                let detached =
+                    stack.session(callback.session)?.state == .detached && callback.name != .restore
+                if !detached, let entry = core.registry.entry(named: callback.host) {
+                    transition.awaiting = expect(
+                        callback.host, "\(callback.app).\(callback.name.rawValue) (\(callback.session))",
+                        peer: entry.peer, in: &core)
+                    core.send(entry.peer, callback.request, id: transition.awaiting?.id ?? [])
+                } else if callback.name == .action {
+                    transition.failure = (
+                        .unavailable, "the host of \(callback.session) (\(callback.app)) is not connected"
+                    )
+                }
+            }
+            self.transition = transition
+        }
+    }
+
+    private func expect(_ service: String, _ what: String, peer: [UInt8], in core: inout BrokerCore)
+        -> AppTransition.Awaiting
+    {
+        let id = core.correlator.open(
+            .apps, key: 0, peer: peer,
+            deadline: core.deadline(core.configuration.appCallbackTimeoutMilliseconds))
+        return AppTransition.Awaiting(id: id, service: service, what: what)
+    }
+
+    /// A host or interceptor answered.
+    mutating func answered(_ wait: Correlator.Entry, with reply: ControlReply, in core: inout BrokerCore) {
+        guard var transition = self.transition, let awaiting = transition.awaiting, awaiting.id == wait.id
+        else {
+            return
+        }
+        transition.awaiting = nil
+        let body = (try? reply.json()) ?? .null
+        switch transition.stage {
+        case .intercepting:
+            switch StartDecision(json: body) {
+            case .refuse(let reason):
+                transition.failure = (
+                    .forbidden,
+                    "the start of '\(transition.start?.app ?? "?")' was refused by \(awaiting.service): \(reason)"
+                )
+            case .change(let app, let params, let mode):
+                if let app { transition.start?.app = app }
+                if let params { transition.start?.params = params }
+                if let mode { transition.start?.mode = mode }
+                core.log("\(awaiting.service) changed a start request to '\(transition.start?.app ?? "?")'")
+            case .allow: break
+            }
+        case .vetoing:
+            if reply.status.isSuccess && body["allow"]?.boolValue == false, let exit = transition.exit {
+                let record = stack.session(exit.session)
+                transition.failure = (
+                    .conflict,
+                    "\(exit.session) (\(record?.app ?? "?")) refused to terminate: its shouldTerminate answered NO"
+                )
+            } else {
+                planExit(&transition, in: core)
+            }
+        case .delivering:
+            let callback = transition.callbacks[transition.next - 1]
+            if !reply.status.isSuccess && callback.name != .action {
+                core.log("\(awaiting.what) failed: \(reply.errorMessage)")
+            }
+            if callback.name == .didCreate, reply.status.isSuccess {
+                stack.setRoot(body["root"] ?? .null, of: callback.session)
+            }
+            if callback.name == .action { transition.actionReply = reply }
+        }
+        self.transition = transition
+        advance(in: &core)
+    }
+
+    /// Callbacks, interceptors and vetoes that were not answered in time: the broker goes on.
+    mutating func expired(_ wait: Correlator.Entry, in core: inout BrokerCore) {
+        guard var transition = self.transition, let awaiting = transition.awaiting, awaiting.id == wait.id
+        else {
+            return
+        }
+        let limit = core.configuration.appCallbackTimeoutMilliseconds
+        core.log("\(awaiting.what) was not answered within \(limit) ms; going on")
+        transition.awaiting = nil
+        if transition.stage == .vetoing { planExit(&transition, in: core) }
+        if transition.stage == .delivering, transition.callbacks[transition.next - 1].name == .action {
+            transition.failure = (.timeout, "\(awaiting.what) was not answered within \(limit) ms")
+        }
+        self.transition = transition
+        advance(in: &core)
+    }
+
+    mutating func react(to announcement: Announcement, in core: inout BrokerCore) {
+        switch announcement {
+        case .registered(let registration, _): hostRegistered(registration, in: &core)
+        case .gone(let registration, _): hostStopped(registration, in: &core)
+        case .launcherRequested: launcherRequested(in: &core)
+        default: break
+        }
+    }
+
+    /// The boot's last phase asks for the Launcher.
+    private mutating func launcherRequested(in core: inout BrokerCore) {
+        guard let launcher = core.configuration.launcherApp, !Self.hosts(offering: launcher, in: core).isEmpty
+        else {
+            core.announce(
+                .launcherFinished(
+                    .failed,
+                    reason: "no live host offers the Launcher '\(core.configuration.launcherApp ?? "?")'"))
+            return
+        }
+        if stack.newest(launcher) != nil {
+            core.announce(.launcherFinished(.done, reason: "the Launcher is already on the stack"))
+            return
+        }
+        queue.append(.launch)
+        pump(in: &core)
+    }
+
+    /// A host left: a callback it owed counts as answered; its sessions crash (next in line).
+    private mutating func hostStopped(_ registration: ServiceRegistration, in core: inout BrokerCore) {
+        if stack.sessions.contains(where: { $0.host == registration.name && $0.state != .detached }) {
+            queue.insert(.crash(host: registration.name), at: 0)
+        }
+        if var transition = self.transition, let awaiting = transition.awaiting,
+            awaiting.service == registration.name
+        {
+            core.log("\(awaiting.what) lost: \(registration.name) went away")
+            core.correlator.close(awaiting.id)
+            transition.awaiting = nil
+            if transition.stage == .vetoing { planExit(&transition, in: core) }
+            self.transition = transition
+            advance(in: &core)
+        } else {
+            pump(in: &core)
+        }
+    }
+
+    /// A host registered: its restored sessions come back, and the Launcher starts if it offers it.
+    private mutating func hostRegistered(_ registration: ServiceRegistration, in core: inout BrokerCore) {
+        guard !registration.apps.isEmpty else { return }
+        if stack.sessions.contains(where: { $0.host == registration.name && $0.state == .detached }) {
+            queue.append(.attach(host: registration.name))
+        }
+        if let launcher = core.configuration.launcherApp, registration.apps.contains(launcher),
+            core.servicesStartAtOnce
+        {
+            queue.append(.launch)
+        }
+        pump(in: &core)
+    }
+}

@@ -1,0 +1,233 @@
+import LifelineProtocol
+
+/// APPS: the Context's micro-app stack. Reads (list, current, find) are answered at once; changes
+/// (start, exit, exitAll, dismiss, popToRoot, setRoot, action) queue and run one at a time, delivering
+/// their callbacks to the hosts in order, each answered (or timed out) before the next. A host that
+/// dies takes its sessions with it; one that registers gets its restored sessions back.
+struct AppsFeature: BrokerFeature {
+    var stack: SessionStack
+    var queue: [AppOperation] = []
+    var transition: AppTransition?
+
+    init(stack: SessionStack) { self.stack = stack }
+
+    var stackBody: JSONValue { .array(stack.sessions.map(\.json)) }
+
+    mutating func handle(_ request: ClientRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore)
+    {
+        guard case .apps(let apps) = request else { return }
+        switch apps {
+        case .list:
+            core.reply(
+                peer, id,
+                ["stack": stackBody, "launcher": core.configuration.launcherApp.map { .string($0) } ?? .null])
+        case .current: core.reply(peer, id, ["session": stack.top?.json ?? .null])
+        case .find(let app, let all):
+            if all {
+                core.reply(peer, id, ["sessions": .array(stack.all(app).map(\.json))])
+            } else if let record = stack.newest(app) {
+                core.reply(peer, id, record.json)
+            } else {
+                core.fail(peer, id, .notFound, "no session of the app '\(app)' is on the stack")
+            }
+        default:
+            queue.append(.request(apps, peer: peer, id: id))
+            pump(in: &core)
+        }
+    }
+
+    /// Starts queued operations while none is in progress.
+    mutating func pump(in core: inout BrokerCore) {
+        while transition == nil, !queue.isEmpty {
+            let operation = queue.removeFirst()
+            begin(operation, in: &core)
+            if transition != nil { advance(in: &core) }
+        }
+    }
+
+    /// The live hosts that offer `app`, in registration order.
+    static func hosts(offering app: String, in core: BrokerCore) -> [ServiceRegistry.Entry] {
+        core.registry.entries.values.filter { $0.registration.apps.contains(app) }.sorted {
+            $0.order < $1.order
+        }
+    }
+
+    private mutating func begin(_ operation: AppOperation, in core: inout BrokerCore) {
+        var transition = AppTransition(operation: operation, stage: .delivering)
+        switch operation {
+        case .crash(let host):
+            transition.outcome = stack.removeHost(host, now: core.wallMilliseconds)
+            transition.callbacks = transition.outcome.callbacks
+            for record in transition.outcome.crashed {
+                core.log("session \(record.id) (\(record.app)) crashed with its host \(record.host)")
+                core.publishRuntime(
+                    .appDidCrash,
+                    ["session": .string(record.id), "app": .string(record.app), "host": .string(record.host)])
+            }
+            core.persist("sessions.json", stack.json)
+        case .attach(let host):
+            transition.callbacks = stack.attach(host: host, now: core.wallMilliseconds)
+            if transition.callbacks.isEmpty { return }
+            core.log("restored \(transition.callbacks.count) session(s) of \(host)")
+        case .launch:
+            guard let launcher = core.configuration.launcherApp, stack.newest(launcher) == nil,
+                !Self.hosts(offering: launcher, in: core).isEmpty
+            else { return }
+            transition.start = AppStart(app: launcher, mode: .pushNoAnimation, clearTop: true)
+            transition.stage = .intercepting
+            core.log("starting the Launcher app '\(launcher)'")
+        case .request(let request, _, _):
+            guard plan(request, into: &transition, in: &core) else {
+                finish(transition, in: &core)
+                return
+            }
+        }
+        self.transition = transition
+    }
+
+    /// Checks an APPS change against the stack; plans it when no interceptor or veto comes first.
+    /// False when it failed already (`transition.failure`).
+    private mutating func plan(
+        _ request: AppsRequest, into transition: inout AppTransition, in core: inout BrokerCore
+    )
+        -> Bool
+    {
+        func fail(_ status: Status, _ message: String) -> Bool {
+            transition.failure = (status, message)
+            return false
+        }
+        func session(_ target: SessionTarget?) -> SessionRecord? {
+            switch target {
+            case .top: stack.top
+            case .session(let id): stack.session(id)
+            case .app(let app): stack.newest(app)
+            case nil: nil
+            }
+        }
+        switch request {
+        case .start(let start):
+            if let parent = start.parent, stack.session(parent) == nil {
+                return fail(.notFound, "no session '\(parent)' to be the parent")
+            }
+            transition.start = start
+            transition.stage = .intercepting
+            transition.interceptors = core.registry.entries.values.filter {
+                $0.registration.interceptorPriority != nil
+            }
+            .sorted {
+                ($0.registration.interceptorPriority ?? 0, -Int($0.order)) > (
+                    $1.registration.interceptorPriority ?? 0, -Int($1.order)
+                )
+            }
+            .map(\.registration.name)
+            return true
+        case .exit(let exit):
+            guard let record = session(exit.target) else {
+                return fail(
+                    .notFound,
+                    "no such session on the stack (give 'session' as an id like s3, or 'app' as a name)")
+            }
+            if !exit.force, let problem = stack.exitProblem(record.id) { return fail(.conflict, problem) }
+            transition.exit = (record.id, exit.result, exit.animated)
+            if exit.force || record.state == .detached || core.registry.entry(named: record.host) == nil {
+                planExit(&transition, in: core)
+            } else {
+                transition.stage = .vetoing
+            }
+            return true
+        case .exitAll:
+            transition.outcome = stack.exitAll(now: core.wallMilliseconds)
+        case .dismiss:
+            guard let outcome = stack.dismiss(now: core.wallMilliseconds) else {
+                return fail(.notFound, "no presented session to dismiss")
+            }
+            transition.outcome = outcome
+        case .popToRoot:
+            transition.outcome = stack.popToRoot(now: core.wallMilliseconds)
+        case .action(let target, let action, let body):
+            guard let record = session(target) else { return fail(.notFound, "no such session on the stack") }
+            transition.callbacks = [AppCallback(record, .action, ["action": .string(action), "body": body])]
+            return true
+        case .list, .current, .find:
+            return fail(.badRequest, "APPS \(request.operation) is a query")
+        }
+        transition.callbacks = transition.outcome.callbacks
+        return true
+    }
+
+    mutating func planExit(_ transition: inout AppTransition, in core: BrokerCore) {
+        guard let exit = transition.exit else { return }
+        let forced = transition.stage != .vetoing
+        transition.outcome = stack.exit(
+            exit.session, result: exit.result, animated: exit.animated, forced: forced,
+            now: core.wallMilliseconds)
+        transition.callbacks = transition.outcome.callbacks
+        transition.stage = .delivering
+    }
+
+    mutating func planStart(_ transition: inout AppTransition, in core: BrokerCore) {
+        guard let start = transition.start else { return }
+        guard let host = Self.hosts(offering: start.app, in: core).first else {
+            let offered = Set(core.registry.entries.values.flatMap(\.registration.apps)).sorted()
+            transition.failure = (
+                .notFound,
+                "no live host offers the app '\(start.app)'; offered apps: \(offered.isEmpty ? "none" : offered.joined(separator: ", "))"
+            )
+            return
+        }
+        let at = core.wallMilliseconds
+        transition.outcome =
+            start.replacesRoot
+            ? stack.setRoot(
+                app: start.app, host: host.registration.name, params: start.params, mode: start.mode,
+                parent: start.parent, now: at)
+            : stack.start(
+                app: start.app, host: host.registration.name, params: start.params, mode: start.mode,
+                clearTop: start.clearTop, parent: start.parent, now: at)
+        transition.callbacks = transition.outcome.callbacks
+        transition.stage = .delivering
+    }
+
+    mutating func finish(_ transition: AppTransition, in core: inout BrokerCore) {
+        let outcome = transition.outcome
+        if case .launch = transition.operation { core.announce(.launcherFinished(.done, reason: nil)) }
+        for (record, result, forced) in outcome.exited {
+            core.publishRuntime(
+                .appDidExit,
+                [
+                    "session": .string(record.id), "app": .string(record.app), "forced": .bool(forced),
+                    "result": result ?? .null,
+                ])
+        }
+        if let started = outcome.started {
+            core.publishRuntime(
+                .appDidStart,
+                [
+                    "session": .string(started.id), "app": .string(started.app),
+                    "host": .string(started.host),
+                    "mode": .string(started.mode.rawValue),
+                    "parent": started.parent.map { .string($0) } ?? .null,
+                ])
+        }
+        if !transition.callbacks.isEmpty || transition.failure == nil {
+            core.persist("sessions.json", stack.json)
+        }
+        guard case .request(_, let peer, let id) = transition.operation else { return }
+        if let failure = transition.failure {
+            core.fail(peer, id, failure.status, failure.message)
+            return
+        }
+        if var actionReply = transition.actionReply {
+            actionReply.requestID = id
+            core.send(peer, actionReply)
+            return
+        }
+        var body: [String: JSONValue] = ["stack": stackBody]
+        if let started = outcome.started { body["session"] = stack.session(started.id)?.json ?? started.json }
+        if let resumed = transition.start.flatMap({ stack.newest($0.app) }), outcome.started == nil {
+            body["session"] = resumed.json
+        }
+        if !outcome.exited.isEmpty { body["exited"] = .array(outcome.exited.map { $0.record.json }) }
+        core.reply(peer, id, .object(body))
+    }
+}

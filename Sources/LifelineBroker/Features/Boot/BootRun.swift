@@ -1,0 +1,136 @@
+import LifelineProtocol
+
+/// One boot of the system: its scheduler, the task runs in flight, and how it ended.
+struct BootRun {
+    enum State: String { case waiting, running, done, failed, refused }
+
+    let number: Int
+    var state: State
+    let launchOptions: JSONValue
+    let waitUntil: UInt64
+    var scheduler: BootScheduler?
+    var missing: [String] = []
+    var error: String?
+    /// Correlator key of a task run → the task.
+    var inFlight: [UInt64: String] = [:]
+    /// On-demand runs of tasks in this plan: task → the client waiting for its outcome.
+    var onDemand: [String: (peer: [UInt8], requestID: [UInt8])] = [:]
+    /// Finished tasks already announced on the bus.
+    var announced: Set<String> = []
+    var startedAt: UInt64?
+    var endedAt: UInt64?
+    var startedWall: UInt64 = 0
+
+    var isActive: Bool { state == .waiting || state == .running }
+}
+
+/// The report of a boot: every task's start, duration, process and outcome, the blame list and the
+/// critical chain (as systemd-analyze blame / critical-chain).
+enum BootReport {
+    struct Entry {
+        var task: BootTask
+        var state: String
+        var reason: String?
+        var start: Int64?
+        var duration: Int64?
+        /// The order in which the task started in its boot.
+        var sequence: Int?
+    }
+
+    static func entries(_ scheduler: BootScheduler) -> [Entry] {
+        scheduler.records.map { record in
+            let start = record.started.map { Int64(($0 &- scheduler.startedAt) / 1_000_000) }
+            let duration = record.started.flatMap { started in
+                record.ended.map { Int64(($0 &- started) / 1_000_000) }
+            }
+            let state: String
+            switch record.state {
+            case .waiting: state = "waiting"
+            case .running: state = "running"
+            case .finished(let outcome): state = outcome.rawValue
+            }
+            return Entry(
+                task: record.task, state: state, reason: record.reason, start: start, duration: duration,
+                sequence: record.sequence)
+        }
+    }
+
+    /// The chain of tasks that decided when the last task ended: from the task that finished last, the
+    /// predecessor that finished latest — an `after` dependency, an earlier phase's task, or within the
+    /// phase the synchronous task that ran before it — and so on, each task once, to a task that had
+    /// none.
+    static func criticalChain(_ entries: [Entry], phases: [String]) -> [Entry] {
+        struct Ran {
+            var entry: Entry
+            var start: Int64
+            var end: Int64
+            /// Start order: orders tasks that started in the same millisecond.
+            var sequence: Int
+        }
+        let ran = entries.enumerated().compactMap { position, entry -> Ran? in
+            guard entry.state == "done" || entry.state == "failed", let start = entry.start,
+                let duration = entry.duration
+            else { return nil }
+            return Ran(
+                entry: entry, start: start, end: start + duration, sequence: entry.sequence ?? position)
+        }
+        func finishedEarlier(_ a: Ran, _ b: Ran) -> Bool { (a.end, a.sequence) < (b.end, b.sequence) }
+        guard var current = ran.max(by: finishedEarlier) else { return [] }
+        var chain = [current.entry]
+        var visited: Set<String> = [current.entry.task.name]
+        let phaseOrder = Dictionary(uniqueKeysWithValues: phases.enumerated().map { ($1, $0) })
+        while true {
+            let task = current.entry.task
+            let predecessors = ran.filter { candidate in
+                let other = candidate.entry.task
+                guard !visited.contains(other.name), candidate.end <= current.start,
+                    (candidate.start, candidate.sequence) < (current.start, current.sequence)
+                else { return false }
+                if task.after.contains(other.name) { return true }
+                let (theirs, mine) = (phaseOrder[other.phase] ?? 0, phaseOrder[task.phase] ?? 0)
+                return theirs < mine || (theirs == mine && !other.isAsynchronous && !task.isAsynchronous)
+            }
+            guard let predecessor = predecessors.max(by: finishedEarlier) else { break }
+            chain.append(predecessor.entry)
+            visited.insert(predecessor.entry.task.name)
+            current = predecessor
+        }
+        return chain
+    }
+
+    static func json(_ run: BootRun, phases: [String], now: UInt64) -> JSONValue {
+        var body: [String: JSONValue] = [
+            "boot": .int(Int64(run.number)), "state": .string(run.state.rawValue),
+            "launchOptions": run.launchOptions,
+            "phases": .array(phases.map { .string($0) }), "missing": .array(run.missing.map { .string($0) }),
+            "startedAt": .int(Int64(run.startedWall / 1_000_000)),
+        ]
+        if let error = run.error { body["error"] = .string(error) }
+        if let started = run.startedAt {
+            body["durationMs"] = .int(Int64(((run.endedAt ?? now) &- started) / 1_000_000))
+        }
+        guard let scheduler = run.scheduler else { return .object(body) }
+        let entries = Self.entries(scheduler)
+        func describe(_ entry: Entry) -> JSONValue {
+            [
+                "name": .string(entry.task.name), "service": .string(entry.task.service),
+                "kind": .string(entry.task.kind.rawValue),
+                "phase": .string(entry.task.phase), "priority": .int(Int64(entry.task.priority)),
+                "async": .bool(entry.task.isAsynchronous),
+                "after": .array(entry.task.after.map { .string($0) }),
+                "required": .bool(entry.task.isRequired), "runOnce": .bool(entry.task.runsOnce),
+                "state": .string(entry.state), "reason": entry.reason.map { .string($0) } ?? .null,
+                "startMs": entry.start.map { .int($0) } ?? .null,
+                "durationMs": entry.duration.map { .int($0) } ?? .null,
+            ]
+        }
+        body["tasks"] = .array(entries.map(describe))
+        body["blame"] = .array(
+            entries.filter { $0.duration != nil && $0.state != "skipped" }.sorted {
+                $0.duration! > $1.duration!
+            }.map { .string($0.task.name) })
+        body["criticalChain"] = .array(criticalChain(entries, phases: phases).map { .string($0.task.name) })
+        if let failure = scheduler.failure { body["error"] = .string(failure) }
+        return .object(body)
+    }
+}

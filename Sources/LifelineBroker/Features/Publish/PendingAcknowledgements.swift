@@ -1,0 +1,64 @@
+import LifelineProtocol
+
+/// Published events that wait for their subscribers' acknowledgements before the publisher is
+/// answered, keyed by sequence. Their deadlines live in the correlator.
+struct PendingAcknowledgements {
+    struct Waiting {
+        var client: [UInt8]
+        var requestID: [UInt8]
+        /// The correlator wait that bounds it.
+        var wait: [UInt8]
+        var timeoutMilliseconds: Int
+        /// Service name → the peer it was registered from when the event was published.
+        var expected: [String: [UInt8]]
+        /// The reply, filled in as acknowledgements arrive.
+        var receipt: PublishReceipt
+    }
+
+    private(set) var waiting: [UInt64: Waiting] = [:]
+
+    mutating func add(_ entry: Waiting) { waiting[entry.receipt.sequence] = entry }
+
+    /// Records an acknowledgement; returns the entry when it is complete.
+    mutating func acknowledge(sequence: UInt64, service: String, peer: [UInt8], error: String?) -> Waiting? {
+        guard var entry = waiting[sequence], entry.expected[service] == peer else { return nil }
+        entry.expected[service] = nil
+        if let error {
+            entry.receipt.failed.append(.init(service: service, error: error))
+        } else {
+            entry.receipt.acknowledged?.append(service)
+        }
+        return settle(entry)
+    }
+
+    /// `service` is gone: every event waiting on it counts it as missing. Returns completed entries.
+    mutating func serviceGone(_ service: String, reason: String) -> [Waiting] {
+        var done: [Waiting] = []
+        for (_, var entry) in waiting.sorted(by: { $0.key < $1.key }) where entry.expected[service] != nil {
+            entry.expected[service] = nil
+            entry.receipt.missing.append(.init(service: service, reason: reason))
+            if let complete = settle(entry) { done.append(complete) }
+        }
+        return done
+    }
+
+    /// The entry of `sequence`, its deadline passed: the silent subscribers are marked missing.
+    mutating func expire(sequence: UInt64) -> Waiting? {
+        guard var entry = waiting.removeValue(forKey: sequence) else { return nil }
+        for service in entry.expected.keys.sorted() {
+            entry.receipt.missing.append(
+                .init(service: service, reason: "no acknowledgement within \(entry.timeoutMilliseconds) ms"))
+        }
+        entry.expected.removeAll()
+        return entry
+    }
+
+    private mutating func settle(_ entry: Waiting) -> Waiting? {
+        if entry.expected.isEmpty {
+            waiting[entry.receipt.sequence] = nil
+            return entry
+        }
+        waiting[entry.receipt.sequence] = entry
+        return nil
+    }
+}

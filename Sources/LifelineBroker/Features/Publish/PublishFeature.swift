@@ -1,0 +1,103 @@
+import LifelineProtocol
+
+/// PUBLISH (checks, lifecycle state, sequencing, journal, acknowledged delivery), ACK and REPLAY.
+struct PublishFeature: BrokerFeature {
+    private var acknowledgements = PendingAcknowledgements()
+
+    mutating func handle(_ request: ClientRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore)
+    {
+        switch request {
+        case .publish(let publish): self.publish(publish, from: peer, id: id, in: &core)
+        case .acknowledge(let ack):
+            if let epoch = ack.epoch, epoch != core.epoch { return }
+            if let done = acknowledgements.acknowledge(
+                sequence: ack.sequence, service: ack.service, peer: peer, error: ack.error)
+            {
+                complete(done, in: &core)
+            }
+        case .replay(let replay):
+            var result = ReplayResult(
+                epoch: core.epoch, sequence: core.sequence, topics: core.topicPositions(for: replay.events),
+                replayed: nil, gap: Replay.problem(after: replay.after, epoch: replay.epoch, in: core))
+            if result.gap == nil {
+                result.replayed = Replay.send(
+                    after: replay.after, names: Set(replay.events), to: peer, in: &core)
+            }
+            core.reply(peer, id, result.json)
+        default: break
+        }
+    }
+
+    private mutating func publish(
+        _ request: PublishRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore
+    ) {
+        let name = request.event
+        if let problem = EventChecks.publicationProblem(name, payload: request.payload) {
+            if !request.reply {
+                core.log(
+                    "refused a PUBLISH without reply from peer \(BrokerCore.describe(peer)): \(problem.message)"
+                )
+                return
+            }
+            core.fail(peer, id, problem.status, problem.message)
+            return
+        }
+        let acknowledged =
+            request.acknowledged ?? EventCatalog.descriptor(for: name)?.requiresAcknowledgement ?? false
+        let timeout = request.timeoutMilliseconds ?? core.configuration.acknowledgementTimeoutMilliseconds
+        guard EventChecks.moveLifecycle(name, force: request.force, peer: peer, id: id, in: &core) else {
+            return
+        }
+        let payload = request.payload.isEmpty ? Array("{}".utf8) : request.payload
+        let header = core.publish(name, payload: payload, flags: acknowledged ? 1 : 0)
+        EventChecks.announceLaunch(name, payload: request.payload, by: "a published \(name)", in: &core)
+        var receipt = PublishReceipt(
+            event: name, sequence: header.sequence, epoch: header.epoch,
+            subscribers: core.registry.subscriberCount(of: name), lifecycle: core.lifecycle)
+        if acknowledged {
+            let handlers = core.registry.handlers(of: name)
+            receipt.subscribers = handlers.count
+            receipt.acknowledged = []
+            let entry = PendingAcknowledgements.Waiting(
+                client: peer, requestID: id,
+                wait: handlers.isEmpty
+                    ? []
+                    : core.correlator.open(
+                        .publish, key: header.sequence, peer: nil, deadline: core.deadline(timeout)),
+                timeoutMilliseconds: timeout,
+                expected: Dictionary(uniqueKeysWithValues: handlers.map { ($0.registration.name, $0.peer) }),
+                receipt: receipt)
+            if handlers.isEmpty {
+                complete(entry, in: &core)
+            } else {
+                acknowledgements.add(entry)
+            }
+            return
+        }
+        if !request.reply { return }
+        core.send(peer, ControlReply(requestID: id, status: .ok, body: receipt.body))
+    }
+
+    private func complete(_ entry: PendingAcknowledgements.Waiting, in core: inout BrokerCore) {
+        core.correlator.close(entry.wait)
+        let receipt = entry.receipt
+        if !receipt.missing.isEmpty {
+            let who = receipt.missing.map { "\($0.service) (\($0.reason))" }.joined(separator: ", ")
+            core.log("\(receipt.event) #\(receipt.sequence): not acknowledged by \(who)")
+        }
+        core.send(entry.client, ControlReply(requestID: entry.requestID, status: .ok, body: receipt.body))
+    }
+
+    mutating func expired(_ wait: Correlator.Entry, in core: inout BrokerCore) {
+        if let entry = acknowledgements.expire(sequence: wait.key) { complete(entry, in: &core) }
+    }
+
+    mutating func react(to announcement: Announcement, in core: inout BrokerCore) {
+        guard case .gone(let registration, let reason) = announcement else { return }
+        for entry in acknowledgements.serviceGone(
+            registration.name, reason: "service \(reason) before acknowledging")
+        {
+            complete(entry, in: &core)
+        }
+    }
+}

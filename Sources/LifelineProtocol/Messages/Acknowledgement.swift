@@ -1,0 +1,34 @@
+/// ACK: a subscribed service handled an acknowledged event (or failed to).
+public struct Acknowledgement: Sendable, Equatable {
+    public var sequence: UInt64
+    /// The event's epoch; an ACK for another broker life is ignored.
+    public var epoch: UInt64?
+    /// The acknowledging service.
+    public var service: String
+    /// The handler's error, when it failed.
+    public var error: String?
+
+    public init(sequence: UInt64, epoch: UInt64?, service: String, error: String? = nil) {
+        self.sequence = sequence
+        self.epoch = epoch
+        self.service = service
+        self.error = error
+    }
+
+    init(_ fields: HeaderFields) throws(ProtocolError) {
+        guard let sequence = fields.value("sequence")?.intValue, sequence >= 0,
+            let service = fields.value("name")?.stringValue
+        else { throw fields.problem("ACK needs an integer 'sequence' and a string 'name'") }
+        self.sequence = UInt64(sequence)
+        self.service = service
+        self.epoch = fields.value("epoch")?.intValue.map { UInt64(bitPattern: $0) }
+        self.error = fields.value("error")?.stringValue
+    }
+
+    var json: JSONValue {
+        var members: [String: JSONValue] = ["sequence": .int(Int64(sequence)), "name": .string(service)]
+        if let epoch { members["epoch"] = .int(Int64(epoch)) }
+        if let error { members["error"] = .string(error) }
+        return .object(members)
+    }
+}

@@ -1,0 +1,43 @@
+/// The lifecycle callbacks of a micro-app session (section 8 of docs/PROTOCOL.md).
+public enum AppCallbackName: String, Sendable, Equatable, CaseIterable {
+    case didCreate, willStartLaunching, didFinishLaunching, willPause, willResume, didResume, willTerminate
+    case shouldTerminate, childDidFinish, restore, action
+}
+
+/// APP: one callback of one session, broker → host.
+public struct AppCallbackRequest: Sendable, Equatable {
+    public var session: String
+    public var app: String
+    public var callback: AppCallbackName
+    /// The callback's arguments (see the table in docs/PROTOCOL.md §8).
+    public var arguments: JSONValue
+
+    public init(session: String, app: String, callback: AppCallbackName, arguments: JSONValue = .emptyObject)
+    {
+        self.session = session
+        self.app = app
+        self.callback = callback
+        self.arguments = arguments
+    }
+
+    init(_ fields: HeaderFields, arguments: [UInt8]?) throws(ProtocolError) {
+        session = try fields.string("session")
+        app = try fields.optionalString("app") ?? ""
+        let name = try fields.string("callback")
+        guard let callback = AppCallbackName(rawValue: name) else {
+            throw fields.problem(
+                "unknown callback '\(name)'; callbacks: \(AppCallbackName.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
+        }
+        self.callback = callback
+        do {
+            self.arguments = try JSONValue.payload(arguments, fallback: .emptyObject)
+        } catch {
+            throw fields.problem("APP arguments are not JSON: \(error)")
+        }
+    }
+
+    var header: JSONValue {
+        ["session": .string(session), "app": .string(app), "callback": .string(callback.rawValue)]
+    }
+}

@@ -1,0 +1,123 @@
+/// A request a client or a service sends to the broker: one case per command, each with its fields
+/// already read and checked. ``decode(_:)`` is the only reader of these headers and
+/// ``controlRequest(id:)`` the only writer.
+public enum ClientRequest: Sendable, Equatable {
+    /// Where is the bus, what are the heartbeat rules.
+    case hello
+    /// Join the registry (with an optional resume cursor).
+    case register(RegisterRequest)
+    /// Leave the registry.
+    case unregister(UnregisterRequest)
+    /// The sender is alive; never answered.
+    case heartbeat
+    /// findServiceByName.
+    case lookup(name: String)
+    /// Every registered service.
+    case list
+    /// A request/reply call through the broker.
+    case call(ServiceCall)
+    /// Publish an event on the bus.
+    case publish(PublishRequest)
+    /// Answer once the bus has seen the marker subscription `!token`.
+    case attach(token: String)
+    /// Offer an event to its handlers in order.
+    case dispatch(DispatchRequest)
+    /// Send the journal's events after a sequence.
+    case replay(ReplayRequest)
+    /// An acknowledged event was handled; never answered.
+    case acknowledge(Acknowledgement)
+    /// An operation on the micro-app stack.
+    case apps(AppsRequest)
+    /// An operation of the boot loader.
+    case boot(BootRequest)
+
+    /// The command this request is sent as.
+    public var command: Command {
+        switch self {
+        case .hello: .hello
+        case .register: .register
+        case .unregister: .unregister
+        case .heartbeat: .heartbeat
+        case .lookup: .lookup
+        case .list: .list
+        case .call: .call
+        case .publish: .publish
+        case .attach: .attach
+        case .dispatch: .dispatch
+        case .replay: .replay
+        case .acknowledge: .ack
+        case .apps: .apps
+        case .boot: .boot
+        }
+    }
+
+    /// Reads a request the broker received; the error names the field and what was wrong, and
+    /// carries the request id.
+    public static func decode(_ request: ControlRequest) throws(ProtocolError) -> ClientRequest {
+        let fields = HeaderFields(request)
+        switch request.command {
+        case .hello: return .hello
+        case .heartbeat: return .heartbeat
+        case .list: return .list
+        case .register: return .register(try RegisterRequest(fields))
+        case .unregister:
+            return .unregister(
+                UnregisterRequest(
+                    name: try fields.string("name"), instance: try fields.optionalString("instance")))
+        case .lookup: return .lookup(name: try fields.string("name"))
+        case .call: return .call(try ServiceCall(fields, body: request.payload))
+        case .publish: return .publish(try PublishRequest(fields, payload: request.payload))
+        case .attach:
+            let token = try fields.optionalString("token") ?? ""
+            guard !token.isEmpty else { throw fields.problem("ATTACH needs a string 'token'") }
+            return .attach(token: token)
+        case .dispatch: return .dispatch(try DispatchRequest(fields, payload: request.payload))
+        case .replay: return .replay(try ReplayRequest(fields))
+        case .ack: return .acknowledge(try Acknowledgement(fields))
+        case .apps: return .apps(try AppsRequest(fields))
+        case .boot: return .boot(try BootRequest(fields))
+        default:
+            throw fields.problem("\(request.command) is sent by the broker only")
+        }
+    }
+
+    /// The request on the wire, with request id `id`.
+    public func controlRequest(id: [UInt8] = []) -> ControlRequest {
+        switch self {
+        case .hello, .heartbeat, .list: ControlRequest(command, requestID: id)
+        case .register(let register): ControlRequest(.register, requestID: id, header: register.json)
+        case .unregister(let unregister):
+            ControlRequest(.unregister, requestID: id, header: unregister.json)
+        case .lookup(let name): ControlRequest(.lookup, requestID: id, header: ["name": .string(name)])
+        case .call(let call): ControlRequest(.call, requestID: id, header: call.header, payload: call.body)
+        case .publish(let publish):
+            ControlRequest(.publish, requestID: id, header: publish.header, payload: publish.payload)
+        case .attach(let token): ControlRequest(.attach, requestID: id, header: ["token": .string(token)])
+        case .dispatch(let dispatch):
+            ControlRequest(
+                .dispatch, requestID: id, header: dispatch.header,
+                payload: JSONWriter.encode(dispatch.payload))
+        case .replay(let replay): ControlRequest(.replay, requestID: id, header: replay.json)
+        case .acknowledge(let ack): ControlRequest(.ack, requestID: id, header: ack.json)
+        case .apps(let apps): ControlRequest(.apps, requestID: id, header: apps.json)
+        case .boot(let boot): ControlRequest(.boot, requestID: id, header: boot.json)
+        }
+    }
+}
+
+/// UNREGISTER: leave the registry (the owner's connection, or the same instance, only).
+public struct UnregisterRequest: Sendable, Equatable {
+    public var name: String
+    public var instance: String?
+
+    public init(name: String, instance: String?) {
+        self.name = name
+        self.instance = instance
+    }
+
+    var json: JSONValue {
+        var members: [String: JSONValue] = ["name": .string(name)]
+        if let instance { members["instance"] = .string(instance) }
+        return .object(members)
+    }
+}

@@ -1,0 +1,36 @@
+/// CALL: a request/reply call to a service's method, client → broker and broker → service.
+public struct ServiceCall: Sendable, Equatable {
+    /// The longest deadline a call may ask for.
+    public static let maximumTimeoutMilliseconds = 3_600_000
+
+    public var service: String
+    public var method: String
+    /// The caller's deadline; nil lets the broker choose its default.
+    public var timeoutMilliseconds: Int?
+    /// The call body: JSON text by convention, empty for null.
+    public var body: [UInt8]
+
+    public init(service: String, method: String, timeoutMilliseconds: Int? = nil, body: [UInt8] = []) {
+        self.service = service
+        self.method = method
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.body = body
+    }
+
+    init(_ fields: HeaderFields, body: [UInt8]?) throws(ProtocolError) {
+        guard let service = fields.value("service")?.stringValue,
+            let method = fields.value("method")?.stringValue
+        else { throw fields.problem("CALL needs string fields 'service' and 'method'") }
+        self.service = service
+        self.method = method
+        self.timeoutMilliseconds = try fields.optionalInteger(
+            "timeoutMs", in: 1...Self.maximumTimeoutMilliseconds)
+        self.body = body ?? []
+    }
+
+    var header: JSONValue {
+        var members: [String: JSONValue] = ["service": .string(service), "method": .string(method)]
+        if let timeoutMilliseconds { members["timeoutMs"] = .int(Int64(timeoutMilliseconds)) }
+        return .object(members)
+    }
+}

@@ -1,0 +1,95 @@
+/// The PUBLISH reply: where the event went, and for an acknowledged publish who handled it.
+public struct PublishReceipt: Sendable, Equatable {
+    /// A subscriber whose handler failed.
+    public struct Failure: Sendable, Equatable {
+        public var service: String
+        public var error: String
+
+        public init(service: String, error: String) {
+            self.service = service
+            self.error = error
+        }
+    }
+
+    /// A subscriber that did not acknowledge.
+    public struct Missing: Sendable, Equatable {
+        public var service: String
+        public var reason: String
+
+        public init(service: String, reason: String) {
+            self.service = service
+            self.reason = reason
+        }
+    }
+
+    public var event: EventName
+    public var sequence: UInt64
+    public var epoch: UInt64
+    /// How many registered services subscribe to the event.
+    public var subscribers: Int
+    /// The lifecycle state after the event.
+    public var lifecycle: LifecycleState?
+    /// Acknowledged publish only: who handled it, who failed, who never answered.
+    public var acknowledged: [String]?
+    public var failed: [Failure]
+    public var missing: [Missing]
+
+    public init(
+        event: EventName, sequence: UInt64, epoch: UInt64, subscribers: Int, lifecycle: LifecycleState?,
+        acknowledged: [String]? = nil, failed: [Failure] = [], missing: [Missing] = []
+    ) {
+        self.event = event
+        self.sequence = sequence
+        self.epoch = epoch
+        self.subscribers = subscribers
+        self.lifecycle = lifecycle
+        self.acknowledged = acknowledged
+        self.failed = failed
+        self.missing = missing
+    }
+
+    public init(json: JSONValue) {
+        event = EventName(rawValue: json["event"]?.stringValue ?? "")
+        sequence = UInt64(max(0, json["sequence"]?.intValue ?? 0))
+        epoch = UInt64(bitPattern: json["epoch"]?.intValue ?? 0)
+        subscribers = Int(json["subscribers"]?.intValue ?? 0)
+        lifecycle = json["lifecycle"]?.stringValue.flatMap(LifecycleState.init(rawValue:))
+        acknowledged = json["acknowledged"]?.arrayValue?.compactMap(\.stringValue)
+        failed = (json["failed"]?.arrayValue ?? []).map {
+            Failure(service: $0["service"]?.stringValue ?? "", error: $0["error"]?.stringValue ?? "")
+        }
+        missing = (json["missing"]?.arrayValue ?? []).map {
+            Missing(service: $0["service"]?.stringValue ?? "", reason: $0["reason"]?.stringValue ?? "")
+        }
+    }
+
+    /// The reply body, keys in a fixed order (the hot path writes it without building a tree).
+    public var body: [UInt8] {
+        var writer = JSONObjectWriter()
+        if let acknowledged {
+            writer.add("acknowledged", .array(acknowledged.sorted().map { .string($0) }))
+        }
+        writer.add("epoch", Int64(epoch))
+        writer.add("event", event.rawValue)
+        if acknowledged != nil {
+            writer.add(
+                "failed",
+                .array(
+                    failed.sorted { $0.service < $1.service }.map {
+                        ["service": .string($0.service), "error": .string($0.error)]
+                    }))
+        }
+        if let lifecycle { writer.add("lifecycle", lifecycle.rawValue) }
+        if acknowledged != nil {
+            writer.add(
+                "missing",
+                .array(
+                    missing.sorted { $0.service < $1.service }.map {
+                        ["service": .string($0.service), "reason": .string($0.reason)]
+                    }))
+        }
+        writer.add("sequence", Int64(sequence))
+        writer.add("subscribers", Int64(subscribers))
+        return writer.finish()
+    }
+}
