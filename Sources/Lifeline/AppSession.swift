@@ -25,8 +25,8 @@ public struct Router: Sendable {
     let session: String
     let log: @Sendable (String) -> Void
 
-    private func send(_ header: JSONValue, _ what: String) {
-        client.send(ControlRequest(.apps, header: header), timeoutMilliseconds: 60_000) { result in
+    private func send(_ operation: AppsRequest, _ what: String) {
+        client.send(.apps(operation), timeoutMilliseconds: 60_000) { result in
             if case .failure(let error) = result { log("\(what) failed: \(error.message)") }
         }
     }
@@ -47,31 +47,27 @@ public struct Router: Sendable {
         clearTop: Bool = false
     ) {
         send(
-            [
-                "op": "start", "app": .string(app), "params": params, "mode": .string(mode.rawValue),
-                "clearTop": .bool(clearTop), "parent": .string(session),
-            ],
+            .start(AppStart(app: app, params: params, mode: mode, clearTop: clearTop, parent: session)),
             "start of \(app)")
     }
 
     /// Exits the top session (its shouldTerminate may refuse).
-    public func pop() { send(["op": "exit", "session": .string("top")], "pop") }
+    public func pop() { send(.exit(AppExit(target: .top)), "pop") }
 
     /// Closes the topmost presented session and everything above it.
-    public func dismiss() { send(["op": "dismiss"], "dismiss") }
+    public func dismiss() { send(.dismiss, "dismiss") }
 
     /// Exits everything above the Launcher (or everything) and starts `app` as the root of the flow.
     public func setRoot(_ app: String, params: JSONValue = .emptyObject) {
         send(
-            ["op": "setRoot", "app": .string(app), "params": params, "parent": .string(session)],
-            "setRoot \(app)")
+            .start(AppStart(app: app, params: params, parent: session, replacesRoot: true)), "setRoot \(app)")
     }
 
     /// Exits every session above the bottom one.
-    public func popToRoot() { send(["op": "popToRoot"], "popToRoot") }
+    public func popToRoot() { send(.popToRoot, "popToRoot") }
 
     /// Ends this session with `result`: its parent hears it in childDidFinish (the finishFlow).
     public func finish(result: JSONValue = .null) {
-        send(["op": "exit", "session": .string(session), "force": true, "result": result], "finish")
+        send(.exit(AppExit(target: .session(session), force: true, result: result)), "finish")
     }
 }

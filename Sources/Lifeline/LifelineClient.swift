@@ -10,7 +10,7 @@ public final class LifelineClient: Sendable {
 
     /// The control endpoint this client talks to.
     public let brokerEndpoint: String
-    private let connection: ConnectionThread
+    private let connection: any Connection
     private let pending: PendingReplies
 
     /// Connects to the broker at `broker`.
@@ -21,56 +21,69 @@ public final class LifelineClient: Sendable {
 
     /// A client whose session may also register a service or subscribe to the bus; `deliver` gets
     /// everything but request completions, on the socket thread.
+    convenience init(
+        configuration: ConnectionConfiguration, deliver: @escaping @Sendable (ConnectionEvent) -> Void
+    ) {
+        self.init(brokerEndpoint: configuration.brokerEndpoint, deliver: deliver) { sink in
+            ConnectionThread(configuration: configuration, name: "ll-socket", deliver: sink)
+        }
+    }
+
+    /// A client over the connection `connect` makes with the sink it is given (the socket thread, or
+    /// an in-memory connection in tests).
     init(
-        configuration: ConnectionConfiguration,
-        deliver: @escaping @Sendable (ConnectionThread.Delivery) -> Void
+        brokerEndpoint: String, deliver: @escaping @Sendable (ConnectionEvent) -> Void,
+        connect: (@escaping @Sendable (ConnectionEvent) -> Void) -> any Connection
     ) {
         let pending = PendingReplies()
         self.pending = pending
-        self.brokerEndpoint = configuration.brokerEndpoint
-        self.connection = ConnectionThread(configuration: configuration, name: "ll-socket") { delivery in
-            switch delivery {
+        self.brokerEndpoint = brokerEndpoint
+        self.connection = connect { event in
+            switch event {
             case .completion(let ticket, let result): pending.resume(ticket, with: result)
             case .finished:
                 pending.failAll(LifelineError(.unavailable, "the connection was closed"))
-                deliver(delivery)
-            default: deliver(delivery)
+                deliver(event)
+            default: deliver(event)
             }
         }
     }
 
     deinit { connection.post(.shutdown) }
 
-    /// Sends a raw request and returns the broker's reply; a non-2xx reply throws ``LifelineError``.
-    public func request(_ request: ControlRequest, timeout: Duration = .seconds(5)) async throws
+    /// Sends `request` and returns the broker's reply; a non-2xx reply throws ``LifelineError``.
+    public func request(_ request: ClientRequest, timeout: Duration = .seconds(5)) async throws
         -> ControlReply
     {
         let milliseconds = timeout.wholeMilliseconds
         return try await withCheckedThrowingContinuation { continuation in
             let ticket = pending.park(.continuation(continuation))
-            connection.post(.request(request, ticket: ticket, timeoutMilliseconds: max(1, milliseconds)))
+            connection.post(
+                .request(request.controlRequest(), ticket: ticket, timeoutMilliseconds: max(1, milliseconds)))
         }
     }
 
     /// Sends a request without waiting: it leaves in call order, and `completion` gets the reply (or
     /// the error) on the socket thread.
     public func send(
-        _ request: ControlRequest, timeoutMilliseconds: Int = 5000,
+        _ request: ClientRequest, timeoutMilliseconds: Int = 5000,
         completion: @escaping @Sendable (Result<ControlReply, LifelineError>) -> Void
     ) {
         let ticket = pending.park(.handler(completion))
-        connection.post(.request(request, ticket: ticket, timeoutMilliseconds: max(1, timeoutMilliseconds)))
+        connection.post(
+            .request(
+                request.controlRequest(), ticket: ticket, timeoutMilliseconds: max(1, timeoutMilliseconds)))
     }
 
-    /// An operation on the Context's micro-app stack (`op`: start, exit, exitAll, dismiss, popToRoot,
-    /// setRoot, action, list, current, find); waits until its callbacks have run and returns the reply.
-    public func apps(_ header: JSONValue, timeout: Duration = .seconds(60)) async throws -> JSONValue {
-        try await request(ControlRequest(.apps, header: header), timeout: timeout).json()
+    /// An operation on the Context's micro-app stack; waits until its callbacks have run and returns
+    /// the reply.
+    public func apps(_ operation: AppsRequest, timeout: Duration = .seconds(60)) async throws -> JSONValue {
+        try await request(.apps(operation), timeout: timeout).json()
     }
 
     /// Where the bus is, the broker's epoch and heartbeat rules.
     public func hello() async throws -> BrokerInfo {
-        try BrokerInfo(json: try await request(ControlRequest(.hello)).json())
+        try BrokerInfo(json: try await request(.hello).json())
     }
 
     /// Publishes `event` with `payload` (a JSON object); returns its sequence and subscriber count.
@@ -78,22 +91,19 @@ public final class LifelineClient: Sendable {
     public func publish(_ event: EventName, _ payload: JSONValue = .emptyObject, acknowledged: Bool = false)
         async throws -> PublishReceipt
     {
-        var header: JSONValue = ["event": .string(event.rawValue)]
-        if acknowledged { header = ["event": .string(event.rawValue), "ack": true] }
-        let reply = try await request(
-            ControlRequest(.publish, header: header, payload: JSONWriter.encode(payload)))
-        return PublishReceipt(json: try reply.json())
+        let publish = PublishRequest(
+            event: event, payload: JSONWriter.encode(payload), acknowledged: acknowledged ? true : nil)
+        return PublishReceipt(json: try await request(.publish(publish)).json())
     }
 
     /// The Context's findServiceByName: the record, or ``LifelineError`` with status 404.
     public func lookup(_ name: String) async throws -> ServiceRecord {
-        try ServiceRecord(
-            json: try await request(ControlRequest(.lookup, header: ["name": .string(name)])).json())
+        try ServiceRecord(json: try await request(.lookup(name: name)).json())
     }
 
     /// Every registered service.
     public func services() async throws -> [ServiceRecord] {
-        let body = try await request(ControlRequest(.list)).json()
+        let body = try await request(.list).json()
         return try (body["services"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in
             try ServiceRecord(json: value)
         }
@@ -104,19 +114,14 @@ public final class LifelineClient: Sendable {
     public func call(
         _ service: String, _ method: String, _ body: JSONValue = .null, timeout: Duration = .seconds(5)
     ) async throws -> JSONValue {
-        let milliseconds = timeout.wholeMilliseconds
-        let request = ControlRequest(
-            .call,
-            header: [
-                "service": .string(service), "method": .string(method),
-                "timeoutMs": .int(Int64(milliseconds)),
-            ],
-            payload: JSONWriter.encode(body))
-        return try await self.request(request, timeout: timeout + .seconds(1)).json()
+        let call = ServiceCall(
+            service: service, method: method, timeoutMilliseconds: timeout.wholeMilliseconds,
+            body: JSONWriter.encode(body))
+        return try await request(.call(call), timeout: timeout + .seconds(1)).json()
     }
 
-    /// The executor of the connection's socket thread (for the event-handling task).
-    var socketExecutor: SocketThreadExecutor { connection.executor }
+    /// Where the service's event handlers run (the connection's socket thread).
+    var handlerExecutor: (any TaskExecutor)? { connection.handlerExecutor }
 
     /// Answers a request the broker delivered (services only).
     func answer(_ reply: ControlReply) { connection.post(.answer(reply)) }
@@ -131,18 +136,12 @@ public final class LifelineClient: Sendable {
         _ event: EventName, _ payload: JSONValue = .emptyObject, force: Bool = false,
         stepTimeout: Duration? = nil
     ) async throws -> DispatchOutcome {
-        var header: [String: JSONValue] = ["event": .string(event.rawValue)]
-        if force { header["force"] = true }
-        var wait = Duration.seconds(10)
-        if let stepTimeout {
-            header["timeoutMs"] = .int(Int64(stepTimeout.wholeMilliseconds))
-            wait = stepTimeout * 20 + .seconds(5)
-        }
+        let dispatch = DispatchRequest(
+            event: event, payload: payload, stepTimeoutMilliseconds: stepTimeout?.wholeMilliseconds,
+            force: force)
+        var wait = stepTimeout.map { $0 * 20 + .seconds(5) } ?? .seconds(10)
         if EventCatalog.descriptor(for: event)?.completion != nil { wait = max(wait, .seconds(40)) }
-        let reply = try await request(
-            ControlRequest(.dispatch, header: .object(header), payload: JSONWriter.encode(payload)),
-            timeout: wait)
-        return DispatchOutcome(json: try reply.json())
+        return DispatchOutcome(json: try await request(.dispatch(dispatch), timeout: wait).json())
     }
 
     /// Unregisters (for services), closes the sockets and waits for the socket thread to end.

@@ -83,7 +83,7 @@ final class RuntimeServices: Sendable {
     }
 
     private func send(_ registration: ServiceRegistration, client: LifelineClient) async throws {
-        _ = try await client.request(ControlRequest(.register, header: registration.json))
+        _ = try await client.request(.register(RegisterRequest(registration)))
     }
 
     /// Runs the willDestroy hook of the runtime service `name` and unregisters it.
@@ -99,8 +99,6 @@ final class RuntimeServices: Sendable {
             do { try await hook(context) } catch { context.log("willDestroy of \(name) failed: \(error)") }
         }
         table.withLock { _ = $0.removeValue(forKey: name) }
-        _ = try await client.request(
-            ControlRequest(
-                .unregister, header: ["name": .string(name), "instance": .string(template.instance)]))
+        _ = try await client.request(.unregister(UnregisterRequest(name: name, instance: template.instance)))
     }
 }

@@ -33,7 +33,7 @@ struct ConnectionHarness {
     /// The events delivered in the last step, as (sequence, replayed).
     var delivered: [(UInt64, Bool)] {
         effects.compactMap { effect in
-            if case .deliverEvent(let message, let replayed) = effect {
+            if case .deliver(.event(let message, _, let replayed)) = effect {
                 return (message.header.sequence, replayed)
             }
             return nil
@@ -139,7 +139,7 @@ struct ServiceSessionTests {
             ])
         #expect(
             harness.effects.contains {
-                if case .gap(let notice) = $0 { notice.reason.contains("1...8") } else { false }
+                if case .deliver(.gap(let notice)) = $0 { notice.reason.contains("1...8") } else { false }
             })
         #expect(harness.delivered.map(\.0) == [9])
     }
@@ -170,13 +170,16 @@ struct ServiceSessionTests {
         harness.advance(milliseconds: 1000)
         #expect(harness.sent.map(\.command) == [.heartbeat])
         harness.advance(milliseconds: 2001)
-        #expect(harness.effects.contains(.log("the broker was silent for 3000 ms; reconnecting in 1000 ms")))
+        #expect(
+            harness.effects.contains(
+                .deliver(.log("the broker was silent for 3000 ms; reconnecting in 1000 ms"))))
         harness.advance(milliseconds: 1000)
         #expect(harness.effects.first == .openControl)
         harness.advance(milliseconds: 3000)
         #expect(
             harness.effects.contains(
-                .log("the broker at tcp://127.0.0.1:1 did not answer HELLO; reconnecting in 2000 ms")))
+                .deliver(
+                    .log("the broker at tcp://127.0.0.1:1 did not answer HELLO; reconnecting in 2000 ms"))))
     }
 
     @Test("a taken name is retried once after the holder's expiry, then refused for good")
@@ -186,7 +189,7 @@ struct ServiceSessionTests {
         harness.reply(
             to: first, status: .conflict,
             ["error": "service 'svc' is already registered", "retryAfterMs": 400])
-        #expect(!harness.effects.contains { if case .refused = $0 { true } else { false } })
+        #expect(!harness.effects.contains { if case .deliver(.refused) = $0 { true } else { false } })
         harness.advance(milliseconds: 600)
         #expect(harness.effects.first == .openControl)
         let hello = harness.sent.first!
@@ -195,6 +198,6 @@ struct ServiceSessionTests {
         harness.reply(
             to: second, status: .conflict,
             ["error": "service 'svc' is already registered", "retryAfterMs": 400])
-        #expect(harness.effects.contains { if case .refused = $0 { true } else { false } })
+        #expect(harness.effects.contains { if case .deliver(.refused) = $0 { true } else { false } })
     }
 }

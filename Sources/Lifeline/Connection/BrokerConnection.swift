@@ -83,29 +83,34 @@ struct BrokerConnection {
         do {
             message = try ControlMessage.decode(frames[...])
         } catch {
-            effects.append(.log("ignored a malformed message from the broker: \(error.message)"))
+            effects.append(.deliver(.log("ignored a malformed message from the broker: \(error.message)")))
             return
         }
         if configuration.registration != nil { brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds }
         switch message {
         case .reply(let reply): handleReply(reply, now: now, into: &effects)
         case .request(let request):
-            switch request.command {
+            let typed: BrokerRequest
+            do {
+                typed = try BrokerRequest.decode(request)
+            } catch {
+                effects.append(
+                    .deliver(.log("refused a \(request.command) from the broker: \(error.message)")))
+                let refusal = ControlReply.error(error.status, error.message, requestID: request.requestID)
+                effects.append(.sendControl(refusal.frames()))
+                return
+            }
+            switch typed {
             case .heartbeat: break
-            case .disconnect:
-                let reason = request.header["reason"]?.stringValue ?? "no reason given"
+            case .disconnect(let reason):
                 switch phase {
                 case .leaving, .stopped, .idle: break
                 default:
                     lose("the broker disconnected us (\(reason))", retryAt: now, now: now, into: &effects)
                 }
-            case .call, .app, .intercept, .start, .boot: effects.append(.deliverRequest(request))
-            case .offer: effects.append(.deliverOffer(request))
-            case .event: replayed(request, into: &effects)
-            default:
-                let refusal = ControlReply.error(
-                    .badRequest, "a client does not accept \(request.command)", requestID: request.requestID)
-                effects.append(.sendControl(refusal.frames()))
+            case .event(let message): replayed(message, into: &effects)
+            case .call, .offer, .app, .intercept, .start, .boot:
+                effects.append(.deliver(.request(typed, id: request.requestID)))
             }
         }
     }
@@ -116,7 +121,7 @@ struct BrokerConnection {
         do {
             message = try BusMessage.decode(frames)
         } catch {
-            effects.append(.log("ignored a malformed bus message: \(error.message)"))
+            effects.append(.deliver(.log("ignored a malformed bus message: \(error.message)")))
             return
         }
         if case .joining = phase {
@@ -139,11 +144,13 @@ struct BrokerConnection {
             let error = LifelineError(
                 .unavailable,
                 "not connected to the broker at \(configuration.brokerEndpoint) (retrying in \(seconds) s)")
-            effects.append(.complete(ticket: ticket, .failure(error)))
+            effects.append(.deliver(.completion(ticket: ticket, .failure(error))))
             return
         case .stopped, .leaving:
             effects.append(
-                .complete(ticket: ticket, .failure(LifelineError(.unavailable, "the connection is closing"))))
+                .deliver(
+                    .completion(
+                        ticket: ticket, .failure(LifelineError(.unavailable, "the connection is closing")))))
             return
         default: break
         }
@@ -166,11 +173,8 @@ struct BrokerConnection {
         sequence: UInt64, epoch ackEpoch: UInt64, error: String?, into effects: inout [ConnectionEffect]
     ) {
         guard let name = configuration.registration?.name, phase == .ready, ackEpoch == epoch else { return }
-        var header: [String: JSONValue] = [
-            "sequence": .int(Int64(sequence)), "epoch": .int(Int64(ackEpoch)), "name": .string(name),
-        ]
-        if let error { header["error"] = .string(error) }
-        effects.append(.sendControl(ControlRequest(.ack, header: .object(header)).frames()))
+        let ack = Acknowledgement(sequence: sequence, epoch: ackEpoch, service: name, error: error)
+        effects.append(.sendControl(ClientRequest.acknowledge(ack).controlRequest().frames()))
     }
 
     /// Unregisters (when registered) and then finishes.
@@ -181,10 +185,9 @@ struct BrokerConnection {
         }
         let id = nextID("s")
         internalRequests[id] = .unregister
-        let request = ControlRequest(
-            .unregister, requestID: id,
-            header: ["name": .string(registration.name), "instance": .string(registration.instance)])
-        effects.append(.sendControl(request.frames()))
+        let request = ClientRequest.unregister(
+            UnregisterRequest(name: registration.name, instance: registration.instance))
+        effects.append(.sendControl(request.controlRequest(id: id).frames()))
         phase = .leaving(deadline: now &+ UInt64(configuration.unregisterTimeoutMilliseconds) * 1_000_000)
     }
 
@@ -195,7 +198,7 @@ struct BrokerConnection {
             let error = LifelineError.unanswered(
                 request.command, milliseconds: request.timeoutMilliseconds,
                 endpoint: configuration.brokerEndpoint)
-            effects.append(.complete(ticket: request.ticket, .failure(error)))
+            effects.append(.deliver(.completion(ticket: request.ticket, .failure(error))))
         }
         switch phase {
         case .greeting(let deadline) where now >= deadline:
@@ -207,7 +210,7 @@ struct BrokerConnection {
         case .backingOff(let until) where now >= until:
             connect(now: now, into: &effects)
         case .leaving(let deadline) where now >= deadline:
-            effects.append(.log("the broker did not answer UNREGISTER; leaving anyway"))
+            effects.append(.deliver(.log("the broker did not answer UNREGISTER; leaving anyway")))
             finish(into: &effects)
         case .ready where configuration.registration != nil:
             if now > brokerDeadline {
@@ -234,7 +237,7 @@ struct BrokerConnection {
         return deadline
     }
 
-    static let heartbeatFrames = ControlRequest(.heartbeat).frames()
+    static let heartbeatFrames = ClientRequest.heartbeat.controlRequest().frames()
 
     // MARK: Delivery, deduplication and gaps
 
@@ -246,18 +249,17 @@ struct BrokerConnection {
         if message.header.topicSequence != cursor.topicSequence + 1 {
             let missing = message.header.topicSequence - cursor.topicSequence - 1
             effects.append(
-                .log(
-                    "\(message.name): \(missing) event(s) missing before #\(message.header.sequence); asking the broker to replay"
-                ))
+                .deliver(
+                    .log(
+                        "\(message.name): \(missing) event(s) missing before #\(message.header.sequence); asking the broker to replay"
+                    )))
             held.append(message)
             recovering = true
             let id = nextID("s")
             internalRequests[id] = .replay
-            let header: JSONValue = [
-                "after": .int(Int64(cursor.sequence)), "epoch": .int(Int64(message.header.epoch)),
-                "events": [.string(message.name.rawValue)],
-            ]
-            effects.append(.sendControl(ControlRequest(.replay, requestID: id, header: header).frames()))
+            let replay = ReplayRequest(
+                after: cursor.sequence, epoch: message.header.epoch, events: [message.name])
+            effects.append(.sendControl(ClientRequest.replay(replay).controlRequest(id: id).frames()))
             return
         }
         deliver(message, replayed: false, into: &effects)
@@ -269,39 +271,21 @@ struct BrokerConnection {
         topics[message.name] = TopicCursor(
             sequence: message.header.sequence, topicSequence: message.header.topicSequence)
         lastSequence = max(lastSequence, message.header.sequence)
-        effects.append(.deliverEvent(message, replayed: replayed))
+        effects.append(.deliver(.event(message, receivedAt: 0, replayed: replayed)))
     }
 
     /// An EVENT from the journal: delivered in order unless already seen.
-    private mutating func replayed(_ request: ControlRequest, into effects: inout [ConnectionEffect]) {
-        let header = request.header
-        guard let name = header["event"]?.stringValue, let sequence = header["sequence"]?.intValue,
-            let topicSequence = header["topicSequence"]?.intValue, let eventEpoch = header["epoch"]?.intValue
-        else {
-            effects.append(.log("ignored a malformed EVENT from the broker"))
-            return
-        }
-        let message = BusMessage(
-            name: EventName(rawValue: name),
-            header: BusHeader(
-                epoch: UInt64(eventEpoch), sequence: UInt64(sequence), topicSequence: UInt64(topicSequence),
-                flags: UInt64(header["flags"]?.intValue ?? 0),
-                publishedWallNanoseconds: UInt64(header["publishedWallNs"]?.intValue ?? 0),
-                publishedMonotonicNanoseconds: UInt64(header["publishedMonotonicNs"]?.intValue ?? 0)),
-            payload: request.payload ?? [])
+    private mutating func replayed(_ message: BusMessage, into effects: inout [ConnectionEffect]) {
         if epoch != nil && message.header.epoch != epoch { return }
         if message.header.sequence <= (topics[message.name]?.sequence ?? 0) { return }
         deliver(message, replayed: true, into: &effects)
     }
 
     /// Takes the topics' positions from a snapshot (where the broker stands for each of our events).
-    private mutating func adopt(_ snapshot: JSONValue?) {
-        for (name, state) in snapshot?.objectValue ?? [:] {
-            let key = EventName(rawValue: name)
-            let given = TopicCursor(
-                sequence: UInt64(state["sequence"]?.intValue ?? 0),
-                topicSequence: UInt64(state["topicSequence"]?.intValue ?? 0))
-            if given.sequence > (topics[key]?.sequence ?? 0) { topics[key] = given }
+    private mutating func adopt(_ snapshot: TopicPositions) {
+        for (name, position) in snapshot.positions {
+            let given = TopicCursor(sequence: position.sequence, topicSequence: position.topicSequence)
+            if given.sequence > (topics[name]?.sequence ?? 0) { topics[name] = given }
         }
     }
 
@@ -333,7 +317,7 @@ struct BrokerConnection {
         }
         let id = nextID("s")
         internalRequests = [id: .hello]
-        effects.append(.sendControl(ControlRequest(.hello, requestID: id).frames()))
+        effects.append(.sendControl(ClientRequest.hello.controlRequest(id: id).frames()))
         phase = .greeting(deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds) * 1_000_000)
     }
 
@@ -342,9 +326,10 @@ struct BrokerConnection {
     ) {
         if let request = outstanding.removeValue(forKey: reply.requestID) {
             effects.append(
-                .complete(
-                    ticket: request.ticket,
-                    reply.status.isSuccess ? .success(reply) : .failure(LifelineError(reply: reply))))
+                .deliver(
+                    .completion(
+                        ticket: request.ticket,
+                        reply.status.isSuccess ? .success(reply) : .failure(LifelineError(reply: reply)))))
             return
         }
         guard let kind = internalRequests.removeValue(forKey: reply.requestID) else { return }
@@ -353,7 +338,9 @@ struct BrokerConnection {
         case .join: joined(reply, now: now, into: &effects)
         case .replay: recovered(reply, into: &effects)
         case .unregister:
-            if !reply.status.isSuccess { effects.append(.log("UNREGISTER refused: \(reply.errorMessage)")) }
+            if !reply.status.isSuccess {
+                effects.append(.deliver(.log("UNREGISTER refused: \(reply.errorMessage)")))
+            }
             finish(into: &effects)
         }
     }
@@ -361,30 +348,27 @@ struct BrokerConnection {
     private mutating func greeted(_ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect])
     {
         guard case .greeting = phase else { return }
-        guard reply.status.isSuccess, let body = try? reply.json(), let bus = body["bus"]?.stringValue else {
+        guard reply.status.isSuccess, let body = try? reply.json(), let info = try? BrokerInfo(json: body)
+        else {
             lose("HELLO failed: \(reply.errorMessage)", retryAt: nil, now: now, into: &effects)
             return
         }
-        if let heartbeat = body["heartbeat"], let settings = try? HeartbeatSettings(json: heartbeat) {
-            brokerHeartbeat = settings
-        }
-        let endpoint = Self.reachable(bus, via: configuration.brokerEndpoint)
+        brokerHeartbeat = info.heartbeat
+        let endpoint = Self.reachable(info.bus, via: configuration.brokerEndpoint)
         if endpoint != busEndpoint {
             busEndpoint = endpoint
             effects.append(.openBus(endpoint: endpoint, subscriptions: configuration.busSubscriptions))
         }
         let id = nextID("s")
         internalRequests[id] = .join
-        let request: ControlRequest
+        let request: ClientRequest
         if let registration = configuration.registration {
-            var header = registration.json.objectValue ?? [:]
-            if let resume = cursor ?? configuration.resume { header["resume"] = resume.json }
-            request = ControlRequest(.register, requestID: id, header: .object(header))
+            request = .register(RegisterRequest(registration, resume: cursor ?? configuration.resume))
         } else {
-            request = ControlRequest(.attach, requestID: id, header: ["token": .string(configuration.token)])
+            request = .attach(token: configuration.token)
         }
         held.removeAll()
-        effects.append(.sendControl(request.frames()))
+        effects.append(.sendControl(request.controlRequest(id: id).frames()))
         phase = .joining(
             deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds + 5000) * 1_000_000)
     }
@@ -397,15 +381,16 @@ struct BrokerConnection {
                 if let wait, !retriedConflict {
                     retriedConflict = true
                     effects.append(
-                        .log(
-                            "\(reply.errorMessage); trying once more in \(wait + 200) ms in case that process has died"
-                        ))
+                        .deliver(
+                            .log(
+                                "\(reply.errorMessage); trying once more in \(wait + 200) ms in case that process has died"
+                            )))
                     internalRequests.removeAll()
                     phase = .backingOff(until: now &+ UInt64(wait + 200) * 1_000_000)
                     return
                 }
                 phase = .stopped
-                effects.append(.refused(LifelineError(reply: reply)))
+                effects.append(.deliver(.refused(LifelineError(reply: reply))))
                 return
             }
             lose(
@@ -413,8 +398,11 @@ struct BrokerConnection {
                 into: &effects)
             return
         }
-        let body = (try? reply.json()) ?? .null
-        let joinedEpoch = body["epoch"]?.intValue.map { UInt64($0) }
+        guard let body = try? reply.json(), let snapshot = try? JoinSnapshot(json: body) else {
+            lose("the broker's REGISTER reply was not a snapshot", retryAt: nil, now: now, into: &effects)
+            return
+        }
+        let joinedEpoch = snapshot.epoch
         if joinedEpoch != epoch {
             if epoch != nil {
                 // A new broker life: the positions of the old one mean nothing here.
@@ -423,16 +411,13 @@ struct BrokerConnection {
             }
             epoch = joinedEpoch
         }
-        adopt(body["topics"])
-        lastSequence = max(lastSequence, UInt64(body["sequence"]?.intValue ?? 0))
-        if let gap = body["gap"] {
-            let notice = GapNotice(json: gap)
-            effects.append(.log("could not resume after #\(notice.after): \(notice.reason)"))
-            effects.append(.gap(notice))
+        adopt(snapshot.topics)
+        lastSequence = max(lastSequence, snapshot.sequence)
+        if let notice = snapshot.gap {
+            effects.append(.deliver(.log("could not resume after #\(notice.after): \(notice.reason)")))
+            effects.append(.deliver(.gap(notice)))
         }
-        if let heartbeat = body["heartbeat"], let settings = try? HeartbeatSettings(json: heartbeat) {
-            brokerHeartbeat = settings
-        }
+        brokerHeartbeat = snapshot.heartbeat
         phase = .ready
         backoffMilliseconds = configuration.initialBackoffMilliseconds
         if let registration = configuration.registration {
@@ -440,24 +425,23 @@ struct BrokerConnection {
             nextHeartbeat = now &+ registration.heartbeat.intervalNanoseconds
         }
         effects.append(
-            .joined(
-                epoch: epoch ?? 0, first: !hasJoined, sequence: UInt64(body["sequence"]?.intValue ?? 0),
-                lifecycle: body["lifecycle"]?.stringValue ?? ""))
+            .deliver(
+                .joined(
+                    epoch: epoch ?? 0, first: !hasJoined, sequence: snapshot.sequence,
+                    lifecycle: snapshot.lifecycle.rawValue)))
         hasJoined = true
         recovering = false
         releaseHeld(into: &effects)
     }
 
     private mutating func recovered(_ reply: ControlReply, into effects: inout [ConnectionEffect]) {
-        let body = (try? reply.json()) ?? .null
-        if let gap = body["gap"] {
-            let notice = GapNotice(json: gap)
-            effects.append(.log("could not recover the gap after #\(notice.after): \(notice.reason)"))
-            effects.append(.gap(notice))
-            for (name, state) in body["topics"]?.objectValue ?? [:] {
-                topics[EventName(rawValue: name)] = TopicCursor(
-                    sequence: UInt64(state["sequence"]?.intValue ?? 0),
-                    topicSequence: UInt64(state["topicSequence"]?.intValue ?? 0))
+        let result = ReplayResult(json: (try? reply.json()) ?? .null)
+        if let notice = result.gap {
+            effects.append(
+                .deliver(.log("could not recover the gap after #\(notice.after): \(notice.reason)")))
+            effects.append(.deliver(.gap(notice)))
+            for (name, position) in result.topics.positions {
+                topics[name] = TopicCursor(sequence: position.sequence, topicSequence: position.topicSequence)
             }
             held.removeAll { $0.header.sequence <= (topics[$0.name]?.sequence ?? 0) }
         }
@@ -472,7 +456,7 @@ struct BrokerConnection {
         for (_, request) in outstanding {
             let error = LifelineError(
                 .unavailable, "the connection to the broker was lost before it answered \(request.command)")
-            effects.append(.complete(ticket: request.ticket, .failure(error)))
+            effects.append(.deliver(.completion(ticket: request.ticket, .failure(error))))
         }
         outstanding.removeAll()
         internalRequests.removeAll()
@@ -480,12 +464,12 @@ struct BrokerConnection {
         brokerDeadline = .max
         nextHeartbeat = .max
         if let retryAt {
-            effects.append(.log("\(reason); reconnecting now"))
+            effects.append(.deliver(.log("\(reason); reconnecting now")))
             phase = .backingOff(until: retryAt)
             connect(now: now, into: &effects)
             return
         }
-        effects.append(.log("\(reason); reconnecting in \(backoffMilliseconds) ms"))
+        effects.append(.deliver(.log("\(reason); reconnecting in \(backoffMilliseconds) ms")))
         phase = .backingOff(until: now &+ UInt64(backoffMilliseconds) * 1_000_000)
         backoffMilliseconds = min(backoffMilliseconds * 2, configuration.maximumBackoffMilliseconds)
     }
@@ -493,13 +477,14 @@ struct BrokerConnection {
     private mutating func finish(into effects: inout [ConnectionEffect]) {
         for (_, request) in outstanding {
             effects.append(
-                .complete(
-                    ticket: request.ticket, .failure(LifelineError(.unavailable, "the connection was closed"))
-                ))
+                .deliver(
+                    .completion(
+                        ticket: request.ticket,
+                        .failure(LifelineError(.unavailable, "the connection was closed")))))
         }
         outstanding.removeAll()
         phase = .stopped
-        effects.append(.finished)
+        effects.append(.deliver(.finished))
     }
 
     /// The bus endpoint as this client can reach it: a wildcard host (`0.0.0.0`, `*`) announced by the

@@ -8,41 +8,18 @@ import ZeroMQ
 /// the broker, a SUB on the bus, and a ``Mailbox`` for commands from other threads, all under one
 /// `zmq_poll`, whose timeout drives the session's timers. No ZeroMQ call runs anywhere else.
 /// Deliveries leave through `deliver`, called on the socket thread.
-final class ConnectionThread: Sendable {
-    /// What other threads may ask of the socket thread.
-    enum Command: Sendable {
-        case request(ControlRequest, ticket: UInt64, timeoutMilliseconds: Int)
-        case answer(ControlReply)
-        case acknowledge(sequence: UInt64, epoch: UInt64, error: String?)
-        case shutdown
-    }
-
-    /// What the socket thread hands to the application.
-    enum Delivery: Sendable {
-        /// A bus event, when the socket thread received it (CLOCK_MONOTONIC), and whether it was
-        /// replayed from the journal.
-        case event(BusMessage, receivedAt: UInt64, replayed: Bool)
-        case request(ControlRequest)
-        /// A dispatch step, handled in order with the events.
-        case offer(ControlRequest)
-        case gap(GapNotice)
-        case completion(ticket: UInt64, Result<ControlReply, LifelineError>)
-        case joined(epoch: UInt64, first: Bool, sequence: UInt64, lifecycle: String)
-        case refused(LifelineError)
-        case log(String)
-        case finished
-    }
-
-    private let mailbox: Mailbox<Command>
+final class ConnectionThread: Connection {
+    private let mailbox: Mailbox<ConnectionCommand>
     private let done = ThreadCompletion()
     /// Runs jobs of tasks that prefer it on this connection's socket thread.
     let executor: SocketThreadExecutor
 
     /// Starts the thread and connects; `deliver` receives everything the session produces.
     init(
-        configuration: ConnectionConfiguration, name: String, deliver: @escaping @Sendable (Delivery) -> Void
+        configuration: ConnectionConfiguration, name: String,
+        deliver: @escaping @Sendable (ConnectionEvent) -> Void
     ) {
-        let mailbox = Mailbox<Command>()
+        let mailbox = Mailbox<ConnectionCommand>()
         let executor = SocketThreadExecutor(wake: { mailbox.wake() })
         self.mailbox = mailbox
         self.executor = executor
@@ -61,7 +38,9 @@ final class ConnectionThread: Sendable {
     }
 
     /// Posts a command to the socket thread.
-    func post(_ command: Command) { mailbox.post(command) }
+    func post(_ command: ConnectionCommand) { mailbox.post(command) }
+
+    var handlerExecutor: (any TaskExecutor)? { executor }
 
     /// Waits until the thread has closed its sockets.
     func finished() async { await done.wait() }
@@ -94,9 +73,9 @@ final class ThreadCompletion: Sendable {
 /// The loop run on the socket thread.
 private struct SessionLoop {
     var session: BrokerConnection
-    let mailbox: Mailbox<ConnectionThread.Command>
+    let mailbox: Mailbox<ConnectionCommand>
     let executor: SocketThreadExecutor
-    let deliver: @Sendable (ConnectionThread.Delivery) -> Void
+    let deliver: @Sendable (ConnectionEvent) -> Void
     let context = ZMQContext.shared
     var control: ZMQSocket?
     var bus: ZMQSocket?
@@ -104,9 +83,9 @@ private struct SessionLoop {
     var finished = false
 
     init(
-        configuration: ConnectionConfiguration, mailbox: Mailbox<ConnectionThread.Command>,
+        configuration: ConnectionConfiguration, mailbox: Mailbox<ConnectionCommand>,
         executor: SocketThreadExecutor,
-        deliver: @escaping @Sendable (ConnectionThread.Delivery) -> Void
+        deliver: @escaping @Sendable (ConnectionEvent) -> Void
     ) {
         self.session = BrokerConnection(configuration: configuration)
         self.mailbox = mailbox
@@ -229,21 +208,12 @@ private struct SessionLoop {
             try socket.connect(endpoint)
             for topic in subscriptions { try socket.set(.subscribe, topic) }
             bus = socket
-        case .deliverEvent(let event, let replayed):
+        case .deliver(.event(let event, _, let replayed)):
             deliver(.event(event, receivedAt: SystemClock.monotonicNanoseconds(), replayed: replayed))
-        case .deliverRequest(let request): deliver(.request(request))
-        case .deliverOffer(let request): deliver(.offer(request))
-        case .gap(let notice): deliver(.gap(notice))
-        case .complete(let ticket, let result): deliver(.completion(ticket: ticket, result))
-        case .joined(let epoch, let first, let sequence, let lifecycle):
-            deliver(.joined(epoch: epoch, first: first, sequence: sequence, lifecycle: lifecycle))
-        case .refused(let error):
-            deliver(.refused(error))
-            finished = true
-        case .finished:
-            deliver(.finished)
-            finished = true
-        case .log(let line): deliver(.log(line))
+        case .deliver(let event):
+            if case .refused = event { finished = true }
+            if case .finished = event { finished = true }
+            deliver(event)
         }
     }
 }

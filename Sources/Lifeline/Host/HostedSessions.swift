@@ -13,11 +13,12 @@ actor HostedSessions {
     }
 
     /// Runs one callback from the broker and returns the reply body.
-    func handle(callback: String, header: JSONValue, arguments: JSONValue) async throws -> JSONValue {
-        let id = header["session"]?.stringValue ?? ""
-        switch callback {
-        case "didCreate", "restore":
-            if callback == "restore", let existing = sessions[id] {
+    func handle(_ request: AppCallbackRequest) async throws -> JSONValue {
+        let id = request.session
+        let arguments = request.arguments
+        switch request.callback {
+        case .didCreate, .restore:
+            if request.callback == .restore, let existing = sessions[id] {
                 return ["root": await existing.delegate.rootRoute(existing.session), "restored": false]
             }
             let record = try SessionRecord(json: arguments["record"] ?? .null)
@@ -32,30 +33,32 @@ actor HostedSessions {
             let delegate = factory(session)
             sessions[id] = (delegate, session)
             await delegate.didCreate(session)
-            return ["root": await delegate.rootRoute(session), "restored": .bool(callback == "restore")]
+            return [
+                "root": await delegate.rootRoute(session), "restored": .bool(request.callback == .restore),
+            ]
         default:
             guard let (delegate, session) = sessions[id] else {
                 throw ServiceError(.notFound, "no session \(id) in this host")
             }
-            switch callback {
-            case "willStartLaunching":
+            switch request.callback {
+            case .willStartLaunching:
                 await delegate.willStartLaunching(session, options: arguments["options"] ?? .emptyObject)
-            case "didFinishLaunching": await delegate.didFinishLaunching(session)
-            case "willPause": await delegate.willPause(session)
-            case "willResume":
+            case .didFinishLaunching: await delegate.didFinishLaunching(session)
+            case .willPause: await delegate.willPause(session)
+            case .willResume:
                 await delegate.willResume(session, options: arguments["options"] ?? .emptyObject)
-            case "didResume": await delegate.didResume(session, options: arguments["options"] ?? .emptyObject)
-            case "willTerminate":
+            case .didResume: await delegate.didResume(session, options: arguments["options"] ?? .emptyObject)
+            case .willTerminate:
                 await delegate.willTerminate(session, animated: arguments["animated"]?.boolValue ?? true)
                 sessions[id] = nil
-            case "shouldTerminate": return ["allow": .bool(await delegate.shouldTerminate(session))]
-            case "childDidFinish":
+            case .shouldTerminate: return ["allow": .bool(await delegate.shouldTerminate(session))]
+            case .childDidFinish:
                 let child = try SessionRecord(json: arguments["child"] ?? .null)
                 await delegate.childDidFinish(session, child: child, result: arguments["result"] ?? .null)
-            case "action":
+            case .action:
                 return try await delegate.perform(
                     session, action: arguments["action"]?.stringValue ?? "", body: arguments["body"] ?? .null)
-            default: throw ServiceError(.badRequest, "unknown callback '\(callback)'")
+            case .didCreate, .restore: break
             }
             return [:]
         }

@@ -1,0 +1,21 @@
+import LifelineProtocol
+
+/// What other threads may ask of a connection.
+enum ConnectionCommand: Sendable {
+    case request(ControlRequest, ticket: UInt64, timeoutMilliseconds: Int)
+    case answer(ControlReply)
+    case acknowledge(sequence: UInt64, epoch: UInt64, error: String?)
+    case shutdown
+}
+
+/// A connection to the broker as the client and the service host see it: commands go in, deliveries
+/// come out through the sink it was made with. ``ConnectionThread`` is the production one (ZeroMQ
+/// sockets on a dedicated thread); ``InMemoryConnection`` lets tests play the broker.
+protocol Connection: Sendable {
+    /// Hands `command` to the connection; it is carried out in posting order.
+    func post(_ command: ConnectionCommand)
+    /// Waits until the connection has closed.
+    func finished() async
+    /// Where the service's event handlers should run (the socket thread), if anywhere in particular.
+    var handlerExecutor: (any TaskExecutor)? { get }
+}

@@ -1,0 +1,13 @@
+import LifelineProtocol
+
+/// What a ``BrokerConnection`` asks its socket thread (or a test) to do.
+enum ConnectionEffect: Sendable, Equatable {
+    /// Replace the control socket with a fresh DEALER connected to the broker.
+    case openControl
+    /// Send `frames` on the control socket.
+    case sendControl([[UInt8]])
+    /// Replace the bus socket with a SUB connected to `endpoint`, subscribed to `subscriptions` in order.
+    case openBus(endpoint: String, subscriptions: [[UInt8]])
+    /// Hand `event` to the application.
+    case deliver(ConnectionEvent)
+}

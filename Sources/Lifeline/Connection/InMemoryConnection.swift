@@ -1,0 +1,82 @@
+import LifelineProtocol
+import Synchronization
+
+/// A connection with no sockets, for tests that play the broker (as swift-nio's embedded channel
+/// lets handlers run without a network): what the client posts is recorded and can be awaited in
+/// order; what the broker would send is injected with ``deliver(_:)``.
+final class InMemoryConnection: Connection {
+    private struct State {
+        var sink: (@Sendable (ConnectionEvent) -> Void)?
+        var posted: [ConnectionCommand] = []
+        var waiter: CheckedContinuation<ConnectionCommand, Never>?
+        var closed = false
+        var closeWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    init() {}
+
+    /// Where deliveries go: set by the client that owns this connection.
+    func attach(_ sink: @escaping @Sendable (ConnectionEvent) -> Void) { state.withLock { $0.sink = sink } }
+
+    /// Hands `event` to the client, as the socket thread would.
+    func deliver(_ event: ConnectionEvent) {
+        let sink = state.withLock { $0.sink }
+        sink?(event)
+    }
+
+    func post(_ command: ConnectionCommand) {
+        let waiter = state.withLock { state -> CheckedContinuation<ConnectionCommand, Never>? in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
+            }
+            state.posted.append(command)
+            return nil
+        }
+        waiter?.resume(returning: command)
+    }
+
+    /// The next command the client posted, waiting for it if needed.
+    func nextCommand() async -> ConnectionCommand {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> ConnectionCommand? in
+                if !state.posted.isEmpty { return state.posted.removeFirst() }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// The next answer the client sent to a broker request, skipping other commands.
+    func nextAnswer() async -> ControlReply {
+        while true {
+            if case .answer(let reply) = await nextCommand() { return reply }
+        }
+    }
+
+    /// Ends the connection: the client hears `finished`, and waiters of ``finished()`` resume.
+    func close() {
+        let (sink, waiters) = state.withLock { state in
+            state.closed = true
+            defer { state.closeWaiters.removeAll() }
+            return (state.sink, state.closeWaiters)
+        }
+        sink?(.finished)
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func finished() async {
+        await withCheckedContinuation { continuation in
+            let closed = state.withLock { state in
+                if !state.closed { state.closeWaiters.append(continuation) }
+                return state.closed
+            }
+            if closed { continuation.resume() }
+        }
+    }
+
+    var handlerExecutor: (any TaskExecutor)? { nil }
+}

@@ -1,0 +1,40 @@
+import Glibc
+import LifelineProtocol
+import LifelineSupport
+
+extension Service {
+    /// Runs the service as the main program: reads the standard options (``ServiceOptions``), stops
+    /// gracefully on SIGINT / SIGTERM and exits 0; exits 1 when the broker refuses the service and 2
+    /// on a bad command line.
+    public func main(
+        arguments: CommandLineArguments = .process, about: String = "", usage extraUsage: String = ""
+    ) async -> Never {
+        var arguments = arguments
+        let executable =
+            CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? name
+        if arguments.flag("-h", "--help") {
+            Console.out(
+                "usage: \(executable) [options]\(about.isEmpty ? "" : "\n\n" + about)\n\noptions:\n\(extraUsage)\(ServiceOptions.usage)"
+            )
+            exit(0)
+        }
+        let options: ServiceOptions
+        do {
+            options = try ServiceOptions(parsing: &arguments)
+            try arguments.finish()
+        } catch {
+            Console.error("\(executable): \(error.message)\ntry '\(executable) --help'")
+            exit(2)
+        }
+        let runner = ServiceRunner(self, options: options)
+        let watcher = SignalWatcher { _ in runner.stop() }
+        do {
+            try await runner.run()
+            withExtendedLifetime(watcher) {}
+            exit(0)
+        } catch {
+            Console.log(runner.name, "\(error)")
+            exit(1)
+        }
+    }
+}

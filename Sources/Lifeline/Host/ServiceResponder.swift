@@ -1,0 +1,191 @@
+import LifelineProtocol
+import LifelineSupport
+
+/// Answers what the broker asks of a service process: calls, dispatch steps, start hooks, boot
+/// tasks, micro-app callbacks and start interceptions; and hands bus events and gap notices to the
+/// service's handlers. It only answers: connecting, the order of work and stopping belong to
+/// ``ServiceRunner``.
+struct ServiceResponder: Sendable {
+    let service: Service
+    /// The registered name (the service's own, or `--name`).
+    let name: String
+    let client: LifelineClient
+    let context: ServiceContext
+    let runtime: RuntimeServices
+    let sessions: HostedSessions
+
+    /// Answers a request that may run concurrently with others (everything but OFFER).
+    func respond(to request: BrokerRequest, id: [UInt8]) async {
+        let reply: ControlReply
+        switch request {
+        case .call(let call): reply = await answer(call, id: id)
+        case .start(let target): reply = await start(target, id: id)
+        case .boot(let run): reply = await runBootTask(run, id: id)
+        case .app(let callback): reply = await hostCallback(callback, id: id)
+        case .intercept(let start): reply = await intercept(start, id: id)
+        case .offer(let offer): reply = await answer(offer, id: id)
+        case .heartbeat, .disconnect, .event: return
+        }
+        client.answer(reply)
+    }
+
+    /// Handles one delivery that must keep bus order: an event, a dispatch step or a gap notice.
+    func handleInOrder(_ delivery: ConnectionEvent) async {
+        switch delivery {
+        case .event(let message, let receivedAt, let replayed):
+            await handle(message, receivedAt: receivedAt, replayed: replayed)
+        case .request(let request, let id): await respond(to: request, id: id)
+        case .gap(let notice): if let hook = service.gapHook { await hook(notice, context) }
+        default: break
+        }
+    }
+
+    private func handle(_ message: BusMessage, receivedAt: UInt64, replayed: Bool) async {
+        guard let handler = service.eventHandlers[message.name] else { return }
+        var failure: String?
+        do {
+            let payload = try JSONParser.parse(message.payload)
+            _ = try await handler.run(
+                Event(message, payload: payload, receivedAt: receivedAt, context: context, replayed: replayed)
+            )
+        } catch {
+            failure = "\(error)"
+            context.log("handler for \(message.name) #\(message.header.sequence) failed: \(error)")
+        }
+        if message.header.flags & 1 == 1 {
+            client.acknowledge(sequence: message.header.sequence, epoch: message.header.epoch, error: failure)
+        }
+    }
+
+    /// Runs `body` and turns what it throws into an error reply: a ``ServiceError`` with its own
+    /// status, anything else as 500 saying `what` failed.
+    private func replying(_ id: [UInt8], _ what: String, _ body: () async throws -> JSONValue) async
+        -> ControlReply
+    {
+        do {
+            return ControlReply(requestID: id, json: try await body())
+        } catch let error as ServiceError {
+            return ControlReply(requestID: id, status: error.status, json: error.body)
+        } catch {
+            return .error(.internalError, "\(what): \(error)", requestID: id)
+        }
+    }
+
+    private func answer(_ offer: DispatchOffer, id: [UInt8]) async -> ControlReply {
+        let received = SystemClock.monotonicNanoseconds()
+        guard let handler = service.eventHandlers[offer.event] else {
+            return ControlReply(requestID: id, json: Answer.continue.json)
+        }
+        return await replying(id, "\(name) failed to handle \(offer.event)") {
+            let message = BusMessage(
+                name: offer.event,
+                header: BusHeader(
+                    epoch: 0, sequence: 0, topicSequence: 0,
+                    publishedWallNanoseconds: SystemClock.wallNanoseconds(),
+                    publishedMonotonicNanoseconds: received),
+                payload: [])
+            let event = Event(
+                message, payload: offer.payload, receivedAt: received, context: context,
+                dispatchID: offer.dispatch,
+                stepTimeout: offer.timeoutMilliseconds)
+            return try await handler.run(event).json
+        }
+    }
+
+    /// START from the broker: the DTService start hook of `target` (this service or one registered at
+    /// run time), then the answer.
+    private func start(_ target: String, id: [UInt8]) async -> ControlReply {
+        let added = target == name ? nil : runtime.service(named: target)
+        let context =
+            added == nil
+            ? context : ServiceContext(serviceName: target, client: client, runtimeServices: runtime)
+        do {
+            try await (added ?? service).startHook?(context)
+            return ControlReply(requestID: id, json: ["started": true])
+        } catch {
+            context.log("start failed: \(error)")
+            return .error(.internalError, "\(target) failed to start: \(error)", requestID: id)
+        }
+    }
+
+    /// A boot task the broker runs now: its condition, then its body (or the start hook).
+    private func runBootTask(_ run: BootTaskRun, id: [UInt8]) async -> ControlReply {
+        let boot = BootContext(task: run.task, launchOptions: run.launchOptions, service: context)
+        let short = run.task.hasPrefix(name + ".") ? String(run.task.dropFirst(name.count + 1)) : run.task
+        let handler = service.bootTasks[short]
+        func skip(_ reason: String) -> ControlReply {
+            ControlReply(requestID: id, json: BootTaskOutcome.skipped(reason: reason).json)
+        }
+        switch run.condition {
+        case .environment(let variable, let expected)?:
+            let value = Environment.variable(variable)
+            if value == nil || (expected != nil && value != expected) {
+                return skip(
+                    "condition: environment \(variable)\(expected.map { " is not '\($0)'" } ?? " is not set")"
+                )
+            }
+        case .check?:
+            if let check = handler?.canExecute, await !check(boot) {
+                return skip("condition: the service's own check said no")
+            }
+        default: break
+        }
+        return await replying(id, "\(run.task) failed") {
+            if run.kind == .start {
+                try await service.startHook?(context)
+            } else {
+                guard let handler else {
+                    throw ServiceError(.notFound, "\(name) has no boot task \(run.task)")
+                }
+                try await handler.body(boot)
+            }
+            return BootTaskOutcome.done.json
+        }
+    }
+
+    /// A micro-app callback for a session hosted here.
+    private func hostCallback(_ callback: AppCallbackRequest, id: [UInt8]) async -> ControlReply {
+        await replying(id, "\(callback.callback.rawValue) failed") { try await sessions.handle(callback) }
+    }
+
+    /// A start request to judge, when this service intercepts starts.
+    private func intercept(_ start: AppStart, id: [UInt8]) async -> ControlReply {
+        let request = StartRequest(
+            app: start.app, params: start.params, mode: start.mode, clearTop: start.clearTop,
+            parent: start.parent)
+        let decision: StartDecision
+        do {
+            decision = try await service.interceptor?.handler(request, context) ?? .allow
+        } catch {
+            context.log("start interceptor failed (\(error)); allowing the start")
+            decision = .allow
+        }
+        return ControlReply(requestID: id, json: decision.json)
+    }
+
+    /// A call to one of the methods of this service or of one it registered at run time.
+    private func answer(_ call: ServiceCall, id: [UInt8]) async -> ControlReply {
+        var (service, name, context) = (self.service, self.name, self.context)
+        if call.service != name {
+            guard let added = runtime.service(named: call.service) else {
+                return .error(.notFound, "this process serves no service '\(call.service)'", requestID: id)
+            }
+            (service, name) = (added, call.service)
+            context = ServiceContext(serviceName: call.service, client: client, runtimeServices: runtime)
+        }
+        guard let handler = service.methodHandlers[call.method] else {
+            return .error(.notFound, "service '\(name)' has no method '\(call.method)'", requestID: id)
+        }
+        let body: JSONValue
+        do {
+            body = call.body.isEmpty ? .null : try JSONParser.parse(call.body)
+        } catch {
+            return .error(
+                .badRequest, "the body of \(name).\(call.method) is not JSON: \(error)", requestID: id)
+        }
+        let request = CallRequest(
+            method: call.method, body: body, timeoutMilliseconds: call.timeoutMilliseconds ?? 0,
+            context: context)
+        return await replying(id, "\(name).\(call.method) failed") { try await handler(request) }
+    }
+}

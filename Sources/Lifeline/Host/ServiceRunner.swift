@@ -1,0 +1,132 @@
+import LifelineProtocol
+import LifelineSupport
+import Synchronization
+
+/// Runs a ``Service``: didCreate, connect and register, deliver events in order and calls
+/// concurrently, start after the first registration, and on ``stop()`` willDestroy, unregister, close.
+///
+/// Everything it starts runs in one task group: the ordered handler loop (on the connection's socket
+/// thread), one child per concurrent request, the re-registration of run-time services, and the
+/// leaving sequence; ``run()`` returns when the connection has closed and every child has ended.
+public final class ServiceRunner: Sendable {
+    /// Makes the connection a runner talks through, given where its deliveries go.
+    typealias Connect =
+        @Sendable (ConnectionConfiguration, @escaping @Sendable (ConnectionEvent) -> Void) -> any Connection
+
+    public let service: Service
+    public let options: ServiceOptions
+    private let connect: Connect
+    private let stops: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
+
+    public convenience init(_ service: Service, options: ServiceOptions = ServiceOptions()) {
+        self.init(service, options: options) { configuration, deliver in
+            ConnectionThread(configuration: configuration, name: "ll-socket", deliver: deliver)
+        }
+    }
+
+    /// A runner over the connection `connect` makes (an ``InMemoryConnection`` in tests).
+    init(_ service: Service, options: ServiceOptions, connect: @escaping Connect) {
+        self.service = service
+        self.options = options
+        self.connect = connect
+        self.stops = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// The registered name (the service's own, or `--name`).
+    public var name: String { options.name ?? service.name }
+
+    /// Asks the service to stop: willDestroy, unregister, close. Safe to call more than once, and
+    /// before ``run()`` has connected.
+    public func stop() { stops.continuation.yield() }
+
+    /// Serves until ``stop()``; throws when the broker refuses the name.
+    public func run() async throws {
+        let name = self.name
+        let instance = Environment.uniqueToken()
+        let registration = ServiceRegistration(
+            name: name, instance: instance, pid: Environment.processID, host: Environment.hostName,
+            events: service.events, methods: service.methods,
+            heartbeat: options.heartbeat ?? service.heartbeat,
+            attachToken: instance, priorities: service.priorities, deadlines: service.deadlines,
+            apps: service.apps,
+            lazy: service.isLazy, interceptorPriority: service.interceptor?.priority,
+            bootTasks: service.bootDeclarations(as: name))
+        var configuration = ConnectionConfiguration(
+            brokerEndpoint: options.broker, registration: registration,
+            subscriptions: .events(service.events),
+            token: instance)
+        if let hook = service.resumeHook { configuration.resume = try await hook() }
+
+        let inbound = InboundQueue<ConnectionEvent>()
+        let (control, controlSink) = AsyncStream<ConnectionEvent>.makeStream()
+        let connect = self.connect
+        let client = LifelineClient(brokerEndpoint: configuration.brokerEndpoint) { event in
+            if event.isOrdered { inbound.push(event) } else { controlSink.yield(event) }
+        } connect: { [configuration] sink in
+            connect(configuration, sink)
+        }
+        let runtime = RuntimeServices(mainName: name, template: registration)
+        let context = ServiceContext(serviceName: name, client: client, runtimeServices: runtime)
+        let responder = ServiceResponder(
+            service: service, name: name, client: client, context: context, runtime: runtime,
+            sessions: HostedSessions(factories: service.appFactories, context: context))
+
+        var refusal: LifelineError?
+        await withTaskGroup(of: Void.self) { group in
+            // Handlers run on the socket thread (see SocketThreadExecutor): no thread hop before a handler.
+            group.addTask(executorPreference: client.handlerExecutor) {
+                while let delivery = await inbound.next() { await responder.handleInOrder(delivery) }
+            }
+            group.addTask { [stops] in
+                for await _ in stops.stream {
+                    await self.leave(context)
+                    return
+                }
+            }
+            for await event in control {
+                switch event {
+                case .request(let request, let id):
+                    group.addTask { await responder.respond(to: request, id: id) }
+                case .joined(let epoch, let first, let sequence, let lifecycle):
+                    if first {
+                        if let hook = service.didCreateHook {
+                            do { try await hook() } catch { context.log("didCreate failed: \(error)") }
+                        }
+                        Console.out(
+                            "READY service=\(name) pid=\(Environment.processID) epoch=\(epoch) sequence=\(sequence) lifecycle=\(lifecycle)"
+                        )
+                    } else {
+                        context.log("registered again with the broker (epoch \(epoch))")
+                        group.addTask {
+                            for (service, error) in await runtime.registerAgain(client: client) {
+                                context.log("could not register \(service) again: \(error)")
+                            }
+                        }
+                    }
+                case .refused(let error):
+                    refusal = error
+                    controlSink.finish()
+                case .log(let line): context.log(line)
+                case .finished: controlSink.finish()
+                case .event, .gap, .completion: break
+                }
+            }
+            inbound.finish()
+            stops.continuation.finish()
+        }
+        if let refusal { throw refusal }
+    }
+
+    /// Services registered at run time leave first (their willDestroy, UNREGISTER), then this one.
+    private func leave(_ context: ServiceContext) async {
+        for name in (context.runtimeServices?.all.keys).map(Array.init)?.sorted() ?? [] {
+            do { try await context.unregisterService(name) } catch {
+                context.log("could not unregister \(name): \(error)")
+            }
+        }
+        if let hook = service.willDestroyHook {
+            do { try await hook(context) } catch { context.log("willDestroy failed: \(error)") }
+        }
+        await context.client.close()
+    }
+}
