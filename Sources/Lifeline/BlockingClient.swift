@@ -19,10 +19,9 @@ public final class BlockingClient {
 
     /// Sends `request` and waits up to `timeoutMilliseconds` for its reply, whatever its status.
     /// Throws ``LifelineError`` (504) when the broker does not answer in time.
-    public func send(_ request: ControlRequest, timeoutMilliseconds: Int = 5000) throws -> ControlReply {
-        var request = request
+    public func send(_ request: ClientRequest, timeoutMilliseconds: Int = 5000) throws -> ControlReply {
         counter += 1
-        request.requestID = Array("k\(counter)".utf8)
+        let request = request.controlRequest(id: Array("k\(counter)".utf8))
         try socket.send(frames: request.frames())
         let deadline = SystemClock.monotonicNanoseconds() + UInt64(timeoutMilliseconds) * 1_000_000
         var poller = ZMQPoller()
@@ -45,7 +44,7 @@ public final class BlockingClient {
     }
 
     /// Like ``send(_:timeoutMilliseconds:)``, but a non-2xx reply throws ``LifelineError``.
-    public func request(_ request: ControlRequest, timeoutMilliseconds: Int = 5000) throws -> ControlReply {
+    public func request(_ request: ClientRequest, timeoutMilliseconds: Int = 5000) throws -> ControlReply {
         let reply = try send(request, timeoutMilliseconds: timeoutMilliseconds)
         guard reply.status.isSuccess else { throw LifelineError(reply: reply) }
         return reply
@@ -53,8 +52,7 @@ public final class BlockingClient {
 
     /// HELLO: where the bus is, the epoch, the heartbeat rules.
     public func hello(timeoutMilliseconds: Int = 5000) throws -> BrokerInfo {
-        try BrokerInfo(
-            json: try request(ControlRequest(.hello), timeoutMilliseconds: timeoutMilliseconds).json())
+        try BrokerInfo(json: try request(.hello, timeoutMilliseconds: timeoutMilliseconds).json())
     }
 
     /// Publishes `event`; the payload bytes must be a JSON object.
@@ -62,12 +60,55 @@ public final class BlockingClient {
         _ event: EventName, payload: [UInt8] = Array("{}".utf8), acknowledged: Bool = false,
         timeoutMilliseconds: Int = 5000
     ) throws -> PublishReceipt {
-        var header: JSONValue = ["event": .string(event.rawValue)]
-        if acknowledged { header = ["event": .string(event.rawValue), "ack": true] }
-        let reply = try request(
-            ControlRequest(.publish, header: header, payload: payload),
+        try publish(
+            PublishRequest(event: event, payload: payload, acknowledged: acknowledged ? true : nil),
             timeoutMilliseconds: timeoutMilliseconds)
-        return PublishReceipt(json: try reply.json())
+    }
+
+    /// Publishes as `publication` says; returns the receipt (with acknowledgements when asked for).
+    public func publish(_ publication: PublishRequest, timeoutMilliseconds: Int = 5000) throws
+        -> PublishReceipt
+    {
+        PublishReceipt(
+            json: try request(.publish(publication), timeoutMilliseconds: timeoutMilliseconds).json())
+    }
+
+    /// The Context's findServiceByName: the record, or ``LifelineError`` with status 404.
+    public func lookup(_ name: String, timeoutMilliseconds: Int = 5000) throws -> ServiceRecord {
+        try ServiceRecord(
+            json: try request(.lookup(name: name), timeoutMilliseconds: timeoutMilliseconds).json())
+    }
+
+    /// Every registered service, sorted by name.
+    public func services(timeoutMilliseconds: Int = 5000) throws -> [ServiceRecord] {
+        let body = try request(.list, timeoutMilliseconds: timeoutMilliseconds).json()
+        return try (body["services"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in
+            try ServiceRecord(json: value)
+        }
+    }
+
+    /// Calls a service's method through the broker; the reply comes back whatever its status (a
+    /// service's own errors are its answer).
+    public func call(_ call: ServiceCall, timeoutMilliseconds: Int = 5000) throws -> ControlReply {
+        try send(.call(call), timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    /// Offers an event to its handlers in order and returns their verdict.
+    public func dispatch(_ dispatch: DispatchRequest, timeoutMilliseconds: Int = 5000) throws
+        -> DispatchOutcome
+    {
+        DispatchOutcome(
+            json: try request(.dispatch(dispatch), timeoutMilliseconds: timeoutMilliseconds).json())
+    }
+
+    /// An operation on the Context's micro-app stack; the reply once its callbacks have run.
+    public func apps(_ operation: AppsRequest, timeoutMilliseconds: Int = 5000) throws -> JSONValue {
+        try request(.apps(operation), timeoutMilliseconds: timeoutMilliseconds).json()
+    }
+
+    /// An operation of the boot loader: its report, starting a boot, running one task.
+    public func boot(_ operation: BootRequest, timeoutMilliseconds: Int = 5000) throws -> JSONValue {
+        try request(.boot(operation), timeoutMilliseconds: timeoutMilliseconds).json()
     }
 
     /// Opens a SUB on the bus for `subscriptions` (nil: every event) and returns once the broker has
@@ -80,9 +121,7 @@ public final class BlockingClient {
         let subscriber = try BusSubscriber(
             endpoint: BrokerConnection.reachable(info.bus, via: brokerEndpoint), events: subscriptions,
             token: token)
-        _ = try request(
-            ControlRequest(.attach, header: ["token": .string(token)]),
-            timeoutMilliseconds: timeoutMilliseconds)
+        _ = try request(.attach(token: token), timeoutMilliseconds: timeoutMilliseconds)
         return subscriber
     }
 }

@@ -32,60 +32,61 @@ enum AppsCommand: CLICommand {
                 "apps needs a subcommand: start, list, current, find, exit, exit-all, dismiss, pop-to-root, set-root, action"
             )
         }
-        var header: [String: JSONValue]
+        let operation: AppsRequest
         switch sub {
         case "start", "set-root":
             guard let app = arguments.positional() else { throw UsageError("apps \(sub) needs an app NAME") }
-            header = ["op": .string(sub == "start" ? "start" : "setRoot"), "app": .string(app)]
-            if let mode = try arguments.option("--mode") {
-                guard LaunchMode(rawValue: mode) != nil else {
+            var mode = LaunchMode.pushWithAnimation
+            if let text = try arguments.option("--mode") {
+                guard let parsed = LaunchMode(rawValue: text) else {
                     throw UsageError(
-                        "unknown mode '\(mode)'; modes: \(LaunchMode.allCases.map(\.rawValue).joined(separator: ", "))"
+                        "unknown mode '\(text)'; modes: \(LaunchMode.allCases.map(\.rawValue).joined(separator: ", "))"
                     )
                 }
-                header["mode"] = .string(mode)
+                mode = parsed
             }
-            if arguments.flag("--clear-top") { header["clearTop"] = true }
-            if let parent = try arguments.option("--parent") { header["parent"] = .string(parent) }
-            header["params"] = try TextFormat.payload(arguments.remainingPositionals())
-        case "list": header = ["op": "list"]
-        case "current": header = ["op": "current"]
+            let clearTop = arguments.flag("--clear-top")
+            let parent = try arguments.option("--parent")
+            operation = .start(
+                AppStart(
+                    app: app, params: try TextFormat.payload(arguments.remainingPositionals()), mode: mode,
+                    clearTop: clearTop, parent: parent, replacesRoot: sub == "set-root"))
+        case "list": operation = .list
+        case "current": operation = .current
         case "find":
             guard let app = arguments.positional() else { throw UsageError("apps find needs an app NAME") }
-            header = ["op": "find", "app": .string(app), "all": .bool(arguments.flag("--all"))]
+            operation = .find(app: app, all: arguments.flag("--all"))
         case "exit":
             guard let target = arguments.positional() else {
                 throw UsageError("apps exit needs a SESSION id or an app NAME")
             }
-            header = ["op": "exit", "force": .bool(arguments.flag("--force"))]
-            header[Self.isSessionID(target) ? "session" : "app"] = .string(target)
+            var exit = AppExit(target: SessionTarget(parsing: target), force: arguments.flag("--force"))
             if let result = try arguments.option("--result") {
-                do { header["result"] = try JSONParser.parse(result) } catch {
+                do { exit.result = try JSONParser.parse(result) } catch {
                     throw UsageError("--result is not JSON: \(error)")
                 }
             }
-        case "exit-all": header = ["op": "exitAll"]
-        case "dismiss": header = ["op": "dismiss"]
-        case "pop-to-root": header = ["op": "popToRoot"]
+            operation = .exit(exit)
+        case "exit-all": operation = .exitAll
+        case "dismiss": operation = .dismiss
+        case "pop-to-root": operation = .popToRoot
         case "action":
             guard let target = arguments.positional(), let action = arguments.positional() else {
                 throw UsageError("apps action needs a SESSION id or app NAME and an ACTION")
             }
-            header = ["op": "action", "action": .string(action)]
-            header[Self.isSessionID(target) ? "session" : "app"] = .string(target)
-            if let body = arguments.positional() {
-                do { header["body"] = try JSONParser.parse(body) } catch {
+            var body = JSONValue.null
+            if let text = arguments.positional() {
+                do { body = try JSONParser.parse(text) } catch {
                     throw UsageError("the action body is not JSON: \(error)")
                 }
             }
+            operation = .action(target: SessionTarget(parsing: target), action: action, body: body)
         default:
             throw UsageError("unknown apps subcommand '\(sub)'")
         }
         try arguments.finish()
-        let reply = try options.client().request(
-            ControlRequest(.apps, header: .object(header)),
-            timeoutMilliseconds: max(options.timeoutMilliseconds, 60_000))
-        let body = try reply.json()
+        let body = try options.client().apps(
+            operation, timeoutMilliseconds: max(options.timeoutMilliseconds, 60_000))
         if options.json || sub == "action" {
             Console.out(body.description)
             return 0
@@ -114,10 +115,6 @@ enum AppsCommand: CLICommand {
             Console.out(lines.joined(separator: "\n"))
         }
         return 0
-    }
-
-    static func isSessionID(_ text: String) -> Bool {
-        text == "top" || (text.hasPrefix("s") && Int(text.dropFirst()) != nil)
     }
 
     /// The stack, bottom to top.

@@ -37,10 +37,7 @@ enum BootCommand: CLICommand {
         case "report":
             let svg = try arguments.option("--svg")
             try arguments.finish()
-            let report = try options.client().request(
-                ControlRequest(.boot, header: ["op": "report"]),
-                timeoutMilliseconds: options.timeoutMilliseconds
-            ).json()
+            let report = try options.client().boot(.report, timeoutMilliseconds: options.timeoutMilliseconds)
             if let svg {
                 try BootTimeline.svg(report).write(toFile: svg, atomically: true, encoding: .utf8)
                 Console.error("wrote the timeline to \(svg)")
@@ -50,10 +47,8 @@ enum BootCommand: CLICommand {
         case "run":
             guard let task = arguments.positional() else { throw UsageError("boot run needs a TASK") }
             try arguments.finish()
-            let reply = try options.client().request(
-                ControlRequest(.boot, header: ["op": "run", "task": .string(task)]),
-                timeoutMilliseconds: max(options.timeoutMilliseconds, 60_000))
-            let body = try reply.json()
+            let body = try options.client().boot(
+                .run(task: task), timeoutMilliseconds: max(options.timeoutMilliseconds, 60_000))
             if options.json {
                 Console.out(body.description)
             } else {
@@ -65,10 +60,8 @@ enum BootCommand: CLICommand {
         case "start":
             let launchOptions = try TextFormat.payload(arguments.remainingPositionals())
             try arguments.finish()
-            let body = try options.client().request(
-                ControlRequest(.boot, header: ["op": "start", "launchOptions": launchOptions]),
-                timeoutMilliseconds: options.timeoutMilliseconds
-            ).json()
+            let body = try options.client().boot(
+                .start(launchOptions: launchOptions), timeoutMilliseconds: options.timeoutMilliseconds)
             Console.out(
                 options.json
                     ? body.description
@@ -117,9 +110,7 @@ enum BootCommand: CLICommand {
             default: return nil
             }
         }
-        let report = try client.request(
-            ControlRequest(.boot, header: ["op": "report"]), timeoutMilliseconds: options.timeoutMilliseconds
-        ).json()
+        let report = try client.boot(.report, timeoutMilliseconds: options.timeoutMilliseconds)
         if report["state"] == "waiting" { Console.out("waiting for the services the boot expects …") }
         if let status = finished(report) { return status }
         while SystemClock.monotonicNanoseconds() < deadline {
@@ -135,10 +126,7 @@ enum BootCommand: CLICommand {
                         duration: payload["durationMs"]?.intValue, reason: payload["reason"]?.stringValue))
             }
             if event.name == .bootDidFinish {
-                let final = try client.request(
-                    ControlRequest(.boot, header: ["op": "report"]),
-                    timeoutMilliseconds: options.timeoutMilliseconds
-                ).json()
+                let final = try client.boot(.report, timeoutMilliseconds: options.timeoutMilliseconds)
                 return finished(final) ?? 1
             }
         }

@@ -30,15 +30,10 @@ enum CallCommand: CLICommand {
             }
         }
         try arguments.finish()
-        let request = ControlRequest(
-            .call,
-            header: [
-                "service": .string(service), "method": .string(method),
-                "timeoutMs": .int(Int64(options.timeoutMilliseconds)),
-            ],
-            payload: JSONWriter.encode(body))
-        let reply = try options.client().send(
-            request, timeoutMilliseconds: options.timeoutMilliseconds + 1000)
+        let call = ServiceCall(
+            service: service, method: method, timeoutMilliseconds: options.timeoutMilliseconds,
+            body: JSONWriter.encode(body))
+        let reply = try options.client().call(call, timeoutMilliseconds: options.timeoutMilliseconds + 1000)
         let json = (try? reply.json()) ?? .string(String(decoding: reply.body, as: UTF8.self))
         guard reply.status.isSuccess else {
             Console.error(

@@ -29,14 +29,12 @@ enum DispatchCommand: CLICommand {
         let stepTimeout = try arguments.integer("--step-timeout", in: 1...3_600_000)
         let force = arguments.flag("--force")
         let (event, payload) = try TextFormat.event(&arguments, for: "dispatch")
-        var header: [String: JSONValue] = ["event": .string(event.rawValue)]
-        if let stepTimeout { header["timeoutMs"] = .int(Int64(stepTimeout)) }
-        if force { header["force"] = true }
+        let dispatch = DispatchRequest(
+            event: event, payload: payload, stepTimeoutMilliseconds: stepTimeout, force: force)
         let longest = max(
             stepTimeout ?? 2000, EventCatalog.descriptor(for: event)?.deadlineMilliseconds ?? 2000)
         let reply = try options.client().request(
-            ControlRequest(.dispatch, header: .object(header), payload: JSONWriter.encode(payload)),
-            timeoutMilliseconds: max(options.timeoutMilliseconds, longest * 20 + 5000))
+            .dispatch(dispatch), timeoutMilliseconds: max(options.timeoutMilliseconds, longest * 20 + 5000))
         let body = try reply.json()
         if options.json {
             Console.out(body.description)
@@ -49,7 +47,7 @@ enum DispatchCommand: CLICommand {
         ]
         if let value = outcome.returnValue { lines.append("  returns:    \(value ? "YES" : "NO")") }
         if let completion = outcome.completion { lines.append("  completion: \(completion)") }
-        if body["launchEndedEarly"]?.boolValue == true {
+        if outcome.launchEndedEarly == true {
             lines.append("  launch ended early: afterDidFinishLaunching skipped")
         }
         lines.append("  payload:    \(outcome.payload)")

@@ -19,15 +19,11 @@ enum LookupCommand: CLICommand {
         let options = try ClientOptions(&arguments)
         guard let name = arguments.positional() else { throw UsageError("lookup needs a service NAME") }
         try arguments.finish()
-        let reply = try options.client().request(
-            ControlRequest(.lookup, header: ["name": .string(name)]),
-            timeoutMilliseconds: options.timeoutMilliseconds)
-        let body = try reply.json()
+        let record = try options.client().lookup(name, timeoutMilliseconds: options.timeoutMilliseconds)
         if options.json {
-            Console.out(body.description)
+            Console.out(record.json.description)
             return 0
         }
-        let record = try ServiceRecord(json: body)
         let registration = record.registration
         Console.out(
             """

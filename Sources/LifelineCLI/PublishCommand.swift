@@ -32,42 +32,30 @@ enum PublishCommand: CLICommand {
         let force = arguments.flag("--force")
         if ack && noAck { throw UsageError("--ack and --no-ack exclude each other") }
         let (event, payload) = try TextFormat.event(&arguments, for: "publish")
-        var header: [String: JSONValue] = [
-            "event": .string(event.rawValue), "timeoutMs": .int(Int64(options.timeoutMilliseconds)),
-        ]
-        if ack || noAck { header["ack"] = .bool(ack) }
-        if force { header["force"] = true }
-        let request = ControlRequest(.publish, header: .object(header), payload: JSONWriter.encode(payload))
-        let reply = try options.client().request(
-            request, timeoutMilliseconds: options.timeoutMilliseconds + 2000)
-        let body = try reply.json()
-        let missing = body["missing"]?.arrayValue ?? []
-        let failed = body["failed"]?.arrayValue ?? []
+        let publication = PublishRequest(
+            event: event, payload: JSONWriter.encode(payload), acknowledged: ack || noAck ? ack : nil,
+            timeoutMilliseconds: options.timeoutMilliseconds, force: force)
+        let receipt = try options.client().publish(
+            publication, timeoutMilliseconds: options.timeoutMilliseconds + 2000)
         if options.json {
-            Console.out(body.description)
+            Console.out(String(decoding: receipt.body, as: UTF8.self))
         } else {
-            let subscribers = body["subscribers"]?.intValue ?? 0
+            let subscribers = receipt.subscribers
             let noun = subscribers == 1 ? "service" : "services"
-            var line =
-                "published \(event) #\(body["sequence"]?.intValue ?? 0) to \(subscribers) subscribed \(noun)"
-            if let acknowledged = body["acknowledged"]?.arrayValue {
-                let names = acknowledged.compactMap(\.stringValue)
+            var line = "published \(event) #\(receipt.sequence) to \(subscribers) subscribed \(noun)"
+            if let names = receipt.acknowledged {
                 line +=
                     "; acknowledged by \(names.count) of \(subscribers)"
-                    + (names.isEmpty ? "" : " (\(names.joined(separator: ", ")))")
+                    + (names.isEmpty ? "" : " (\(names.sorted().joined(separator: ", ")))")
             }
             Console.out(line)
-            for entry in failed {
-                Console.error(
-                    "  \(entry["service"]?.stringValue ?? "?") handled it with an error: \(entry["error"]?.stringValue ?? "")"
-                )
+            for entry in receipt.failed {
+                Console.error("  \(entry.service) handled it with an error: \(entry.error)")
             }
-            for entry in missing {
-                Console.error(
-                    "  \(entry["service"]?.stringValue ?? "?") did not acknowledge: \(entry["reason"]?.stringValue ?? "")"
-                )
+            for entry in receipt.missing {
+                Console.error("  \(entry.service) did not acknowledge: \(entry.reason)")
             }
         }
-        return missing.isEmpty && failed.isEmpty ? 0 : 1
+        return receipt.missing.isEmpty && receipt.failed.isEmpty ? 0 : 1
     }
 }

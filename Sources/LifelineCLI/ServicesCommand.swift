@@ -19,15 +19,10 @@ enum ServicesCommand: CLICommand {
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
         try arguments.finish()
-        let reply = try options.client().request(
-            ControlRequest(.list), timeoutMilliseconds: options.timeoutMilliseconds)
-        let body = try reply.json()
+        let records = try options.client().services(timeoutMilliseconds: options.timeoutMilliseconds)
         if options.json {
-            Console.out(body.description)
+            Console.out(JSONValue.object(["services": .array(records.map(\.json))]).description)
             return 0
-        }
-        let records = try (body["services"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in
-            try ServiceRecord(json: value)
         }
         if records.isEmpty {
             Console.out("no services registered")

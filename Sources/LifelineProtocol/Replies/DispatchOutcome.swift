@@ -23,6 +23,8 @@ public struct DispatchOutcome: Sendable, Equatable {
     public var completion: JSONValue?
     public var trace: [Step]
     public var lifecycle: String
+    /// didFinishLaunching only: a handler returned YES or NO, so afterDidFinishLaunching was skipped.
+    public var launchEndedEarly: Bool?
 
     public init(json: JSONValue) {
         event = EventName(rawValue: json["event"]?.stringValue ?? "")
@@ -33,6 +35,7 @@ public struct DispatchOutcome: Sendable, Equatable {
         payload = json["payload"] ?? .emptyObject
         completion = json["completion"]
         lifecycle = json["lifecycle"]?.stringValue ?? ""
+        launchEndedEarly = json["launchEndedEarly"]?.boolValue
         trace = (json["trace"]?.arrayValue ?? []).map { step in
             Step(
                 service: step["service"]?.stringValue ?? "",

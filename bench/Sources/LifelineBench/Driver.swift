@@ -232,9 +232,9 @@ final class Driver {
             try socket.send(frames: [payload])
             _ = try socket.receiveFrames()
         }
-        let lookup = ControlRequest(.lookup, header: ["name": "bench-0"])
-        let call = ControlRequest(
-            .call, header: ["service": "bench-0", "method": "echo", "timeoutMs": 5000], payload: payload)
+        let lookup = ClientRequest.lookup(name: "bench-0")
+        let call = ClientRequest.call(
+            ServiceCall(service: "bench-0", method: "echo", timeoutMilliseconds: 5000, body: payload))
         let scenarios: [(String, [(String, () throws -> Void)])] = [
             (
                 "publish-ack",
