@@ -11,6 +11,7 @@ final class InMemoryConnection: Connection {
         var waiter: CheckedContinuation<ConnectionCommand, Never>?
         var closed = false
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
+        var attachWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
@@ -18,7 +19,25 @@ final class InMemoryConnection: Connection {
     init() {}
 
     /// Where deliveries go: set by the client that owns this connection.
-    func attach(_ sink: @escaping @Sendable (ConnectionEvent) -> Void) { state.withLock { $0.sink = sink } }
+    func attach(_ sink: @escaping @Sendable (ConnectionEvent) -> Void) {
+        let waiters = state.withLock { state in
+            state.sink = sink
+            defer { state.attachWaiters.removeAll() }
+            return state.attachWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Waits until a client has attached, so that deliveries reach it.
+    func attached() async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state in
+                if state.sink == nil { state.attachWaiters.append(continuation) }
+                return state.sink != nil
+            }
+            if ready { continuation.resume() }
+        }
+    }
 
     /// Hands `event` to the client, as the socket thread would.
     func deliver(_ event: ConnectionEvent) {
@@ -26,7 +45,10 @@ final class InMemoryConnection: Connection {
         sink?(event)
     }
 
+    /// Records `command`; a shutdown closes the connection at once, as if the broker had answered
+    /// UNREGISTER.
     func post(_ command: ConnectionCommand) {
+        defer { if case .shutdown = command { close() } }
         let waiter = state.withLock { state -> CheckedContinuation<ConnectionCommand, Never>? in
             if let waiter = state.waiter {
                 state.waiter = nil

@@ -1,0 +1,89 @@
+import LifelineProtocol
+import Testing
+
+@testable import LifelineBroker
+
+@Suite(
+    "One correlator: request ids, deadlines, and replies only from the peer asked", .timeLimit(.minutes(1)))
+struct CorrelatorTests {
+    static func at(_ milliseconds: UInt64) -> MonotonicInstant {
+        MonotonicInstant(nanoseconds: milliseconds * 1_000_000)
+    }
+
+    @Test("the deadline heap gives due keys earliest first and skips withdrawn or rescheduled ones")
+    func heap() {
+        var heap = DeadlineHeap<Int>()
+        for (key, deadline) in [(1, 50), (2, 10), (3, 30), (4, 20), (5, 40)] {
+            heap.schedule(key, at: Self.at(UInt64(deadline)))
+        }
+        heap.cancel(4)
+        heap.schedule(5, at: Self.at(5))
+        let earliest = heap.peek()
+        #expect(earliest == Self.at(5))
+        let first = heap.popDue(now: Self.at(30))
+        #expect(first == [5, 2, 3])
+        let none = heap.popDue(now: Self.at(49))
+        #expect(none == [])
+        let last = heap.popDue(now: Self.at(60))
+        #expect(last == [1])
+        let after = heap.peek()
+        #expect(heap.isEmpty && after == nil)
+    }
+
+    @Test("ids are 16 hex digits and distinct; a reply from another peer is foreign and leaves the wait open")
+    func peers() throws {
+        var correlator = Correlator()
+        let alice = correlator.open(.services, key: 1, peer: Array("alice".utf8), deadline: Self.at(100))
+        let timer = correlator.open(.publish, key: 2, peer: nil, deadline: Self.at(50))
+        #expect(alice.count == 16 && alice.allSatisfy { Array("0123456789abcdef".utf8).contains($0) })
+        #expect(alice != timer)
+        let forged = correlator.take(alice, from: Array("mallory".utf8))
+        #expect(forged == nil)
+        #expect(correlator.isForeign(alice, from: Array("mallory".utf8)))
+        let timerReply = correlator.take(timer, from: Array("alice".utf8))
+        #expect(timerReply == nil, "nobody answers a timer")
+        let answered = correlator.take(alice, from: Array("alice".utf8))
+        let taken = try #require(answered)
+        #expect(taken.owner == .services && taken.key == 1)
+        let again = correlator.take(alice, from: Array("alice".utf8))
+        #expect(again == nil, "a wait is answered once")
+        let expired = correlator.removeExpired(now: Self.at(200))
+        #expect(expired.map(\.key) == [2])
+        #expect(correlator.count == 0)
+    }
+
+    @Test("waits closed early never expire; the rest expire once, by deadline")
+    func expiry() {
+        var correlator = Correlator()
+        let first = correlator.open(.dispatch, key: 1, peer: [1], deadline: Self.at(30))
+        correlator.open(.dispatch, key: 2, peer: [1], deadline: Self.at(10))
+        correlator.open(.boot, key: 3, peer: nil, deadline: nil)
+        correlator.close(first)
+        correlator.close(owner: .boot, key: 3)
+        let next = correlator.nextDeadline()
+        #expect(next == Self.at(10))
+        let due = correlator.removeExpired(now: Self.at(100))
+        #expect(due.map(\.key) == [2])
+        let later = correlator.removeExpired(now: Self.at(200))
+        #expect(later.isEmpty)
+        #expect(correlator.count == 0)
+    }
+
+    @Test("a forged REPLY from another peer never reaches the caller; the service's own answer does")
+    func forgedReply() throws {
+        var broker = BrokerHarness()
+        broker.register("push", peer: "svc")
+        broker.request("cli", .call, ["service": "push", "method": "status"])
+        let forwarded = try #require(broker.requests(to: "svc").first)
+        broker.raw("mallory", ControlReply(requestID: forwarded.requestID, json: ["forged": true]).frames())
+        #expect(broker.replies(to: "cli").isEmpty)
+        #expect(
+            broker.output.contains(
+                .log(
+                    "refused a reply to request '\(String(decoding: forwarded.requestID, as: UTF8.self))' from peer 6d616c6c6f7279: that request was sent to another peer"
+                )))
+        broker.raw("svc", ControlReply(requestID: forwarded.requestID, json: ["real": true]).frames())
+        let reply = try #require(broker.replies(to: "cli").first)
+        #expect(try reply.json() == ["real": true])
+    }
+}

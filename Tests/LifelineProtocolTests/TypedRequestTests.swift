@@ -1,0 +1,179 @@
+import Testing
+
+@testable import LifelineProtocol
+
+@Suite("Typed requests: one decode, one encode, errors that name the field", .timeLimit(.minutes(1)))
+struct TypedRequestTests {
+    static let clientRequests: [ClientRequest] = [
+        .hello, .heartbeat, .list, .lookup(name: "push"), .attach(token: "t1"),
+        .register(
+            RegisterRequest(
+                ServiceRegistration(
+                    name: "push", instance: "i1", pid: 4, host: "h", events: [.openURL], methods: ["status"],
+                    attachToken: "i1", priorities: [.openURL: 3], deadlines: [.openURL: 400], apps: ["home"],
+                    lazy: true, interceptorPriority: 2),
+                resume: EventCursor(epoch: 9, sequence: 41))),
+        .unregister(UnregisterRequest(name: "push", instance: "i1")),
+        .call(
+            ServiceCall(service: "url", method: "resolve", timeoutMilliseconds: 900, body: Array("{}".utf8))),
+        .publish(
+            PublishRequest(
+                event: "com.example.a", payload: Array("{\"n\":1}".utf8), acknowledged: true,
+                timeoutMilliseconds: 50,
+                force: true, reply: false)),
+        .dispatch(
+            DispatchRequest(
+                event: .openURL, payload: ["url": "app://x"], stepTimeoutMilliseconds: 300, force: true)),
+        .replay(ReplayRequest(after: 3, epoch: 9, events: [.openURL])),
+        .acknowledge(Acknowledgement(sequence: 5, epoch: 9, service: "push", error: "disk full")),
+        .apps(.list), .apps(.current), .apps(.find(app: "home", all: true)),
+        .apps(
+            .start(
+                AppStart(
+                    app: "home", params: ["a": 1], mode: .presentNoAnimation, clearTop: true, parent: "s1"))),
+        .apps(.start(AppStart(app: "home", replacesRoot: true))),
+        .apps(.exit(AppExit(target: .session("s3"), force: true, result: ["ok": true], animated: false))),
+        .apps(.exitAll), .apps(.dismiss), .apps(.popToRoot),
+        .apps(.action(target: .app("home"), action: "save", body: [1, 2])),
+        .boot(.report), .boot(.start(launchOptions: ["url": "x"])), .boot(.run(task: "push.start")),
+    ]
+
+    @Test("every client request survives its encode and decode unchanged", arguments: clientRequests)
+    func clientRoundTrip(_ request: ClientRequest) throws {
+        let wire = request.controlRequest(id: Array("r7".utf8))
+        guard case .request(let decoded) = try ControlMessage.decode(wire.frames()[...]) else {
+            Issue.record("not a request")
+            return
+        }
+        #expect(decoded.requestID == Array("r7".utf8))
+        var typed = try ClientRequest.decode(decoded)
+        if case .dispatch(var dispatch) = typed {
+            dispatch.payloadBytes = JSONWriter.encode(dispatch.payload)
+            typed = .dispatch(dispatch)
+        }
+        #expect(typed == request)
+    }
+
+    static let brokerRequests: [BrokerRequest] = [
+        .heartbeat, .disconnect(reason: "broker shutting down"), .start(name: "push"),
+        .call(
+            ServiceCall(
+                service: "url", method: "resolve", timeoutMilliseconds: 5000, body: Array("null".utf8))),
+        .offer(
+            DispatchOffer(
+                event: .performFetch, dispatch: 7, step: 2, timeoutMilliseconds: 30_000, mode: .concurrent,
+                completion: .fetchResult, payload: ["a": 1])),
+        .event(
+            BusMessage(
+                name: .openURL,
+                header: BusHeader(
+                    epoch: 9, sequence: 4, topicSequence: 2, flags: 1, publishedWallNanoseconds: 11,
+                    publishedMonotonicNanoseconds: 12), payload: Array("{\"url\":\"x\"}".utf8))),
+        .app(
+            AppCallbackRequest(session: "s1", app: "home", callback: .willResume, arguments: ["options": [:]])
+        ),
+        .intercept(
+            AppStart(app: "home", params: ["x": 1], mode: .pushNoAnimation, clearTop: true, parent: "s2")),
+        .boot(
+            BootTaskRun(
+                task: "push.warm", kind: .task, condition: .launchOption("url"), launchOptions: ["url": "y"])),
+    ]
+
+    @Test("every broker request survives its encode and decode unchanged", arguments: brokerRequests)
+    func brokerRoundTrip(_ request: BrokerRequest) throws {
+        let wire = request.controlRequest(id: Array("b1".utf8))
+        guard case .request(let decoded) = try ControlMessage.decode(wire.frames()[...]) else {
+            Issue.record("not a request")
+            return
+        }
+        #expect(try BrokerRequest.decode(decoded) == request)
+    }
+
+    struct BadField: Sendable, CustomTestStringConvertible {
+        let command: Command
+        let header: JSONValue
+        let message: String
+        init(_ command: Command, _ header: JSONValue, _ message: String) {
+            self.command = command
+            self.header = header
+            self.message = message
+        }
+        var testDescription: String { message }
+    }
+
+    @Test(
+        "a bad field is refused with 400 naming the command and the field, and the request id",
+        arguments: [
+            BadField(.call, ["service": "url"], "CALL needs string fields 'service' and 'method'"),
+            BadField(
+                .call, ["service": "u", "method": "m", "timeoutMs": 0],
+                "CALL timeoutMs must be an integer within 1...3600000"),
+            BadField(.publish, [:], "PUBLISH needs a string 'event'"),
+            BadField(
+                .publish, ["event": "a.b", "ack": "yes"], "PUBLISH 'ack' must be true or false, not string"),
+            BadField(.lookup, ["name": 3], "LOOKUP needs a string 'name'"),
+            BadField(.attach, [:], "ATTACH needs a string 'token'"),
+            BadField(.replay, ["after": 1], "REPLAY needs integer fields 'after' and 'epoch'"),
+            BadField(
+                .apps, ["op": "fly"],
+                "unknown APPS op 'fly'; ops: start, exit, exitAll, dismiss, popToRoot, setRoot, action, list, current, find"
+            ),
+            BadField(
+                .apps, ["op": "start", "app": "a", "mode": "sideways"],
+                "unknown launch mode 'sideways'; modes: pushWithAnimation, pushNoAnimation, presentWithAnimation, presentNoAnimation"
+            ),
+            BadField(.boot, ["op": "run"], "BOOT run needs a string 'task'"),
+            BadField(.offer, ["event": "openURL"], "OFFER is sent by the broker only"),
+        ])
+    func badFields(_ bad: BadField) {
+        let request = ControlRequest(bad.command, requestID: Array("x9".utf8), header: bad.header)
+        #expect(throws: ProtocolError(.badRequest, bad.message, requestID: Array("x9".utf8))) {
+            try ClientRequest.decode(request)
+        }
+    }
+
+    @Test("a broker request a service cannot read is refused naming the field")
+    func badBrokerFields() {
+        let request = ControlRequest(
+            .app, requestID: Array("a1".utf8), header: ["session": "s1", "callback": "fly"])
+        #expect(throws: ProtocolError.self) { try BrokerRequest.decode(request) }
+        do {
+            _ = try BrokerRequest.decode(request)
+        } catch {
+            #expect(error.message.hasPrefix("unknown callback 'fly'; callbacks: didCreate"))
+        }
+        let publish = ControlRequest(.publish, requestID: [], header: ["event": "a.b"])
+        #expect(throws: ProtocolError(.badRequest, "a client does not accept PUBLISH")) {
+            try BrokerRequest.decode(publish)
+        }
+    }
+
+    @Test("typed replies keep every field across encode and decode")
+    func replies() throws {
+        let snapshot = JoinSnapshot(
+            epoch: 9, sequence: 40, lifecycle: .active, bus: "tcp://h:1", heartbeat: .standard,
+            topics: TopicPositions([.openURL: .init(sequence: 38, topicSequence: 4)]), replayed: nil,
+            gap: GapNotice(after: 3, reason: "gone", epoch: 9, sequence: 40))
+        #expect(try JoinSnapshot(json: snapshot.json) == snapshot)
+        let receipt = PublishReceipt(
+            event: .willTerminate, sequence: 43, epoch: 9, subscribers: 2, lifecycle: .terminating,
+            acknowledged: ["push"], failed: [.init(service: "a", error: "disk full")],
+            missing: [.init(service: "c", reason: "late")])
+        #expect(PublishReceipt(json: try JSONParser.parse(receipt.body)) == receipt)
+        #expect(
+            String(
+                decoding: PublishReceipt(
+                    event: "a.b", sequence: 1, epoch: 2, subscribers: 0, lifecycle: .active
+                ).body, as: UTF8.self)
+                == #"{"epoch":2,"event":"a.b","lifecycle":"active","sequence":1,"subscribers":0}"#)
+        for decision in [
+            StartDecision.allow, .refuse("no"), .change(app: "b", params: ["x": 1], mode: .pushNoAnimation),
+        ] {
+            #expect(StartDecision(json: decision.json) == decision)
+        }
+        #expect(
+            try OfferAnswer(json: OfferAnswer(.returnNO, payload: ["u": 1], completion: "newData").json)
+                == OfferAnswer(.returnNO, payload: ["u": 1], completion: "newData"))
+        #expect(throws: ProtocolError.self) { try OfferAnswer(json: ["result": "maybe"]) }
+    }
+}

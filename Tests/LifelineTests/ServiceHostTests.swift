@@ -1,0 +1,244 @@
+import LifelineProtocol
+import Synchronization
+import Testing
+
+@testable import Lifeline
+
+/// Runs a ``Service`` over an ``InMemoryConnection``: the test plays the broker, handing the host
+/// requests and events and reading its answers in the order it sent them.
+struct HostHarness {
+    let connection = InMemoryConnection()
+    let runner: ServiceRunner
+    let running: Task<Void, any Error>
+
+    init(_ service: Service) async {
+        let connection = self.connection
+        runner = ServiceRunner(service, options: ServiceOptions()) { _, sink in
+            connection.attach(sink)
+            return connection
+        }
+        let runner = self.runner
+        running = Task { try await runner.run() }
+        await connection.attached()
+        connection.deliver(.joined(epoch: 7, first: true, sequence: 0, lifecycle: "active"))
+    }
+
+    /// Sends `request` as the broker would and returns the host's answer.
+    func ask(_ request: BrokerRequest, id: String = "q1") async -> ControlReply {
+        connection.deliver(.request(request, id: Array(id.utf8)))
+        let reply = await connection.nextAnswer()
+        #expect(reply.requestID == Array(id.utf8), "the answer carries the request's id")
+        return reply
+    }
+
+    func event(_ name: EventName, sequence: UInt64, flags: UInt64 = 0, _ payload: JSONValue = [:]) {
+        let header = BusHeader(
+            epoch: 7, sequence: sequence, topicSequence: sequence, flags: flags, publishedWallNanoseconds: 0,
+            publishedMonotonicNanoseconds: 0)
+        connection.deliver(
+            .event(
+                BusMessage(name: name, header: header, payload: JSONWriter.encode(payload)), receivedAt: 0,
+                replayed: false))
+    }
+
+    /// Stops the service and waits for ``ServiceRunner/run()`` to return.
+    func stop() async throws {
+        runner.stop()
+        try await running.value
+    }
+}
+
+/// What handlers saw, in order.
+final class Journal: Sendable {
+    private let lines = Mutex<[String]>([])
+    func add(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+@Suite("Service host without sockets: every broker request answered, in order", .timeLimit(.minutes(1)))
+struct ServiceHostTests {
+    @Test("CALL: the method's answer, its own error status, unknown methods and bad bodies")
+    func calls() async throws {
+        let service = Service("svc")
+            .method("echo") { call in ["got": call.body, "timeout": .int(Int64(call.timeoutMilliseconds))] }
+            .method("missing") { _ in throw ServiceError(.notFound, "no such thing", details: ["id": 4]) }
+        let host = await HostHarness(service)
+        let echo = await host.ask(
+            .call(
+                ServiceCall(service: "svc", method: "echo", timeoutMilliseconds: 900, body: Array("[1]".utf8))
+            ))
+        #expect(echo.status == .ok)
+        #expect(try echo.json() == ["got": [1], "timeout": 900])
+        let missing = await host.ask(.call(ServiceCall(service: "svc", method: "missing")), id: "q2")
+        #expect(missing.status == .notFound)
+        #expect(try missing.json() == ["error": "no such thing", "id": 4])
+        let unknown = await host.ask(.call(ServiceCall(service: "svc", method: "nope")), id: "q3")
+        #expect(unknown.status == .notFound && unknown.errorMessage == "service 'svc' has no method 'nope'")
+        let bad = await host.ask(
+            .call(ServiceCall(service: "svc", method: "echo", body: Array("{x".utf8))), id: "q4")
+        #expect(bad.status == .badRequest && bad.errorMessage.hasPrefix("the body of svc.echo is not JSON"))
+        let other = await host.ask(.call(ServiceCall(service: "elsewhere", method: "echo")), id: "q5")
+        #expect(
+            other.status == .notFound && other.errorMessage == "this process serves no service 'elsewhere'")
+        try await host.stop()
+    }
+
+    @Test("OFFER is handled in bus order with the events, and answered with the handler's verdict")
+    func offersInOrder() async throws {
+        let journal = Journal()
+        let service = Service("svc")
+            .on("app.tick") { event in journal.add("tick #\(event.sequence)") }
+            .handle(.openURL) { event in
+                journal.add("offer \(event["url"]?.stringValue ?? "")")
+                return Answer(.returnYES, payload: ["url": "app://rewritten"])
+            }
+            .on("app.acked") { _ in journal.add("acked") }
+        let host = await HostHarness(service)
+        host.event("app.tick", sequence: 1)
+        let offer = DispatchOffer(
+            event: .openURL, dispatch: 3, step: 0, timeoutMilliseconds: 500, mode: .chain, completion: nil,
+            payload: ["url": "app://x"])
+        let answer = await host.ask(.offer(offer), id: "o1")
+        host.event("app.tick", sequence: 2)
+        host.event("app.acked", sequence: 3, flags: 1)
+        guard case .acknowledge(let sequence, let epoch, let error) = await host.connection.nextCommand()
+        else {
+            Issue.record("an acknowledged event is acknowledged after its handler ran")
+            return
+        }
+        #expect(sequence == 3 && epoch == 7 && error == nil)
+        #expect(try answer.json() == ["result": "returnYES", "payload": ["url": "app://rewritten"]])
+        #expect(journal.all == ["tick #1", "offer app://x", "tick #2", "acked"])
+        let unhandled = await host.ask(
+            .offer(
+                DispatchOffer(
+                    event: .performFetch, dispatch: 4, step: 0, timeoutMilliseconds: 500, mode: .concurrent,
+                    completion: .fetchResult, payload: [:])), id: "o2")
+        #expect(try unhandled.json() == ["result": "continue"], "an event without a handler continues")
+        try await host.stop()
+    }
+
+    @Test("START runs the start hook once per request and reports a failing one")
+    func starts() async throws {
+        let journal = Journal()
+        let good = await HostHarness(Service("svc").start { _ in journal.add("started") })
+        let reply = await good.ask(.start(name: "svc"))
+        #expect(reply.status == .ok)
+        #expect(try reply.json() == ["started": true])
+        #expect(journal.all == ["started"])
+        try await good.stop()
+
+        struct Broken: Error {}
+        let bad = await HostHarness(Service("svc").start { _ in throw Broken() })
+        let failed = await bad.ask(.start(name: "svc"))
+        #expect(failed.status == .internalError && failed.errorMessage.hasPrefix("svc failed to start"))
+        try await bad.stop()
+    }
+
+    @Test("BOOT runs the task, skips it when its condition is false, runs the start hook for kind start")
+    func bootTasks() async throws {
+        let journal = Journal()
+        let service = Service("svc")
+            .bootTask("warm") { boot in journal.add("warm \(boot.launchOptions["url"]?.stringValue ?? "-")") }
+            .bootTask("gated", when: .environment("LIFELINE_TEST_UNSET_VARIABLE", equals: nil)) { _ in
+                journal.add("gated ran")
+            }
+            .start { _ in journal.add("start hook") }
+        let host = await HostHarness(service)
+        let done = await host.ask(
+            .boot(
+                BootTaskRun(task: "svc.warm", kind: .task, condition: nil, launchOptions: ["url": "app://a"]))
+        )
+        #expect(try done.json() == ["outcome": "done"])
+        let skipped = await host.ask(
+            .boot(
+                BootTaskRun(
+                    task: "svc.gated", kind: .task,
+                    condition: .environment("LIFELINE_TEST_UNSET_VARIABLE", equals: nil),
+                    launchOptions: [:])), id: "q2")
+        #expect(
+            try skipped.json()
+                == [
+                    "outcome": "skipped",
+                    "reason": "condition: environment LIFELINE_TEST_UNSET_VARIABLE is not set",
+                ])
+        let start = await host.ask(
+            .boot(BootTaskRun(task: "svc.start", kind: .start, condition: nil, launchOptions: [:])), id: "q3")
+        #expect(try start.json() == ["outcome": "done"])
+        let unknown = await host.ask(
+            .boot(BootTaskRun(task: "svc.nope", kind: .task, condition: nil, launchOptions: [:])), id: "q4")
+        #expect(unknown.status == .notFound && unknown.errorMessage == "svc has no boot task svc.nope")
+        #expect(journal.all == ["warm app://a", "start hook"])
+        try await host.stop()
+    }
+
+    @Test("APP callbacks reach the session's delegate in order; unknown sessions are 404")
+    func appCallbacks() async throws {
+        let journal = Journal()
+        final class Note: MicroAppDelegate {
+            let journal: Journal
+            init(_ journal: Journal) { self.journal = journal }
+            func didCreate(_ session: AppSession) async { journal.add("didCreate \(session.id)") }
+            func willPause(_ session: AppSession) async { journal.add("willPause") }
+            func rootRoute(_ session: AppSession) async -> JSONValue { ["screen": "note"] }
+            func perform(_ session: AppSession, action: String, body: JSONValue) async throws -> JSONValue {
+                journal.add("perform \(action)")
+                return ["done": body]
+            }
+        }
+        let host = await HostHarness(Service("shell").app("note") { _ in Note(journal) })
+        let record = SessionRecord(
+            id: "s1", app: "note", params: [:], mode: .pushWithAnimation, host: "shell", state: .launching,
+            parent: nil, createdAt: 1, updatedAt: 1)
+        let created = await host.ask(
+            .app(
+                AppCallbackRequest(
+                    session: "s1", app: "note", callback: .didCreate, arguments: ["record": record.json])))
+        #expect(try created.json() == ["root": ["screen": "note"], "restored": false])
+        let paused = await host.ask(
+            .app(AppCallbackRequest(session: "s1", app: "note", callback: .willPause)), id: "q2")
+        #expect(paused.status == .ok)
+        let action = await host.ask(
+            .app(
+                AppCallbackRequest(
+                    session: "s1", app: "note", callback: .action, arguments: ["action": "save", "body": 5])),
+            id: "q3")
+        #expect(try action.json() == ["done": 5])
+        let stranger = await host.ask(
+            .app(AppCallbackRequest(session: "s9", app: "note", callback: .willPause)), id: "q4")
+        #expect(stranger.status == .notFound && stranger.errorMessage == "no session s9 in this host")
+        #expect(journal.all == ["didCreate s1", "willPause", "perform save"])
+        try await host.stop()
+    }
+
+    @Test("INTERCEPT answers the interceptor's decision; without an interceptor the start is allowed")
+    func intercepts() async throws {
+        let host = await HostHarness(
+            Service("gate").interceptStarts { request, _ in
+                request.app == "home" ? .change(app: "login", params: ["next": "home"]) : .refuse("not today")
+            })
+        let changed = await host.ask(.intercept(AppStart(app: "home")))
+        #expect(try changed.json() == ["action": "change", "app": "login", "params": ["next": "home"]])
+        let refused = await host.ask(.intercept(AppStart(app: "other")), id: "q2")
+        #expect(try refused.json() == ["action": "refuse", "reason": "not today"])
+        try await host.stop()
+
+        let plain = await HostHarness(Service("plain"))
+        let allowed = await plain.ask(.intercept(AppStart(app: "home")))
+        #expect(try allowed.json() == ["action": "allow"])
+        try await plain.stop()
+    }
+
+    @Test("stop() runs willDestroy, then shuts the connection down, and run() returns")
+    func stops() async throws {
+        let journal = Journal()
+        let host = await HostHarness(Service("svc").willDestroy { _ in journal.add("willDestroy") })
+        host.runner.stop()
+        guard case .shutdown = await host.connection.nextCommand() else {
+            Issue.record("the runner shuts its connection down when stopped")
+            return
+        }
+        try await host.running.value
+        #expect(journal.all == ["willDestroy"])
+    }
+}
