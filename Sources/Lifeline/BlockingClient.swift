@@ -17,20 +17,20 @@ public final class BlockingClient {
         try socket.connect(broker)
     }
 
-    /// Sends `request` and waits up to `timeoutMilliseconds` for its reply, whatever its status.
+    /// Sends `request` and waits up to `timeout` for its reply, whatever its status.
     /// Throws ``LifelineError`` (504) when the broker does not answer in time.
-    public func send(_ request: ClientRequest, timeoutMilliseconds: Int = 5000) throws -> ControlReply {
+    public func send(_ request: ClientRequest, timeout: Duration = .seconds(5)) throws -> ControlReply {
         counter += 1
         let request = request.controlRequest(id: Array("k\(counter)".utf8))
         try socket.send(frames: request.frames())
-        let deadline = SystemClock.monotonicNanoseconds() + UInt64(timeoutMilliseconds) * 1_000_000
+        let deadline = SystemClock.monotonicNanoseconds() + timeout.wholeNanoseconds
         var poller = ZMQPoller()
         poller.add(socket)
         while true {
             let now = SystemClock.monotonicNanoseconds()
             guard now < deadline else {
                 throw LifelineError.unanswered(
-                    request.command, milliseconds: timeoutMilliseconds, endpoint: brokerEndpoint)
+                    request.command, milliseconds: timeout.wholeMilliseconds, endpoint: brokerEndpoint)
             }
             try poller.poll(timeoutMilliseconds: SystemClock.pollTimeout(until: deadline, now: now))
             while let frames = try socket.receiveFrames(dontWait: true) {
@@ -44,44 +44,44 @@ public final class BlockingClient {
     }
 
     /// Like ``send(_:timeoutMilliseconds:)``, but a non-2xx reply throws ``LifelineError``.
-    public func request(_ request: ClientRequest, timeoutMilliseconds: Int = 5000) throws -> ControlReply {
-        let reply = try send(request, timeoutMilliseconds: timeoutMilliseconds)
+    public func request(_ request: ClientRequest, timeout: Duration = .seconds(5)) throws -> ControlReply {
+        let reply = try send(request, timeout: timeout)
         guard reply.status.isSuccess else { throw LifelineError(reply: reply) }
         return reply
     }
 
     /// HELLO: where the bus is, the epoch, the heartbeat rules.
-    public func hello(timeoutMilliseconds: Int = 5000) throws -> BrokerInfo {
-        try BrokerInfo(json: try request(.hello, timeoutMilliseconds: timeoutMilliseconds).json())
+    public func hello(timeout: Duration = .seconds(5)) throws -> BrokerInfo {
+        try BrokerInfo(json: try request(.hello, timeout: timeout).json())
     }
 
     /// Publishes `event`; the payload bytes must be a JSON object.
     public func publish(
         _ event: EventName, payload: [UInt8] = Array("{}".utf8), acknowledged: Bool = false,
-        timeoutMilliseconds: Int = 5000
+        timeout: Duration = .seconds(5)
     ) throws -> PublishReceipt {
         try publish(
             PublishRequest(event: event, payload: payload, acknowledged: acknowledged ? true : nil),
-            timeoutMilliseconds: timeoutMilliseconds)
+            timeout: timeout)
     }
 
     /// Publishes as `publication` says; returns the receipt (with acknowledgements when asked for).
-    public func publish(_ publication: PublishRequest, timeoutMilliseconds: Int = 5000) throws
+    public func publish(_ publication: PublishRequest, timeout: Duration = .seconds(5)) throws
         -> PublishReceipt
     {
         PublishReceipt(
-            json: try request(.publish(publication), timeoutMilliseconds: timeoutMilliseconds).json())
+            json: try request(.publish(publication), timeout: timeout).json())
     }
 
     /// The Context's findServiceByName: the record, or ``LifelineError`` with status 404.
-    public func lookup(_ name: String, timeoutMilliseconds: Int = 5000) throws -> ServiceRecord {
+    public func lookup(_ name: String, timeout: Duration = .seconds(5)) throws -> ServiceRecord {
         try ServiceRecord(
-            json: try request(.lookup(name: name), timeoutMilliseconds: timeoutMilliseconds).json())
+            json: try request(.lookup(name: name), timeout: timeout).json())
     }
 
     /// Every registered service, sorted by name.
-    public func services(timeoutMilliseconds: Int = 5000) throws -> [ServiceRecord] {
-        let body = try request(.list, timeoutMilliseconds: timeoutMilliseconds).json()
+    public func services(timeout: Duration = .seconds(5)) throws -> [ServiceRecord] {
+        let body = try request(.list, timeout: timeout).json()
         return try (body["services"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in
             try ServiceRecord(json: value)
         }
@@ -89,39 +89,39 @@ public final class BlockingClient {
 
     /// Calls a service's method through the broker; the reply comes back whatever its status (a
     /// service's own errors are its answer).
-    public func call(_ call: ServiceCall, timeoutMilliseconds: Int = 5000) throws -> ControlReply {
-        try send(.call(call), timeoutMilliseconds: timeoutMilliseconds)
+    public func call(_ call: ServiceCall, timeout: Duration = .seconds(5)) throws -> ControlReply {
+        try send(.call(call), timeout: timeout)
     }
 
     /// Offers an event to its handlers in order and returns their verdict.
-    public func dispatch(_ dispatch: DispatchRequest, timeoutMilliseconds: Int = 5000) throws
+    public func dispatch(_ dispatch: DispatchRequest, timeout: Duration = .seconds(5)) throws
         -> DispatchOutcome
     {
         DispatchOutcome(
-            json: try request(.dispatch(dispatch), timeoutMilliseconds: timeoutMilliseconds).json())
+            json: try request(.dispatch(dispatch), timeout: timeout).json())
     }
 
     /// An operation on the Context's micro-app stack; the reply once its callbacks have run.
-    public func apps(_ operation: AppsRequest, timeoutMilliseconds: Int = 5000) throws -> JSONValue {
-        try request(.apps(operation), timeoutMilliseconds: timeoutMilliseconds).json()
+    public func apps(_ operation: AppsRequest, timeout: Duration = .seconds(5)) throws -> JSONValue {
+        try request(.apps(operation), timeout: timeout).json()
     }
 
     /// An operation of the boot loader: its report, starting a boot, running one task.
-    public func boot(_ operation: BootRequest, timeoutMilliseconds: Int = 5000) throws -> JSONValue {
-        try request(.boot(operation), timeoutMilliseconds: timeoutMilliseconds).json()
+    public func boot(_ operation: BootRequest, timeout: Duration = .seconds(5)) throws -> JSONValue {
+        try request(.boot(operation), timeout: timeout).json()
     }
 
     /// Opens a SUB on the bus for `subscriptions` (nil: every event) and returns once the broker has
     /// seen the subscription, so no event published afterwards is missed.
-    public func subscribe(to subscriptions: [EventName]?, timeoutMilliseconds: Int = 5000) throws
+    public func subscribe(to subscriptions: [EventName]?, timeout: Duration = .seconds(5)) throws
         -> BusSubscriber
     {
-        let info = try hello(timeoutMilliseconds: timeoutMilliseconds)
+        let info = try hello(timeout: timeout)
         let token = Environment.uniqueToken()
         let subscriber = try BusSubscriber(
             endpoint: BrokerConnection.reachable(info.bus, via: brokerEndpoint), events: subscriptions,
             token: token)
-        _ = try request(.attach(token: token), timeoutMilliseconds: timeoutMilliseconds)
+        _ = try request(.attach(token: token), timeout: timeout)
         return subscriber
     }
 }
@@ -144,13 +144,13 @@ public final class BusSubscriber {
         try socket.set(.subscribe, Array(("!" + token).utf8))
     }
 
-    /// The next event, waiting up to `timeoutMilliseconds` (-1: forever); nil on timeout.
+    /// The next event, waiting up to `timeout` (nil: forever); nil on timeout.
     /// Malformed bus messages throw ``ProtocolError``.
-    public func next(timeoutMilliseconds: Int = -1) throws -> BusMessage? {
+    public func next(timeout: Duration? = nil) throws -> BusMessage? {
         if let frames = try socket.receiveFrames(dontWait: true) { return try BusMessage.decode(frames) }
         var poller = ZMQPoller()
         poller.add(socket)
-        guard try poller.poll(timeoutMilliseconds: timeoutMilliseconds) > 0,
+        guard try poller.poll(timeoutMilliseconds: timeout?.wholeMilliseconds ?? -1) > 0,
             let frames = try socket.receiveFrames(dontWait: true)
         else {
             return nil

@@ -6,7 +6,7 @@ public struct CallRequest: Sendable {
     /// The caller's body (`null` when it sent none).
     public let body: JSONValue
     /// The deadline the broker holds the caller to.
-    public let timeoutMilliseconds: Int
+    public let timeout: Duration
     /// What the handler can do in return: publish, call, look up.
     public let context: ServiceContext
 }

@@ -23,7 +23,7 @@ public struct Event: Sendable {
     /// Set when the event is a step of a dispatch (then `sequence` is 0: dispatches are not on the bus).
     public let dispatchID: UInt64?
     /// The deadline of this dispatch step.
-    public let stepTimeoutMilliseconds: Int?
+    public let stepTimeout: Duration?
 
     /// The position to persist (with the handler's effects) for ``Service/resume(from:)``.
     public var cursor: EventCursor { EventCursor(epoch: epoch, sequence: sequence) }
@@ -36,7 +36,7 @@ public struct Event: Sendable {
         receivedMonotonic = receivedAt
         isReplayed = replayed
         self.dispatchID = dispatchID
-        stepTimeoutMilliseconds = stepTimeout
+        self.stepTimeout = stepTimeout.map { .milliseconds($0) }
         name = message.name
         sequence = message.header.sequence
         topicSequence = message.header.topicSequence

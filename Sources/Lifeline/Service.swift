@@ -196,9 +196,10 @@ public struct Service: Sendable {
     }
 
     /// Sets how often the service heartbeats and how many beats the broker lets it miss.
-    public func heartbeat(intervalMilliseconds: Int, liveness: Int) -> Service {
+    public func heartbeat(every interval: Duration, liveness: Int) -> Service {
         var copy = self
-        copy.heartbeat = HeartbeatSettings(intervalMilliseconds: intervalMilliseconds, liveness: liveness)
+        copy.heartbeat = HeartbeatSettings(
+            intervalMilliseconds: interval.wholeMilliseconds, liveness: liveness)
         return copy
     }
 

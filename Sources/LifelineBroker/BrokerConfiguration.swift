@@ -18,25 +18,25 @@ public struct BrokerConfiguration: Sendable {
     /// Larger requests are refused with 413 (libzmq drops anything over four times this).
     public var maximumMessageBytes = 8 << 20
     /// How long REGISTER and ATTACH wait for the client's bus subscription.
-    public var attachTimeoutMilliseconds = 5000
+    public var attachTimeout: Duration = .seconds(5)
     /// Deadline of a CALL that names none.
-    public var defaultCallTimeoutMilliseconds = 5000
+    public var defaultCallTimeout: Duration = .seconds(5)
     /// Longest deadline a CALL may ask for.
-    public var maximumCallTimeoutMilliseconds = 3_600_000
+    public var maximumCallTimeout: Duration = .seconds(3600)
     /// Deadline of one dispatch step when neither the event, the dispatcher nor the service names one.
-    public var dispatchStepTimeoutMilliseconds = 2000
+    public var dispatchStepTimeout: Duration = .seconds(2)
     /// How long an acknowledged publish waits for its subscribers by default.
-    public var acknowledgementTimeoutMilliseconds = 5000
+    public var acknowledgementTimeout: Duration = .seconds(5)
     /// Events the journal keeps for replay (0: none).
     public var journalCapacity = 10_000
     /// Age after which journal events are forgotten.
-    public var journalMaximumAgeMilliseconds = 600_000
+    public var journalMaximumAge: Duration = .seconds(600)
     /// Where the broker keeps what must survive a restart (the micro-app stack); nil keeps nothing.
     public var stateDirectory: String?
     /// The Launcher micro-app: started as soon as a host offers it, and starting it clears the stack above it.
     public var launcherApp: String?
     /// How long a host may take for one micro-app callback before the broker goes on.
-    public var appCallbackTimeoutMilliseconds = 2000
+    public var appCallbackTimeout: Duration = .seconds(2)
     /// After handling messages the broker keeps polling without sleeping for this long before it
     /// blocks (0: block at once). Saves a thread wake-up per message under load at the price of CPU;
     /// worth it on hosts with cores to spare.
@@ -46,13 +46,13 @@ public struct BrokerConfiguration: Sendable {
     /// Field overrides of boot tasks by name (from the topology), and tasks it adds.
     public var bootOverrides: [String: JSONValue] = [:]
     /// The services a boot waits for (the topology's); a boot starts without the missing ones after
-    /// ``bootWaitMilliseconds``.
+    /// ``bootWait``.
     public var expectedServices: [String] = []
-    public var bootWaitMilliseconds = 30_000
+    public var bootWait: Duration = .seconds(30)
     /// How many asynchronous boot tasks run at once.
     public var bootConcurrency = 4
     /// How long a service's start hook may take before its deferred lookups and calls go on anyway.
-    public var serviceStartTimeoutMilliseconds = 10_000
+    public var serviceStartTimeout: Duration = .seconds(10)
 
     public init() {}
 }

@@ -37,7 +37,7 @@ enum BootCommand: CLICommand {
         case "report":
             let svg = try arguments.option("--svg")
             try arguments.finish()
-            let report = try options.client().boot(.report, timeoutMilliseconds: options.timeoutMilliseconds)
+            let report = try options.client().boot(.report, timeout: options.timeout)
             if let svg {
                 try BootTimeline.svg(report).write(toFile: svg, atomically: true, encoding: .utf8)
                 Console.error("wrote the timeline to \(svg)")
@@ -48,7 +48,7 @@ enum BootCommand: CLICommand {
             guard let task = arguments.positional() else { throw UsageError("boot run needs a TASK") }
             try arguments.finish()
             let body = try options.client().boot(
-                .run(task: task), timeoutMilliseconds: max(options.timeoutMilliseconds, 60_000))
+                .run(task: task), timeout: max(options.timeout, .seconds(60)))
             if options.json {
                 Console.out(body.description)
             } else {
@@ -61,7 +61,7 @@ enum BootCommand: CLICommand {
             let launchOptions = try TextFormat.payload(arguments.remainingPositionals())
             try arguments.finish()
             let body = try options.client().boot(
-                .start(launchOptions: launchOptions), timeoutMilliseconds: options.timeoutMilliseconds)
+                .start(launchOptions: launchOptions), timeout: options.timeout)
             Console.out(
                 options.json
                     ? body.description
@@ -80,10 +80,10 @@ enum BootCommand: CLICommand {
         let client = try options.client()
         let subscriber = try client.subscribe(
             to: [.bootDidStart, .bootTaskDidFinish, .bootDidFinish],
-            timeoutMilliseconds: options.timeoutMilliseconds)
+            timeout: options.timeout)
         var printed: Set<String> = []
         let deadline =
-            SystemClock.monotonicNanoseconds() + UInt64(max(options.timeoutMilliseconds, 120_000)) * 1_000_000
+            SystemClock.monotonicNanoseconds() + max(options.timeout, .seconds(120)).wholeNanoseconds
         func finished(_ report: JSONValue) -> Int32? {
             for task in report["tasks"]?.arrayValue ?? [] {
                 guard let name = task["name"]?.stringValue,
@@ -110,11 +110,11 @@ enum BootCommand: CLICommand {
             default: return nil
             }
         }
-        let report = try client.boot(.report, timeoutMilliseconds: options.timeoutMilliseconds)
+        let report = try client.boot(.report, timeout: options.timeout)
         if report["state"] == "waiting" { Console.out("waiting for the services the boot expects …") }
         if let status = finished(report) { return status }
         while SystemClock.monotonicNanoseconds() < deadline {
-            guard let event = try subscriber.next(timeoutMilliseconds: 500) else { continue }
+            guard let event = try subscriber.next(timeout: .milliseconds(500)) else { continue }
             let payload = (try? JSONParser.parse(event.payload)) ?? .null
             if event.name == .bootTaskDidFinish, let name = payload["task"]?.stringValue,
                 !printed.contains(name)
@@ -126,7 +126,7 @@ enum BootCommand: CLICommand {
                         duration: payload["durationMs"]?.intValue, reason: payload["reason"]?.stringValue))
             }
             if event.name == .bootDidFinish {
-                let final = try client.boot(.report, timeoutMilliseconds: options.timeoutMilliseconds)
+                let final = try client.boot(.report, timeout: options.timeout)
                 return finished(final) ?? 1
             }
         }

@@ -51,9 +51,9 @@ enum BrokerCommand: CLICommand {
             intervalMilliseconds: interval ?? configuration.heartbeat.intervalMilliseconds,
             liveness: liveness ?? configuration.heartbeat.liveness)
         if let timeout = try arguments.integer(
-            "--call-timeout", in: 1...configuration.maximumCallTimeoutMilliseconds)
+            "--call-timeout", in: 1...configuration.maximumCallTimeout.wholeMilliseconds)
         {
-            configuration.defaultCallTimeoutMilliseconds = timeout
+            configuration.defaultCallTimeout = .milliseconds(timeout)
         }
         if let bytes = try arguments.integer("--max-message-bytes", in: 1024...(1 << 30)) {
             configuration.maximumMessageBytes = bytes
@@ -65,13 +65,13 @@ enum BrokerCommand: CLICommand {
             configuration.journalCapacity = size
         }
         if let age = try arguments.integer("--journal-age", in: 1...86_400_000) {
-            configuration.journalMaximumAgeMilliseconds = age
+            configuration.journalMaximumAge = .milliseconds(age)
         }
         if let step = try arguments.integer("--step-timeout", in: 1...3_600_000) {
-            configuration.dispatchStepTimeoutMilliseconds = step
+            configuration.dispatchStepTimeout = .milliseconds(step)
         }
         if let ack = try arguments.integer("--ack-timeout", in: 1...3_600_000) {
-            configuration.acknowledgementTimeoutMilliseconds = ack
+            configuration.acknowledgementTimeout = .milliseconds(ack)
         }
         configuration.stateDirectory = try arguments.option("--state-dir")
         if let path = try arguments.option("--topology") {
@@ -84,7 +84,7 @@ enum BrokerCommand: CLICommand {
                 configuration.expectedServices = topology.services.map(\.name)
                 configuration.bootPhases = topology.bootPhases
                 configuration.bootOverrides = topology.bootTasks
-                if let wait = topology.bootWaitMilliseconds { configuration.bootWaitMilliseconds = wait }
+                if let wait = topology.bootWaitMilliseconds { configuration.bootWait = .milliseconds(wait) }
             } catch let error as JSONParseError {
                 throw UsageError("\(path) is not JSON: \(error)")
             } catch let error as ProtocolError {
@@ -98,10 +98,10 @@ enum BrokerCommand: CLICommand {
             configuration.launcherApp = launcher
         }
         if let timeout = try arguments.integer("--app-timeout", in: 1...3_600_000) {
-            configuration.appCallbackTimeoutMilliseconds = timeout
+            configuration.appCallbackTimeout = .milliseconds(timeout)
         }
         if let wait = try arguments.integer("--boot-wait", in: 0...3_600_000) {
-            configuration.bootWaitMilliseconds = wait
+            configuration.bootWait = .milliseconds(wait)
         }
         if let spin = try arguments.integer("--spin-us", in: 0...1_000_000) {
             configuration.spinMicroseconds = spin

@@ -35,12 +35,12 @@ struct ClientOptions {
         """
 
     var broker: String
-    var timeoutMilliseconds: Int
+    var timeout: Duration
     var json: Bool
 
     init(_ arguments: inout CommandLineArguments) throws(UsageError) {
         broker = try arguments.option("--broker") ?? LifelineClient.defaultBroker
-        timeoutMilliseconds = try arguments.integer("--timeout", in: 1...3_600_000) ?? 5000
+        timeout = .milliseconds(try arguments.integer("--timeout", in: 1...3_600_000) ?? 5000)
         json = arguments.flag("--json")
     }
 

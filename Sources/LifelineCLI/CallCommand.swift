@@ -31,9 +31,9 @@ enum CallCommand: CLICommand {
         }
         try arguments.finish()
         let call = ServiceCall(
-            service: service, method: method, timeoutMilliseconds: options.timeoutMilliseconds,
+            service: service, method: method, timeoutMilliseconds: options.timeout.wholeMilliseconds,
             body: JSONWriter.encode(body))
-        let reply = try options.client().call(call, timeoutMilliseconds: options.timeoutMilliseconds + 1000)
+        let reply = try options.client().call(call, timeout: options.timeout + .seconds(1))
         let json = (try? reply.json()) ?? .string(String(decoding: reply.body, as: UTF8.self))
         guard reply.status.isSuccess else {
             Console.error(

@@ -34,7 +34,7 @@ enum DispatchCommand: CLICommand {
         let longest = max(
             stepTimeout ?? 2000, EventCatalog.descriptor(for: event)?.deadlineMilliseconds ?? 2000)
         let reply = try options.client().request(
-            .dispatch(dispatch), timeoutMilliseconds: max(options.timeoutMilliseconds, longest * 20 + 5000))
+            .dispatch(dispatch), timeout: max(options.timeout, .milliseconds(longest * 20 + 5000)))
         let body = try reply.json()
         if options.json {
             Console.out(body.description)

@@ -19,7 +19,7 @@ enum LookupCommand: CLICommand {
         let options = try ClientOptions(&arguments)
         guard let name = arguments.positional() else { throw UsageError("lookup needs a service NAME") }
         try arguments.finish()
-        let record = try options.client().lookup(name, timeoutMilliseconds: options.timeoutMilliseconds)
+        let record = try options.client().lookup(name, timeout: options.timeout)
         if options.json {
             Console.out(record.json.description)
             return 0

@@ -34,9 +34,9 @@ enum PublishCommand: CLICommand {
         let (event, payload) = try TextFormat.event(&arguments, for: "publish")
         let publication = PublishRequest(
             event: event, payload: JSONWriter.encode(payload), acknowledged: ack || noAck ? ack : nil,
-            timeoutMilliseconds: options.timeoutMilliseconds, force: force)
+            timeoutMilliseconds: options.timeout.wholeMilliseconds, force: force)
         let receipt = try options.client().publish(
-            publication, timeoutMilliseconds: options.timeoutMilliseconds + 2000)
+            publication, timeout: options.timeout + .seconds(2))
         if options.json {
             Console.out(String(decoding: receipt.body, as: UTF8.self))
         } else {

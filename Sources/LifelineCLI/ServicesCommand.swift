@@ -19,7 +19,7 @@ enum ServicesCommand: CLICommand {
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
         try arguments.finish()
-        let records = try options.client().services(timeoutMilliseconds: options.timeoutMilliseconds)
+        let records = try options.client().services(timeout: options.timeout)
         if options.json {
             Console.out(JSONValue.object(["services": .array(records.map(\.json))]).description)
             return 0

@@ -17,8 +17,8 @@ enum StatusCommand: CLICommand {
         let options = try ClientOptions(&arguments)
         try arguments.finish()
         let client = try options.client()
-        let info = try client.hello(timeoutMilliseconds: options.timeoutMilliseconds)
-        let services = try client.services(timeoutMilliseconds: options.timeoutMilliseconds)
+        let info = try client.hello(timeout: options.timeout)
+        let services = try client.services(timeout: options.timeout)
         if options.json {
             guard case .object(var members) = info.json else { return 1 }
             members["services"] = .int(Int64(services.count))

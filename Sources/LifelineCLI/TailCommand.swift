@@ -29,7 +29,7 @@ enum TailCommand: CLICommand {
         }
         try arguments.finish()
         let subscriber = try options.client().subscribe(
-            to: events.isEmpty ? nil : events, timeoutMilliseconds: options.timeoutMilliseconds)
+            to: events.isEmpty ? nil : events, timeout: options.timeout)
         let interrupted = Atomic<Bool>(false)
         let watcher = SignalWatcher { _ in interrupted.store(true, ordering: .relaxed) }
         Console.error(
@@ -39,7 +39,7 @@ enum TailCommand: CLICommand {
         while !interrupted.load(ordering: .relaxed) {
             let message: BusMessage
             do {
-                guard let next = try subscriber.next(timeoutMilliseconds: 200) else { continue }
+                guard let next = try subscriber.next(timeout: .milliseconds(200)) else { continue }
                 message = next
             } catch let error as ProtocolError {
                 Console.error("# skipped a malformed bus message: \(error.message)")

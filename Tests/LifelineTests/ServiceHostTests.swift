@@ -60,7 +60,9 @@ struct ServiceHostTests {
     @Test("CALL: the method's answer, its own error status, unknown methods and bad bodies")
     func calls() async throws {
         let service = Service("svc")
-            .method("echo") { call in ["got": call.body, "timeout": .int(Int64(call.timeoutMilliseconds))] }
+            .method("echo") { call in
+                ["got": call.body, "timeout": .int(Int64(call.timeout.wholeMilliseconds))]
+            }
             .method("missing") { _ in throw ServiceError(.notFound, "no such thing", details: ["id": 4]) }
         let host = await HostHarness(service)
         let echo = await host.ask(

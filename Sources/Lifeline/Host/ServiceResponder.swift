@@ -184,7 +184,7 @@ struct ServiceResponder: Sendable {
                 .badRequest, "the body of \(name).\(call.method) is not JSON: \(error)", requestID: id)
         }
         let request = CallRequest(
-            method: call.method, body: body, timeoutMilliseconds: call.timeoutMilliseconds ?? 0,
+            method: call.method, body: body, timeout: .milliseconds(call.timeoutMilliseconds ?? 0),
             context: context)
         return await replying(id, "\(name).\(call.method) failed") { try await handler(request) }
     }

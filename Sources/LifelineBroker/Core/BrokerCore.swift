@@ -43,7 +43,7 @@ struct BrokerCore {
         self.sequencer = EventSequencer(epoch: wall & 0x7FFF_FFFF_FFFF_FFFF)
         self.journal = EventJournal(
             capacity: configuration.journalCapacity,
-            maximumAgeMilliseconds: configuration.journalMaximumAgeMilliseconds)
+            maximumAgeMilliseconds: configuration.journalMaximumAge.wholeMilliseconds)
     }
 
     var epoch: UInt64 { sequencer.epoch }
@@ -62,6 +62,9 @@ struct BrokerCore {
 
     /// The instant `milliseconds` from now.
     func deadline(_ milliseconds: Int) -> MonotonicInstant { now + .milliseconds(milliseconds) }
+
+    /// The instant `duration` from now.
+    func deadline(_ duration: Duration) -> MonotonicInstant { now + duration }
 
     func isStarted(_ service: String) -> Bool { starts[service] == .started }
 

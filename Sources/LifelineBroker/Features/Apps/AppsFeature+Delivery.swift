@@ -67,7 +67,7 @@ extension AppsFeature {
     {
         let id = core.correlator.open(
             .apps, key: 0, peer: peer,
-            deadline: core.deadline(core.configuration.appCallbackTimeoutMilliseconds))
+            deadline: core.deadline(core.configuration.appCallbackTimeout))
         return AppTransition.Awaiting(id: id, service: service, what: what)
     }
 
@@ -124,7 +124,7 @@ extension AppsFeature {
         else {
             return
         }
-        let limit = core.configuration.appCallbackTimeoutMilliseconds
+        let limit = core.configuration.appCallbackTimeout.wholeMilliseconds
         core.log("\(awaiting.what) was not answered within \(limit) ms; going on")
         transition.awaiting = nil
         if transition.stage == .vetoing { planExit(&transition, in: core) }

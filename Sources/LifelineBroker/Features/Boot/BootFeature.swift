@@ -60,7 +60,7 @@ struct BootFeature: BrokerFeature {
             return false
         }
         let number = (boot?.number ?? 0) + 1
-        let waitUntil = core.deadline(core.configuration.bootWaitMilliseconds)
+        let waitUntil = core.deadline(core.configuration.bootWait)
         boot = BootRun(
             number: number, state: .waiting, launchOptions: launchOptions, waitUntil: waitUntil.nanoseconds)
         core.servicesStartAtOnce = false
@@ -80,7 +80,7 @@ struct BootFeature: BrokerFeature {
         readinessWait = nil
         if !missing.isEmpty {
             core.log(
-                "boot #\(run.number) starts without \(missing.joined(separator: ", ")): not registered after \(core.configuration.bootWaitMilliseconds) ms"
+                "boot #\(run.number) starts without \(missing.joined(separator: ", ")): not registered after \(core.configuration.bootWait.wholeMilliseconds) ms"
             )
         }
         run.missing = missing

@@ -32,7 +32,7 @@ struct DispatchFeature: BrokerFeature {
                     service: entry.registration.name,
                     timeoutMilliseconds: entry.registration.deadlines[event] ?? requestedTimeout
                         ?? descriptor?.deadlineMilliseconds
-                        ?? core.configuration.dispatchStepTimeoutMilliseconds)
+                        ?? core.configuration.dispatchStepTimeout.wholeMilliseconds)
             }
             return DispatchTable.Phase(event: event, mode: mode, steps: steps)
         }

@@ -44,7 +44,8 @@ struct PublishFeature: BrokerFeature {
         }
         let acknowledged =
             request.acknowledged ?? EventCatalog.descriptor(for: name)?.requiresAcknowledgement ?? false
-        let timeout = request.timeoutMilliseconds ?? core.configuration.acknowledgementTimeoutMilliseconds
+        let timeout =
+            request.timeoutMilliseconds ?? core.configuration.acknowledgementTimeout.wholeMilliseconds
         guard EventChecks.moveLifecycle(name, force: request.force, peer: peer, id: id, in: &core) else {
             return
         }

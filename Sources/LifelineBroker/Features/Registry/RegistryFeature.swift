@@ -48,7 +48,7 @@ struct RegistryFeature: BrokerFeature {
             journal: BrokerInfo.Journal(
                 events: core.journal.count, firstSequence: core.journal.firstRetainedSequence,
                 capacity: configuration.journalCapacity,
-                maximumAgeMilliseconds: configuration.journalMaximumAgeMilliseconds),
+                maximumAgeMilliseconds: configuration.journalMaximumAge.wholeMilliseconds),
             pid: core.identity.pid, host: core.identity.host, version: core.identity.version
         ).json
     }
@@ -82,7 +82,7 @@ struct RegistryFeature: BrokerFeature {
         let key = keys.next()
         let id = core.correlator.open(
             .registry, key: key, peer: nil,
-            deadline: core.deadline(core.configuration.attachTimeoutMilliseconds))
+            deadline: core.deadline(core.configuration.attachTimeout))
         waiting[key] = (wait, token, id)
         markers.wait(for: token, key: key)
     }
@@ -98,7 +98,7 @@ struct RegistryFeature: BrokerFeature {
         }
         let message =
             "\(what) timed out: the bus subscription '!\(held.token)' did not arrive within "
-            + "\(core.configuration.attachTimeoutMilliseconds) ms; subscribe to it on \(core.busEndpoints.first ?? "the bus") first"
+            + "\(core.configuration.attachTimeout.wholeMilliseconds) ms; subscribe to it on \(core.busEndpoints.first ?? "the bus") first"
         core.log(message)
         core.fail(peer, requestID, .timeout, message)
     }

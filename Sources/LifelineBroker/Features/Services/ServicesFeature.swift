@@ -39,13 +39,13 @@ struct ServicesFeature: BrokerFeature {
     private mutating func forward(
         _ call: ServiceCall, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore
     ) {
-        let timeout = call.timeoutMilliseconds ?? core.configuration.defaultCallTimeoutMilliseconds
-        guard timeout <= core.configuration.maximumCallTimeoutMilliseconds else {
+        let timeout = call.timeoutMilliseconds ?? core.configuration.defaultCallTimeout.wholeMilliseconds
+        guard timeout <= core.configuration.maximumCallTimeout.wholeMilliseconds else {
             core.refuse(
                 peer,
                 ProtocolError(
                     .badRequest,
-                    "CALL timeoutMs must be an integer within 1...\(core.configuration.maximumCallTimeoutMilliseconds)",
+                    "CALL timeoutMs must be an integer within 1...\(core.configuration.maximumCallTimeout.wholeMilliseconds)",
                     requestID: id))
             return
         }
@@ -97,7 +97,7 @@ struct ServicesFeature: BrokerFeature {
         starting[key] = name
         let id = core.correlator.open(
             .services, key: key, peer: entry.peer,
-            deadline: core.deadline(core.configuration.serviceStartTimeoutMilliseconds))
+            deadline: core.deadline(core.configuration.serviceStartTimeout))
         core.send(entry.peer, .start(name: name), id: id)
     }
 
@@ -130,7 +130,7 @@ struct ServicesFeature: BrokerFeature {
             core.fail(call.client, call.clientRequestID, .timeout, message)
         } else if let name = starting.removeValue(forKey: wait.key) {
             core.log(
-                "\(name) did not finish starting within \(core.configuration.serviceStartTimeoutMilliseconds) ms; going on"
+                "\(name) did not finish starting within \(core.configuration.serviceStartTimeout.wholeMilliseconds) ms; going on"
             )
             finishStart(name, in: &core)
         }
