@@ -23,9 +23,9 @@ struct BrokerConnection {
         case stopped
     }
 
-    private enum Internal { case hello, join, unregister, replay }
+    enum Internal { case hello, join, unregister, replay }
 
-    private struct Outstanding {
+    struct Outstanding {
         var ticket: UInt64
         var command: Command
         var deadline: UInt64
@@ -33,33 +33,33 @@ struct BrokerConnection {
     }
 
     /// The last event delivered for one name.
-    private struct TopicCursor {
+    struct TopicCursor {
         var sequence: UInt64 = 0
         var topicSequence: UInt64 = 0
     }
 
     let configuration: ConnectionConfiguration
-    private(set) var phase: Phase = .idle
-    private(set) var busEndpoint: String?
+    var phase: Phase = .idle
+    var busEndpoint: String?
     /// The epoch of the broker the session last joined.
-    private(set) var epoch: UInt64?
+    var epoch: UInt64?
     /// The highest sequence delivered in this epoch (where a reconnect resumes).
-    private(set) var lastSequence: UInt64 = 0
-    private var topics: [EventName: TopicCursor] = [:]
+    var lastSequence: UInt64 = 0
+    var topics: [EventName: TopicCursor] = [:]
     /// Bus events held while joining or while a gap is being recovered.
-    private var held: [BusMessage] = []
-    private var recovering = false
-    private var brokerHeartbeat = HeartbeatSettings.standard
-    private var brokerDeadline = UInt64.max
-    private var nextHeartbeat = UInt64.max
-    private var backoffMilliseconds: Int
-    private var hasJoined = false
+    var held: [BusMessage] = []
+    var recovering = false
+    var brokerHeartbeat = HeartbeatSettings.standard
+    var brokerDeadline = UInt64.max
+    var nextHeartbeat = UInt64.max
+    var backoffMilliseconds: Int
+    var hasJoined = false
     /// A taken name is retried once, after its holder would have expired (a restarted service whose
     /// crashed predecessor is still registered); a second refusal is final.
-    private var retriedConflict = false
-    private var counter: UInt64 = 0
-    private var internalRequests: [[UInt8]: Internal] = [:]
-    private var outstanding: [[UInt8]: Outstanding] = [:]
+    var retriedConflict = false
+    var counter: UInt64 = 0
+    var internalRequests: [[UInt8]: Internal] = [:]
+    var outstanding: [[UInt8]: Outstanding] = [:]
 
     init(configuration: ConnectionConfiguration) {
         self.configuration = configuration
@@ -242,7 +242,7 @@ struct BrokerConnection {
     // MARK: Delivery, deduplication and gaps
 
     /// Delivers a live event unless it is a duplicate; a skipped topic sequence starts a recovery.
-    private mutating func accept(_ message: BusMessage, into effects: inout [ConnectionEffect]) {
+    mutating func accept(_ message: BusMessage, into effects: inout [ConnectionEffect]) {
         guard message.header.epoch == epoch else { return }
         let cursor = topics[message.name] ?? TopicCursor()
         if message.header.sequence <= cursor.sequence { return }
@@ -265,7 +265,7 @@ struct BrokerConnection {
         deliver(message, replayed: false, into: &effects)
     }
 
-    private mutating func deliver(
+    mutating func deliver(
         _ message: BusMessage, replayed: Bool, into effects: inout [ConnectionEffect]
     ) {
         topics[message.name] = TopicCursor(
@@ -275,14 +275,14 @@ struct BrokerConnection {
     }
 
     /// An EVENT from the journal: delivered in order unless already seen.
-    private mutating func replayed(_ message: BusMessage, into effects: inout [ConnectionEffect]) {
+    mutating func replayed(_ message: BusMessage, into effects: inout [ConnectionEffect]) {
         if epoch != nil && message.header.epoch != epoch { return }
         if message.header.sequence <= (topics[message.name]?.sequence ?? 0) { return }
         deliver(message, replayed: true, into: &effects)
     }
 
     /// Takes the topics' positions from a snapshot (where the broker stands for each of our events).
-    private mutating func adopt(_ snapshot: TopicPositions) {
+    mutating func adopt(_ snapshot: TopicPositions) {
         for (name, position) in snapshot.positions {
             let given = TopicCursor(sequence: position.sequence, topicSequence: position.topicSequence)
             if given.sequence > (topics[name]?.sequence ?? 0) { topics[name] = given }
@@ -290,7 +290,7 @@ struct BrokerConnection {
     }
 
     /// Delivers the events held while joining or recovering, in order, through the duplicate filter.
-    private mutating func releaseHeld(into effects: inout [ConnectionEffect]) {
+    mutating func releaseHeld(into effects: inout [ConnectionEffect]) {
         let pending = held.sorted { $0.header.sequence < $1.header.sequence }
         held.removeAll()
         for (index, message) in pending.enumerated() {
@@ -300,191 +300,6 @@ struct BrokerConnection {
                 return
             }
         }
-    }
-
-    // MARK: Steps
-
-    private mutating func nextID(_ prefix: String) -> [UInt8] {
-        counter += 1
-        return Array("\(prefix)\(counter)".utf8)
-    }
-
-    private mutating func connect(now: UInt64, into effects: inout [ConnectionEffect]) {
-        effects.append(.openControl)
-        guard configuration.joins else {
-            phase = .ready
-            return
-        }
-        let id = nextID("s")
-        internalRequests = [id: .hello]
-        effects.append(.sendControl(ClientRequest.hello.controlRequest(id: id).frames()))
-        phase = .greeting(deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds) * 1_000_000)
-    }
-
-    private mutating func handleReply(
-        _ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]
-    ) {
-        if let request = outstanding.removeValue(forKey: reply.requestID) {
-            effects.append(
-                .deliver(
-                    .completion(
-                        ticket: request.ticket,
-                        reply.status.isSuccess ? .success(reply) : .failure(LifelineError(reply: reply)))))
-            return
-        }
-        guard let kind = internalRequests.removeValue(forKey: reply.requestID) else { return }
-        switch kind {
-        case .hello: greeted(reply, now: now, into: &effects)
-        case .join: joined(reply, now: now, into: &effects)
-        case .replay: recovered(reply, into: &effects)
-        case .unregister:
-            if !reply.status.isSuccess {
-                effects.append(.deliver(.log("UNREGISTER refused: \(reply.errorMessage)")))
-            }
-            finish(into: &effects)
-        }
-    }
-
-    private mutating func greeted(_ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect])
-    {
-        guard case .greeting = phase else { return }
-        guard reply.status.isSuccess, let body = try? reply.json(), let info = try? BrokerInfo(json: body)
-        else {
-            lose("HELLO failed: \(reply.errorMessage)", retryAt: nil, now: now, into: &effects)
-            return
-        }
-        brokerHeartbeat = info.heartbeat
-        let endpoint = Self.reachable(info.bus, via: configuration.brokerEndpoint)
-        if endpoint != busEndpoint {
-            busEndpoint = endpoint
-            effects.append(.openBus(endpoint: endpoint, subscriptions: configuration.busSubscriptions))
-        }
-        let id = nextID("s")
-        internalRequests[id] = .join
-        let request: ClientRequest
-        if let registration = configuration.registration {
-            request = .register(RegisterRequest(registration, resume: cursor ?? configuration.resume))
-        } else {
-            request = .attach(token: configuration.token)
-        }
-        held.removeAll()
-        effects.append(.sendControl(request.controlRequest(id: id).frames()))
-        phase = .joining(
-            deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds + 5000) * 1_000_000)
-    }
-
-    private mutating func joined(_ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]) {
-        guard case .joining = phase else { return }
-        guard reply.status.isSuccess else {
-            if reply.status == .conflict {
-                let wait = (try? reply.json())?["retryAfterMs"]?.intValue
-                if let wait, !retriedConflict {
-                    retriedConflict = true
-                    effects.append(
-                        .deliver(
-                            .log(
-                                "\(reply.errorMessage); trying once more in \(wait + 200) ms in case that process has died"
-                            )))
-                    internalRequests.removeAll()
-                    phase = .backingOff(until: now &+ UInt64(wait + 200) * 1_000_000)
-                    return
-                }
-                phase = .stopped
-                effects.append(.deliver(.refused(LifelineError(reply: reply))))
-                return
-            }
-            lose(
-                "the broker refused to register us: \(reply.errorMessage)", retryAt: nil, now: now,
-                into: &effects)
-            return
-        }
-        guard let body = try? reply.json(), let snapshot = try? JoinSnapshot(json: body) else {
-            lose("the broker's REGISTER reply was not a snapshot", retryAt: nil, now: now, into: &effects)
-            return
-        }
-        let joinedEpoch = snapshot.epoch
-        if joinedEpoch != epoch {
-            if epoch != nil {
-                // A new broker life: the positions of the old one mean nothing here.
-                topics.removeAll()
-                lastSequence = 0
-            }
-            epoch = joinedEpoch
-        }
-        adopt(snapshot.topics)
-        lastSequence = max(lastSequence, snapshot.sequence)
-        if let notice = snapshot.gap {
-            effects.append(.deliver(.log("could not resume after #\(notice.after): \(notice.reason)")))
-            effects.append(.deliver(.gap(notice)))
-        }
-        brokerHeartbeat = snapshot.heartbeat
-        phase = .ready
-        backoffMilliseconds = configuration.initialBackoffMilliseconds
-        if let registration = configuration.registration {
-            brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds
-            nextHeartbeat = now &+ registration.heartbeat.intervalNanoseconds
-        }
-        effects.append(
-            .deliver(
-                .joined(
-                    epoch: epoch ?? 0, first: !hasJoined, sequence: snapshot.sequence,
-                    lifecycle: snapshot.lifecycle.rawValue)))
-        hasJoined = true
-        recovering = false
-        releaseHeld(into: &effects)
-    }
-
-    private mutating func recovered(_ reply: ControlReply, into effects: inout [ConnectionEffect]) {
-        let result = ReplayResult(json: (try? reply.json()) ?? .null)
-        if let notice = result.gap {
-            effects.append(
-                .deliver(.log("could not recover the gap after #\(notice.after): \(notice.reason)")))
-            effects.append(.deliver(.gap(notice)))
-            for (name, position) in result.topics.positions {
-                topics[name] = TopicCursor(sequence: position.sequence, topicSequence: position.topicSequence)
-            }
-            held.removeAll { $0.header.sequence <= (topics[$0.name]?.sequence ?? 0) }
-        }
-        recovering = false
-        releaseHeld(into: &effects)
-    }
-
-    /// Gives up on the current connection and plans the next attempt (at once for `retryAt: now`).
-    private mutating func lose(
-        _ reason: String, retryAt: UInt64?, now: UInt64, into effects: inout [ConnectionEffect]
-    ) {
-        for (_, request) in outstanding {
-            let error = LifelineError(
-                .unavailable, "the connection to the broker was lost before it answered \(request.command)")
-            effects.append(.deliver(.completion(ticket: request.ticket, .failure(error))))
-        }
-        outstanding.removeAll()
-        internalRequests.removeAll()
-        recovering = false
-        brokerDeadline = .max
-        nextHeartbeat = .max
-        if let retryAt {
-            effects.append(.deliver(.log("\(reason); reconnecting now")))
-            phase = .backingOff(until: retryAt)
-            connect(now: now, into: &effects)
-            return
-        }
-        effects.append(.deliver(.log("\(reason); reconnecting in \(backoffMilliseconds) ms")))
-        phase = .backingOff(until: now &+ UInt64(backoffMilliseconds) * 1_000_000)
-        backoffMilliseconds = min(backoffMilliseconds * 2, configuration.maximumBackoffMilliseconds)
-    }
-
-    private mutating func finish(into effects: inout [ConnectionEffect]) {
-        for (_, request) in outstanding {
-            effects.append(
-                .deliver(
-                    .completion(
-                        ticket: request.ticket,
-                        .failure(LifelineError(.unavailable, "the connection was closed")))))
-        }
-        outstanding.removeAll()
-        phase = .stopped
-        effects.append(.deliver(.finished))
     }
 
     /// The bus endpoint as this client can reach it: a wildcard host (`0.0.0.0`, `*`) announced by the

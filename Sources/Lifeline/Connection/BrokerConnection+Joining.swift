@@ -1,0 +1,188 @@
+import LifelineProtocol
+
+/// Joining and leaving: HELLO, REGISTER or ATTACH and their replies, losing the broker and backing
+/// off, finishing.
+extension BrokerConnection {
+
+    mutating func nextID(_ prefix: String) -> [UInt8] {
+        counter += 1
+        return Array("\(prefix)\(counter)".utf8)
+    }
+
+    mutating func connect(now: UInt64, into effects: inout [ConnectionEffect]) {
+        effects.append(.openControl)
+        guard configuration.joins else {
+            phase = .ready
+            return
+        }
+        let id = nextID("s")
+        internalRequests = [id: .hello]
+        effects.append(.sendControl(ClientRequest.hello.controlRequest(id: id).frames()))
+        phase = .greeting(deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds) * 1_000_000)
+    }
+
+    mutating func handleReply(
+        _ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]
+    ) {
+        if let request = outstanding.removeValue(forKey: reply.requestID) {
+            effects.append(
+                .deliver(
+                    .completion(
+                        ticket: request.ticket,
+                        reply.status.isSuccess ? .success(reply) : .failure(LifelineError(reply: reply)))))
+            return
+        }
+        guard let kind = internalRequests.removeValue(forKey: reply.requestID) else { return }
+        switch kind {
+        case .hello: greeted(reply, now: now, into: &effects)
+        case .join: joined(reply, now: now, into: &effects)
+        case .replay: recovered(reply, into: &effects)
+        case .unregister:
+            if !reply.status.isSuccess {
+                effects.append(.deliver(.log("UNREGISTER refused: \(reply.errorMessage)")))
+            }
+            finish(into: &effects)
+        }
+    }
+
+    mutating func greeted(_ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]) {
+        guard case .greeting = phase else { return }
+        guard reply.status.isSuccess, let body = try? reply.json(), let info = try? BrokerInfo(json: body)
+        else {
+            lose("HELLO failed: \(reply.errorMessage)", retryAt: nil, now: now, into: &effects)
+            return
+        }
+        brokerHeartbeat = info.heartbeat
+        let endpoint = Self.reachable(info.bus, via: configuration.brokerEndpoint)
+        if endpoint != busEndpoint {
+            busEndpoint = endpoint
+            effects.append(.openBus(endpoint: endpoint, subscriptions: configuration.busSubscriptions))
+        }
+        let id = nextID("s")
+        internalRequests[id] = .join
+        let request: ClientRequest
+        if let registration = configuration.registration {
+            request = .register(RegisterRequest(registration, resume: cursor ?? configuration.resume))
+        } else {
+            request = .attach(token: configuration.token)
+        }
+        held.removeAll()
+        effects.append(.sendControl(request.controlRequest(id: id).frames()))
+        phase = .joining(
+            deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds + 5000) * 1_000_000)
+    }
+
+    mutating func joined(_ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]) {
+        guard case .joining = phase else { return }
+        guard reply.status.isSuccess else {
+            if reply.status == .conflict {
+                let wait = (try? reply.json())?["retryAfterMs"]?.intValue
+                if let wait, !retriedConflict {
+                    retriedConflict = true
+                    effects.append(
+                        .deliver(
+                            .log(
+                                "\(reply.errorMessage); trying once more in \(wait + 200) ms in case that process has died"
+                            )))
+                    internalRequests.removeAll()
+                    phase = .backingOff(until: now &+ UInt64(wait + 200) * 1_000_000)
+                    return
+                }
+                phase = .stopped
+                effects.append(.deliver(.refused(LifelineError(reply: reply))))
+                return
+            }
+            lose(
+                "the broker refused to register us: \(reply.errorMessage)", retryAt: nil, now: now,
+                into: &effects)
+            return
+        }
+        guard let body = try? reply.json(), let snapshot = try? JoinSnapshot(json: body) else {
+            lose("the broker's REGISTER reply was not a snapshot", retryAt: nil, now: now, into: &effects)
+            return
+        }
+        let joinedEpoch = snapshot.epoch
+        if joinedEpoch != epoch {
+            if epoch != nil {
+                // A new broker life: the positions of the old one mean nothing here.
+                topics.removeAll()
+                lastSequence = 0
+            }
+            epoch = joinedEpoch
+        }
+        adopt(snapshot.topics)
+        lastSequence = max(lastSequence, snapshot.sequence)
+        if let notice = snapshot.gap {
+            effects.append(.deliver(.log("could not resume after #\(notice.after): \(notice.reason)")))
+            effects.append(.deliver(.gap(notice)))
+        }
+        brokerHeartbeat = snapshot.heartbeat
+        phase = .ready
+        backoffMilliseconds = configuration.initialBackoffMilliseconds
+        if let registration = configuration.registration {
+            brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds
+            nextHeartbeat = now &+ registration.heartbeat.intervalNanoseconds
+        }
+        effects.append(
+            .deliver(
+                .joined(
+                    epoch: epoch ?? 0, first: !hasJoined, sequence: snapshot.sequence,
+                    lifecycle: snapshot.lifecycle.rawValue)))
+        hasJoined = true
+        recovering = false
+        releaseHeld(into: &effects)
+    }
+
+    mutating func recovered(_ reply: ControlReply, into effects: inout [ConnectionEffect]) {
+        let result = ReplayResult(json: (try? reply.json()) ?? .null)
+        if let notice = result.gap {
+            effects.append(
+                .deliver(.log("could not recover the gap after #\(notice.after): \(notice.reason)")))
+            effects.append(.deliver(.gap(notice)))
+            for (name, position) in result.topics.positions {
+                topics[name] = TopicCursor(sequence: position.sequence, topicSequence: position.topicSequence)
+            }
+            held.removeAll { $0.header.sequence <= (topics[$0.name]?.sequence ?? 0) }
+        }
+        recovering = false
+        releaseHeld(into: &effects)
+    }
+
+    /// Gives up on the current connection and plans the next attempt (at once for `retryAt: now`).
+    mutating func lose(
+        _ reason: String, retryAt: UInt64?, now: UInt64, into effects: inout [ConnectionEffect]
+    ) {
+        for (_, request) in outstanding {
+            let error = LifelineError(
+                .unavailable, "the connection to the broker was lost before it answered \(request.command)")
+            effects.append(.deliver(.completion(ticket: request.ticket, .failure(error))))
+        }
+        outstanding.removeAll()
+        internalRequests.removeAll()
+        recovering = false
+        brokerDeadline = .max
+        nextHeartbeat = .max
+        if let retryAt {
+            effects.append(.deliver(.log("\(reason); reconnecting now")))
+            phase = .backingOff(until: retryAt)
+            connect(now: now, into: &effects)
+            return
+        }
+        effects.append(.deliver(.log("\(reason); reconnecting in \(backoffMilliseconds) ms")))
+        phase = .backingOff(until: now &+ UInt64(backoffMilliseconds) * 1_000_000)
+        backoffMilliseconds = min(backoffMilliseconds * 2, configuration.maximumBackoffMilliseconds)
+    }
+
+    mutating func finish(into effects: inout [ConnectionEffect]) {
+        for (_, request) in outstanding {
+            effects.append(
+                .deliver(
+                    .completion(
+                        ticket: request.ticket,
+                        .failure(LifelineError(.unavailable, "the connection was closed")))))
+        }
+        outstanding.removeAll()
+        phase = .stopped
+        effects.append(.deliver(.finished))
+    }
+}
