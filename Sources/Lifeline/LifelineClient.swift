@@ -19,7 +19,7 @@ public final class LifelineClient: Sendable {
         self.init(configuration: configuration) { _ in }
     }
 
-    /// A client whose session may also register a service or subscribe to the bus; `deliver` gets
+    /// A client whose connection may also register a service or subscribe to the bus; `deliver` gets
     /// everything but request completions, on the socket thread.
     convenience init(
         configuration: ConnectionConfiguration, deliver: @escaping @Sendable (ConnectionEvent) -> Void

@@ -7,7 +7,7 @@ import LifelineProtocol
 /// journal, match replies to requests, shut down cleanly. Pure: messages and time in,
 /// ``ConnectionEffect``s out.
 struct BrokerConnection {
-    /// Where the session stands.
+    /// Where the connection stands.
     enum Phase: Equatable, Sendable {
         case idle
         /// HELLO sent; waiting for the broker to say where the bus is.
@@ -41,7 +41,7 @@ struct BrokerConnection {
     let configuration: ConnectionConfiguration
     var phase: Phase = .idle
     var busEndpoint: String?
-    /// The epoch of the broker the session last joined.
+    /// The epoch of the broker the connection last joined.
     var epoch: UInt64?
     /// The highest sequence delivered in this epoch (where a reconnect resumes).
     var lastSequence: UInt64 = 0
@@ -66,7 +66,7 @@ struct BrokerConnection {
         self.backoffMilliseconds = configuration.initialBackoffMilliseconds
     }
 
-    /// Where this session stands on the bus.
+    /// Where this connection stands on the bus.
     var cursor: EventCursor? { epoch.map { EventCursor(epoch: $0, sequence: lastSequence) } }
 
     // MARK: Inputs

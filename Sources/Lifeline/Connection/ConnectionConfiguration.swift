@@ -1,8 +1,8 @@
 import LifelineProtocol
 
-/// What a session connects for: a plain client, a bus subscriber, or a registered service.
+/// What a connection is for: a plain client, a bus subscriber, or a registered service.
 struct ConnectionConfiguration: Sendable {
-    /// Which bus events the session receives.
+    /// Which bus events the connection receives.
     enum Subscriptions: Sendable, Equatable {
         /// No bus socket (plain request/reply client).
         case none
@@ -39,7 +39,7 @@ struct ConnectionConfiguration: Sendable {
         self.token = token
     }
 
-    /// True when the session needs HELLO and a join step before it is ready.
+    /// True when the connection needs HELLO and a join step before it is ready.
     var joins: Bool { registration != nil || subscriptions != .none }
 
     /// The SUB subscriptions: event topics, then the marker (which must come last).

@@ -13,7 +13,7 @@ enum ConnectionEvent: Sendable, Equatable {
     /// The answer to the application's request `ticket`.
     case completion(ticket: UInt64, Result<ControlReply, LifelineError>)
     /// Registered (or attached) with the broker whose epoch is given; `first` for the first time. The
-    /// snapshot: the sequence the session starts after and the application's lifecycle state.
+    /// snapshot: the sequence the connection starts after and the application's lifecycle state.
     case joined(epoch: UInt64, first: Bool, sequence: UInt64, lifecycle: String)
     /// The broker refused the service for good (its name is taken): stop.
     case refused(LifelineError)

@@ -6,7 +6,7 @@ import ZeroMQ
 
 /// Owns the sockets of one ``BrokerConnection`` on a dedicated thread (the zactor pattern): a DEALER to
 /// the broker, a SUB on the bus, and a ``Mailbox`` for commands from other threads, all under one
-/// `zmq_poll`, whose timeout drives the session's timers. No ZeroMQ call runs anywhere else.
+/// `zmq_poll`, whose timeout drives the connection's timers. No ZeroMQ call runs anywhere else.
 /// Deliveries leave through `deliver`, called on the socket thread.
 final class ConnectionThread: Connection {
     private let mailbox: Mailbox<ConnectionCommand>
@@ -14,7 +14,7 @@ final class ConnectionThread: Connection {
     /// Runs jobs of tasks that prefer it on this connection's socket thread.
     let executor: SocketThreadExecutor
 
-    /// Starts the thread and connects; `deliver` receives everything the session produces.
+    /// Starts the thread and connects; `deliver` receives everything the connection produces.
     init(
         configuration: ConnectionConfiguration, name: String,
         deliver: @escaping @Sendable (ConnectionEvent) -> Void
@@ -27,7 +27,7 @@ final class ConnectionThread: Connection {
         let thread = Thread {
             ThreadName.set(name)
             executor.bindToCurrentThread()
-            var loop = SessionLoop(
+            var loop = SocketLoop(
                 configuration: configuration, mailbox: mailbox, executor: executor, deliver: deliver)
             loop.run()
             executor.close()
@@ -71,8 +71,8 @@ final class ThreadCompletion: Sendable {
 }
 
 /// The loop run on the socket thread.
-private struct SessionLoop {
-    var session: BrokerConnection
+private struct SocketLoop {
+    var connection: BrokerConnection
     let mailbox: Mailbox<ConnectionCommand>
     let executor: SocketThreadExecutor
     let deliver: @Sendable (ConnectionEvent) -> Void
@@ -87,14 +87,14 @@ private struct SessionLoop {
         executor: SocketThreadExecutor,
         deliver: @escaping @Sendable (ConnectionEvent) -> Void
     ) {
-        self.session = BrokerConnection(configuration: configuration)
+        self.connection = BrokerConnection(configuration: configuration)
         self.mailbox = mailbox
         self.executor = executor
         self.deliver = deliver
     }
 
     mutating func run() {
-        session.start(now: SystemClock.monotonicNanoseconds(), into: &effects)
+        connection.start(now: SystemClock.monotonicNanoseconds(), into: &effects)
         apply()
         while !finished {
             var poller = ZMQPoller()
@@ -105,7 +105,7 @@ private struct SessionLoop {
                 executor.hasPending
                 ? 0
                 : SystemClock.pollTimeout(
-                    until: session.nextDeadline, now: SystemClock.monotonicNanoseconds())
+                    until: connection.nextDeadline, now: SystemClock.monotonicNanoseconds())
             do {
                 try poller.poll(timeoutMilliseconds: timeout)
             } catch {
@@ -115,7 +115,7 @@ private struct SessionLoop {
             if poller.isReadable(mailboxIndex) { handleCommands() }
             if let controlIndex, poller.isReadable(controlIndex) { drainControl() }
             if let busIndex, poller.isReadable(busIndex) { drainBus() }
-            session.tick(now: SystemClock.monotonicNanoseconds(), into: &effects)
+            connection.tick(now: SystemClock.monotonicNanoseconds(), into: &effects)
             apply()
         }
         try? control?.set(.linger, 200)
@@ -128,12 +128,12 @@ private struct SessionLoop {
         for command in mailbox.drain() {
             switch command {
             case .request(let request, let ticket, let timeout):
-                session.submit(
+                connection.submit(
                     request, ticket: ticket, timeoutMilliseconds: timeout, now: now, into: &effects)
-            case .answer(let reply): session.answer(reply, into: &effects)
+            case .answer(let reply): connection.answer(reply, into: &effects)
             case .acknowledge(let sequence, let epoch, let error):
-                session.acknowledge(sequence: sequence, epoch: epoch, error: error, into: &effects)
-            case .shutdown: session.shutdown(now: now, into: &effects)
+                connection.acknowledge(sequence: sequence, epoch: epoch, error: error, into: &effects)
+            case .shutdown: connection.shutdown(now: now, into: &effects)
             }
         }
         apply()
@@ -142,7 +142,7 @@ private struct SessionLoop {
     private mutating func drainControl() {
         guard let control else { return }
         while let frames = receive(control) {
-            session.handleControl(frames, now: SystemClock.monotonicNanoseconds(), into: &effects)
+            connection.handleControl(frames, now: SystemClock.monotonicNanoseconds(), into: &effects)
             apply()
             if self.control !== control { return }
         }
@@ -154,7 +154,7 @@ private struct SessionLoop {
         guard let bus else { return }
         var batch = 0
         while let frames = receive(bus) {
-            session.handleBus(frames, into: &effects)
+            connection.handleBus(frames, into: &effects)
             batch += 1
             if batch == 64 {
                 apply()
@@ -193,7 +193,7 @@ private struct SessionLoop {
             let socket = try ZMQSocket(context, type: .dealer)
             try socket.set(.sendHighWaterMark, 100_000)
             try socket.set(.receiveHighWaterMark, 100_000)
-            try socket.connect(session.configuration.brokerEndpoint)
+            try socket.connect(connection.configuration.brokerEndpoint)
             control = socket
         case .sendControl(let frames):
             guard let control else { return }
