@@ -3,18 +3,10 @@ import LifelineProtocol
 /// A handler's answer to a dispatched event: its callback result (mPaaS's Continue / Return /
 /// ReturnYES / ReturnNO), optionally a rewritten payload for the services after it, and its completion
 /// for events that carry one (performFetch: "newData", "noData" or "failed"; shortcut items: a Bool;
-/// WatchKit requests: a reply object).
-public struct Answer: Sendable, Equatable {
-    public var result: CallbackResult
-    public var payload: JSONValue?
-    public var completion: JSONValue?
+/// WatchKit requests: a reply object). It is the OFFER reply of the wire protocol.
+public typealias Answer = OfferAnswer
 
-    public init(_ result: CallbackResult, payload: JSONValue? = nil, completion: JSONValue? = nil) {
-        self.result = result
-        self.payload = payload
-        self.completion = completion
-    }
-
+extension OfferAnswer {
     /// Not decided here; the next service gets the event.
     public static let `continue` = Answer(.continue)
     /// Fully handled; the chain stops.
@@ -32,12 +24,5 @@ public struct Answer: Sendable, Equatable {
     /// Continue, contributing `completion` to the event's combined completion.
     public static func completed(_ completion: JSONValue) -> Answer {
         Answer(.continue, completion: completion)
-    }
-
-    var json: JSONValue {
-        var members: [String: JSONValue] = ["result": .string(result.rawValue)]
-        if let payload { members["payload"] = payload }
-        if let completion { members["completion"] = completion }
-        return .object(members)
     }
 }
