@@ -26,7 +26,7 @@ public struct Router: Sendable {
     let log: @Sendable (String) -> Void
 
     private func send(_ operation: AppsRequest, _ what: String) {
-        client.send(.apps(operation), timeoutMilliseconds: 60_000) { result in
+        client.send(.apps(operation), timeout: .seconds(60)) { result in
             if case .failure(let error) = result { log("\(what) failed: \(error.message)") }
         }
     }

@@ -43,7 +43,7 @@ public final class BlockingClient {
         }
     }
 
-    /// Like ``send(_:timeoutMilliseconds:)``, but a non-2xx reply throws ``LifelineError``.
+    /// Like ``send(_:timeout:)``, but a non-2xx reply throws ``LifelineError``.
     public func request(_ request: ClientRequest, timeout: Duration = .seconds(5)) throws -> ControlReply {
         let reply = try send(request, timeout: timeout)
         guard reply.status.isSuccess else { throw LifelineError(reply: reply) }

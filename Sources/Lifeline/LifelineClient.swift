@@ -24,29 +24,22 @@ public final class LifelineClient: Sendable {
     convenience init(
         configuration: ConnectionConfiguration, deliver: @escaping @Sendable (ConnectionEvent) -> Void
     ) {
-        self.init(brokerEndpoint: configuration.brokerEndpoint, deliver: deliver) { sink in
-            ConnectionThread(configuration: configuration, name: "ll-socket", deliver: sink)
+        self.init(brokerEndpoint: configuration.brokerEndpoint, deliver: deliver) { pending, deliver in
+            ConnectionThread(
+                configuration: configuration, name: "ll-socket", pending: pending, deliver: deliver)
         }
     }
 
-    /// A client over the connection `connect` makes with the sink it is given (the socket thread, or
-    /// an in-memory connection in tests).
+    /// A client over the connection `connect` makes (the socket thread, or an in-memory connection
+    /// in tests), given where completions and deliveries go.
     init(
         brokerEndpoint: String, deliver: @escaping @Sendable (ConnectionEvent) -> Void,
-        connect: (@escaping @Sendable (ConnectionEvent) -> Void) -> any Connection
+        connect: (PendingReplies, @escaping @Sendable (ConnectionEvent) -> Void) -> any Connection
     ) {
         let pending = PendingReplies()
         self.pending = pending
         self.brokerEndpoint = brokerEndpoint
-        self.connection = connect { event in
-            switch event {
-            case .completion(let ticket, let result): pending.resume(ticket, with: result)
-            case .finished:
-                pending.failAll(LifelineError(.unavailable, "the connection was closed"))
-                deliver(event)
-            default: deliver(event)
-            }
-        }
+        self.connection = connect(pending, deliver)
     }
 
     deinit { connection.post(.shutdown) }
@@ -66,13 +59,14 @@ public final class LifelineClient: Sendable {
     /// Sends a request without waiting: it leaves in call order, and `completion` gets the reply (or
     /// the error) on the socket thread.
     public func send(
-        _ request: ClientRequest, timeoutMilliseconds: Int = 5000,
+        _ request: ClientRequest, timeout: Duration = .seconds(5),
         completion: @escaping @Sendable (Result<ControlReply, LifelineError>) -> Void
     ) {
         let ticket = pending.park(.handler(completion))
         connection.post(
             .request(
-                request.controlRequest(), ticket: ticket, timeoutMilliseconds: max(1, timeoutMilliseconds)))
+                request.controlRequest(), ticket: ticket,
+                timeoutMilliseconds: max(1, timeout.wholeMilliseconds)))
     }
 
     /// An operation on the Context's micro-app stack; waits until its callbacks have run and returns

@@ -30,6 +30,18 @@ struct CorrelatorTests {
         #expect(heap.isEmpty && after == nil)
     }
 
+    @Test("withdrawn deadlines do not pile up: the heap stays within twice its live keys")
+    func heapStaysSmall() {
+        var heap = DeadlineHeap<Int>()
+        for key in 0..<10_000 {
+            heap.schedule(key, at: Self.at(UInt64(key)))
+            if key >= 10 { heap.cancel(key - 10) }
+        }
+        #expect(heap.storedCount <= 2 * 10 + 64)
+        let due = heap.popDue(now: Self.at(20_000))
+        #expect(due == Array(9_990..<10_000))
+    }
+
     @Test("ids are 16 hex digits and distinct; a reply from another peer is foreign and leaves the wait open")
     func peers() throws {
         var correlator = Correlator()

@@ -13,8 +13,8 @@ struct HostHarness {
 
     init(_ service: Service) async {
         let connection = self.connection
-        runner = ServiceRunner(service, options: ServiceOptions()) { _, sink in
-            connection.attach(sink)
+        runner = ServiceRunner(service, options: ServiceOptions()) { _, pending, sink in
+            connection.attach(pending, sink)
             return connection
         }
         let runner = self.runner

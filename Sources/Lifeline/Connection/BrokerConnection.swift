@@ -133,7 +133,7 @@ struct BrokerConnection {
         }
     }
 
-    /// Sends an application request; its answer arrives as ``ConnectionEffect/complete(ticket:_:)``.
+    /// Sends an application request; its answer arrives as ``ConnectionEvent/completion(ticket:_:)``.
     mutating func submit(
         _ request: ControlRequest, ticket: UInt64, timeoutMilliseconds: Int, now: UInt64,
         into effects: inout [ConnectionEffect]

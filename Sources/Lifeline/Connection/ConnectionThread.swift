@@ -7,16 +7,18 @@ import ZeroMQ
 /// Owns the sockets of one ``BrokerConnection`` on a dedicated thread (the zactor pattern): a DEALER to
 /// the broker, a SUB on the bus, and a ``Mailbox`` for commands from other threads, all under one
 /// `zmq_poll`, whose timeout drives the connection's timers. No ZeroMQ call runs anywhere else.
-/// Deliveries leave through `deliver`, called on the socket thread.
+/// Request completions resume their waiters in `pending`; every other delivery leaves through
+/// `deliver`, called on the socket thread.
 final class ConnectionThread: Connection {
     private let mailbox: Mailbox<ConnectionCommand>
     private let done = ThreadCompletion()
     /// Runs jobs of tasks that prefer it on this connection's socket thread.
     let executor: SocketThreadExecutor
 
-    /// Starts the thread and connects; `deliver` receives everything the connection produces.
+    /// Starts the thread and connects; `deliver` receives everything the connection produces but
+    /// request completions, which resume their waiters in `pending`.
     init(
-        configuration: ConnectionConfiguration, name: String,
+        configuration: ConnectionConfiguration, name: String, pending: PendingReplies,
         deliver: @escaping @Sendable (ConnectionEvent) -> Void
     ) {
         let mailbox = Mailbox<ConnectionCommand>()
@@ -28,7 +30,8 @@ final class ConnectionThread: Connection {
             ThreadName.set(name)
             executor.bindToCurrentThread()
             var loop = SocketLoop(
-                configuration: configuration, mailbox: mailbox, executor: executor, deliver: deliver)
+                configuration: configuration, mailbox: mailbox, executor: executor, pending: pending,
+                deliver: deliver)
             loop.run()
             executor.close()
             done.complete()
@@ -75,6 +78,7 @@ private struct SocketLoop {
     var connection: BrokerConnection
     let mailbox: Mailbox<ConnectionCommand>
     let executor: SocketThreadExecutor
+    let pending: PendingReplies
     let deliver: @Sendable (ConnectionEvent) -> Void
     let context = ZMQContext.shared
     var control: ZMQSocket?
@@ -85,9 +89,10 @@ private struct SocketLoop {
     init(
         configuration: ConnectionConfiguration, mailbox: Mailbox<ConnectionCommand>,
         executor: SocketThreadExecutor,
-        deliver: @escaping @Sendable (ConnectionEvent) -> Void
+        pending: PendingReplies, deliver: @escaping @Sendable (ConnectionEvent) -> Void
     ) {
         self.connection = BrokerConnection(configuration: configuration)
+        self.pending = pending
         self.mailbox = mailbox
         self.executor = executor
         self.deliver = deliver
@@ -210,9 +215,13 @@ private struct SocketLoop {
             bus = socket
         case .deliver(.event(let event, _, let replayed)):
             deliver(.event(event, receivedAt: SystemClock.monotonicNanoseconds(), replayed: replayed))
+        case .deliver(.completion(let ticket, let result)): pending.resume(ticket, with: result)
         case .deliver(let event):
             if case .refused = event { finished = true }
-            if case .finished = event { finished = true }
+            if case .finished = event {
+                finished = true
+                pending.failAll(LifelineError(.unavailable, "the connection was closed"))
+            }
             deliver(event)
         }
     }

@@ -6,6 +6,7 @@ import Synchronization
 /// order; what the broker would send is injected with ``deliver(_:)``.
 final class InMemoryConnection: Connection {
     private struct State {
+        var pending: PendingReplies?
         var sink: (@Sendable (ConnectionEvent) -> Void)?
         var posted: [ConnectionCommand] = []
         var waiter: CheckedContinuation<ConnectionCommand, Never>?
@@ -18,9 +19,10 @@ final class InMemoryConnection: Connection {
 
     init() {}
 
-    /// Where deliveries go: set by the client that owns this connection.
-    func attach(_ sink: @escaping @Sendable (ConnectionEvent) -> Void) {
+    /// Where completions and deliveries go: set by the client that owns this connection.
+    func attach(_ pending: PendingReplies, _ sink: @escaping @Sendable (ConnectionEvent) -> Void) {
         let waiters = state.withLock { state in
+            state.pending = pending
             state.sink = sink
             defer { state.attachWaiters.removeAll() }
             return state.attachWaiters
@@ -39,10 +41,14 @@ final class InMemoryConnection: Connection {
         }
     }
 
-    /// Hands `event` to the client, as the socket thread would.
+    /// Hands `event` to the client, as the socket thread would: a completion resumes its waiter.
     func deliver(_ event: ConnectionEvent) {
-        let sink = state.withLock { $0.sink }
-        sink?(event)
+        let (pending, sink) = state.withLock { ($0.pending, $0.sink) }
+        if case .completion(let ticket, let result) = event {
+            pending?.resume(ticket, with: result)
+        } else {
+            sink?(event)
+        }
     }
 
     /// Records `command`; a shutdown closes the connection at once, as if the broker had answered
@@ -81,11 +87,12 @@ final class InMemoryConnection: Connection {
 
     /// Ends the connection: the client hears `finished`, and waiters of ``finished()`` resume.
     func close() {
-        let (sink, waiters) = state.withLock { state in
+        let (pending, sink, waiters) = state.withLock { state in
             state.closed = true
             defer { state.closeWaiters.removeAll() }
-            return (state.sink, state.closeWaiters)
+            return (state.pending, state.sink, state.closeWaiters)
         }
+        pending?.failAll(LifelineError(.unavailable, "the connection was closed"))
         sink?(.finished)
         for waiter in waiters { waiter.resume() }
     }

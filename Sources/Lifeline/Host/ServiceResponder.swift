@@ -29,14 +29,17 @@ struct ServiceResponder: Sendable {
         client.answer(reply)
     }
 
-    /// Handles one delivery that must keep bus order: an event, a dispatch step or a gap notice.
-    func handleInOrder(_ delivery: ConnectionEvent) async {
-        switch delivery {
-        case .event(let message, let receivedAt, let replayed):
-            await handle(message, receivedAt: receivedAt, replayed: replayed)
-        case .request(let request, let id): await respond(to: request, id: id)
-        case .gap(let notice): if let hook = service.gapHook { await hook(notice, context) }
-        default: break
+    /// Handles the deliveries that must keep bus order — events, dispatch steps, gap notices — one
+    /// at a time, until the queue finishes.
+    func consume(_ inbound: InboundQueue<ConnectionEvent>) async {
+        while let delivery = await inbound.next() {
+            switch delivery {
+            case .event(let message, let receivedAt, let replayed):
+                await handle(message, receivedAt: receivedAt, replayed: replayed)
+            case .request(let request, let id): await respond(to: request, id: id)
+            case .gap(let notice): if let hook = service.gapHook { await hook(notice, context) }
+            default: break
+            }
         }
     }
 

@@ -11,7 +11,8 @@ import Synchronization
 public final class ServiceRunner: Sendable {
     /// Makes the connection a runner talks through, given where its deliveries go.
     typealias Connect =
-        @Sendable (ConnectionConfiguration, @escaping @Sendable (ConnectionEvent) -> Void) -> any Connection
+        @Sendable (ConnectionConfiguration, PendingReplies, @escaping @Sendable (ConnectionEvent) -> Void) ->
+        any Connection
 
     public let service: Service
     public let options: ServiceOptions
@@ -19,8 +20,9 @@ public final class ServiceRunner: Sendable {
     private let stops: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
 
     public convenience init(_ service: Service, options: ServiceOptions = ServiceOptions()) {
-        self.init(service, options: options) { configuration, deliver in
-            ConnectionThread(configuration: configuration, name: "ll-socket", deliver: deliver)
+        self.init(service, options: options) { configuration, pending, deliver in
+            ConnectionThread(
+                configuration: configuration, name: "ll-socket", pending: pending, deliver: deliver)
         }
     }
 
@@ -62,8 +64,8 @@ public final class ServiceRunner: Sendable {
         let connect = self.connect
         let client = LifelineClient(brokerEndpoint: configuration.brokerEndpoint) { event in
             if event.isOrdered { inbound.push(event) } else { controlSink.yield(event) }
-        } connect: { [configuration] sink in
-            connect(configuration, sink)
+        } connect: { [configuration] pending, deliver in
+            connect(configuration, pending, deliver)
         }
         let runtime = RuntimeServices(mainName: name, template: registration)
         let context = ServiceContext(serviceName: name, client: client, runtimeServices: runtime)
@@ -74,9 +76,7 @@ public final class ServiceRunner: Sendable {
         var refusal: LifelineError?
         await withTaskGroup(of: Void.self) { group in
             // Handlers run on the socket thread (see SocketThreadExecutor): no thread hop before a handler.
-            group.addTask(executorPreference: client.handlerExecutor) {
-                while let delivery = await inbound.next() { await responder.handleInOrder(delivery) }
-            }
+            group.addTask(executorPreference: client.handlerExecutor) { await responder.consume(inbound) }
             group.addTask { [stops] in
                 for await _ in stops.stream {
                     await self.leave(context)

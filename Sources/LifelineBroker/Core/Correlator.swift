@@ -23,6 +23,7 @@ struct Correlator {
     }
 
     private var entries: [[UInt8]: Entry] = [:]
+    private var ids: [Owner: [UInt64: [UInt8]]] = [:]
     private var deadlines = DeadlineHeap<[UInt8]>()
     private var generator = SystemRandomNumberGenerator()
 
@@ -36,6 +37,7 @@ struct Correlator {
         var id: [UInt8]
         repeat { id = Self.hex(generator.next() as UInt64) } while entries[id] != nil
         entries[id] = Entry(id: id, owner: owner, key: key, peer: peer, deadline: deadline)
+        ids[owner, default: [:]][key] = id
         if let deadline { deadlines.schedule(id, at: deadline) }
         return id
     }
@@ -57,19 +59,25 @@ struct Correlator {
     @discardableResult
     mutating func close(_ id: [UInt8]) -> Entry? {
         guard let entry = entries.removeValue(forKey: id) else { return nil }
+        ids[entry.owner]?[entry.key] = nil
         deadlines.cancel(id)
         return entry
     }
 
-    /// Removes the wait `owner` filed under `key` (a feature giving up on it).
+    /// Removes the wait `owner` filed under `key` (a feature giving up on it). Keys are unique per
+    /// owner.
     mutating func close(owner: Owner, key: UInt64) {
-        guard let entry = entries.values.first(where: { $0.owner == owner && $0.key == key }) else { return }
-        close(entry.id)
+        guard let id = ids[owner]?[key] else { return }
+        close(id)
     }
 
     /// Removes and returns the waits whose deadline has passed, earliest first.
     mutating func removeExpired(now: MonotonicInstant) -> [Entry] {
-        deadlines.popDue(now: now).compactMap { entries.removeValue(forKey: $0) }
+        deadlines.popDue(now: now).compactMap { id in
+            guard let entry = entries.removeValue(forKey: id) else { return nil }
+            ids[entry.owner]?[entry.key] = nil
+            return entry
+        }
     }
 
     /// The earliest deadline of any wait.

@@ -1,7 +1,8 @@
 import LifelineProtocol
 
 /// A binary min-heap of deadlines with keys, where a key may be withdrawn: withdrawn or rescheduled
-/// entries stay in the heap and are skipped when they surface.
+/// entries stay in the heap and are skipped when they surface, and the heap is rebuilt from the live
+/// keys once they are fewer than half its entries, so it stays within twice the live count.
 struct DeadlineHeap<Key: Hashable> {
     private var heap: [(deadline: MonotonicInstant, key: Key)] = []
     private var live: [Key: MonotonicInstant] = [:]
@@ -16,7 +17,18 @@ struct DeadlineHeap<Key: Hashable> {
     }
 
     /// Withdraws `key`.
-    mutating func cancel(_ key: Key) { live[key] = nil }
+    mutating func cancel(_ key: Key) {
+        guard live.removeValue(forKey: key) != nil else { return }
+        if heap.count > 64 && heap.count > 2 * live.count { rebuild() }
+    }
+
+    /// The number of entries held, live or stale (at most about twice the live ones).
+    var storedCount: Int { heap.count }
+
+    private mutating func rebuild() {
+        heap = live.map { (deadline: $0.value, key: $0.key) }
+        for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
+    }
 
     /// The earliest live deadline.
     mutating func peek() -> MonotonicInstant? {

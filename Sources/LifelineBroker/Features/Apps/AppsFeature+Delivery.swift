@@ -62,11 +62,11 @@ extension AppsFeature {
         }
     }
 
-    private func expect(_ service: String, _ what: String, peer: [UInt8], in core: inout BrokerCore)
+    private mutating func expect(_ service: String, _ what: String, peer: [UInt8], in core: inout BrokerCore)
         -> AppTransition.Awaiting
     {
         let id = core.correlator.open(
-            .apps, key: 0, peer: peer,
+            .apps, key: keys.next(), peer: peer,
             deadline: core.deadline(core.configuration.appCallbackTimeout))
         return AppTransition.Awaiting(id: id, service: service, what: what)
     }

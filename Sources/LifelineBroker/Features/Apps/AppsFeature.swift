@@ -8,6 +8,7 @@ struct AppsFeature: BrokerFeature {
     var stack: SessionStack
     var queue: [AppOperation] = []
     var transition: AppTransition?
+    var keys = KeyCounter()
 
     init(stack: SessionStack) { self.stack = stack }
 
