@@ -25,8 +25,9 @@ public enum Console {
     }
 
     /// Writes a timestamped log line, `2026-11-30T07:00:00.123Z source: message`, to standard error.
+    /// Control characters in `source` and `message` are escaped: a log line is always one line.
     public static func log(_ source: String, _ message: String) {
-        error("\(timestamp()) \(source): \(message)")
+        error("\(timestamp()) \(source.escapedForLog): \(message.escapedForLog)")
     }
 
     /// Wall-clock time as ISO 8601 with milliseconds, UTC.

@@ -38,4 +38,21 @@ enum RawPeer {
         }
         return replies
     }
+
+    /// Sends `messages` that get no reply, then `question`, on one DEALER; returns the answer to
+    /// `question` (which, arriving after them, shows the broker has read them all).
+    static func send(_ messages: [[[UInt8]]], thenAsk question: [[UInt8]], to endpoint: String) throws
+        -> [[UInt8]]
+    {
+        let socket = try ZMQSocket(ZMQContext.shared, type: .dealer)
+        try socket.connect(endpoint)
+        for message in messages { try socket.send(frames: message) }
+        try socket.send(frames: question)
+        var poller = ZMQPoller()
+        poller.add(socket)
+        guard try poller.poll(timeoutMilliseconds: 5000) > 0,
+            let reply = try socket.receiveFrames(dontWait: true)
+        else { return [] }
+        return reply
+    }
 }

@@ -107,6 +107,22 @@ struct ResilienceTests {
         try await broker.process.waitForLine(.stderr) { $0.contains("refused a message") }
     }
 
+    @Test("a peer cannot forge log lines: control characters in what it sends are escaped")
+    func logInjection() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let forgedID = Array("x\n2026-12-01T00:00:00.000Z broker: FORGED".utf8)
+        let hello = try RawPeer.send(
+            [[Array("LLC01".utf8), Array("REPLY".utf8), forgedID, Array("200".utf8), Array("{}".utf8)]],
+            thenAsk: [Array("LLC01".utf8), Array("HELLO".utf8), Array("h".utf8), []], to: broker.control)
+        #expect(hello.count == 5 && hello[3] == Array("200".utf8))
+        let line = try await broker.process.waitForLine(.stderr) {
+            $0.contains("dropped a late or unknown reply")
+        }
+        #expect(line.contains("'x\\n2026-12-01T00:00:00.000Z broker: FORGED'"))
+        #expect(!broker.process.lines(.stderr).contains { $0.hasPrefix("2026-12-01T00:00:00.000Z") })
+    }
+
     @Test("the CLI refuses bad usage with exit status 2 and one clear sentence")
     func usageErrors() async throws {
         let unknownEvent = try await CLIResult.run(["publish", "didEnterBackgroun"])
