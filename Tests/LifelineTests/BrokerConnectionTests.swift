@@ -9,7 +9,7 @@ struct ConnectionHarness {
     var effects: [ConnectionEffect] = []
     let epoch: UInt64 = 77
 
-    init(resume: EventCursor? = nil) {
+    init(resume: EventCursor? = nil, jitter: Double = 1.0) {
         var configuration = ConnectionConfiguration(
             brokerEndpoint: "tcp://127.0.0.1:1",
             registration: ServiceRegistration(
@@ -17,6 +17,7 @@ struct ConnectionHarness {
                 attachToken: "i1"),
             subscriptions: .events(["app.a", "app.b"]), token: "i1")
         configuration.resume = resume
+        configuration.jitter = { jitter }
         session = BrokerConnection(configuration: configuration)
     }
 
@@ -161,7 +162,7 @@ struct ServiceSessionTests {
         #expect(harness.delivered.map(\.0) == [13])
     }
 
-    @Test("a silent broker is abandoned after interval × liveness and retried with doubling backoff")
+    @Test("a silent broker is abandoned after interval × liveness and retried with doubling backoff, capped")
     func brokerSilenceAndBackoff() {
         var harness = ConnectionHarness()
         let register = harness.join()
@@ -172,14 +173,30 @@ struct ServiceSessionTests {
         harness.advance(milliseconds: 2001)
         #expect(
             harness.effects.contains(
-                .deliver(.log("the broker was silent for 3000 ms; reconnecting in 1000 ms"))))
-        harness.advance(milliseconds: 1000)
+                .deliver(.log("the broker was silent for 3000 ms; reconnecting in 250 ms"))))
+        harness.advance(milliseconds: 250)
         #expect(harness.effects.first == .openControl)
-        harness.advance(milliseconds: 3000)
+        var waits: [String] = []
+        for _ in 0..<5 {
+            harness.advance(milliseconds: 3000)
+            for case .deliver(.log(let line)) in harness.effects { waits.append(line) }
+            harness.advance(milliseconds: 1500)
+            #expect(harness.effects.first == .openControl)
+        }
+        let prefix = "the broker at tcp://127.0.0.1:1 did not answer HELLO; reconnecting in "
+        #expect(waits == ["500 ms", "1000 ms", "1500 ms", "1500 ms", "1500 ms"].map { prefix + $0 })
+    }
+
+    @Test("each backoff wait is scaled by the jitter, at most 1.2 times: back within 2 s of the broker")
+    func backoffJitter() {
+        var harness = ConnectionHarness(jitter: 5)
+        let register = harness.join()
+        harness.reply(
+            to: register, ["epoch": 77, "sequence": 0, "heartbeat": ["intervalMs": 1000, "liveness": 3]])
+        harness.advance(milliseconds: 3001)
         #expect(
             harness.effects.contains(
-                .deliver(
-                    .log("the broker at tcp://127.0.0.1:1 did not answer HELLO; reconnecting in 2000 ms"))))
+                .deliver(.log("the broker was silent for 3000 ms; reconnecting in 300 ms"))))
     }
 
     @Test("a taken name is retried once after the holder's expiry, then refused for good")

@@ -168,8 +168,9 @@ extension BrokerConnection {
             connect(now: now, into: &effects)
             return
         }
-        effects.append(.deliver(.log("\(reason); reconnecting in \(backoffMilliseconds) ms")))
-        phase = .backingOff(until: now &+ UInt64(backoffMilliseconds) * 1_000_000)
+        let wait = Int(Double(backoffMilliseconds) * min(1.2, max(0.8, configuration.jitter())))
+        effects.append(.deliver(.log("\(reason); reconnecting in \(wait) ms")))
+        phase = .backingOff(until: now &+ UInt64(wait) * 1_000_000)
         backoffMilliseconds = min(backoffMilliseconds * 2, configuration.maximumBackoffMilliseconds)
     }
 

@@ -21,9 +21,13 @@ struct ConnectionConfiguration: Sendable {
     var token: String
     /// How long to wait for HELLO and REGISTER / ATTACH replies before retrying.
     var greetingTimeoutMilliseconds = 3000
-    /// First reconnect delay; doubles on each failure up to ``maximumBackoffMilliseconds``.
-    var initialBackoffMilliseconds = 1000
-    var maximumBackoffMilliseconds = 32_000
+    /// First reconnect delay; doubles on each failure up to ``maximumBackoffMilliseconds``. Each
+    /// wait is scaled by ``jitter`` so that services that lost the broker together do not all
+    /// return at the same instant; with these values a service is back within 2 s of its broker.
+    var initialBackoffMilliseconds = 250
+    var maximumBackoffMilliseconds = 1500
+    /// A factor for each backoff wait, from 0.8 to 1.2 (a constant in tests).
+    var jitter: @Sendable () -> Double = { Double.random(in: 0.8...1.2) }
     /// How long shutdown waits for UNREGISTER to be answered.
     var unregisterTimeoutMilliseconds = 1000
     /// Where a restarted service resumes: the broker replays what it missed after this cursor.
