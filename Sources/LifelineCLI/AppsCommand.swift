@@ -86,7 +86,7 @@ enum AppsCommand: CLICommand {
         }
         try arguments.finish()
         let body = try options.client().apps(
-            operation, timeout: max(options.timeout, .seconds(60)))
+            operation, timeout: options.givenTimeout ?? .seconds(60))
         if options.json || sub == "action" {
             Console.out(body.description)
             return 0

@@ -48,7 +48,7 @@ enum BootCommand: CLICommand {
             guard let task = arguments.positional() else { throw UsageError("boot run needs a TASK") }
             try arguments.finish()
             let body = try options.client().boot(
-                .run(task: task), timeout: max(options.timeout, .seconds(60)))
+                .run(task: task), timeout: options.givenTimeout ?? .seconds(60))
             if options.json {
                 Console.out(body.description)
             } else {

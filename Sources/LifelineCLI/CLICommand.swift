@@ -36,11 +36,14 @@ struct ClientOptions {
 
     var broker: String
     var timeout: Duration
+    /// The `--timeout` given on the command line, if any.
+    var givenTimeout: Duration?
     var json: Bool
 
     init(_ arguments: inout CommandLineArguments) throws(UsageError) {
         broker = try arguments.option("--broker") ?? LifelineClient.defaultBroker
-        timeout = .milliseconds(try arguments.integer("--timeout", in: 1...3_600_000) ?? 5000)
+        givenTimeout = try arguments.integer("--timeout", in: 1...3_600_000).map { .milliseconds($0) }
+        timeout = givenTimeout ?? .seconds(5)
         json = arguments.flag("--json")
     }
 

@@ -232,6 +232,31 @@ struct AppsTests {
     }
 
     @Test(
+        "a host that stops cleanly keeps its sessions, detached, without a crash; they come back when it returns"
+    )
+    func cleanStopKeepsSessions() throws {
+        var broker = BrokerHarness()
+        broker.host("shell", apps: ["launcher", "home"])
+        _ = broker.apps(["op": "start", "app": "launcher"])
+        _ = broker.answerCallbacks()
+        _ = broker.apps(["op": "start", "app": "home", "parent": "s1"])
+        _ = broker.answerCallbacks()
+        let goodbye = broker.request("shell", .unregister, ["name": "shell", "instance": "shell"])
+        #expect(goodbye?.status == .ok)
+        #expect(!broker.published.map(\.name).contains(.appDidCrash), "a clean stop is not a crash")
+        #expect(broker.published.map(\.name) == [.serviceDidStop])
+        let saved = broker.output.compactMap { item -> JSONValue? in
+            if case .persist("sessions.json", let document) = item { document } else { nil }
+        }.last
+        #expect(saved?["sessions"]?.arrayValue?.map { $0["app"] } == ["launcher", "home"])
+        #expect(saved?["sessions"]?.arrayValue?.map { $0["state"] } == ["detached", "detached"])
+        broker.host("shell", apps: ["launcher", "home"])
+        #expect(broker.answerCallbacks() == ["launcher.restore", "home.restore"])
+        let list = broker.apps(["op": "list"])
+        #expect(try list?.json()["stack"]?.arrayValue?.map { $0["state"] } == ["paused", "running"])
+    }
+
+    @Test(
         "non-lazy services start with the boot, or at once after it; lazy ones on their first lookup, which waits for it"
     )
     func serviceStarts() throws {

@@ -1,12 +1,20 @@
 import LifelineProtocol
 
+/// Why a service left the registry.
+enum Departure: String {
+    /// It said goodbye (UNREGISTER): a clean stop.
+    case unregistered
+    /// It fell silent for longer than its heartbeat window: it crashed or lost the network.
+    case expired
+}
+
 /// What the core tells every feature, in order, after a step: the only way features learn of each
 /// other's work.
 enum Announcement {
     /// A name was admitted (`renewed`: the same instance again, after a reconnect).
     case registered(ServiceRegistration, renewed: Bool)
-    /// A name left the registry (`reason`: unregistered or expired).
-    case gone(ServiceRegistration, reason: String)
+    /// A name left the registry.
+    case gone(ServiceRegistration, reason: Departure)
     /// didFinishLaunching or didBecomeActive took effect (published, or dispatched without ending the
     /// launch early), with the event's payload.
     case launched(EventName, payload: JSONValue, by: String)

@@ -7,6 +7,8 @@ enum AppOperation {
     case request(AppsRequest, peer: [UInt8], id: [UInt8])
     /// A host died: its sessions leave the stack.
     case crash(host: String)
+    /// A host stopped cleanly: its sessions stay, detached, until it registers again.
+    case detach(host: String)
     /// A host registered: its sessions restored from disk come back.
     case attach(host: String)
     /// Start the configured Launcher.

@@ -138,7 +138,7 @@ extension AppsFeature {
     mutating func react(to announcement: Announcement, in core: inout BrokerCore) {
         switch announcement {
         case .registered(let registration, _): hostRegistered(registration, in: &core)
-        case .gone(let registration, _): hostStopped(registration, in: &core)
+        case .gone(let registration, let reason): hostStopped(registration, reason, in: &core)
         case .launcherRequested: launcherRequested(in: &core)
         default: break
         }
@@ -162,10 +162,15 @@ extension AppsFeature {
         pump(in: &core)
     }
 
-    /// A host left: a callback it owed counts as answered; its sessions crash (next in line).
-    private mutating func hostStopped(_ registration: ServiceRegistration, in core: inout BrokerCore) {
+    /// A host left: a callback it owed counts as answered. After a clean stop its sessions stay on
+    /// the stack, detached, until it registers again; after a crash they leave it (next in line).
+    private mutating func hostStopped(
+        _ registration: ServiceRegistration, _ reason: Departure, in core: inout BrokerCore
+    ) {
         if stack.sessions.contains(where: { $0.host == registration.name && $0.state != .detached }) {
-            queue.insert(.crash(host: registration.name), at: 0)
+            let operation: AppOperation =
+                reason == .unregistered ? .detach(host: registration.name) : .crash(host: registration.name)
+            queue.insert(operation, at: 0)
         }
         if var transition = self.transition, let awaiting = transition.awaiting,
             awaiting.service == registration.name

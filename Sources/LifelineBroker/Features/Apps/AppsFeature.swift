@@ -66,6 +66,13 @@ struct AppsFeature: BrokerFeature {
                     ["session": .string(record.id), "app": .string(record.app), "host": .string(record.host)])
             }
             core.persist("sessions.json", stack.json)
+        case .detach(let host):
+            let kept = stack.detach(host: host, now: core.wallMilliseconds)
+            core.log(
+                "kept \(kept) session(s) of \(host) on the stack: it stopped cleanly; they come back when it registers"
+            )
+            core.persist("sessions.json", stack.json)
+            return
         case .attach(let host):
             transition.callbacks = stack.attach(host: host, now: core.wallMilliseconds)
             if transition.callbacks.isEmpty { return }

@@ -151,6 +151,18 @@ struct SessionStack {
         return outcome
     }
 
+    /// `host` stopped cleanly: its sessions wait for it, detached; returns how many.
+    mutating func detach(host: String, now: Int64) -> Int {
+        var count = 0
+        for index in sessions.indices where sessions[index].host == host && sessions[index].state != .detached
+        {
+            sessions[index].state = .detached
+            sessions[index].updatedAt = now
+            count += 1
+        }
+        return count
+    }
+
     /// After a broker restart every session waits for its host.
     mutating func detachAll() {
         for index in sessions.indices { sessions[index].state = .detached }

@@ -161,7 +161,7 @@ struct DispatchFeature: BrokerFeature {
             core.correlator.close(owner: .dispatch, key: key)
             record(
                 offer.dispatch, phase: offer.phase, service: registration.name, status: .gone, answer: nil,
-                error: "service \(reason) during the step", duration: core.now - offer.startedAt)
+                error: "service \(reason.rawValue) during the step", duration: core.now - offer.startedAt)
             advance(offer.dispatch, in: &core)
         }
     }

@@ -96,7 +96,7 @@ struct PublishFeature: BrokerFeature {
     mutating func react(to announcement: Announcement, in core: inout BrokerCore) {
         guard case .gone(let registration, let reason) = announcement else { return }
         for entry in acknowledgements.serviceGone(
-            registration.name, reason: "service \(reason) before acknowledging")
+            registration.name, reason: "service \(reason.rawValue) before acknowledging")
         {
             complete(entry, in: &core)
         }

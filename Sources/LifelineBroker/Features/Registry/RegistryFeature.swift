@@ -196,7 +196,7 @@ struct RegistryFeature: BrokerFeature {
         }
         core.registry.remove(request.name)
         core.log("unregistered \(request.name) (pid \(entry.registration.pid))")
-        core.announce(.gone(entry.registration, reason: "unregistered"))
+        core.announce(.gone(entry.registration, reason: .unregistered))
         core.reply(peer, id, ["name": .string(request.name)])
     }
 
@@ -209,12 +209,13 @@ struct RegistryFeature: BrokerFeature {
             core.log(
                 "service \(entry.registration.name) (pid \(entry.registration.pid)) expired: silent for \(silence) ms"
             )
-            core.announce(.gone(entry.registration, reason: "expired"))
+            core.announce(.gone(entry.registration, reason: .expired))
         }
     }
 
     mutating func react(to announcement: Announcement, in core: inout BrokerCore) {
         guard case .gone(let registration, let reason) = announcement else { return }
-        core.publishRuntime(.serviceDidStop, ["name": .string(registration.name), "reason": .string(reason)])
+        core.publishRuntime(
+            .serviceDidStop, ["name": .string(registration.name), "reason": .string(reason.rawValue)])
     }
 }

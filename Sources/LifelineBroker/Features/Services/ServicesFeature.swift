@@ -149,7 +149,7 @@ struct ServicesFeature: BrokerFeature {
                 start(entry.registration.name, in: &core)
             }
         case .gone(let registration, let reason):
-            serviceGone(registration.name, reason: reason, in: &core)
+            serviceGone(registration.name, reason: reason.rawValue, in: &core)
         default: break
         }
     }
