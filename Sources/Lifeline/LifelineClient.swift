@@ -1,4 +1,5 @@
 import LifelineProtocol
+import Synchronization
 
 /// An async client of the broker: publish events, find services, call them.
 ///
@@ -12,6 +13,9 @@ public final class LifelineClient: Sendable {
     public let brokerEndpoint: String
     private let connection: any Connection
     private let pending: PendingReplies
+    /// Names this client's publications: `token.counter`.
+    private let publisherToken = Environment.uniqueToken()
+    private let publications = Atomic<UInt64>(0)
 
     /// Connects to the broker at `broker`.
     public convenience init(broker: String = LifelineClient.defaultBroker) {
@@ -81,14 +85,38 @@ public final class LifelineClient: Sendable {
     }
 
     /// Publishes `event` with `payload` (a JSON object); returns its sequence and subscriber count.
+    ///
+    /// The publication carries an id of this client's; when the broker does not answer (it is
+    /// restarting, or the network is down) it is sent again with the same id until `timeout`
+    /// passes, and the broker publishes it once whatever number of copies reach it.
     @discardableResult
-    public func publish(_ event: EventName, _ payload: JSONValue = .emptyObject, acknowledged: Bool = false)
-        async throws -> PublishReceipt
-    {
+    public func publish(
+        _ event: EventName, _ payload: JSONValue = .emptyObject, acknowledged: Bool = false,
+        timeout: Duration = .seconds(10)
+    ) async throws -> PublishReceipt {
+        let number = publications.wrappingAdd(1, ordering: .relaxed).newValue
         let publish = PublishRequest(
-            event: event, payload: JSONWriter.encode(payload), acknowledged: acknowledged ? true : nil)
-        return PublishReceipt(json: try await request(.publish(publish)).json())
+            event: event, payload: JSONWriter.encode(payload), acknowledged: acknowledged ? true : nil,
+            publishID: "\(publisherToken).\(number)")
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while true {
+            let remaining = deadline - clock.now
+            let attempt = acknowledged ? remaining : min(remaining, Self.publishAttempt)
+            do {
+                return PublishReceipt(json: try await request(.publish(publish), timeout: attempt).json())
+            } catch let error as LifelineError where error.status == .timeout || error.status == .unavailable
+            {
+                guard clock.now + Self.publishRetryPause < deadline else { throw error }
+                try await Task.sleep(for: Self.publishRetryPause)
+            }
+        }
     }
+
+    /// How long one attempt of an unacknowledged publish waits before it is sent again.
+    static let publishAttempt = Duration.seconds(2)
+    /// The pause between two attempts.
+    static let publishRetryPause = Duration.milliseconds(200)
 
     /// The Context's findServiceByName: the record, or ``LifelineError`` with status 404.
     public func lookup(_ name: String) async throws -> ServiceRecord {

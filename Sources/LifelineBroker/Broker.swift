@@ -12,7 +12,7 @@ public struct Broker {
     var core: BrokerCore
     var registry = RegistryFeature()
     var services = ServicesFeature()
-    var publishing = PublishFeature()
+    var publishing: PublishFeature
     var dispatch = DispatchFeature()
     var apps: AppsFeature
     var boot: BootFeature
@@ -41,6 +41,7 @@ public struct Broker {
             monotonic: monotonic,
             wall: wall)
         apps = AppsFeature(stack: stack)
+        publishing = PublishFeature(configuration: configuration)
         boot = BootFeature(phases: configuration.bootPhases, bootState: bootState)
         nextHeartbeat = monotonic + .milliseconds(configuration.heartbeat.intervalMilliseconds)
     }

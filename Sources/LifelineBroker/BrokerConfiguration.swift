@@ -19,6 +19,8 @@ public struct BrokerConfiguration: Sendable {
     public var maximumMessageBytes = 8 << 20
     /// How long REGISTER and ATTACH wait for the client's bus subscription.
     public var attachTimeout: Duration = .seconds(5)
+    /// How many publishers' publication ids the broker remembers to answer repeats (0: none).
+    public var rememberedPublications = 65_536
     /// Deadline of a CALL that names none.
     public var defaultCallTimeout: Duration = .seconds(5)
     /// Longest deadline a CALL may ask for.

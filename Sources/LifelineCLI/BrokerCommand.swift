@@ -26,6 +26,7 @@ enum BrokerCommand: CLICommand {
           --journal-age MS          journal events older than this are forgotten (default 600000)
           --step-timeout MS         default deadline of a dispatch step (default 2000)
           --ack-timeout MS          default wait of an acknowledged publish (default 5000)
+          --publish-memory N        publication ids remembered to answer repeated PUBLISH once (default 65536)
           --topology FILE           read the Launcher, the expected services and the boot's phases and
                                     task overrides from a topology file (deploy/topology.json)
           --state-dir DIR           keep the micro-app stack and run-once tasks in DIR across restarts
@@ -69,6 +70,9 @@ enum BrokerCommand: CLICommand {
         }
         if let step = try arguments.integer("--step-timeout", in: 1...3_600_000) {
             configuration.dispatchStepTimeout = .milliseconds(step)
+        }
+        if let count = try arguments.integer("--publish-memory", in: 0...10_000_000) {
+            configuration.rememberedPublications = count
         }
         if let ack = try arguments.integer("--ack-timeout", in: 1...3_600_000) {
             configuration.acknowledgementTimeout = .milliseconds(ack)

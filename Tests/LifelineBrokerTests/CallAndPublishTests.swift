@@ -59,6 +59,43 @@ struct CallAndPublishTests {
         #expect(reply.status == .unavailable)
     }
 
+    @Test("a publication repeated with its id is answered with the first receipt and published once")
+    func repeatedPublication() throws {
+        var broker = BrokerHarness { $0.rememberedPublications = 2 }
+        let first = broker.request("a", .publish, ["event": "com.example.x", "publishId": "a.1"])
+        #expect(broker.published.count == 1)
+        let again = broker.request("b", .publish, ["event": "com.example.x", "publishId": "a.1"])
+        #expect(broker.published.isEmpty, "not published twice")
+        #expect(again?.status == .ok && again?.body == first?.body)
+        broker.request("a", .publish, ["event": "com.example.x", "publishId": "a.2"])
+        broker.request("a", .publish, ["event": "com.example.x", "publishId": "a.3"])
+        broker.request("a", .publish, ["event": "com.example.x", "publishId": "a.1"])
+        #expect(broker.published.count == 1, "beyond the memory the oldest id is forgotten")
+        let bad = broker.request("a", .publish, ["event": "com.example.x", "publishId": ""])
+        #expect(
+            bad?.status == .badRequest && bad?.errorMessage == "PUBLISH 'publishId' must be 1...128 bytes")
+    }
+
+    @Test("a repeat of an acknowledged publication still waiting is answered with it, once acknowledged")
+    func repeatedAcknowledgedPublication() throws {
+        var broker = BrokerHarness()
+        broker.register("push", peer: "svc", events: ["com.example.x"])
+        broker.request("cli", .publish, ["event": "com.example.x", "ack": true, "publishId": "c.1"])
+        let event = try #require(broker.published.first)
+        broker.request("cli", .publish, ["event": "com.example.x", "ack": true, "publishId": "c.1"])
+        #expect(broker.published.isEmpty && broker.replies(to: "cli").isEmpty)
+        broker.request(
+            "svc", .ack,
+            [
+                "sequence": .int(Int64(event.header.sequence)), "epoch": .int(Int64(event.header.epoch)),
+                "name": "push",
+            ])
+        let replies = broker.replies(to: "cli")
+        #expect(replies.map(\.requestID) == [Array("r2".utf8), Array("r3".utf8)])
+        #expect(Set(replies.map(\.body)).count == 1)
+        #expect(try replies.first?.json()["acknowledged"] == ["push"])
+    }
+
     @Test("publish stamps strictly increasing sequences and counts subscribed services")
     func publish() throws {
         var broker = BrokerHarness()

@@ -244,3 +244,39 @@ struct ServiceHostTests {
         #expect(journal.all == ["willDestroy"])
     }
 }
+
+@Suite("LifelineClient without sockets", .timeLimit(.minutes(1)))
+struct ClientRetryTests {
+    @Test("an unanswered publish is sent again with the same publication id, and returns the receipt")
+    func publishRetries() async throws {
+        let connection = InMemoryConnection()
+        let client = LifelineClient(brokerEndpoint: "inproc://none", deliver: { _ in }) { pending, deliver in
+            connection.attach(pending, deliver)
+            return connection
+        }
+        let publishing = Task { try await client.publish("com.example.order", ["n": 1]) }
+        var attempts: [(ticket: UInt64, request: PublishRequest)] = []
+        for attempt in 0..<2 {
+            guard case .request(let request, let ticket, _) = await connection.nextCommand(),
+                case .publish(let publish) = try ClientRequest.decode(request)
+            else {
+                Issue.record("attempt \(attempt) is a PUBLISH")
+                return
+            }
+            attempts.append((ticket, publish))
+            let answer: Result<ControlReply, LifelineError> =
+                attempt == 0
+                ? .failure(LifelineError(.timeout, "the broker did not answer PUBLISH within 2000 ms"))
+                : .success(
+                    ControlReply(
+                        requestID: [],
+                        json: ["event": "com.example.order", "sequence": 7, "epoch": 1, "subscribers": 0]))
+            connection.deliver(.completion(ticket: ticket, answer))
+        }
+        let receipt = try await publishing.value
+        #expect(receipt.sequence == 7)
+        #expect(attempts.count == 2 && attempts[0].request.publishID != nil)
+        #expect(attempts[0].request.publishID == attempts[1].request.publishID, "a retry keeps the id")
+        #expect(attempts[0].ticket != attempts[1].ticket)
+    }
+}

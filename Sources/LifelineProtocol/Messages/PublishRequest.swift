@@ -12,10 +12,16 @@ public struct PublishRequest: Sendable, Equatable {
     public var force: Bool
     /// False: send no reply at all (firehose publishers).
     public var reply: Bool
+    /// The publisher's own id for this publication, unique per publisher: a repeat (a retry after a
+    /// timeout) is answered with the first receipt and published only once.
+    public var publishID: String?
+
+    /// Longest accepted ``publishID``, in UTF-8 bytes.
+    public static let maximumPublishIDLength = 128
 
     public init(
         event: EventName, payload: [UInt8] = [], acknowledged: Bool? = nil, timeoutMilliseconds: Int? = nil,
-        force: Bool = false, reply: Bool = true
+        force: Bool = false, reply: Bool = true, publishID: String? = nil
     ) {
         self.event = event
         self.payload = payload
@@ -23,6 +29,7 @@ public struct PublishRequest: Sendable, Equatable {
         self.timeoutMilliseconds = timeoutMilliseconds
         self.force = force
         self.reply = reply
+        self.publishID = publishID
     }
 
     init(_ fields: HeaderFields, payload: [UInt8]?) throws(ProtocolError) {
@@ -32,6 +39,10 @@ public struct PublishRequest: Sendable, Equatable {
         timeoutMilliseconds = try fields.optionalInteger("timeoutMs", in: 1...3_600_000)
         force = try fields.bool("force", default: false)
         reply = try fields.bool("reply", default: true)
+        publishID = try fields.optionalString("publishId")
+        if let publishID, publishID.isEmpty || publishID.utf8.count > Self.maximumPublishIDLength {
+            throw fields.problem("PUBLISH 'publishId' must be 1...\(Self.maximumPublishIDLength) bytes")
+        }
     }
 
     var header: JSONValue {
@@ -40,6 +51,7 @@ public struct PublishRequest: Sendable, Equatable {
         if let timeoutMilliseconds { members["timeoutMs"] = .int(Int64(timeoutMilliseconds)) }
         if force { members["force"] = true }
         if !reply { members["reply"] = false }
+        if let publishID { members["publishId"] = .string(publishID) }
         return .object(members)
     }
 }

@@ -13,11 +13,19 @@ struct PendingAcknowledgements {
         var expected: [String: [UInt8]]
         /// The reply, filled in as acknowledgements arrive.
         var receipt: PublishReceipt
+        /// The publisher's id, and the repeats of the publication that wait with it.
+        var publishID: String?
+        var repeats: [(client: [UInt8], requestID: [UInt8])] = []
     }
 
     private(set) var waiting: [UInt64: Waiting] = [:]
 
     mutating func add(_ entry: Waiting) { waiting[entry.receipt.sequence] = entry }
+
+    /// A repeat of the publication `sequence` waits for the same reply.
+    mutating func addRepeat(of sequence: UInt64, client: [UInt8], requestID: [UInt8]) {
+        waiting[sequence]?.repeats.append((client, requestID))
+    }
 
     /// Records an acknowledgement; returns the entry when it is complete.
     mutating func acknowledge(sequence: UInt64, service: String, peer: [UInt8], error: String?) -> Waiting? {

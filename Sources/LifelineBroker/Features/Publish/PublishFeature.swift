@@ -3,6 +3,11 @@ import LifelineProtocol
 /// PUBLISH (checks, lifecycle state, sequencing, journal, acknowledged delivery), ACK and REPLAY.
 struct PublishFeature: BrokerFeature {
     private var acknowledgements = PendingAcknowledgements()
+    private var recent: RecentPublications
+
+    init(configuration: BrokerConfiguration) {
+        recent = RecentPublications(capacity: configuration.rememberedPublications)
+    }
 
     mutating func handle(_ request: ClientRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore)
     {
@@ -32,6 +37,17 @@ struct PublishFeature: BrokerFeature {
         _ request: PublishRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore
     ) {
         let name = request.event
+        if let publishID = request.publishID, let outcome = recent.outcome(of: publishID) {
+            core.log(
+                "PUBLISH '\(publishID)' repeated by peer \(BrokerCore.describe(peer)): answered with the first receipt, not published again"
+            )
+            switch outcome {
+            case .answered(let body):
+                if request.reply { core.send(peer, ControlReply(requestID: id, status: .ok, body: body)) }
+            case .waiting(let sequence): acknowledgements.addRepeat(of: sequence, client: peer, requestID: id)
+            }
+            return
+        }
         if let problem = EventChecks.publicationProblem(name, payload: request.payload) {
             if !request.reply {
                 core.log(
@@ -67,7 +83,10 @@ struct PublishFeature: BrokerFeature {
                         .publish, key: header.sequence, peer: nil, deadline: core.deadline(timeout)),
                 timeoutMilliseconds: timeout,
                 expected: Dictionary(uniqueKeysWithValues: handlers.map { ($0.registration.name, $0.peer) }),
-                receipt: receipt)
+                receipt: receipt, publishID: request.publishID)
+            if let publishID = request.publishID {
+                recent.record(publishID, .waiting(sequence: header.sequence))
+            }
             if handlers.isEmpty {
                 complete(entry, in: &core)
             } else {
@@ -75,18 +94,24 @@ struct PublishFeature: BrokerFeature {
             }
             return
         }
+        let body = receipt.body
+        if let publishID = request.publishID { recent.record(publishID, .answered(body)) }
         if !request.reply { return }
-        core.send(peer, ControlReply(requestID: id, status: .ok, body: receipt.body))
+        core.send(peer, ControlReply(requestID: id, status: .ok, body: body))
     }
 
-    private func complete(_ entry: PendingAcknowledgements.Waiting, in core: inout BrokerCore) {
+    private mutating func complete(_ entry: PendingAcknowledgements.Waiting, in core: inout BrokerCore) {
         core.correlator.close(entry.wait)
         let receipt = entry.receipt
         if !receipt.missing.isEmpty {
             let who = receipt.missing.map { "\($0.service) (\($0.reason))" }.joined(separator: ", ")
             core.log("\(receipt.event) #\(receipt.sequence): not acknowledged by \(who)")
         }
-        core.send(entry.client, ControlReply(requestID: entry.requestID, status: .ok, body: receipt.body))
+        let body = receipt.body
+        if let publishID = entry.publishID { recent.record(publishID, .answered(body)) }
+        for (client, requestID) in [(entry.client, entry.requestID)] + entry.repeats {
+            core.send(client, ControlReply(requestID: requestID, status: .ok, body: body))
+        }
     }
 
     mutating func expired(_ wait: Correlator.Entry, in core: inout BrokerCore) {
