@@ -107,8 +107,31 @@ struct LifecycleAndJournalTests {
         let step4 = broker.register("other", peer: "q", events: ["app.x"], resume: (42, 3))
         let restarted = try #require(step4)
         #expect(
-            try restarted.json()["gap"]?["reason"]?.stringValue?.hasPrefix("the broker restarted") == true)
+            try restarted.json()["gap"]?["reason"]?.stringValue
+                == "the broker restarted without a journal (epoch 42 is over): events of it after #3, if any, are gone; and the journal no longer holds events 1...4 of epoch \(broker.core.epoch)"
+        )
         #expect(try restarted.json()["topics"]?["app.x"]?["topicSequence"] == 5)
+        #expect(
+            broker.requests(to: "q").filter { $0.command == .event }.map { $0.header["sequence"] } == [5],
+            "what this epoch's journal still holds of the service's events is replayed")
+    }
+
+    @Test(
+        "a cursor of an earlier epoch gets this epoch's events from its start, and a notice for the old one")
+    func resumeAcrossEpochs() throws {
+        var broker = BrokerHarness()
+        for _ in 1...3 { broker.request("cli", .publish, ["event": "app.x"]) }
+        let answer = broker.register("svc", peer: "p", events: ["app.x"], resume: (42, 9))
+        let reply = try #require(answer)
+        #expect(
+            broker.requests(to: "p").filter { $0.command == .event }.map { $0.header["sequence"] } == [
+                1, 2, 3,
+            ])
+        #expect(try reply.json()["replayed"] == 3)
+        #expect(
+            try reply.json()["gap"]?["reason"]
+                == "the broker restarted without a journal (epoch 42 is over): events of it after #9, if any, are gone"
+        )
     }
 
     @Test("REPLAY sends the journal's events of the asked names after a sequence")

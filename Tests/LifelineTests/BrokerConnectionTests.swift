@@ -51,20 +51,23 @@ struct ConnectionHarness {
         step { session, effects, now in session.handleControl(frames, now: now, into: &effects) }
     }
 
-    mutating func bus(_ name: EventName, sequence: UInt64, topicSequence: UInt64) {
+    mutating func bus(_ name: EventName, sequence: UInt64, topicSequence: UInt64, epoch: UInt64? = nil) {
         let message = BusMessage(
             name: name,
             header: BusHeader(
-                epoch: epoch, sequence: sequence, topicSequence: topicSequence, publishedWallNanoseconds: 0,
+                epoch: epoch ?? self.epoch, sequence: sequence, topicSequence: topicSequence,
+                publishedWallNanoseconds: 0,
                 publishedMonotonicNanoseconds: 0),
             payload: Array("{}".utf8))
         step { session, effects, _ in session.handleBus(message.frames(), into: &effects) }
     }
 
-    mutating func journalEvent(_ name: EventName, sequence: UInt64, topicSequence: UInt64) {
+    mutating func journalEvent(
+        _ name: EventName, sequence: UInt64, topicSequence: UInt64, epoch: UInt64? = nil
+    ) {
         let header: JSONValue = [
             "event": .string(name.rawValue), "sequence": .int(Int64(sequence)),
-            "topicSequence": .int(Int64(topicSequence)), "epoch": .int(Int64(epoch)),
+            "topicSequence": .int(Int64(topicSequence)), "epoch": .int(Int64(epoch ?? self.epoch)),
         ]
         let frames = ControlRequest(.event, header: header, payload: Array("{}".utf8)).frames()
         step { session, effects, now in session.handleControl(frames, now: now, into: &effects) }
@@ -84,8 +87,49 @@ struct ConnectionHarness {
     }
 }
 
-@Suite("Service session: snapshot, dedupe, gaps, reconnects", .timeLimit(.minutes(1)))
-struct ServiceSessionTests {
+@Suite("Broker connection: snapshot, dedupe, gaps, reconnects", .timeLimit(.minutes(1)))
+struct BrokerConnectionTests {
+    @Test(
+        "after a broker restart without its journal, the new epoch's events are replayed from its start, once"
+    )
+    func newEpochReplayedOnce() throws {
+        var harness = ConnectionHarness()
+        let register = harness.join()
+        harness.reply(
+            to: register, ["epoch": 77, "sequence": 0, "heartbeat": ["intervalMs": 1000, "liveness": 3]])
+        for sequence in 1...3 {
+            harness.bus("app.a", sequence: UInt64(sequence), topicSequence: UInt64(sequence))
+        }
+        harness.advance(milliseconds: 3001)
+        harness.advance(milliseconds: 250)
+        #expect(harness.effects.first == .openControl)
+        let hello = try #require(harness.sent.first)
+        harness.reply(to: hello, ["bus": "tcp://127.0.0.1:2", "epoch": 99])
+        let again = try #require(harness.sent.first)
+        #expect(again.command == .register)
+        #expect(again.header["resume"] == ["epoch": 77, "sequence": 3], "it resumes from where it was")
+        harness.bus("app.a", sequence: 2, topicSequence: 2, epoch: 99)
+        #expect(harness.delivered.isEmpty, "live events wait while joining")
+        harness.journalEvent("app.a", sequence: 1, topicSequence: 1, epoch: 99)
+        #expect(harness.delivered.map(\.0) == [1] && harness.delivered.allSatisfy(\.1))
+        harness.journalEvent("app.a", sequence: 2, topicSequence: 2, epoch: 99)
+        #expect(harness.delivered.map(\.0) == [2] && harness.delivered.allSatisfy(\.1))
+        harness.reply(
+            to: again,
+            [
+                "epoch": 99, "sequence": 2, "replayed": 2,
+                "topics": ["app.a": ["sequence": 2, "topicSequence": 2]],
+                "gap": [
+                    "after": 3, "reason": "the broker restarted without a journal", "epoch": 99,
+                    "sequence": 2,
+                ],
+            ])
+        #expect(harness.delivered.isEmpty, "the held copy of #2 is a duplicate")
+        harness.bus("app.a", sequence: 3, topicSequence: 3, epoch: 99)
+        #expect(harness.delivered.map(\.0) == [3])
+        #expect(harness.session.cursor == EventCursor(epoch: 99, sequence: 3))
+    }
+
     @Test("bus events that arrive while joining wait for the snapshot; those it covers are dropped")
     func joinBuffersAndDeduplicates() {
         var harness = ConnectionHarness()

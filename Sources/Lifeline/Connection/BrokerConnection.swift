@@ -276,7 +276,14 @@ struct BrokerConnection {
 
     /// An EVENT from the journal: delivered in order unless already seen.
     mutating func replayed(_ message: BusMessage, into effects: inout [ConnectionEffect]) {
-        if epoch != nil && message.header.epoch != epoch { return }
+        if let current = epoch, message.header.epoch != current {
+            // Joining a broker that restarted without its journal: it replays its own epoch from the
+            // start, and the positions of the old one mean nothing any more.
+            guard case .joining = phase else { return }
+            topics.removeAll()
+            lastSequence = 0
+            epoch = message.header.epoch
+        }
         if message.header.sequence <= (topics[message.name]?.sequence ?? 0) { return }
         deliver(message, replayed: true, into: &effects)
     }

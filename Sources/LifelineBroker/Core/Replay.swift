@@ -2,23 +2,30 @@ import LifelineProtocol
 
 /// Sending journal events again (REPLAY, and REGISTER with a resume cursor).
 enum Replay {
-    /// Why events after `sequence` of `epoch` cannot all be replayed; nil when they can.
-    static func problem(after sequence: UInt64, epoch cursorEpoch: UInt64, in core: BrokerCore) -> GapNotice?
+    /// What a subscriber whose cursor is `sequence` of `epoch` can get again: the sequence of this
+    /// epoch to replay after (nil: nothing can be), and the gap notice for what is gone, if anything.
+    /// A cursor of an earlier epoch (the broker restarted without its journal) gets every event of
+    /// this epoch the journal still holds, and a notice that the rest of its own epoch is gone.
+    static func plan(after sequence: UInt64, epoch cursorEpoch: UInt64, in core: BrokerCore)
+        -> (replayAfter: UInt64?, gap: GapNotice?)
     {
-        if cursorEpoch != core.epoch {
-            return GapNotice(
-                after: sequence,
-                reason: "the broker restarted (epoch \(cursorEpoch) is over); its events are gone",
-                epoch: core.epoch, sequence: core.sequence)
+        let journal = core.journal
+        if cursorEpoch == core.epoch {
+            if journal.covers(after: sequence) { return (sequence, nil) }
+            let reason =
+                "the journal no longer holds events \(sequence + 1)...\(journal.firstRetainedSequence - 1)"
+            return (
+                nil, GapNotice(after: sequence, reason: reason, epoch: core.epoch, sequence: core.sequence)
+            )
         }
-        if !core.journal.covers(after: sequence) {
-            return GapNotice(
-                after: sequence,
-                reason:
-                    "the journal no longer holds events \(sequence + 1)...\(core.journal.firstRetainedSequence - 1)",
-                epoch: core.epoch, sequence: core.sequence)
+        var reason =
+            "the broker restarted without a journal (epoch \(cursorEpoch) is over): events of it after #\(sequence), if any, are gone"
+        if !journal.covers(after: 0) {
+            reason +=
+                "; and the journal no longer holds events 1...\(journal.firstRetainedSequence - 1) of epoch \(core.epoch)"
         }
-        return nil
+        let gap = GapNotice(after: sequence, reason: reason, epoch: core.epoch, sequence: core.sequence)
+        return (journal.covers(after: 0) ? 0 : journal.firstRetainedSequence - 1, gap)
     }
 
     /// Sends the journal's events after `sequence` named in `names` to `peer` as EVENT messages;

@@ -21,12 +21,12 @@ struct PublishFeature: BrokerFeature {
                 complete(done, in: &core)
             }
         case .replay(let replay):
+            let plan = Replay.plan(after: replay.after, epoch: replay.epoch, in: core)
             var result = ReplayResult(
                 epoch: core.epoch, sequence: core.sequence, topics: core.topicPositions(for: replay.events),
-                replayed: nil, gap: Replay.problem(after: replay.after, epoch: replay.epoch, in: core))
-            if result.gap == nil {
-                result.replayed = Replay.send(
-                    after: replay.after, names: Set(replay.events), to: peer, in: &core)
+                replayed: nil, gap: plan.gap)
+            if let after = plan.replayAfter {
+                result.replayed = Replay.send(after: after, names: Set(replay.events), to: peer, in: &core)
             }
             core.reply(peer, id, result.json)
         default: break

@@ -145,14 +145,15 @@ struct RegistryFeature: BrokerFeature {
             epoch: core.epoch, sequence: core.sequence, lifecycle: core.lifecycle, bus: core.bus,
             heartbeat: core.configuration.heartbeat, topics: core.topicPositions(for: registration.events))
         if let resume = request.resume {
-            if let gap = Replay.problem(after: resume.sequence, epoch: resume.epoch, in: core) {
-                snapshot.gap = gap
-            } else {
-                let events = Replay.send(
-                    after: resume.sequence, names: Set(registration.events), to: peer, in: &core)
+            let plan = Replay.plan(after: resume.sequence, epoch: resume.epoch, in: core)
+            snapshot.gap = plan.gap
+            if let after = plan.replayAfter {
+                let events = Replay.send(after: after, names: Set(registration.events), to: peer, in: &core)
                 snapshot.replayed = events
                 if events > 0 {
-                    core.log("replayed \(events) events to \(registration.name) after #\(resume.sequence)")
+                    core.log(
+                        "replayed \(events) events to \(registration.name) after #\(after) of epoch \(core.epoch)"
+                    )
                 }
             }
         }
