@@ -21,10 +21,12 @@ public struct Broker {
     public private(set) var startupNotes: [String] = []
 
     /// Creates the Context of a broker that started at `monotonic` (and `wall` nanoseconds since 1970),
-    /// with the micro-app stack (`sessions`) and boot state saved by a previous life, if any.
+    /// with the micro-app stack (`sessions`), boot state and durable journal (`journal`, the bytes of
+    /// `journal.log`) saved by a previous life, if any.
     public init(
         configuration: BrokerConfiguration, identity: BrokerIdentity, busEndpoints: [String],
-        monotonic: MonotonicInstant, wall: UInt64, sessions: JSONValue? = nil, bootState: JSONValue? = nil
+        monotonic: MonotonicInstant, wall: UInt64, sessions: JSONValue? = nil, bootState: JSONValue? = nil,
+        journal: [UInt8] = []
     ) {
         var stack = SessionStack(launcher: configuration.launcherApp)
         if let sessions {
@@ -42,6 +44,18 @@ public struct Broker {
             wall: wall)
         apps = AppsFeature(stack: stack)
         publishing = PublishFeature(configuration: configuration)
+        let (records, length) = JournalRecord.decodeAll(journal)
+        if length < journal.count {
+            startupNotes.append(
+                "dropped the last \(journal.count - length) byte(s) of the journal: a torn record")
+        }
+        if let last = core.restore(records) {
+            publishing.restore(records)
+            startupNotes.append(
+                "restored \(core.journal.count) journal event(s); epoch \(last.header.epoch) goes on after #\(core.sequence)"
+            )
+        }
+        if core.durable { core.output.append(.rewriteJournal(core.journal.records.flatMap { $0.encoded() })) }
         boot = BootFeature(phases: configuration.bootPhases, bootState: bootState)
         nextHeartbeat = monotonic + .milliseconds(configuration.heartbeat.intervalMilliseconds)
     }
@@ -50,6 +64,12 @@ public struct Broker {
     public var epoch: UInt64 { core.epoch }
     /// The sequence of the last published event.
     public var sequence: UInt64 { core.sequence }
+    /// What the step before the first one asked for (a durable journal rewritten after a restore).
+    public mutating func takeStartupOutput() -> [BrokerOutput] {
+        defer { core.output.removeAll() }
+        return core.output
+    }
+
     /// How many services are registered.
     public var serviceCount: Int { core.registry.count }
     /// The application's lifecycle state, moved by published and dispatched events.

@@ -24,6 +24,7 @@ public final class BrokerServer {
     private var output: [BrokerOutput] = []
     private let log: @Sendable (String) -> Void
     private let stateDirectory: URL?
+    private let journal: JournalFile?
     private let spin: UInt64
 
     /// Binds the sockets on the calling thread; ``run()`` must be called on the same thread.
@@ -56,6 +57,7 @@ public final class BrokerServer {
         spin = UInt64(configuration.spinMicroseconds) * 1000
         var sessions: JSONValue?
         var bootState: JSONValue?
+        var journalBytes: [UInt8] = []
         if let path = configuration.stateDirectory {
             let directory = URL(fileURLWithPath: path)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -71,14 +73,20 @@ public final class BrokerServer {
             {
                 bootState = try? JSONParser.parse(Array(data))
             }
+            let journalPath = directory.appendingPathComponent("journal.log").path
+            journalBytes = JournalFile.read(journalPath)
+            journal = JournalFile(path: journalPath)
         } else {
             stateDirectory = nil
+            journal = nil
         }
         core = Broker(
             configuration: configuration, identity: identity, busEndpoints: buses,
             monotonic: SystemClock.now, wall: SystemClock.wallNanoseconds(),
-            sessions: sessions, bootState: bootState)
+            sessions: sessions, bootState: bootState, journal: journalBytes)
         for note in core.startupNotes { log(note) }
+        output = core.takeStartupOutput()
+        flush()
     }
 
     /// Writes `document` to `file` in the state directory: a temporary file, then a rename.
@@ -181,6 +189,18 @@ public final class BrokerServer {
                 do { try bus.send(frames: frames, dontWait: true) } catch { log("publish failed: \(error)") }
             case .log(let line): log(line)
             case .persist(let file, let document): persist(file, document)
+            case .record(let record):
+                if let error = journal?.append(record) {
+                    log(
+                        "could not append to \(journal?.path ?? "the journal"): \(String(cString: strerror(error)))"
+                    )
+                }
+            case .rewriteJournal(let records):
+                if let error = journal?.rewrite(records) {
+                    log(
+                        "could not rewrite \(journal?.path ?? "the journal"): \(String(cString: strerror(error)))"
+                    )
+                }
             }
         }
         output.removeAll(keepingCapacity: true)

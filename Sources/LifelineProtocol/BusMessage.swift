@@ -30,7 +30,8 @@ public struct BusHeader: Sendable, Equatable {
         self.publishedMonotonicNanoseconds = publishedMonotonicNanoseconds
     }
 
-    func encoded() -> [UInt8] {
+    /// The 48 bytes of the header.
+    public func encoded() -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: BusHeader.size) { buffer, count in
             let raw = UnsafeMutableRawBufferPointer(buffer)
             for (index, field) in [
@@ -43,7 +44,8 @@ public struct BusHeader: Sendable, Equatable {
         }
     }
 
-    init?(decoding bytes: [UInt8]) {
+    /// Reads 48 header bytes; nil for any other length.
+    public init?(decoding bytes: [UInt8]) {
         guard bytes.count == BusHeader.size else { return nil }
         let field = { (index: Int) in
             bytes.withUnsafeBytes {

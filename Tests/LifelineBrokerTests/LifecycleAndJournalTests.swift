@@ -148,3 +148,85 @@ struct LifecycleAndJournalTests {
             ])
     }
 }
+
+@Suite(
+    "The durable journal: a broker restarted on its state directory goes on where it was",
+    .timeLimit(.minutes(1)))
+struct DurableJournalTests {
+    /// The journal file a broker would have written: its first rewrite, then every appended record.
+    static func file(of outputs: [[BrokerOutput]]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for output in outputs {
+            for item in output {
+                switch item {
+                case .rewriteJournal(let records): bytes = records
+                case .record(let record): bytes += record
+                default: break
+                }
+            }
+        }
+        return bytes
+    }
+
+    @Test(
+        "same epoch, sequences and topic sequences go on, a resume replays, a repeated publication stays once"
+    )
+    func restart() throws {
+        var outputs: [[BrokerOutput]] = []
+        var first = BrokerHarness { $0.stateDirectory = "/state" }
+        outputs.append(first.core.takeStartupOutput())
+        for n in 1...4 {
+            first.request(
+                "cli", .publish, ["event": "app.x", "publishId": .string("c.\(n)")],
+                payload: Array("{\"n\":\(n)}".utf8))
+            outputs.append(first.output)
+        }
+        let epoch = first.core.epoch
+        // kill -9 in the middle of writing a fifth record
+        let torn = Array(
+            JournalRecord.event(
+                BusMessage(
+                    name: "app.x",
+                    header: BusHeader(
+                        epoch: epoch, sequence: 5, topicSequence: 5, publishedWallNanoseconds: 0,
+                        publishedMonotonicNanoseconds: 0), payload: []), publishID: nil, subscribers: 0
+            ).encoded().prefix(20))
+        let bytes = Self.file(of: outputs) + torn
+
+        var second = BrokerHarness { $0.stateDirectory = "/state" }
+        second.core = Broker(
+            configuration: {
+                var configuration = BrokerConfiguration()
+                configuration.stateDirectory = "/state"
+                return configuration
+            }(), identity: BrokerIdentity(pid: 2, host: "test", version: "test"),
+            busEndpoints: ["tcp://127.0.0.1:9"],
+            monotonic: second.instant, wall: 1_700_000_100_000_000_000, journal: bytes)
+        #expect(second.core.epoch == epoch, "the epoch goes on")
+        #expect(second.core.sequence == 4)
+        #expect(
+            second.core.startupNotes == [
+                "dropped the last 20 byte(s) of the journal: a torn record",
+                "restored 4 journal event(s); epoch \(epoch) goes on after #4",
+            ])
+        let rewritten = JournalRecord.decodeAll(Self.file(of: [second.core.takeStartupOutput()]))
+        let written = JournalRecord.decodeAll(bytes)
+        #expect(written.length == bytes.count - 20 && written.records.count == 5)
+        #expect(rewritten.records.dropFirst() == written.records.dropFirst(), "the torn tail is cut off")
+        #expect(
+            rewritten.records.first
+                == .topics(["app.x": EventJournal.TopicState(sequence: 4, topicSequence: 4)]))
+
+        let answer = second.register("svc", peer: "p", events: ["app.x"], resume: (epoch, 2))
+        let reply = try #require(answer)
+        #expect(try reply.json()["replayed"] == 2 && (try reply.json()["gap"]) == nil)
+        #expect(
+            second.requests(to: "p").filter { $0.command == .event }.map { $0.header["sequence"] } == [3, 4])
+        let repeated = second.request("cli", .publish, ["event": "app.x", "publishId": "c.4"])
+        #expect(second.published.isEmpty, "a publication the first life accepted is not published again")
+        #expect(try repeated?.json()["sequence"] == 4)
+        second.request("cli", .publish, ["event": "app.x"])
+        let next = try #require(second.published.first)
+        #expect(next.header.epoch == epoch && next.header.sequence == 6 && next.header.topicSequence == 5)
+    }
+}

@@ -22,6 +22,10 @@ struct BrokerCore {
     var starts: [String: StartState] = [:]
     /// True once a boot has run (or settled): a service that registers now starts at once.
     var servicesStartAtOnce = false
+    /// Journal records go to the state directory too (it has one and the journal keeps events).
+    let durable: Bool
+    /// Records appended to the durable journal since it was last rewritten.
+    private var recordsSinceRewrite = 0
 
     /// The instant of the step being run.
     var now: MonotonicInstant
@@ -40,10 +44,23 @@ struct BrokerCore {
         self.startMonotonic = monotonic
         self.startWall = wall
         self.now = monotonic
+        self.durable = configuration.stateDirectory != nil && configuration.journalCapacity > 0
         self.sequencer = EventSequencer(epoch: wall & 0x7FFF_FFFF_FFFF_FFFF)
         self.journal = EventJournal(
             capacity: configuration.journalCapacity,
             maximumAgeMilliseconds: configuration.journalMaximumAge.wholeMilliseconds)
+    }
+
+    /// Goes on from a durable journal: its epoch, its sequence, its topic positions and events.
+    /// Returns the last event it held, if any.
+    mutating func restore(_ records: [JournalRecord]) -> BusMessage? {
+        var last: BusMessage?
+        for case .event(let message, _, _) in records { last = message }
+        guard let last else { return nil }
+        journal.restore(records, now: now.nanoseconds, wall: wall(at: now))
+        sequencer = EventSequencer(
+            continuing: last.header.epoch, after: journal.lastSequence, topics: journal.topics)
+        return last
     }
 
     var epoch: UInt64 { sequencer.epoch }
@@ -102,12 +119,24 @@ struct BrokerCore {
 
     // MARK: The bus
 
-    /// Stamps, journals and publishes one event.
+    /// Stamps, journals (durably first, with a state directory) and publishes one event.
     @discardableResult
-    mutating func publish(_ name: EventName, payload: [UInt8], flags: UInt64 = 0) -> BusHeader {
+    mutating func publish(
+        _ name: EventName, payload: [UInt8], flags: UInt64 = 0, publishID: String? = nil, subscribers: Int = 0
+    ) -> BusHeader {
         let header = sequencer.next(name, flags: flags, wall: wall(at: now), monotonic: now.nanoseconds)
         let message = BusMessage(name: name, header: header, payload: payload)
-        journal.append(message, now: now.nanoseconds)
+        journal.append(message, now: now.nanoseconds, publishID: publishID, subscribers: subscribers)
+        if durable {
+            output.append(
+                .record(
+                    JournalRecord.event(message, publishID: publishID, subscribers: subscribers).encoded()))
+            recordsSinceRewrite += 1
+            if recordsSinceRewrite > 2 * journal.capacity + 1024 {
+                recordsSinceRewrite = 0
+                output.append(.rewriteJournal(journal.records.flatMap { $0.encoded() }))
+            }
+        }
         output.append(.publish(message.frames()))
         return header
     }

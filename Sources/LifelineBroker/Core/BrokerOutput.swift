@@ -10,4 +10,8 @@ public enum BrokerOutput: Sendable, Equatable {
     case log(String)
     /// Save `document` as `file` in the broker's state directory (when it has one), atomically.
     case persist(file: String, document: JSONValue)
+    /// Append an encoded ``JournalRecord`` to the durable journal, before the event goes on the bus.
+    case record([UInt8])
+    /// Replace the durable journal with these encoded records (it has grown past twice its content).
+    case rewriteJournal([UInt8])
 }

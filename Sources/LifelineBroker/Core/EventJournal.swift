@@ -11,7 +11,8 @@ struct EventJournal {
 
     let capacity: Int
     let maximumAge: UInt64
-    private var entries: [(message: BusMessage, recordedAt: UInt64)] = []
+    private var entries: [(message: BusMessage, recordedAt: UInt64, publishID: String?, subscribers: Int)] =
+        []
     private var head = 0
     private(set) var topics: [EventName: TopicState] = [:]
     /// The sequence of the last event appended (0 before any).
@@ -29,12 +30,12 @@ struct EventJournal {
         head < entries.count ? entries[head].message.header.sequence : lastSequence + 1
     }
 
-    mutating func append(_ message: BusMessage, now: UInt64) {
+    mutating func append(_ message: BusMessage, now: UInt64, publishID: String? = nil, subscribers: Int = 0) {
         lastSequence = message.header.sequence
         topics[message.name] = TopicState(
             sequence: message.header.sequence, topicSequence: message.header.topicSequence)
         guard capacity > 0 else { return }
-        entries.append((message, now))
+        entries.append((message, now, publishID, subscribers))
         if count > capacity { head += 1 }
         trim(now: now)
     }
@@ -46,6 +47,32 @@ struct EventJournal {
             entries.removeFirst(head)
             head = 0
         }
+    }
+
+    /// What a durable copy must hold to rebuild this journal: the topic positions, then every event
+    /// still held.
+    var records: [JournalRecord] {
+        [.topics(topics)]
+            + entries[head...].map {
+                .event($0.message, publishID: $0.publishID, subscribers: $0.subscribers)
+            }
+    }
+
+    /// Takes back what a durable copy held: topic positions and events (recorded at `now`, minus
+    /// their age by the wall clock, so that the age limit keeps counting).
+    mutating func restore(_ records: [JournalRecord], now: UInt64, wall: UInt64) {
+        for record in records {
+            switch record {
+            case .topics(let saved):
+                topics.merge(saved) { current, saved in current.sequence >= saved.sequence ? current : saved }
+            case .event(let message, let publishID, let subscribers):
+                let age = wall &- message.header.publishedWallNanoseconds
+                append(
+                    message, now: age < now ? now &- age : 0, publishID: publishID, subscribers: subscribers)
+            }
+        }
+        lastSequence = max(lastSequence, topics.values.map(\.sequence).max() ?? 0)
+        trim(now: now)
     }
 
     /// True when every event after `sequence` is still held (so a replay from there is complete).

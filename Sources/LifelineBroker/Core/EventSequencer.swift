@@ -9,6 +9,13 @@ struct EventSequencer {
 
     init(epoch: UInt64) { self.epoch = epoch }
 
+    /// Goes on with `epoch` where a durable journal left it.
+    init(continuing epoch: UInt64, after sequence: UInt64, topics: [EventName: EventJournal.TopicState]) {
+        self.epoch = epoch
+        self.sequence = sequence
+        self.topicSequences = topics.mapValues(\.topicSequence)
+    }
+
     /// The header for the next event named `name`.
     mutating func next(_ name: EventName, flags: UInt64 = 0, wall: UInt64, monotonic: UInt64) -> BusHeader {
         sequence += 1

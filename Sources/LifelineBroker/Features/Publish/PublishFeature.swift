@@ -9,6 +9,18 @@ struct PublishFeature: BrokerFeature {
         recent = RecentPublications(capacity: configuration.rememberedPublications)
     }
 
+    /// Remembers the ids of the publications a durable journal brought back, so that a repeat
+    /// after the restart is still answered once (with the sequence it got, its subscriber count at
+    /// the time and no acknowledgements).
+    mutating func restore(_ records: [JournalRecord]) {
+        for case .event(let message, let publishID?, let subscribers) in records {
+            let receipt = PublishReceipt(
+                event: message.name, sequence: message.header.sequence, epoch: message.header.epoch,
+                subscribers: subscribers, lifecycle: nil)
+            recent.record(publishID, .answered(receipt.body))
+        }
+    }
+
     mutating func handle(_ request: ClientRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore)
     {
         switch request {
@@ -66,11 +78,14 @@ struct PublishFeature: BrokerFeature {
             return
         }
         let payload = request.payload.isEmpty ? Array("{}".utf8) : request.payload
-        let header = core.publish(name, payload: payload, flags: acknowledged ? 1 : 0)
+        let subscribers = core.registry.subscriberCount(of: name)
+        let header = core.publish(
+            name, payload: payload, flags: acknowledged ? 1 : 0, publishID: request.publishID,
+            subscribers: subscribers)
         EventChecks.announceLaunch(name, payload: request.payload, by: "a published \(name)", in: &core)
         var receipt = PublishReceipt(
-            event: name, sequence: header.sequence, epoch: header.epoch,
-            subscribers: core.registry.subscriberCount(of: name), lifecycle: core.lifecycle)
+            event: name, sequence: header.sequence, epoch: header.epoch, subscribers: subscribers,
+            lifecycle: core.lifecycle)
         if acknowledged {
             let handlers = core.registry.handlers(of: name)
             receipt.subscribers = handlers.count

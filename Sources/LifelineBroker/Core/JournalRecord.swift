@@ -1,0 +1,128 @@
+import LifelineProtocol
+
+/// What the durable journal keeps: the published events, with the publisher's id and subscriber
+/// count of each (so that a repeat after a restart is still answered once), and the topic positions
+/// of every event name (so that topic sequences never restart).
+enum JournalRecord: Sendable, Equatable {
+    case event(BusMessage, publishID: String?, subscribers: Int)
+    case topics([EventName: EventJournal.TopicState])
+
+    /// The record as bytes: a 4-byte big-endian length, then a kind byte and the fields.
+    func encoded() -> [UInt8] {
+        var body: [UInt8] = []
+        switch self {
+        case .event(let message, let publishID, let subscribers):
+            body.append(1)
+            Self.append(Array(message.name.rawValue.utf8), to: &body)
+            body += message.header.encoded()
+            Self.append(message.payload, to: &body)
+            Self.append(Array((publishID ?? "").utf8), to: &body)
+            Self.append(UInt32(clamping: subscribers), to: &body)
+        case .topics(let topics):
+            body.append(2)
+            Self.append(UInt32(topics.count), to: &body)
+            for (name, state) in topics.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                Self.append(Array(name.rawValue.utf8), to: &body)
+                Self.append(state.sequence, to: &body)
+                Self.append(state.topicSequence, to: &body)
+            }
+        }
+        var record: [UInt8] = []
+        record.reserveCapacity(body.count + 4)
+        Self.append(UInt32(body.count), to: &record)
+        return record + body
+    }
+
+    /// Reads the records at the start of `bytes`; returns them and how many bytes they took (a torn
+    /// last record, written when the broker was killed, is left out).
+    static func decodeAll(_ bytes: [UInt8]) -> (records: [JournalRecord], length: Int) {
+        var records: [JournalRecord] = []
+        var offset = 0
+        while offset + 4 <= bytes.count {
+            var reader = Reader(bytes: bytes, offset: offset)
+            guard let length = reader.uint32(), offset + 4 + Int(length) <= bytes.count,
+                let record = decode(&reader, end: offset + 4 + Int(length))
+            else { break }
+            records.append(record)
+            offset += 4 + Int(length)
+        }
+        return (records, offset)
+    }
+
+    private static func decode(_ reader: inout Reader, end: Int) -> JournalRecord? {
+        switch reader.byte() {
+        case 1:
+            guard let name = reader.text(), let headerBytes = reader.bytes(BusHeader.size),
+                let header = BusHeader(decoding: headerBytes), let payload = reader.block(),
+                let publishID = reader.text(), let subscribers = reader.uint32(), reader.offset == end
+            else { return nil }
+            return .event(
+                BusMessage(name: EventName(rawValue: name), header: header, payload: payload),
+                publishID: publishID.isEmpty ? nil : publishID, subscribers: Int(subscribers))
+        case 2:
+            guard let count = reader.uint32() else { return nil }
+            var topics: [EventName: EventJournal.TopicState] = [:]
+            for _ in 0..<count {
+                guard let name = reader.text(), let sequence = reader.uint64(), let topic = reader.uint64()
+                else {
+                    return nil
+                }
+                topics[EventName(rawValue: name)] = EventJournal.TopicState(
+                    sequence: sequence, topicSequence: topic)
+            }
+            return reader.offset == end ? .topics(topics) : nil
+        default: return nil
+        }
+    }
+
+    private static func append(_ block: [UInt8], to bytes: inout [UInt8]) {
+        append(UInt32(block.count), to: &bytes)
+        bytes += block
+    }
+
+    private static func append(_ value: UInt32, to bytes: inout [UInt8]) {
+        for shift in stride(from: 24, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: value >> shift))
+        }
+    }
+
+    private static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+        for shift in stride(from: 56, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: value >> shift))
+        }
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var offset: Int
+
+        mutating func byte() -> UInt8? {
+            guard offset < bytes.count else { return nil }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        mutating func bytes(_ count: Int) -> [UInt8]? {
+            guard count >= 0, offset + count <= bytes.count else { return nil }
+            defer { offset += count }
+            return Array(bytes[offset..<offset + count])
+        }
+
+        mutating func uint32() -> UInt32? {
+            bytes(4).map { $0.reduce(0) { $0 << 8 | UInt32($1) } }
+        }
+
+        mutating func uint64() -> UInt64? {
+            bytes(8).map { $0.reduce(0) { $0 << 8 | UInt64($1) } }
+        }
+
+        mutating func block() -> [UInt8]? {
+            guard let count = uint32() else { return nil }
+            return bytes(Int(count))
+        }
+
+        mutating func text() -> String? {
+            block().flatMap { String(validating: $0, as: UTF8.self) }
+        }
+    }
+}
