@@ -29,7 +29,8 @@ enum BrokerCommand: CLICommand {
           --publish-memory N        publication ids remembered to answer repeated PUBLISH once (default 65536)
           --topology FILE           read the Launcher, the expected services and the boot's phases and
                                     task overrides from a topology file (deploy/topology.json)
-          --state-dir DIR           keep the micro-app stack and run-once tasks in DIR across restarts
+          --state-dir DIR           keep the journal (journal.log: epoch and events survive a restart), the
+                                    micro-app stack and run-once tasks in DIR across restarts
           --launcher APP            the Launcher micro-app, started as soon as a host offers it
           --app-timeout MS          how long a host may take for one micro-app callback (default 2000)
           --boot-wait MS            how long a boot waits for the expected services (default 30000)
