@@ -36,7 +36,7 @@ final class Driver {
             )
             let topology = try BenchTopology(
                 transport: transport, fanouts: settings.fanouts, binaries: binaries, work: work,
-                ackEndpoint: ackEndpoint)
+                ackEndpoint: ackEndpoint, durable: settings.durable)
             defer { topology.stop() }
             if settings.wants("broadcast") { try broadcast(topology) }
             if settings.wants("roundtrip") { try roundTrips(topology) }

@@ -13,6 +13,8 @@ struct Settings: Sendable {
     var pacedRate = 2000
     var output = URL(fileURLWithPath: "bench/results")
     var only: String?
+    /// Run the broker with a state directory: every event goes to the durable journal first.
+    var durable = false
 
     static let quickRun: Settings = {
         var settings = Settings()

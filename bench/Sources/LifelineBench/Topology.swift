@@ -18,7 +18,7 @@ final class BenchTopology {
     let echoDealer: ZMQSocket
     let proxiedDealer: ZMQSocket
 
-    init(transport: String, fanouts: [Int], binaries: URL, work: URL, ackEndpoint: String) throws {
+    init(transport: String, fanouts: [Int], binaries: URL, work: URL, ackEndpoint: String, durable: Bool) throws {
         self.transport = transport
         let logs = work.appendingPathComponent("logs-\(transport)")
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
@@ -48,7 +48,8 @@ final class BenchTopology {
 
         let broker = try start(
             "broker", "lifeline",
-            ["broker", "--control", endpoint("control"), "--bus", endpoint("bus"), "--bus-hwm", "0"])
+            ["broker", "--control", endpoint("control"), "--bus", endpoint("bus"), "--bus-hwm", "0"]
+                + (durable ? ["--state-dir", work.appendingPathComponent("state-\(transport)").path] : []))
         brokerControl = broker["control"] ?? ""
         for index in 0..<count {
             _ = try start(

@@ -5,7 +5,7 @@ import Lifeline
 import LifelineSupport
 
 let usage = """
-    usage: lifeline-bench run [--quick] [--out DIR] [--only SCENARIO] [--transports ipc,tcp]
+    usage: lifeline-bench run [--quick] [--durable] [--out DIR] [--only SCENARIO] [--transports ipc,tcp]
            lifeline-bench service|proxy|subscriber|echo|worker ...   (started by 'run')
 
     Scenarios: broadcast, roundtrip, throughput, paced. Results: a table on stdout, DIR/results.json,
@@ -20,6 +20,7 @@ do {
         var settings = arguments.flag("--quick") ? Settings.quickRun : Settings()
         if let output = try arguments.option("--out") { settings.output = URL(fileURLWithPath: output) }
         settings.only = try arguments.option("--only")
+        settings.durable = arguments.flag("--durable")
         if let transports = try arguments.option("--transports") {
             settings.transports = transports.split(separator: ",").map(String.init)
         }
