@@ -21,6 +21,16 @@ public struct BrokerConfiguration: Sendable {
     public var attachTimeout: Duration = .seconds(5)
     /// How many publishers' publication ids the broker remembers to answer repeats (0: none).
     public var rememberedPublications = 65_536
+    /// How many names one connection may register (REGISTER beyond it: 429).
+    public var maximumNamesPerConnection = 100
+    /// The longest heartbeat window (interval × liveness) a service may ask for (400 beyond it):
+    /// how long a dead peer's names may stay registered.
+    public var maximumHeartbeatWindow: Duration = .seconds(60)
+    /// How many bytes of events the journal holds at most; the oldest go first.
+    public var journalMaximumBytes = 64 << 20
+    /// How many distinct event names the broker keeps positions for (a PUBLISH of a new one
+    /// beyond it: 429).
+    public var maximumEventNames = 10_000
     /// Deadline of a CALL that names none.
     public var defaultCallTimeout: Duration = .seconds(5)
     /// Longest deadline a CALL may ask for.

@@ -27,6 +27,12 @@ enum BrokerCommand: CLICommand {
           --step-timeout MS         default deadline of a dispatch step (default 2000)
           --ack-timeout MS          default wait of an acknowledged publish (default 5000)
           --publish-memory N        publication ids remembered to answer repeated PUBLISH once (default 65536)
+          --journal-bytes N         bytes of events the journal holds at most, oldest dropped first (default 67108864)
+          --max-names-per-connection N
+                                    names one connection may register; beyond: 429 (default 100)
+          --max-heartbeat-window MS longest interval × liveness a service may ask for; beyond: 400 (default 60000)
+          --max-event-names N       distinct event names the broker keeps positions for; a PUBLISH of a
+                                    new one beyond: 429 (default 10000)
           --topology FILE           read the Launcher, the expected services and the boot's phases and
                                     task overrides from a topology file (deploy/topology.json)
           --state-dir DIR           keep the journal (journal.log: epoch and events survive a restart), the
@@ -74,6 +80,18 @@ enum BrokerCommand: CLICommand {
         }
         if let count = try arguments.integer("--publish-memory", in: 0...10_000_000) {
             configuration.rememberedPublications = count
+        }
+        if let bytes = try arguments.integer("--journal-bytes", in: 0...(1 << 40)) {
+            configuration.journalMaximumBytes = bytes
+        }
+        if let count = try arguments.integer("--max-names-per-connection", in: 1...1_000_000) {
+            configuration.maximumNamesPerConnection = count
+        }
+        if let window = try arguments.integer("--max-heartbeat-window", in: 10...60_000_000) {
+            configuration.maximumHeartbeatWindow = .milliseconds(window)
+        }
+        if let count = try arguments.integer("--max-event-names", in: 1...100_000_000) {
+            configuration.maximumEventNames = count
         }
         if let ack = try arguments.integer("--ack-timeout", in: 1...3_600_000) {
             configuration.acknowledgementTimeout = .milliseconds(ack)

@@ -11,6 +11,8 @@ public struct Status: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public static let conflict = Status(rawValue: 409)
     public static let payloadTooLarge = Status(rawValue: 413)
     public static let unprocessable = Status(rawValue: 422)
+    /// One of the broker's limits would be passed (names per connection, event names, …).
+    public static let tooMany = Status(rawValue: 429)
     public static let internalError = Status(rawValue: 500)
     public static let unavailable = Status(rawValue: 503)
     public static let timeout = Status(rawValue: 504)
@@ -29,6 +31,7 @@ public struct Status: RawRepresentable, Hashable, Sendable, CustomStringConverti
         case 409: "conflict"
         case 413: "payload too large"
         case 422: "unprocessable"
+        case 429: "too many"
         case 500: "internal error"
         case 503: "unavailable"
         case 504: "timeout"

@@ -20,7 +20,10 @@ struct ChaosTests {
         // The kills spread evenly over the stream, the broker's among the service's.
         let count = brokerKills + serviceKills
         let plan = (0..<count).map { index in
-            (at: total * (index + 1) / (count + 1), broker: (index + 1) * brokerKills / count > index * brokerKills / count)
+            (
+                at: total * (index + 1) / (count + 1),
+                broker: (index + 1) * brokerKills / count > index * brokerKills / count
+            )
         }
         let state = FileManager.default.temporaryDirectory.appendingPathComponent(
             "lifeline-state-\(UUID().uuidString)")
@@ -34,7 +37,8 @@ struct ChaosTests {
         var broker = try await BrokerProcess(brokerArguments)
         let (control, bus) = (broker.control, broker.bus)
         let probeArguments = [
-            "--name", "counter", "--events", "test.tick", "--journal", journal.path, "--heartbeat-interval", "200",
+            "--name", "counter", "--events", "test.tick", "--journal", journal.path, "--heartbeat-interval",
+            "200",
             "--liveness", "2",
         ]
         var probe = try await broker.service("lifeline-probe", probeArguments)
@@ -47,7 +51,9 @@ struct ChaosTests {
             }
         }
         for kill in plan {
-            try await LifecycleSemanticsTests.poll(seconds: 120) { published.load(ordering: .relaxed) >= kill.at }
+            try await LifecycleSemanticsTests.poll(seconds: 120) {
+                published.load(ordering: .relaxed) >= kill.at
+            }
             if kill.broker {
                 broker.process.kill(SIGKILL)
                 _ = try await broker.process.waitForExit()

@@ -6,6 +6,9 @@ struct AttachTracker {
     static var capacity: Int { 65_536 }
 
     private var seen: [String: UInt64] = [:]
+    /// Markers in the order they were seen, for forgetting the oldest in constant time.
+    private var order: [String] = []
+    private var head = 0
     private var waiters: [String: [UInt64]] = [:]
 
     /// Reads an XPUB notice (`0x01` or `0x00` then the topic); returns the marker token, if any.
@@ -18,10 +21,17 @@ struct AttachTracker {
 
     /// Records a marker subscription and returns the keys of the waits it releases.
     mutating func markerSubscribed(_ token: String, now: UInt64) -> [UInt64] {
-        if seen.count >= Self.capacity, let oldest = seen.min(by: { $0.value < $1.value }) {
-            seen[oldest.key] = nil
+        if seen.updateValue(now, forKey: token) == nil {
+            order.append(token)
+            while seen.count > Self.capacity, head < order.count {
+                seen[order[head]] = nil
+                head += 1
+            }
+            if head > 4096 && head * 2 > order.count {
+                order.removeFirst(head)
+                head = 0
+            }
         }
-        seen[token] = now
         return waiters.removeValue(forKey: token) ?? []
     }
 

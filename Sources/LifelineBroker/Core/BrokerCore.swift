@@ -48,7 +48,8 @@ struct BrokerCore {
         self.sequencer = EventSequencer(epoch: wall & 0x7FFF_FFFF_FFFF_FFFF)
         self.journal = EventJournal(
             capacity: configuration.journalCapacity,
-            maximumAgeMilliseconds: configuration.journalMaximumAge.wholeMilliseconds)
+            maximumAgeMilliseconds: configuration.journalMaximumAge.wholeMilliseconds,
+            maximumBytes: configuration.journalMaximumBytes)
     }
 
     /// Goes on from a durable journal: its epoch, its sequence, its topic positions and events.

@@ -1,7 +1,7 @@
 import LifelineProtocol
 
 /// The bounded journal of recently published events (the Clone pattern's history): at most
-/// `capacity` events, none older than `maximumAge`. It also remembers, forever, the last sequence and
+/// `capacity` events and `maximumBytes` of them, none older than `maximumAge`. It also remembers, forever, the last sequence and
 /// topic sequence of every event name, which is the state a late joiner starts from.
 struct EventJournal {
     struct TopicState: Equatable {
@@ -11,6 +11,9 @@ struct EventJournal {
 
     let capacity: Int
     let maximumAge: UInt64
+    let maximumBytes: Int
+    /// The bytes of the events held (names and payloads).
+    private(set) var bytes = 0
     private var entries: [(message: BusMessage, recordedAt: UInt64, publishID: String?, subscribers: Int)] =
         []
     private var head = 0
@@ -18,9 +21,23 @@ struct EventJournal {
     /// The sequence of the last event appended (0 before any).
     private(set) var lastSequence: UInt64 = 0
 
-    init(capacity: Int, maximumAgeMilliseconds: Int) {
+    init(capacity: Int, maximumAgeMilliseconds: Int, maximumBytes: Int = .max) {
         self.capacity = max(0, capacity)
         self.maximumAge = UInt64(max(0, maximumAgeMilliseconds)) * 1_000_000
+        self.maximumBytes = max(0, maximumBytes)
+    }
+
+    private static func size(of message: BusMessage) -> Int {
+        message.name.rawValue.utf8.count + message.payload.count + BusHeader.size
+    }
+
+    private mutating func dropOldest() {
+        bytes -= Self.size(of: entries[head].message)
+        entries[head] = (
+            BusMessage(name: entries[head].message.name, header: entries[head].message.header, payload: []),
+            0, nil, 0
+        )
+        head += 1
     }
 
     var count: Int { entries.count - head }
@@ -36,13 +53,14 @@ struct EventJournal {
             sequence: message.header.sequence, topicSequence: message.header.topicSequence)
         guard capacity > 0 else { return }
         entries.append((message, now, publishID, subscribers))
-        if count > capacity { head += 1 }
+        bytes += Self.size(of: message)
+        while count > capacity || (bytes > maximumBytes && count > 0) { dropOldest() }
         trim(now: now)
     }
 
     /// Forgets events older than the maximum age.
     mutating func trim(now: UInt64) {
-        while head < entries.count, now &- entries[head].recordedAt > maximumAge { head += 1 }
+        while head < entries.count, now &- entries[head].recordedAt > maximumAge { dropOldest() }
         if head > 1024 && head * 2 > entries.count {
             entries.removeFirst(head)
             head = 0

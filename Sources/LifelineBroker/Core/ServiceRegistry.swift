@@ -37,6 +37,9 @@ struct ServiceRegistry {
     func entry(named name: String) -> Entry? { entries[name] }
     func isKnown(peer: [UInt8]) -> Bool { namesByPeer[peer] != nil }
 
+    /// How many names `peer` owns.
+    func nameCount(of peer: [UInt8]) -> Int { namesByPeer[peer]?.count ?? 0 }
+
     /// Every peer that owns at least one name.
     var peers: Dictionary<[UInt8], Set<String>>.Keys { namesByPeer.keys }
 

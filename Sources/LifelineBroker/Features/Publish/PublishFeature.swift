@@ -70,6 +70,7 @@ struct PublishFeature: BrokerFeature {
             core.fail(peer, id, problem.status, problem.message)
             return
         }
+        guard EventChecks.admitName(name, peer: peer, id: id, reply: request.reply, in: &core) else { return }
         let acknowledged =
             request.acknowledged ?? EventCatalog.descriptor(for: name)?.requiresAcknowledgement ?? false
         let timeout =

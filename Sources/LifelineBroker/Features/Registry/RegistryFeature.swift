@@ -109,6 +109,29 @@ struct RegistryFeature: BrokerFeature {
         _ request: RegisterRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore
     ) {
         let registration = request.registration
+        let window = Duration.milliseconds(
+            registration.heartbeat.intervalMilliseconds * registration.heartbeat.liveness)
+        if window > core.configuration.maximumHeartbeatWindow {
+            core.refuse(
+                peer,
+                ProtocolError(
+                    .badRequest,
+                    "REGISTER heartbeat window of \(window.wholeMilliseconds) ms (intervalMs × liveness) exceeds the broker's limit of \(core.configuration.maximumHeartbeatWindow.wholeMilliseconds) ms",
+                    requestID: id))
+            return
+        }
+        let owned = core.registry.nameCount(of: peer)
+        if core.registry.entry(named: registration.name)?.peer != peer,
+            owned >= core.configuration.maximumNamesPerConnection
+        {
+            core.refuse(
+                peer,
+                ProtocolError(
+                    .tooMany,
+                    "this connection already registered \(owned) names, the broker's limit (--max-names-per-connection)",
+                    requestID: id))
+            return
+        }
         if let existing = core.registry.entry(named: registration.name),
             existing.registration.instance != registration.instance
         {

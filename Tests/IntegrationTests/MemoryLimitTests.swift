@@ -1,0 +1,43 @@
+import Foundation
+import Lifeline
+import Testing
+import ZeroMQ
+
+@Suite("Real processes: a peer cannot grow the broker without bound", .serialized, .timeLimit(.minutes(2)))
+struct MemoryLimitTests {
+    /// The resident set of `pid` in KiB, from /proc.
+    static func residentKiB(_ pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    @Test("120 MiB of events into a journal limited to 16 MiB: the broker's memory stays bounded")
+    func journalBytes() async throws {
+        let broker = try await BrokerProcess(["--journal-bytes", "\(16 << 20)"])
+        defer { broker.process.kill() }
+        let before = try Self.residentKiB(broker.process.pid)
+        let dealer = try ZMQSocket(ZMQContext.shared, type: .dealer)
+        defer { dealer.close() }
+        try dealer.connect(broker.control)
+        let payload =
+            Array("{\"data\":\"".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 4 << 20)
+            + Array("\"}".utf8)
+        var poller = ZMQPoller()
+        poller.add(dealer)
+        for index in 0..<30 {
+            let request = ClientRequest.publish(PublishRequest(event: "com.example.big", payload: payload))
+            try dealer.send(frames: request.controlRequest(id: Array("p\(index)".utf8)).frames())
+            #expect(try poller.poll(timeoutMilliseconds: 10_000) > 0)
+            _ = try dealer.receiveFrames(dontWait: true)
+        }
+        let status = try await broker.cli(["status", "--json"])
+        let journal = try JSONParser.parse(status.output)["journal"]
+        let after = try Self.residentKiB(broker.process.pid)
+        print(
+            "broker RSS \(before) KiB before, \(after) KiB after 30 events of 4 MiB; journal holds \(journal?["events"] ?? .null)"
+        )
+        #expect(journal?["events"] == 3, "16 MiB hold three 4 MiB events")
+        #expect(after - before < 64 * 1024, "the broker holds about its journal, not everything it was sent")
+    }
+}
