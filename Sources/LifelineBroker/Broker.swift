@@ -200,9 +200,9 @@ public struct Broker {
         guard let wait = core.correlator.take(reply.requestID, from: peer) else {
             let id = String(decoding: reply.requestID, as: UTF8.self)
             if core.correlator.isForeign(reply.requestID, from: peer) {
-                core.log(
-                    "refused a reply to request '\(id)' from peer \(BrokerCore.describe(peer)): that request was sent to another peer"
-                )
+                let message = "refused a reply to request '\(id)': that request was sent to another peer"
+                core.log("\(message) (this one came from peer \(BrokerCore.describe(peer)))")
+                core.fail(peer, reply.requestID, .forbidden, message)
             } else {
                 core.log("dropped a late or unknown reply '\(id)' (status \(reply.status.rawValue))")
             }

@@ -89,11 +89,17 @@ struct CorrelatorTests {
         let forwarded = try #require(broker.requests(to: "svc").first)
         broker.raw("mallory", ControlReply(requestID: forwarded.requestID, json: ["forged": true]).frames())
         #expect(broker.replies(to: "cli").isEmpty)
+        let id = String(decoding: forwarded.requestID, as: UTF8.self)
         #expect(
             broker.output.contains(
                 .log(
-                    "refused a reply to request '\(String(decoding: forwarded.requestID, as: UTF8.self))' from peer 6d616c6c6f7279: that request was sent to another peer"
+                    "refused a reply to request '\(id)': that request was sent to another peer (this one came from peer 6d616c6c6f7279)"
                 )))
+        let refusal = try #require(broker.replies(to: "mallory").first)
+        #expect(refusal.status == .forbidden && refusal.requestID == forwarded.requestID)
+        #expect(
+            refusal.errorMessage
+                == "refused a reply to request '\(id)': that request was sent to another peer")
         broker.raw("svc", ControlReply(requestID: forwarded.requestID, json: ["real": true]).frames())
         let reply = try #require(broker.replies(to: "cli").first)
         #expect(try reply.json() == ["real": true])
