@@ -9,12 +9,16 @@ public struct ServiceOptions: Sendable {
           --name NAME               register under NAME instead of the built-in name
           --heartbeat-interval MS   heartbeat every MS milliseconds (default 1000)
           --liveness N              the broker may miss N heartbeats before dropping us (default 3)
+          --inbound-limit N         events waiting for the handlers at most; when it is full the oldest
+                                    is dropped and onGap hears of it (default 10000)
           -h, --help                show this help
         """
 
     public var broker: String = Environment.brokerEndpoint
     public var name: String?
     public var heartbeat: HeartbeatSettings?
+    /// How many events may wait for the service's handlers; beyond it the oldest is dropped.
+    public var inboundLimit = 10_000
 
     public init() {}
 
@@ -25,6 +29,7 @@ public struct ServiceOptions: Sendable {
         if let name, let problem = ServiceRegistration.nameProblem(name, what: "--name") {
             throw UsageError(problem)
         }
+        if let limit = try arguments.integer("--inbound-limit", in: 1...100_000_000) { inboundLimit = limit }
         let interval = try arguments.integer("--heartbeat-interval", in: HeartbeatSettings.intervalRange)
         let liveness = try arguments.integer("--liveness", in: HeartbeatSettings.livenessRange)
         if interval != nil || liveness != nil {

@@ -37,10 +37,12 @@ enum ServicesCommand: CLICommand {
                     ? "-" : record.registration.methods.joined(separator: ","),
                 TextFormat.duration(milliseconds: record.uptimeMilliseconds),
                 TextFormat.duration(milliseconds: record.lastSeenMillisecondsAgo) + " ago",
+                String(record.dropped),
             ]
         }
         Console.out(
-            TextFormat.table(["NAME", "PID", "HOST", "EVENTS", "METHODS", "UPTIME", "LAST HEARTBEAT"], rows))
+            TextFormat.table(
+                ["NAME", "PID", "HOST", "EVENTS", "METHODS", "UPTIME", "LAST HEARTBEAT", "DROPPED"], rows))
         return 0
     }
 }

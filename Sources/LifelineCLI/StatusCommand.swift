@@ -26,6 +26,7 @@ enum StatusCommand: CLICommand {
             return 0
         }
         let journal = info.journal
+        let dropped = services.filter { $0.dropped > 0 }
         Console.out(
             """
             lifecycle:  \(info.lifecycle.rawValue)
@@ -37,6 +38,7 @@ enum StatusCommand: CLICommand {
             journal:    \(journal.events) events from #\(journal.firstSequence) (keeps \(journal.capacity), \(journal.maximumAgeMilliseconds / 1000) s)
             heartbeat:  every \(info.heartbeat.intervalMilliseconds) ms, liveness \(info.heartbeat.liveness)
             services:   \(services.count)\(services.isEmpty ? "" : " (" + services.map(\.name).joined(separator: ", ") + ")")
+            dropped:    \(dropped.isEmpty ? "none" : dropped.map { "\($0.name) \($0.dropped)" }.joined(separator: ", ")) (events the services' handlers fell too far behind for)
             """)
         return 0
     }

@@ -9,12 +9,15 @@ public struct ServiceRecord: Sendable, Equatable {
     public var uptimeMilliseconds: Int64
     /// True once the broker has started it (its start hook ran); lazy services start on first use.
     public var started: Bool
+    /// Events its handlers' queue dropped because they fell behind, as its heartbeats report.
+    public var dropped: UInt64
 
     public init(
         registration: ServiceRegistration, registeredAtMilliseconds: Int64, lastSeenMillisecondsAgo: Int64,
         uptimeMilliseconds: Int64,
-        started: Bool = false
+        started: Bool = false, dropped: UInt64 = 0
     ) {
+        self.dropped = dropped
         self.registration = registration
         self.registeredAtMilliseconds = registeredAtMilliseconds
         self.lastSeenMillisecondsAgo = lastSeenMillisecondsAgo
@@ -31,6 +34,7 @@ public struct ServiceRecord: Sendable, Equatable {
         members["lastHeartbeatMsAgo"] = .int(lastSeenMillisecondsAgo)
         members["uptimeMs"] = .int(uptimeMilliseconds)
         members["started"] = .bool(started)
+        members["dropped"] = .int(Int64(dropped))
         return .object(members)
     }
 
@@ -45,6 +49,7 @@ public struct ServiceRecord: Sendable, Equatable {
             registration: registration, registeredAtMilliseconds: json["registeredAt"]?.intValue ?? 0,
             lastSeenMillisecondsAgo: json["lastHeartbeatMsAgo"]?.intValue ?? 0,
             uptimeMilliseconds: json["uptimeMs"]?.intValue ?? 0,
-            started: json["started"]?.boolValue ?? false)
+            started: json["started"]?.boolValue ?? false,
+            dropped: UInt64(max(0, json["dropped"]?.intValue ?? 0)))
     }
 }

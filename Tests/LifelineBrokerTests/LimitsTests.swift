@@ -79,4 +79,14 @@ struct LimitsTests {
         #expect(!markers.hasSeen("t0") && !markers.hasSeen("t9"))
         #expect(markers.hasSeen("t10") && markers.hasSeen("t\(AttachTracker.capacity + 9)"))
     }
+
+    @Test("a service's heartbeat says how many events its handlers' queue dropped; its record shows it")
+    func dropsReported() throws {
+        var broker = BrokerHarness()
+        broker.register("slow", peer: "p")
+        broker.request("p", .heartbeat, ["dropped": 42])
+        let answer = broker.request("cli", .lookup, ["name": "slow"])
+        let record = try #require(answer)
+        #expect(try record.json()["dropped"] == 42)
+    }
 }

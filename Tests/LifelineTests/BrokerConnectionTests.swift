@@ -9,7 +9,7 @@ struct ConnectionHarness {
     var effects: [ConnectionEffect] = []
     let epoch: UInt64 = 77
 
-    init(resume: EventCursor? = nil, jitter: Double = 1.0) {
+    init(resume: EventCursor? = nil, jitter: Double = 1.0, dropped: UInt64 = 0) {
         var configuration = ConnectionConfiguration(
             brokerEndpoint: "tcp://127.0.0.1:1",
             registration: ServiceRegistration(
@@ -18,6 +18,7 @@ struct ConnectionHarness {
             subscriptions: .events(["app.a", "app.b"]), token: "i1")
         configuration.resume = resume
         configuration.jitter = { jitter }
+        configuration.droppedEvents = { dropped }
         session = BrokerConnection(configuration: configuration)
     }
 
@@ -229,6 +230,17 @@ struct BrokerConnectionTests {
         }
         let prefix = "the broker at tcp://127.0.0.1:1 did not answer HELLO; reconnecting in "
         #expect(waits == ["500 ms", "1000 ms", "1500 ms", "1500 ms", "1500 ms"].map { prefix + $0 })
+    }
+
+    @Test("heartbeats carry the number of events the handlers' queue dropped, when there were any")
+    func heartbeatsReportDrops() {
+        var harness = ConnectionHarness(dropped: 7)
+        let register = harness.join()
+        harness.reply(
+            to: register, ["epoch": 77, "sequence": 0, "heartbeat": ["intervalMs": 1000, "liveness": 3]])
+        harness.advance(milliseconds: 1000)
+        #expect(harness.sent.map(\.command) == [.heartbeat])
+        #expect(harness.sent.first?.header == ["dropped": 7])
     }
 
     @Test("each backoff wait is scaled by the jitter, at most 1.2 times: back within 2 s of the broker")

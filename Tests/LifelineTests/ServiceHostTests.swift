@@ -280,3 +280,106 @@ struct ClientRetryTests {
         #expect(attempts[0].ticket != attempts[1].ticket)
     }
 }
+
+@Suite(
+    "A slow service stays bounded: its handlers' queue drops the oldest events and says so",
+    .timeLimit(.minutes(1)))
+struct SlowServiceTests {
+    @Test(
+        "the queue keeps at most its limit of events, dropping the oldest; other deliveries are never dropped"
+    )
+    func queueDropsOldest() {
+        let queue = InboundQueue<Int>(limit: 3) { $0 >= 0 }
+        #expect(queue.push(-1) == nil, "negative ones stand for dispatch steps: never dropped")
+        #expect(queue.push(1) == nil && queue.push(2) == nil)
+        #expect(queue.push(3) == 1, "full: the oldest event goes")
+        #expect(queue.push(4) == 2)
+        #expect(queue.count == 3)
+    }
+
+    @Test("events beyond --inbound-limit while a handler is stuck are dropped, counted and told to onGap")
+    func slowHandler() async throws {
+        let journal = Journal()
+        let gate = Gate()
+        var options = ServiceOptions()
+        options.inboundLimit = 4
+        let service = Service("slow")
+            .on("app.tick") { event in
+                if event.sequence == 1 { await gate.wait() }
+                journal.add("tick #\(event.sequence)")
+            }
+            .onGap { notice, _ in journal.add("gap after #\(notice.after): \(notice.reason)") }
+        let connection = InMemoryConnection()
+        let runner = ServiceRunner(service, options: options) { _, pending, sink in
+            connection.attach(pending, sink)
+            return connection
+        }
+        let running = Task { try await runner.run() }
+        await connection.attached()
+        connection.deliver(.joined(epoch: 7, first: true, sequence: 0, lifecycle: "active"))
+        func tick(_ sequence: UInt64) {
+            let header = BusHeader(
+                epoch: 7, sequence: sequence, topicSequence: sequence, publishedWallNanoseconds: 0,
+                publishedMonotonicNanoseconds: 0)
+            connection.deliver(
+                .event(
+                    BusMessage(name: "app.tick", header: header, payload: Array("{}".utf8)), receivedAt: 0,
+                    replayed: false))
+        }
+        tick(1)
+        await gate.entered()
+        for sequence in 2...10 { tick(UInt64(sequence)) }
+        gate.open()
+        runner.stop()
+        try await running.value
+        #expect(
+            journal.all == [
+                "tick #1",
+                "gap after #1: the handlers fell behind: the queue of 4 events was full and dropped 5 of #2...#6",
+                "tick #7", "tick #8", "tick #9", "tick #10",
+            ])
+    }
+}
+
+/// A door a handler waits at until the test opens it.
+final class Gate: Sendable {
+    private let state = Mutex<
+        (
+            open: Bool, inside: Bool, waiters: [CheckedContinuation<Void, Never>],
+            watchers: [CheckedContinuation<Void, Never>]
+        )
+    >((false, false, [], []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let (open, watchers) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                state.inside = true
+                defer { state.watchers.removeAll() }
+                if !state.open { state.waiters.append(continuation) }
+                return (state.open, state.watchers)
+            }
+            for watcher in watchers { watcher.resume() }
+            if open { continuation.resume() }
+        }
+    }
+
+    /// Returns once a handler waits at the gate.
+    func entered() async {
+        await withCheckedContinuation { continuation in
+            let inside = state.withLock { state in
+                if !state.inside { state.watchers.append(continuation) }
+                return state.inside
+            }
+            if inside { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.open = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}

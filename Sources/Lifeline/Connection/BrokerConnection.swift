@@ -217,7 +217,7 @@ struct BrokerConnection {
                 let silence = brokerHeartbeat.expiryNanoseconds / 1_000_000
                 lose("the broker was silent for \(silence) ms", retryAt: nil, now: now, into: &effects)
             } else if now >= nextHeartbeat {
-                effects.append(.sendControl(Self.heartbeatFrames))
+                effects.append(.sendControl(heartbeatFrames))
                 nextHeartbeat = now &+ (configuration.registration?.heartbeat.intervalNanoseconds ?? 0)
             }
         default: break
@@ -237,7 +237,14 @@ struct BrokerConnection {
         return deadline
     }
 
-    static let heartbeatFrames = ClientRequest.heartbeat.controlRequest().frames()
+    static let heartbeatFrames = ClientRequest.heartbeat(dropped: nil).controlRequest().frames()
+
+    /// A heartbeat, with the events the handlers' queue dropped when there were any.
+    var heartbeatFrames: [[UInt8]] {
+        let dropped = configuration.droppedEvents()
+        return dropped == 0
+            ? Self.heartbeatFrames : ClientRequest.heartbeat(dropped: dropped).controlRequest().frames()
+    }
 
     // MARK: Delivery, deduplication and gaps
 

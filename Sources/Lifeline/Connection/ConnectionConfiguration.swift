@@ -26,6 +26,9 @@ struct ConnectionConfiguration: Sendable {
     /// return at the same instant; with these values a service is back within 2 s of its broker.
     var initialBackoffMilliseconds = 250
     var maximumBackoffMilliseconds = 1500
+    /// How many events the service's handler queue has dropped (told to the broker with every
+    /// heartbeat).
+    var droppedEvents: @Sendable () -> UInt64 = { 0 }
     /// A factor for each backoff wait, from 0.8 to 1.2 (a constant in tests).
     var jitter: @Sendable () -> Double = { Double.random(in: 0.8...1.2) }
     /// How long shutdown waits for UNREGISTER to be answered.

@@ -209,7 +209,9 @@ private struct SocketLoop {
         case .openBus(let endpoint, let subscriptions):
             bus?.close()
             let socket = try ZMQSocket(context, type: .sub)
-            try socket.set(.receiveHighWaterMark, 0)
+            // Bounded: past it the broker's bus drops this subscriber's events, and the topic
+            // sequence gap makes the connection replay them from the journal.
+            try socket.set(.receiveHighWaterMark, 100_000)
             try socket.connect(endpoint)
             for topic in subscriptions { try socket.set(.subscribe, topic) }
             bus = socket

@@ -3,6 +3,10 @@ import Synchronization
 /// A single-consumer queue between a socket thread and the task that handles what it receives.
 /// Lighter than `AsyncStream` on the hot path: no cancellation handler per element, and a consumer
 /// that finds elements waiting takes them without suspending.
+///
+/// Bounded: with `limit` elements waiting, a push drops the oldest element that `droppable` allows
+/// (the newest when none does not fit: then the pushed one goes, so the queue never exceeds the
+/// limit by more than the elements that may not be dropped) and returns it.
 final class InboundQueue<Element: Sendable>: Sendable {
     private struct State {
         var items: [Element] = []
@@ -12,20 +16,48 @@ final class InboundQueue<Element: Sendable>: Sendable {
     }
 
     private let state = Mutex(State())
+    let limit: Int
+    private let droppable: @Sendable (Element) -> Bool
 
-    /// Adds `element`; wakes the consumer if it waits.
-    func push(_ element: Element) {
+    init(limit: Int = .max, droppable: @escaping @Sendable (Element) -> Bool = { _ in false }) {
+        self.limit = max(1, limit)
+        self.droppable = droppable
+    }
+
+    /// Adds `element`; wakes the consumer if it waits. Returns the element dropped to make room.
+    @discardableResult
+    func push(_ element: Element) -> Element? {
+        var dropped: Element?
         let waiter = state.withLock { state -> CheckedContinuation<Element?, Never>? in
             guard !state.finished else { return nil }
             if let waiter = state.waiter {
                 state.waiter = nil
                 return waiter
             }
+            if state.items.count - state.head >= limit {
+                if droppable(state.items[state.head]) {
+                    dropped = state.items[state.head]
+                    state.head += 1
+                    if state.head > 4096 && state.head * 2 > state.items.count {
+                        state.items.removeFirst(state.head)
+                        state.head = 0
+                    }
+                } else if let index = state.items[state.head...].firstIndex(where: droppable) {
+                    dropped = state.items.remove(at: index)
+                } else if droppable(element) {
+                    dropped = element
+                    return nil
+                }
+            }
             state.items.append(element)
             return nil
         }
         waiter?.resume(returning: element)
+        return dropped
     }
+
+    /// How many elements wait.
+    var count: Int { state.withLock { $0.items.count - $0.head } }
 
     /// No more elements: the consumer gets nil once the queue is empty.
     func finish() {

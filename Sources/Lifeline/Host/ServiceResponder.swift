@@ -12,6 +12,8 @@ struct ServiceResponder: Sendable {
     let client: LifelineClient
     let context: ServiceContext
     let runtime: RuntimeServices
+    /// What the handlers' queue dropped when they fell behind.
+    let drops: DropCounter
     let sessions: HostedSessions
 
     /// Answers a request that may run concurrently with others (everything but OFFER).
@@ -33,6 +35,10 @@ struct ServiceResponder: Sendable {
     /// at a time, until the queue finishes.
     func consume(_ inbound: InboundQueue<ConnectionEvent>) async {
         while let delivery = await inbound.next() {
+            if let notice = drops.takeNotice(limit: inbound.limit) {
+                context.log("\(notice.reason)")
+                if let hook = service.gapHook { await hook(notice, context) }
+            }
             switch delivery {
             case .event(let message, let receivedAt, let replayed):
                 await handle(message, receivedAt: receivedAt, replayed: replayed)

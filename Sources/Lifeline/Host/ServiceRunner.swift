@@ -53,24 +53,32 @@ public final class ServiceRunner: Sendable {
             apps: service.apps,
             lazy: service.isLazy, interceptorPriority: service.interceptor?.priority,
             bootTasks: service.bootDeclarations(as: name))
+        let drops = DropCounter()
         var configuration = ConnectionConfiguration(
             brokerEndpoint: options.broker, registration: registration,
             subscriptions: .events(service.events),
             token: instance)
+        configuration.droppedEvents = { drops.dropped }
         if let hook = service.resumeHook { configuration.resume = try await hook() }
 
-        let inbound = InboundQueue<ConnectionEvent>()
+        let inbound = InboundQueue<ConnectionEvent>(limit: options.inboundLimit) { delivery in
+            if case .event = delivery { true } else { false }
+        }
         let (control, controlSink) = AsyncStream<ConnectionEvent>.makeStream()
         let connect = self.connect
         let client = LifelineClient(brokerEndpoint: configuration.brokerEndpoint) { event in
-            if event.isOrdered { inbound.push(event) } else { controlSink.yield(event) }
+            if event.isOrdered {
+                if case .event(let message, _, _)? = inbound.push(event) { drops.record(message) }
+            } else {
+                controlSink.yield(event)
+            }
         } connect: { [configuration] pending, deliver in
             connect(configuration, pending, deliver)
         }
         let runtime = RuntimeServices(mainName: name, template: registration)
         let context = ServiceContext(serviceName: name, client: client, runtimeServices: runtime)
         let responder = ServiceResponder(
-            service: service, name: name, client: client, context: context, runtime: runtime,
+            service: service, name: name, client: client, context: context, runtime: runtime, drops: drops,
             sessions: HostedSessions(factories: service.appFactories, context: context))
 
         var refusal: LifelineError?

@@ -166,7 +166,7 @@ struct BrokerCore {
                 wall(at: MonotonicInstant(nanoseconds: entry.registeredAt)) / 1_000_000),
             lastSeenMillisecondsAgo: Int64((now.nanoseconds &- entry.lastSeen) / 1_000_000),
             uptimeMilliseconds: Int64((now.nanoseconds &- entry.registeredAt) / 1_000_000),
-            started: isStarted(entry.registration.name))
+            started: isStarted(entry.registration.name), dropped: entry.dropped)
     }
 
     /// A routing id as hex, for log lines.

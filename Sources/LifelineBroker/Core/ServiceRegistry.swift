@@ -11,6 +11,8 @@ struct ServiceRegistry {
         var lastSeen: UInt64
         /// Registration order, for dispatch ties.
         var order: UInt64 = 0
+        /// Events the service's handlers' queue dropped, as its last heartbeat said.
+        var dropped: UInt64 = 0
 
         func expires(at now: UInt64) -> Bool { now > lastSeen &+ registration.heartbeat.expiryNanoseconds }
         var expiryTime: UInt64 { lastSeen &+ registration.heartbeat.expiryNanoseconds }
@@ -84,6 +86,11 @@ struct ServiceRegistry {
     private mutating func detach(name: String, from peer: [UInt8]) {
         namesByPeer[peer]?.remove(name)
         if namesByPeer[peer]?.isEmpty == true { namesByPeer[peer] = nil }
+    }
+
+    /// Records what `peer`'s heartbeat says its handlers' queue dropped.
+    mutating func reportDrops(_ dropped: UInt64, peer: [UInt8]) {
+        for name in namesByPeer[peer] ?? [] { entries[name]?.dropped = dropped }
     }
 
     /// Records that `peer` is alive; returns false when it owns no name.

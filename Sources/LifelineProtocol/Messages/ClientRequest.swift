@@ -8,8 +8,9 @@ public enum ClientRequest: Sendable, Equatable {
     case register(RegisterRequest)
     /// Leave the registry.
     case unregister(UnregisterRequest)
-    /// The sender is alive; never answered.
-    case heartbeat
+    /// The sender is alive; never answered. A service says how many events its handlers' queue
+    /// dropped since it started (they fell behind).
+    case heartbeat(dropped: UInt64?)
     /// findServiceByName.
     case lookup(name: String)
     /// Every registered service.
@@ -57,7 +58,8 @@ public enum ClientRequest: Sendable, Equatable {
         let fields = HeaderFields(request)
         switch request.command {
         case .hello: return .hello
-        case .heartbeat: return .heartbeat
+        case .heartbeat:
+            return .heartbeat(dropped: fields.value("dropped")?.intValue.map { UInt64(max(0, $0)) })
         case .list: return .list
         case .register: return .register(try RegisterRequest(fields))
         case .unregister:
@@ -84,7 +86,11 @@ public enum ClientRequest: Sendable, Equatable {
     /// The request on the wire, with request id `id`.
     public func controlRequest(id: [UInt8] = []) -> ControlRequest {
         switch self {
-        case .hello, .heartbeat, .list: ControlRequest(command, requestID: id)
+        case .hello, .list: ControlRequest(command, requestID: id)
+        case .heartbeat(let dropped):
+            ControlRequest(
+                .heartbeat, requestID: id,
+                header: dropped.map { ["dropped": .int(Int64($0))] } ?? .emptyObject)
         case .register(let register): ControlRequest(.register, requestID: id, header: register.json)
         case .unregister(let unregister):
             ControlRequest(.unregister, requestID: id, header: unregister.json)

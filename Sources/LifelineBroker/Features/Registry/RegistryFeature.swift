@@ -17,7 +17,8 @@ struct RegistryFeature: BrokerFeature {
     {
         switch request {
         case .hello: core.reply(peer, id, Self.hello(core))
-        case .heartbeat:
+        case .heartbeat(let dropped):
+            if let dropped { core.registry.reportDrops(dropped, peer: peer) }
             let registering = waiting.values.contains {
                 if case .register(let waiting, _, _) = $0.wait { return waiting == peer }
                 return false

@@ -1,0 +1,50 @@
+import LifelineProtocol
+import Synchronization
+
+/// The events a service's handler queue dropped because its handlers fell behind: how many in all
+/// (reported to the broker with every heartbeat) and the range not yet told to the service's
+/// `onGap` hook.
+final class DropCounter: Sendable {
+    private struct Pending {
+        var first: UInt64
+        var last: UInt64
+        var count: Int
+        var epoch: UInt64
+    }
+
+    private let total = Atomic<UInt64>(0)
+    private let pending = Mutex<Pending?>(nil)
+
+    /// Every event dropped since the service started.
+    var dropped: UInt64 { total.load(ordering: .relaxed) }
+
+    func record(_ message: BusMessage) {
+        total.add(1, ordering: .relaxed)
+        pending.withLock { pending in
+            if var range = pending {
+                range.first = min(range.first, message.header.sequence)
+                range.last = max(range.last, message.header.sequence)
+                range.count += 1
+                pending = range
+            } else {
+                pending = Pending(
+                    first: message.header.sequence, last: message.header.sequence, count: 1,
+                    epoch: message.header.epoch)
+            }
+        }
+    }
+
+    /// The drops not yet told, as one gap notice; nil when there are none.
+    func takeNotice(limit: Int) -> GapNotice? {
+        guard
+            let range = pending.withLock({ pending in
+                defer { pending = nil }; return pending
+            })
+        else { return nil }
+        return GapNotice(
+            after: range.first - 1,
+            reason:
+                "the handlers fell behind: the queue of \(limit) events was full and dropped \(range.count) of #\(range.first)...#\(range.last)",
+            epoch: range.epoch, sequence: range.last)
+    }
+}
