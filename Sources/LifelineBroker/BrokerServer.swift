@@ -40,6 +40,8 @@ public final class BrokerServer {
         try router.set(.maxMessageSize, 4 * configuration.maximumMessageBytes)
         bus = try ZMQSocket(context, type: .xpub)
         try bus.set(.xpubVerbose, 1)
+        // The broker applies each subscription itself (or refuses it): see BusSubscriptionRule.
+        try bus.set(.xpubManual, 1)
         try bus.set(.sendHighWaterMark, configuration.busHighWaterMark)
         var controls: [String] = []
         for endpoint in configuration.controlEndpoints {
@@ -161,9 +163,21 @@ public final class BrokerServer {
         }
     }
 
+    /// Applies (or refuses) each subscription notice as it arrives: in manual mode a subscription
+    /// is set on the XPUB right after its notice is read, for the subscriber that sent it.
     private func drainBus() {
         while let notice = try? bus.receiveFrames(dontWait: true) {
-            guard let first = notice.first else { continue }
+            guard let first = notice.first, let kind = first.first, kind <= 1 else { continue }
+            let topic = first.dropFirst()
+            if let problem = BusSubscriptionRule.problem(topic) {
+                log("refused a bus subscription: \(problem)")
+                continue
+            }
+            do {
+                try bus.set(kind == 1 ? .subscribe : .unsubscribe, Array(topic))
+            } catch {
+                log("could not apply a bus subscription: \(error)")
+            }
             core.handleBusNotice(first, now: SystemClock.now, into: &output)
         }
         flush()

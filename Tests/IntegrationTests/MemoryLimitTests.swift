@@ -40,4 +40,24 @@ struct MemoryLimitTests {
         #expect(journal?["events"] == 3, "16 MiB hold three 4 MiB events")
         #expect(after - before < 64 * 1024, "the broker holds about its journal, not everything it was sent")
     }
+
+    @Test("a subscription to a topic longer than any event name is refused, and the bus goes on")
+    func longTopics() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let hostile = try ZMQSocket(ZMQContext.shared, type: .sub)
+        defer { hostile.close() }
+        try hostile.connect(broker.bus)
+        try hostile.set(.subscribe, [UInt8](repeating: UInt8(ascii: "a"), count: 64 * 1024))
+        try await broker.process.waitForLine(.stderr) {
+            $0.contains(
+                "refused a bus subscription: a topic is an event name and its NUL, at most 201 bytes, got 65536"
+            )
+        }
+        let client = try BlockingClient(broker: broker.control)
+        let subscriber = try client.subscribe(to: ["com.example.fine"])
+        _ = try client.publish("com.example.fine")
+        let event = try subscriber.next(timeout: .seconds(10))
+        #expect(event?.name == "com.example.fine", "ordinary subscriptions still work")
+    }
 }
