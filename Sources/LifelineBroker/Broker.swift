@@ -49,13 +49,16 @@ public struct Broker {
             startupNotes.append(
                 "dropped the last \(journal.count - length) byte(s) of the journal: a torn record")
         }
-        if let last = core.restore(records) {
+        if let epoch = core.restore(records) {
             publishing.restore(records)
             startupNotes.append(
-                "restored \(core.journal.count) journal event(s); epoch \(last.header.epoch) goes on after #\(core.sequence)"
+                "restored \(core.journal.count) journal event(s); epoch \(epoch) goes on after #\(core.sequence)"
             )
         }
-        if core.durable { core.output.append(.rewriteJournal(core.journal.records.flatMap { $0.encoded() })) }
+        if core.durable {
+            core.output.append(
+                .rewriteJournal(core.journal.records(epoch: core.epoch).flatMap { $0.encoded() }))
+        }
         boot = BootFeature(phases: configuration.bootPhases, bootState: bootState)
         nextHeartbeat = monotonic + .milliseconds(configuration.heartbeat.intervalMilliseconds)
     }

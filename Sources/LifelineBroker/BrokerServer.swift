@@ -24,7 +24,7 @@ public final class BrokerServer {
     private var output: [BrokerOutput] = []
     private let log: @Sendable (String) -> Void
     private let stateDirectory: URL?
-    private let journal: JournalFile?
+    private var journal: JournalFile?
     private let spin: UInt64
 
     /// Binds the sockets on the calling thread; ``run()`` must be called on the same thread.
@@ -183,6 +183,17 @@ public final class BrokerServer {
         flush()
     }
 
+    /// A journal with a hole would replay a history with events missing: after a failed write the
+    /// file is removed and no more written, so a restart begins a new epoch instead.
+    private func abandonJournal(_ what: String, _ error: Int32) {
+        guard let file = journal else { return }
+        journal = nil
+        unlink(file.path)
+        log(
+            "could not \(what) \(file.path) (\(String(cString: strerror(error)))): removed it; events are not kept across a restart any more, which will begin a new epoch"
+        )
+    }
+
     private func flush() {
         for item in output {
             switch item {
@@ -204,17 +215,9 @@ public final class BrokerServer {
             case .log(let line): log(line)
             case .persist(let file, let document): persist(file, document)
             case .record(let record):
-                if let error = journal?.append(record) {
-                    log(
-                        "could not append to \(journal?.path ?? "the journal"): \(String(cString: strerror(error)))"
-                    )
-                }
+                if let error = journal?.append(record) { abandonJournal("append to", error) }
             case .rewriteJournal(let records):
-                if let error = journal?.rewrite(records) {
-                    log(
-                        "could not rewrite \(journal?.path ?? "the journal"): \(String(cString: strerror(error)))"
-                    )
-                }
+                if let error = journal?.rewrite(records) { abandonJournal("rewrite", error) }
             }
         }
         output.removeAll(keepingCapacity: true)

@@ -104,4 +104,26 @@ struct CorrelatorTests {
         let reply = try #require(broker.replies(to: "cli").first)
         #expect(try reply.json() == ["real": true])
     }
+
+    @Test("a service that reconnects mid-call answers from its new connection, and the caller gets it")
+    func replyAfterReconnect() throws {
+        var broker = BrokerHarness()
+        broker.register("push", peer: "old", instance: "i1")
+        broker.request("cli", .call, ["service": "push", "method": "status"])
+        let forwarded = try #require(broker.requests(to: "old").first)
+        broker.register("push", peer: "new", instance: "i1")
+        broker.raw("new", ControlReply(requestID: forwarded.requestID, json: ["after": "reconnect"]).frames())
+        let reply = try #require(broker.replies(to: "cli").first)
+        #expect(try reply.json() == ["after": "reconnect"])
+    }
+
+    @Test("markers forgotten or seen again do not pile up in the marker table's order")
+    func markerOrderStaysSmall() {
+        var markers = AttachTracker()
+        for index in 0..<10_000 {
+            _ = markers.markerSubscribed("t\(index)", now: 0)
+            markers.markerUnsubscribed("t\(index)")
+        }
+        #expect(markers.orderCount <= 64)
+    }
 }

@@ -215,7 +215,9 @@ struct DurableJournalTests {
         #expect(rewritten.records.dropFirst() == written.records.dropFirst(), "the torn tail is cut off")
         #expect(
             rewritten.records.first
-                == .topics(["app.x": EventJournal.TopicState(sequence: 4, topicSequence: 4)]))
+                == .topics(
+                    ["app.x": EventJournal.TopicState(sequence: 4, topicSequence: 4)], epoch: epoch,
+                    sequence: 4))
 
         let answer = second.register("svc", peer: "p", events: ["app.x"], resume: (epoch, 2))
         let reply = try #require(answer)
@@ -228,5 +230,33 @@ struct DurableJournalTests {
         second.request("cli", .publish, ["event": "app.x"])
         let next = try #require(second.published.first)
         #expect(next.header.epoch == epoch && next.header.sequence == 6 && next.header.topicSequence == 5)
+    }
+
+    @Test("a journal whose events all aged out still keeps the epoch, the sequence and the topic positions")
+    func onlyPositionsLeft() {
+        let topics = JournalRecord.topics(
+            ["app.x": EventJournal.TopicState(sequence: 40, topicSequence: 12)], epoch: 777, sequence: 41)
+        var broker = BrokerHarness()
+        broker.core = Broker(
+            configuration: BrokerConfiguration(),
+            identity: BrokerIdentity(pid: 2, host: "test", version: "test"),
+            busEndpoints: ["tcp://127.0.0.1:9"], monotonic: broker.instant, wall: 1_700_000_100_000_000_000,
+            journal: topics.encoded())
+        #expect(broker.core.epoch == 777 && broker.core.sequence == 41)
+        broker.request("cli", .publish, ["event": "app.x"])
+        #expect(
+            broker.published.first?.header.sequence == 42
+                && broker.published.first?.header.topicSequence == 13)
+    }
+
+    @Test("a cursor ahead of what the broker's journal kept gets a gap notice instead of a silent stall")
+    func cursorAhead() throws {
+        var broker = BrokerHarness()
+        broker.request("cli", .publish, ["event": "app.x"])
+        let answer = broker.register("svc", peer: "p", events: ["app.x"], resume: (broker.core.epoch, 50))
+        let reply = try #require(answer)
+        #expect(
+            try reply.json()["gap"]?["reason"]?.stringValue?.hasPrefix("the broker's journal ends at #1")
+                == true)
     }
 }

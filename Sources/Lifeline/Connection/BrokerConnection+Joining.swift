@@ -109,6 +109,11 @@ extension BrokerConnection {
                 lastSequence = 0
             }
             epoch = joinedEpoch
+        } else if snapshot.sequence < lastSequence {
+            // The same epoch, but the broker is behind us (it lost the end of its journal): its
+            // numbers will be reused, so our positions would hide its new events.
+            topics.removeAll()
+            lastSequence = 0
         }
         adopt(snapshot.topics)
         lastSequence = max(lastSequence, snapshot.sequence)

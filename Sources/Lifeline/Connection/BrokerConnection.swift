@@ -253,8 +253,18 @@ struct BrokerConnection {
         guard message.header.epoch == epoch else { return }
         let cursor = topics[message.name] ?? TopicCursor()
         if message.header.sequence <= cursor.sequence { return }
+        if message.header.topicSequence <= cursor.topicSequence {
+            // The broker numbers this name afresh (it lost part of its journal): go on from here.
+            effects.append(
+                .deliver(
+                    .log(
+                        "\(message.name): the broker's topic sequence went back to \(message.header.topicSequence); going on from it"
+                    )))
+            deliver(message, replayed: false, into: &effects)
+            return
+        }
         if message.header.topicSequence != cursor.topicSequence + 1 {
-            let missing = message.header.topicSequence - cursor.topicSequence - 1
+            let missing = message.header.topicSequence &- cursor.topicSequence &- 1
             effects.append(
                 .deliver(
                     .log(

@@ -219,10 +219,11 @@ private struct SocketLoop {
             deliver(.event(event, receivedAt: SystemClock.monotonicNanoseconds(), replayed: replayed))
         case .deliver(.completion(let ticket, let result)): pending.resume(ticket, with: result)
         case .deliver(let event):
-            if case .refused = event { finished = true }
-            if case .finished = event {
+            switch event {
+            case .refused, .finished:
                 finished = true
                 pending.failAll(LifelineError(.unavailable, "the connection was closed"))
+            default: break
             }
             deliver(event)
         }

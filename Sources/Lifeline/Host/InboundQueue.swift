@@ -77,6 +77,9 @@ final class InboundQueue<Element: Sendable>: Sendable {
                 if state.head == state.items.count {
                     state.items.removeAll(keepingCapacity: true)
                     state.head = 0
+                } else if state.head > 4096 && state.head * 2 > state.items.count {
+                    state.items.removeFirst(state.head)
+                    state.head = 0
                 }
                 return .some(element)
             }

@@ -5,10 +5,13 @@ struct AttachTracker {
     /// Upper bound on remembered markers; the oldest are forgotten first.
     static var capacity: Int { 65_536 }
 
+    /// Token → the serial number it was seen under.
     private var seen: [String: UInt64] = [:]
-    /// Markers in the order they were seen, for forgetting the oldest in constant time.
-    private var order: [String] = []
+    /// Markers in the order they were seen (with their serial, so that a token seen again or
+    /// forgotten is skipped), for forgetting the oldest in constant time.
+    private var order: [(token: String, serial: UInt64)] = []
     private var head = 0
+    private var serial: UInt64 = 0
     private var waiters: [String: [UInt64]] = [:]
 
     /// Reads an XPUB notice (`0x01` or `0x00` then the topic); returns the marker token, if any.
@@ -19,23 +22,36 @@ struct AttachTracker {
 
     func hasSeen(_ token: String) -> Bool { seen[token] != nil }
 
+    /// How many entries the order keeps (live and forgotten markers): at most about twice the live.
+    var orderCount: Int { order.count - head }
+
     /// Records a marker subscription and returns the keys of the waits it releases.
     mutating func markerSubscribed(_ token: String, now: UInt64) -> [UInt64] {
-        if seen.updateValue(now, forKey: token) == nil {
-            order.append(token)
+        if seen[token] == nil {
+            serial += 1
+            seen[token] = serial
+            order.append((token, serial))
             while seen.count > Self.capacity, head < order.count {
-                seen[order[head]] = nil
+                let oldest = order[head]
+                if seen[oldest.token] == oldest.serial { seen[oldest.token] = nil }
                 head += 1
             }
-            if head > 4096 && head * 2 > order.count {
-                order.removeFirst(head)
-                head = 0
-            }
+            compact()
         }
         return waiters.removeValue(forKey: token) ?? []
     }
 
-    mutating func markerUnsubscribed(_ token: String) { seen[token] = nil }
+    mutating func markerUnsubscribed(_ token: String) {
+        seen[token] = nil
+        compact()
+    }
+
+    /// Drops the order entries of forgotten markers once they outnumber the live ones.
+    private mutating func compact() {
+        guard order.count - head > 2 * seen.count + 64 else { return }
+        order = order[head...].filter { seen[$0.token] == $0.serial }
+        head = 0
+    }
 
     /// Parks the wait `key` until `token` is seen.
     mutating func wait(for token: String, key: UInt64) { waiters[token, default: []].append(key) }

@@ -53,15 +53,19 @@ struct BrokerCore {
     }
 
     /// Goes on from a durable journal: its epoch, its sequence, its topic positions and events.
-    /// Returns the last event it held, if any.
-    mutating func restore(_ records: [JournalRecord]) -> BusMessage? {
-        var last: BusMessage?
-        for case .event(let message, _, _) in records { last = message }
-        guard let last else { return nil }
+    /// Returns the epoch it goes on with, if the journal had one.
+    mutating func restore(_ records: [JournalRecord]) -> UInt64? {
+        var restored: UInt64?
+        for record in records {
+            switch record {
+            case .event(let message, _, _): restored = message.header.epoch
+            case .topics(_, let epoch, _): restored = epoch
+            }
+        }
+        guard let restored else { return nil }
         journal.restore(records, now: now.nanoseconds, wall: wall(at: now))
-        sequencer = EventSequencer(
-            continuing: last.header.epoch, after: journal.lastSequence, topics: journal.topics)
-        return last
+        sequencer = EventSequencer(continuing: restored, after: journal.lastSequence, topics: journal.topics)
+        return restored
     }
 
     var epoch: UInt64 { sequencer.epoch }
@@ -135,7 +139,7 @@ struct BrokerCore {
             recordsSinceRewrite += 1
             if recordsSinceRewrite > 2 * journal.capacity + 1024 {
                 recordsSinceRewrite = 0
-                output.append(.rewriteJournal(journal.records.flatMap { $0.encoded() }))
+                output.append(.rewriteJournal(journal.records(epoch: epoch).flatMap { $0.encoded() }))
             }
         }
         output.append(.publish(message.frames()))

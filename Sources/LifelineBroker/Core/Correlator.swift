@@ -65,6 +65,16 @@ struct Correlator {
         return entry
     }
 
+    /// A peer came back on a new connection (same instance, new routing id): the waits its old
+    /// connection was to answer are answered from the new one.
+    mutating func repoint(from old: [UInt8], to new: [UInt8]) {
+        guard old != new else { return }
+        for (id, entry) in entries where entry.peer == old {
+            entries[id] = Entry(
+                id: id, owner: entry.owner, key: entry.key, peer: new, deadline: entry.deadline)
+        }
+    }
+
     /// Removes the wait `owner` filed under `key` (a feature giving up on it). Keys are unique per
     /// owner.
     mutating func close(owner: Owner, key: UInt64) {

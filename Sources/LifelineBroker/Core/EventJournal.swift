@@ -67,10 +67,10 @@ struct EventJournal {
         }
     }
 
-    /// What a durable copy must hold to rebuild this journal: the topic positions, then every event
-    /// still held.
-    var records: [JournalRecord] {
-        [.topics(topics)]
+    /// What a durable copy must hold to rebuild this journal (of `epoch`): the last sequence and the
+    /// topic positions, then every event still held.
+    func records(epoch: UInt64) -> [JournalRecord] {
+        [.topics(topics, epoch: epoch, sequence: lastSequence)]
             + entries[head...].map {
                 .event($0.message, publishID: $0.publishID, subscribers: $0.subscribers)
             }
@@ -81,7 +81,8 @@ struct EventJournal {
     mutating func restore(_ records: [JournalRecord], now: UInt64, wall: UInt64) {
         for record in records {
             switch record {
-            case .topics(let saved):
+            case .topics(let saved, _, let sequence):
+                lastSequence = max(lastSequence, sequence)
                 topics.merge(saved) { current, saved in current.sequence >= saved.sequence ? current : saved }
             case .event(let message, let publishID, let subscribers):
                 let age = wall &- message.header.publishedWallNanoseconds

@@ -1,11 +1,12 @@
 import LifelineProtocol
 
 /// What the durable journal keeps: the published events, with the publisher's id and subscriber
-/// count of each (so that a repeat after a restart is still answered once), and the topic positions
-/// of every event name (so that topic sequences never restart).
+/// count of each (so that a repeat after a restart is still answered once), and the epoch, the last
+/// sequence and the topic positions of every event name (so that numbers never restart, even when
+/// no event is left).
 enum JournalRecord: Sendable, Equatable {
     case event(BusMessage, publishID: String?, subscribers: Int)
-    case topics([EventName: EventJournal.TopicState])
+    case topics([EventName: EventJournal.TopicState], epoch: UInt64, sequence: UInt64)
 
     /// The record as bytes: a 4-byte big-endian length, then a kind byte and the fields.
     func encoded() -> [UInt8] {
@@ -18,8 +19,10 @@ enum JournalRecord: Sendable, Equatable {
             Self.append(message.payload, to: &body)
             Self.append(Array((publishID ?? "").utf8), to: &body)
             Self.append(UInt32(clamping: subscribers), to: &body)
-        case .topics(let topics):
+        case .topics(let topics, let epoch, let sequence):
             body.append(2)
+            Self.append(epoch, to: &body)
+            Self.append(sequence, to: &body)
             Self.append(UInt32(topics.count), to: &body)
             for (name, state) in topics.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 Self.append(Array(name.rawValue.utf8), to: &body)
@@ -60,7 +63,10 @@ enum JournalRecord: Sendable, Equatable {
                 BusMessage(name: EventName(rawValue: name), header: header, payload: payload),
                 publishID: publishID.isEmpty ? nil : publishID, subscribers: Int(subscribers))
         case 2:
-            guard let count = reader.uint32() else { return nil }
+            guard let epoch = reader.uint64(), let sequence = reader.uint64(), let count = reader.uint32()
+            else {
+                return nil
+            }
             var topics: [EventName: EventJournal.TopicState] = [:]
             for _ in 0..<count {
                 guard let name = reader.text(), let sequence = reader.uint64(), let topic = reader.uint64()
@@ -70,7 +76,7 @@ enum JournalRecord: Sendable, Equatable {
                 topics[EventName(rawValue: name)] = EventJournal.TopicState(
                     sequence: sequence, topicSequence: topic)
             }
-            return reader.offset == end ? .topics(topics) : nil
+            return reader.offset == end ? .topics(topics, epoch: epoch, sequence: sequence) : nil
         default: return nil
         }
     }

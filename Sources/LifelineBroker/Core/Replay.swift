@@ -11,6 +11,14 @@ enum Replay {
     {
         let journal = core.journal
         if cursorEpoch == core.epoch {
+            if sequence > core.sequence {
+                let reason =
+                    "the broker's journal ends at #\(core.sequence), before this cursor (#\(sequence)): it lost events it had sent, and numbers them again from there"
+                return (
+                    nil,
+                    GapNotice(after: sequence, reason: reason, epoch: core.epoch, sequence: core.sequence)
+                )
+            }
             if journal.covers(after: sequence) { return (sequence, nil) }
             let reason =
                 "the journal no longer holds events \(sequence + 1)...\(journal.firstRetainedSequence - 1)"

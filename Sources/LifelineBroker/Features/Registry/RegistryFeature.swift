@@ -158,7 +158,9 @@ struct RegistryFeature: BrokerFeature {
         _ request: RegisterRequest, peer: [UInt8], id: [UInt8], in core: inout BrokerCore
     ) {
         let registration = request.registration
+        let previousPeer = core.registry.entry(named: registration.name)?.peer
         let admission = core.registry.admit(registration, peer: peer, now: core.nanoseconds)
+        if admission == .renewed, let previousPeer { core.correlator.repoint(from: previousPeer, to: peer) }
         if case .refused(let reason, let retryAfter) = admission {
             core.send(peer, Self.conflict(reason, retryAfter: retryAfter, requestID: id))
             return
