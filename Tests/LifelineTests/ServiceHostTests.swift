@@ -319,8 +319,8 @@ struct SlowServiceTests {
         connection.deliver(.joined(epoch: 7, first: true, sequence: 0, lifecycle: "active"))
         func tick(_ sequence: UInt64) {
             let header = BusHeader(
-                epoch: 7, sequence: sequence, topicSequence: sequence, publishedWallNanoseconds: 0,
-                publishedMonotonicNanoseconds: 0)
+                epoch: 7, sequence: sequence, topicSequence: sequence, flags: sequence == 3 ? 1 : 0,
+                publishedWallNanoseconds: 0, publishedMonotonicNanoseconds: 0)
             connection.deliver(
                 .event(
                     BusMessage(name: "app.tick", header: header, payload: Array("{}".utf8)), receivedAt: 0,
@@ -332,6 +332,15 @@ struct SlowServiceTests {
         gate.open()
         runner.stop()
         try await running.value
+        var acknowledged: (UInt64, String?)?
+        while acknowledged == nil {
+            if case .acknowledge(let sequence, _, let error) = await connection.nextCommand() {
+                acknowledged = (sequence, error)
+            }
+        }
+        #expect(
+            acknowledged?.0 == 3 && acknowledged?.1 == "dropped: the handlers fell behind",
+            "a dropped event its publisher waits on is acknowledged with the reason")
         #expect(
             journal.all == [
                 "tick #1",

@@ -14,12 +14,17 @@ final class DropCounter: Sendable {
 
     private let total = Atomic<UInt64>(0)
     private let pending = Mutex<Pending?>(nil)
+    /// Dropped events whose publisher waits for an acknowledgement: (sequence, epoch).
+    private let unacknowledged = Mutex<[(UInt64, UInt64)]>([])
 
     /// Every event dropped since the service started.
     var dropped: UInt64 { total.load(ordering: .relaxed) }
 
     func record(_ message: BusMessage) {
         total.add(1, ordering: .relaxed)
+        if message.header.flags & 1 == 1 {
+            unacknowledged.withLock { $0.append((message.header.sequence, message.header.epoch)) }
+        }
         pending.withLock { pending in
             if var range = pending {
                 range.first = min(range.first, message.header.sequence)
@@ -31,6 +36,14 @@ final class DropCounter: Sendable {
                     first: message.header.sequence, last: message.header.sequence, count: 1,
                     epoch: message.header.epoch)
             }
+        }
+    }
+
+    /// The dropped events that asked for an acknowledgement, not yet answered (each once).
+    func takeUnacknowledged() -> [(sequence: UInt64, epoch: UInt64)] {
+        unacknowledged.withLock { events in
+            defer { events.removeAll() }
+            return events.map { (sequence: $0.0, epoch: $0.1) }
         }
     }
 

@@ -37,6 +37,11 @@ struct ServiceResponder: Sendable {
         while let delivery = await inbound.next() {
             if let notice = drops.takeNotice(limit: inbound.limit) {
                 context.log("\(notice.reason)")
+                for event in drops.takeUnacknowledged() {
+                    client.acknowledge(
+                        sequence: event.sequence, epoch: event.epoch,
+                        error: "dropped: the handlers fell behind")
+                }
                 if let hook = service.gapHook { await hook(notice, context) }
             }
             switch delivery {
