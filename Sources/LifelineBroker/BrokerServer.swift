@@ -146,7 +146,12 @@ public final class BrokerServer {
         bus.close()
     }
 
+    /// Handles what waits on the control socket, flushing after every batch of up to 64 messages
+    /// (a single message goes out at once): the journal records of a batch are then written with one
+    /// `write`, before any of its events goes on the bus.
     private func drainRouter() {
+        var batch = 0
+        defer { flush() }
         while true {
             let frames: [[UInt8]]
             do {
@@ -159,7 +164,11 @@ public final class BrokerServer {
             guard frames.count >= 2 else { continue }
             core.handleControl(
                 peer: frames[0], frames: frames[1...], now: SystemClock.now, into: &output)
-            flush()
+            batch += 1
+            if batch == 64 {
+                flush()
+                batch = 0
+            }
         }
     }
 
@@ -183,6 +192,26 @@ public final class BrokerServer {
         flush()
     }
 
+    /// Writes the journal records of the output first, in order — consecutive records with one
+    /// `write` — so that every event is on disk before it goes on the bus.
+    private func writeJournal() {
+        var pending: [UInt8] = []
+        func append() {
+            if !pending.isEmpty, let error = journal?.append(pending) { abandonJournal("append to", error) }
+            pending.removeAll(keepingCapacity: true)
+        }
+        for item in output {
+            switch item {
+            case .record(let record): pending += record
+            case .rewriteJournal(let records):
+                append()
+                if let error = journal?.rewrite(records) { abandonJournal("rewrite", error) }
+            default: break
+            }
+        }
+        append()
+    }
+
     /// A journal with a hole would replay a history with events missing: after a failed write the
     /// file is removed and no more written, so a restart begins a new epoch instead.
     private func abandonJournal(_ what: String, _ error: Int32) {
@@ -195,6 +224,7 @@ public final class BrokerServer {
     }
 
     private func flush() {
+        writeJournal()
         for item in output {
             switch item {
             case .send(let peer, let frames):
@@ -214,10 +244,7 @@ public final class BrokerServer {
                 do { try bus.send(frames: frames, dontWait: true) } catch { log("publish failed: \(error)") }
             case .log(let line): log(line)
             case .persist(let file, let document): persist(file, document)
-            case .record(let record):
-                if let error = journal?.append(record) { abandonJournal("append to", error) }
-            case .rewriteJournal(let records):
-                if let error = journal?.rewrite(records) { abandonJournal("rewrite", error) }
+            case .record, .rewriteJournal: break
             }
         }
         output.removeAll(keepingCapacity: true)
