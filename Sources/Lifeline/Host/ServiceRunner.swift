@@ -5,9 +5,12 @@ import Synchronization
 /// Runs a ``Service``: didCreate, connect and register, deliver events in order and calls
 /// concurrently, start after the first registration, and on ``stop()`` willDestroy, unregister, close.
 ///
-/// Everything it starts runs in one task group: the ordered handler loop (on the connection's socket
-/// thread), one child per concurrent request, the re-registration of run-time services, and the
-/// leaving sequence; ``run()`` returns when the connection has closed and every child has ended.
+/// Everything it starts runs in one discarding task group — the ordered handler loop (on the
+/// connection's socket thread), one child per concurrent request, the re-registration of run-time
+/// services, and the leaving sequence — so a finished request leaves nothing behind (a plain task
+/// group keeps every finished child until it is awaited: a long-lived service would grow with its
+/// calls, and measured ~40 µs slower per call here); ``run()`` returns when the connection has
+/// closed and every child has ended.
 public final class ServiceRunner: Sendable {
     /// Makes the connection a runner talks through, given where its deliveries go.
     typealias Connect =
@@ -82,7 +85,7 @@ public final class ServiceRunner: Sendable {
             sessions: HostedSessions(factories: service.appFactories, context: context))
 
         var refusal: LifelineError?
-        await withTaskGroup(of: Void.self) { group in
+        await withDiscardingTaskGroup { group in
             // Handlers run on the socket thread (see SocketThreadExecutor): no thread hop before a handler.
             group.addTask(executorPreference: client.handlerExecutor) { await responder.consume(inbound) }
             group.addTask { [stops] in
