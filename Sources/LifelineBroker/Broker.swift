@@ -42,7 +42,7 @@ public struct Broker {
             configuration: configuration, identity: identity, busEndpoints: busEndpoints,
             monotonic: monotonic,
             wall: wall)
-        apps = AppsFeature(stack: stack)
+        apps = AppsFeature(stack: stack, saved: sessions)
         publishing = PublishFeature(configuration: configuration)
         let (records, length) = JournalRecord.decodeAll(journal)
         if length < journal.count {

@@ -231,6 +231,33 @@ struct AppsTests {
         #expect(saved?["sessions"]?.arrayValue?.map { $0["app"] } == ["launcher"])
     }
 
+    @Test("a change carrying an operation id is done once, also when it comes again after a broker restart")
+    func operationsDoneOnce() throws {
+        var broker = BrokerHarness()
+        broker.host("shell", apps: ["launcher", "home"])
+        _ = broker.apps(["op": "start", "app": "launcher", "opId": "op-1"])
+        _ = broker.answerCallbacks()
+        let saved = try #require(
+            broker.output.compactMap { item -> JSONValue? in
+                if case .persist("sessions.json", let document) = item { document } else { nil }
+            }.last)
+        #expect(saved["operations"] == ["op-1"], "the id is kept with the stack it changed")
+        let again = broker.apps(["op": "start", "app": "launcher", "opId": "op-1"])
+        #expect(try again?.json()["repeated"] == true)
+        #expect(broker.appCallback == nil, "nothing is done twice")
+
+        var restarted = BrokerHarness()
+        restarted.core = Broker(
+            configuration: BrokerConfiguration(),
+            identity: BrokerIdentity(pid: 2, host: "test", version: "test"),
+            busEndpoints: ["tcp://127.0.0.1:9"], monotonic: restarted.instant,
+            wall: 1_800_000_000_000_000_000,
+            sessions: saved)
+        let afterRestart = restarted.apps(["op": "start", "app": "launcher", "opId": "op-1"])
+        #expect(try afterRestart?.json()["repeated"] == true)
+        #expect(try restarted.apps(["op": "list"])?.json()["stack"]?.arrayValue?.count == 1)
+    }
+
     @Test(
         "a host that stops cleanly keeps its sessions, detached, without a crash; they come back when it returns"
     )

@@ -232,6 +232,20 @@ struct BrokerConnectionTests {
         #expect(waits == ["500 ms", "1000 ms", "1500 ms", "1500 ms", "1500 ms"].map { prefix + $0 })
     }
 
+    @Test("a service's requests made while it joins leave once it is registered, after the REGISTER")
+    func requestsWaitForTheRegistration() throws {
+        var harness = ConnectionHarness()
+        let register = harness.join()
+        let request = ClientRequest.apps(.popToRoot, operationID: "o1").controlRequest()
+        harness.step { session, effects, now in
+            session.submit(request, ticket: 9, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        #expect(harness.sent.isEmpty, "held while the registration is not confirmed")
+        harness.reply(to: register, ["epoch": 77, "sequence": 0])
+        #expect(harness.sent.map(\.command) == [.apps])
+        #expect(harness.sent.first?.header["opId"] == "o1")
+    }
+
     @Test("heartbeats carry the number of events the handlers' queue dropped, when there were any")
     func heartbeatsReportDrops() {
         var harness = ConnectionHarness(dropped: 7)

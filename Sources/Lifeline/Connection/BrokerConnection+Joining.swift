@@ -135,6 +135,10 @@ extension BrokerConnection {
                     lifecycle: snapshot.lifecycle.rawValue)))
         hasJoined = true
         recovering = false
+        for request in unsent where outstanding[request.requestID] != nil {
+            effects.append(.sendControl(request.frames()))
+        }
+        unsent.removeAll()
         releaseHeld(into: &effects)
     }
 
@@ -163,6 +167,7 @@ extension BrokerConnection {
             effects.append(.deliver(.completion(ticket: request.ticket, .failure(error))))
         }
         outstanding.removeAll()
+        unsent.removeAll()
         internalRequests.removeAll()
         recovering = false
         brokerDeadline = .max

@@ -60,6 +60,9 @@ struct BrokerConnection {
     var counter: UInt64 = 0
     var internalRequests: [[UInt8]: Internal] = [:]
     var outstanding: [[UInt8]: Outstanding] = [:]
+    /// A service's requests made while it greets or joins: sent once it is registered, so that the
+    /// broker sees them after the registration (a restored micro-app session, say, is back by then).
+    var unsent: [ControlRequest] = []
 
     init(configuration: ConnectionConfiguration) {
         self.configuration = configuration
@@ -160,7 +163,15 @@ struct BrokerConnection {
             ticket: ticket, command: request.command,
             deadline: now &+ UInt64(timeoutMilliseconds) * 1_000_000,
             timeoutMilliseconds: timeoutMilliseconds)
-        effects.append(.sendControl(request.frames()))
+        switch phase {
+        case .greeting, .joining:
+            if configuration.registration != nil {
+                unsent.append(request)
+            } else {
+                effects.append(.sendControl(request.frames()))
+            }
+        default: effects.append(.sendControl(request.frames()))
+        }
     }
 
     /// Sends the application's answer to a request the broker delivered.

@@ -77,8 +77,9 @@ public enum AppsRequest: Sendable, Equatable {
         }
     }
 
-    var json: JSONValue {
+    func json(operationID: String?) -> JSONValue {
         var members: [String: JSONValue] = ["op": .string(operation)]
+        if let operationID { members["opId"] = .string(operationID) }
         switch self {
         case .list, .current, .exitAll, .dismiss, .popToRoot: break
         case .find(let app, let all):

@@ -27,8 +27,9 @@ public enum ClientRequest: Sendable, Equatable {
     case replay(ReplayRequest)
     /// An acknowledged event was handled; never answered.
     case acknowledge(Acknowledgement)
-    /// An operation on the micro-app stack.
-    case apps(AppsRequest)
+    /// An operation on the micro-app stack; a change may carry the sender's id for it, so that a
+    /// retry is done once.
+    case apps(AppsRequest, operationID: String? = nil)
     /// An operation of the boot loader.
     case boot(BootRequest)
 
@@ -76,7 +77,12 @@ public enum ClientRequest: Sendable, Equatable {
         case .dispatch: return .dispatch(try DispatchRequest(fields, payload: request.payload))
         case .replay: return .replay(try ReplayRequest(fields))
         case .ack: return .acknowledge(try Acknowledgement(fields))
-        case .apps: return .apps(try AppsRequest(fields))
+        case .apps:
+            let operationID = try fields.optionalString("opId")
+            if let operationID, operationID.isEmpty || operationID.utf8.count > 128 {
+                throw fields.problem("APPS 'opId' must be 1...128 bytes")
+            }
+            return .apps(try AppsRequest(fields), operationID: operationID)
         case .boot: return .boot(try BootRequest(fields))
         default:
             throw fields.problem("\(request.command) is sent by the broker only")
@@ -105,7 +111,8 @@ public enum ClientRequest: Sendable, Equatable {
                 payload: JSONWriter.encode(dispatch.payload))
         case .replay(let replay): ControlRequest(.replay, requestID: id, header: replay.json)
         case .acknowledge(let ack): ControlRequest(.ack, requestID: id, header: ack.json)
-        case .apps(let apps): ControlRequest(.apps, requestID: id, header: apps.json)
+        case .apps(let apps, let operationID):
+            ControlRequest(.apps, requestID: id, header: apps.json(operationID: operationID))
         case .boot(let boot): ControlRequest(.boot, requestID: id, header: boot.json)
         }
     }

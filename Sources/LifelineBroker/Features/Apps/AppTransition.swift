@@ -3,8 +3,8 @@ import LifelineProtocol
 /// A stack operation waiting its turn: the broker runs one at a time, so callbacks of different
 /// operations never interleave.
 enum AppOperation {
-    /// An APPS request from a client or a session's router.
-    case request(AppsRequest, peer: [UInt8], id: [UInt8])
+    /// An APPS request from a client or a session's router, with the sender's id for it if any.
+    case request(AppsRequest, peer: [UInt8], id: [UInt8], operationID: String?)
     /// A host died: its sessions leave the stack.
     case crash(host: String)
     /// A host stopped cleanly: its sessions stay, detached, until it registers again.

@@ -9,14 +9,49 @@ struct AppsFeature: BrokerFeature {
     var queue: [AppOperation] = []
     var transition: AppTransition?
     var keys = KeyCounter()
+    /// The ids of the changes done (kept with the stack, so a retry after a restart is done once).
+    var done: [String] = []
+    static let rememberedOperations = 1024
 
-    init(stack: SessionStack) { self.stack = stack }
+    init(stack: SessionStack, saved: JSONValue? = nil) {
+        self.stack = stack
+        done = (saved?["operations"]?.arrayValue ?? []).compactMap(\.stringValue)
+    }
 
     var stackBody: JSONValue { .array(stack.sessions.map(\.json)) }
 
+    /// What `sessions.json` holds: the stack and the ids of the changes done.
+    var document: JSONValue {
+        guard case .object(var members) = stack.json else { return stack.json }
+        members["operations"] = .array(done.map { .string($0) })
+        return .object(members)
+    }
+
+    /// True when `operationID` names a change that is queued or under way.
+    func isPending(_ operationID: String) -> Bool {
+        let matches: (AppOperation) -> Bool = { operation in
+            if case .request(_, _, _, let id) = operation { return id == operationID }
+            return false
+        }
+        return queue.contains(where: matches) || transition.map { matches($0.operation) } == true
+    }
+
     mutating func handle(_ request: ClientRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore)
     {
-        guard case .apps(let apps) = request else { return }
+        guard case .apps(let apps, let operationID) = request else { return }
+        if let operationID, !apps.isQuery {
+            if done.contains(operationID) {
+                core.log(
+                    "APPS '\(operationID)' repeated by peer \(BrokerCore.describe(peer)): it was done already"
+                )
+                core.reply(peer, id, ["stack": stackBody, "repeated": true])
+                return
+            }
+            if isPending(operationID) {
+                core.fail(peer, id, .conflict, "APPS '\(operationID)' is under way already")
+                return
+            }
+        }
         switch apps {
         case .list:
             core.reply(
@@ -32,7 +67,7 @@ struct AppsFeature: BrokerFeature {
                 core.fail(peer, id, .notFound, "no session of the app '\(app)' is on the stack")
             }
         default:
-            queue.append(.request(apps, peer: peer, id: id))
+            queue.append(.request(apps, peer: peer, id: id, operationID: operationID))
             pump(in: &core)
         }
     }
@@ -65,13 +100,13 @@ struct AppsFeature: BrokerFeature {
                     .appDidCrash,
                     ["session": .string(record.id), "app": .string(record.app), "host": .string(record.host)])
             }
-            core.persist("sessions.json", stack.json)
+            core.persist("sessions.json", document)
         case .detach(let host):
             let kept = stack.detach(host: host, now: core.wallMilliseconds)
             core.log(
                 "kept \(kept) session(s) of \(host) on the stack: it stopped cleanly; they come back when it registers"
             )
-            core.persist("sessions.json", stack.json)
+            core.persist("sessions.json", document)
             return
         case .attach(let host):
             transition.callbacks = stack.attach(host: host, now: core.wallMilliseconds)
@@ -84,7 +119,7 @@ struct AppsFeature: BrokerFeature {
             transition.start = AppStart(app: launcher, mode: .pushNoAnimation, clearTop: true)
             transition.stage = .intercepting
             core.log("starting the Launcher app '\(launcher)'")
-        case .request(let request, _, _):
+        case .request(let request, _, _, _):
             guard plan(request, into: &transition, in: &core) else {
                 finish(transition, in: &core)
                 return
@@ -217,10 +252,16 @@ struct AppsFeature: BrokerFeature {
                     "parent": started.parent.map { .string($0) } ?? .null,
                 ])
         }
-        if !transition.callbacks.isEmpty || transition.failure == nil {
-            core.persist("sessions.json", stack.json)
+        if case .request(_, _, _, let operationID?) = transition.operation, transition.failure == nil {
+            done.append(operationID)
+            if done.count > Self.rememberedOperations {
+                done.removeFirst(done.count - Self.rememberedOperations)
+            }
         }
-        guard case .request(_, let peer, let id) = transition.operation else { return }
+        if !transition.callbacks.isEmpty || transition.failure == nil {
+            core.persist("sessions.json", document)
+        }
+        guard case .request(_, let peer, let id, _) = transition.operation else { return }
         if let failure = transition.failure {
             core.fail(peer, id, failure.status, failure.message)
             return
