@@ -36,14 +36,6 @@ public enum BrokerRequest: Sendable, Equatable {
         }
     }
 
-    /// True for the requests a service answers with a REPLY.
-    public var expectsReply: Bool {
-        switch self {
-        case .heartbeat, .disconnect, .event: false
-        default: true
-        }
-    }
-
     /// Reads a request a service received; the error names the field and what was wrong.
     public static func decode(_ request: ControlRequest) throws(ProtocolError) -> BrokerRequest {
         let fields = HeaderFields(request)
