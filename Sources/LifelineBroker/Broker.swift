@@ -43,6 +43,10 @@ public struct Broker {
             monotonic: monotonic,
             wall: wall)
         apps = AppsFeature(stack: stack, saved: sessions)
+        if !apps.deferred.isEmpty {
+            startupNotes.append(
+                "\(apps.deferred.count) micro-app callback(s) of an unfinished change wait for their hosts")
+        }
         publishing = PublishFeature(configuration: configuration)
         let (records, length) = JournalRecord.decodeAll(journal)
         if length < journal.count {

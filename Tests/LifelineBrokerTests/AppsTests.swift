@@ -259,6 +259,78 @@ struct AppsTests {
     }
 
     @Test(
+        "a change is saved before its first callback; a restarted broker delivers what was not answered, same ids, when the host is back"
+    )
+    func changeSurvivesRestart() throws {
+        var broker = BrokerHarness()
+        broker.host("shell", apps: ["launcher", "home"])
+        _ = broker.apps(["op": "start", "app": "launcher"])
+        _ = broker.answerCallbacks()
+        _ = broker.apps(["op": "start", "app": "home", "parent": "s1", "opId": "op-2"])
+        let saved = { (broker: BrokerHarness) in
+            broker.output.compactMap { item -> JSONValue? in
+                if case .persist("sessions.json", let document) = item { document } else { nil }
+            }.last
+        }
+        let first = try #require(saved(broker))
+        #expect(first["operations"] == ["op-2"], "done from the moment it is saved")
+        #expect(
+            first["pending"]?.arrayValue?.map { $0["callback"] }
+                == ["didCreate", "willPause", "willStartLaunching", "didFinishLaunching"])
+        let created = try #require(broker.appCallback)
+        #expect(created.1.header["callbackId"] == first["pending"]?.arrayValue?.first?["id"])
+        broker.raw("shell", ControlReply(requestID: created.1.requestID, json: ["root": "home"]).frames())
+        let paused = try #require(broker.appCallback)
+        #expect(paused.0 == "launcher.willPause")
+        let lastSaved = try #require(saved(broker))
+        #expect(lastSaved["pending"]?.arrayValue?.count == 3, "the answered callback is not sent again")
+
+        var restarted = BrokerHarness()
+        restarted.core = Broker(
+            configuration: BrokerConfiguration(),
+            identity: BrokerIdentity(pid: 2, host: "test", version: "test"),
+            busEndpoints: ["tcp://127.0.0.1:9"], monotonic: restarted.instant,
+            wall: 1_800_000_000_000_000_000, sessions: lastSaved)
+        #expect(restarted.core.startupNotes.contains { $0.contains("3 micro-app callback(s)") })
+        let repeated = restarted.apps(["op": "start", "app": "home", "parent": "s1", "opId": "op-2"])
+        #expect(try repeated?.json()["repeated"] == true)
+        restarted.host("shell", apps: ["launcher", "home"])
+        var order: [String] = []
+        var pausedAgain: JSONValue?
+        while let (label, request) = restarted.appCallback {
+            order.append(label)
+            if label == "launcher.willPause" { pausedAgain = request.header["callbackId"] }
+            restarted.raw("shell", ControlReply(requestID: request.requestID, json: [:]).frames())
+        }
+        #expect(
+            order == [
+                "launcher.restore", "home.restore", "launcher.willPause", "home.willStartLaunching",
+                "home.didFinishLaunching",
+            ])
+        #expect(pausedAgain == paused.1.header["callbackId"], "delivered again with its id")
+        #expect(saved(restarted)?["pending"] == nil && saved(restarted)?["deferred"] == [])
+    }
+
+    @Test("callbacks for a session whose host stopped cleanly wait for it and follow its restore callbacks")
+    func callbacksWaitForHost() throws {
+        var broker = BrokerHarness()
+        broker.host("shell", apps: ["launcher"])
+        broker.host("account", apps: ["home"])
+        _ = broker.apps(["op": "start", "app": "launcher"])
+        _ = broker.answerCallbacks()
+        _ = broker.apps(["op": "start", "app": "home", "parent": "s1"])
+        _ = broker.answerCallbacks()
+        _ = broker.request("shell", .unregister, ["name": "shell", "instance": "shell"])
+        _ = broker.apps(["op": "exit", "session": "s2", "force": true, "result": ["ok": true]])
+        #expect(broker.answerCallbacks() == ["home.willTerminate"], "the launcher's host is away")
+        broker.host("shell", apps: ["launcher"])
+        #expect(
+            broker.answerCallbacks() == [
+                "launcher.restore", "launcher.childDidFinish", "launcher.willResume", "launcher.didResume",
+            ])
+    }
+
+    @Test(
         "a host that stops cleanly keeps its sessions, detached, without a crash; they come back when it returns"
     )
     func cleanStopKeepsSessions() throws {

@@ -11,13 +11,19 @@ public struct AppCallbackRequest: Sendable, Equatable {
     public var callback: AppCallbackName
     /// The callback's arguments (see the table in docs/PROTOCOL.md §8).
     public var arguments: JSONValue
+    /// The broker's id for this callback: the same when it is delivered again after a broker
+    /// restart, so a host runs it once; stack changes made while it runs derive their ids from it.
+    public var callbackID: String?
 
-    public init(session: String, app: String, callback: AppCallbackName, arguments: JSONValue = .emptyObject)
-    {
+    public init(
+        session: String, app: String, callback: AppCallbackName, arguments: JSONValue = .emptyObject,
+        callbackID: String? = nil
+    ) {
         self.session = session
         self.app = app
         self.callback = callback
         self.arguments = arguments
+        self.callbackID = callbackID
     }
 
     init(_ fields: HeaderFields, arguments: [UInt8]?) throws(ProtocolError) {
@@ -30,6 +36,7 @@ public struct AppCallbackRequest: Sendable, Equatable {
             )
         }
         self.callback = callback
+        callbackID = try fields.optionalString("callbackId")
         do {
             self.arguments = try JSONValue.payload(arguments, fallback: .emptyObject)
         } catch {
@@ -38,6 +45,10 @@ public struct AppCallbackRequest: Sendable, Equatable {
     }
 
     var header: JSONValue {
-        ["session": .string(session), "app": .string(app), "callback": .string(callback.rawValue)]
+        var members: [String: JSONValue] = [
+            "session": .string(session), "app": .string(app), "callback": .string(callback.rawValue),
+        ]
+        if let callbackID { members["callbackId"] = .string(callbackID) }
+        return .object(members)
     }
 }

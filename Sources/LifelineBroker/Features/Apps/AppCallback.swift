@@ -9,6 +9,8 @@ struct AppCallback: Equatable {
     var host: String
     var name: Name
     var arguments: JSONValue = .emptyObject
+    /// Given when the change that makes it is committed; kept when it is delivered again.
+    var id: String?
 
     init(_ record: SessionRecord, _ name: Name, _ arguments: JSONValue = .emptyObject) {
         session = record.id
@@ -22,6 +24,30 @@ struct AppCallback: Equatable {
 extension AppCallback {
     /// The APP request that delivers it.
     var request: BrokerRequest {
-        .app(AppCallbackRequest(session: session, app: app, callback: name, arguments: arguments))
+        .app(
+            AppCallbackRequest(
+                session: session, app: app, callback: name, arguments: arguments, callbackID: id))
+    }
+
+    /// How `sessions.json` keeps a callback still to deliver.
+    var json: JSONValue {
+        [
+            "session": .string(session), "app": .string(app), "host": .string(host),
+            "callback": .string(name.rawValue), "arguments": arguments, "id": id.map { .string($0) } ?? .null,
+        ]
+    }
+
+    /// A callback read back from `sessions.json`; nil when it is not one.
+    init?(json: JSONValue) {
+        guard let session = json["session"]?.stringValue, let app = json["app"]?.stringValue,
+            let host = json["host"]?.stringValue,
+            let name = json["callback"]?.stringValue.flatMap(Name.init(rawValue:))
+        else { return nil }
+        self.session = session
+        self.app = app
+        self.host = host
+        self.name = name
+        arguments = json["arguments"] ?? .emptyObject
+        id = json["id"]?.stringValue
     }
 }

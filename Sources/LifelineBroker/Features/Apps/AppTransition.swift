@@ -35,6 +35,8 @@ struct AppTransition {
     var interceptors: [String] = []
     var exit: (session: String, result: JSONValue?, animated: Bool)?
     var callbacks: [AppCallback] = []
+    /// The callbacks have ids and the change is saved (before the first callback is sent).
+    var committed = false
     var next = 0
     var awaiting: Awaiting?
     var outcome = SessionStack.Outcome()

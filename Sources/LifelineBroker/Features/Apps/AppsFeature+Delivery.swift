@@ -43,23 +43,63 @@ extension AppsFeature {
                     pump(in: &core)
                     return
                 }
+                if !transition.committed { commit(&transition) }
                 let callback = transition.callbacks[transition.next]
-                transition.next += 1
                 let detached =
                     stack.session(callback.session)?.state == .detached && callback.name != .restore
                 if !detached, let entry = core.registry.entry(named: callback.host) {
+                    // Saved first: a broker killed from here on delivers this callback again, and the
+                    // host (which knows its id) runs it once.
+                    self.transition = transition
+                    core.persist("sessions.json", document)
+                    transition.next += 1
                     transition.awaiting = expect(
                         callback.host, "\(callback.app).\(callback.name.rawValue) (\(callback.session))",
                         peer: entry.peer, in: &core)
                     core.send(entry.peer, callback.request, id: transition.awaiting?.id ?? [])
                 } else if callback.name == .action {
+                    transition.next += 1
                     transition.failure = (
                         .unavailable, "the host of \(callback.session) (\(callback.app)) is not connected"
                     )
+                } else {
+                    transition.next += 1
+                    if stack.sessions.contains(where: { $0.host == callback.host && $0.state == .detached }) {
+                        wait(callback, in: &core)
+                    }
                 }
             }
             self.transition = transition
         }
+    }
+
+    /// Gives the callbacks their ids and remembers the change as done: from here on it is finished
+    /// even across a broker restart.
+    private mutating func commit(_ transition: inout AppTransition) {
+        transition.committed = true
+        for index in transition.callbacks.indices where transition.callbacks[index].id == nil {
+            transition.callbacks[index].id = Self.newCallbackID()
+        }
+        // An action changes no stack: it is done when its host has answered.
+        if case .request(let request, _, _, let operationID?) = transition.operation {
+            if case .action = request {} else { markDone(operationID) }
+        }
+    }
+
+    /// Keeps a callback for a host that is away until it registers again.
+    private mutating func wait(_ callback: AppCallback, in core: inout BrokerCore) {
+        deferred.append(callback)
+        if deferred.count > Self.rememberedCallbacks {
+            let dropped = deferred.removeFirst()
+            core.log(
+                "dropped \(dropped.app).\(dropped.name.rawValue) (\(dropped.session)): more than \(Self.rememberedCallbacks) callbacks wait for hosts that are away"
+            )
+        }
+    }
+
+    static func newCallbackID() -> String {
+        let value = String(UInt64.random(in: .min ... .max), radix: 16)
+        return String(repeating: "0", count: 16 - value.count) + value
     }
 
     private mutating func expect(_ service: String, _ what: String, peer: [UInt8], in core: inout BrokerCore)

@@ -12,19 +12,43 @@ struct AppsFeature: BrokerFeature {
     /// The ids of the changes done (kept with the stack, so a retry after a restart is done once).
     var done: [String] = []
     static let rememberedOperations = 1024
+    /// Callbacks for sessions whose host is away (detached): delivered, in order, after the host's
+    /// `restore` callbacks when it registers again. Kept in `sessions.json`.
+    var deferred: [AppCallback] = []
+    static let rememberedCallbacks = 1024
 
     init(stack: SessionStack, saved: JSONValue? = nil) {
         self.stack = stack
         done = (saved?["operations"]?.arrayValue ?? []).compactMap(\.stringValue)
+        // The change in progress when the last broker stopped goes on where it was: every session is
+        // detached now, so its callbacks wait for their hosts. An action is not sent again: its
+        // caller was told it failed.
+        let waiting = (saved?["deferred"]?.arrayValue ?? []) + (saved?["pending"]?.arrayValue ?? [])
+        deferred = waiting.compactMap(AppCallback.init(json:)).filter { $0.name != .action }
     }
 
     var stackBody: JSONValue { .array(stack.sessions.map(\.json)) }
 
-    /// What `sessions.json` holds: the stack and the ids of the changes done.
+    /// What `sessions.json` holds: the stack, the ids of the changes done, the callbacks of the change
+    /// in progress not answered yet, and those waiting for their hosts.
     var document: JSONValue {
         guard case .object(var members) = stack.json else { return stack.json }
         members["operations"] = .array(done.map { .string($0) })
+        members["deferred"] = .array(deferred.map(\.json))
+        if let transition, transition.committed {
+            let first = transition.awaiting == nil ? transition.next : transition.next - 1
+            members["pending"] = .array(
+                transition.callbacks[min(first, transition.callbacks.count)...].filter { $0.name != .action }
+                    .map(\.json))
+        }
         return .object(members)
+    }
+
+    /// Remembers that the change `operationID` was done.
+    mutating func markDone(_ operationID: String) {
+        guard !done.contains(operationID) else { return }
+        done.append(operationID)
+        if done.count > Self.rememberedOperations { done.removeFirst(done.count - Self.rememberedOperations) }
     }
 
     /// True when `operationID` names a change that is queued or under way.
@@ -92,6 +116,7 @@ struct AppsFeature: BrokerFeature {
         var transition = AppTransition(operation: operation, stage: .delivering)
         switch operation {
         case .crash(let host):
+            deferred.removeAll { $0.host == host }
             transition.outcome = stack.removeHost(host, now: core.wallMilliseconds)
             transition.callbacks = transition.outcome.callbacks
             for record in transition.outcome.crashed {
@@ -110,8 +135,16 @@ struct AppsFeature: BrokerFeature {
             return
         case .attach(let host):
             transition.callbacks = stack.attach(host: host, now: core.wallMilliseconds)
+            if !transition.callbacks.isEmpty {
+                core.log("restored \(transition.callbacks.count) session(s) of \(host)")
+            }
+            let waiting = deferred.filter { $0.host == host }
+            if !waiting.isEmpty {
+                deferred.removeAll { $0.host == host }
+                core.log("delivering \(waiting.count) callback(s) that waited for \(host)")
+                transition.callbacks += waiting
+            }
             if transition.callbacks.isEmpty { return }
-            core.log("restored \(transition.callbacks.count) session(s) of \(host)")
         case .launch:
             guard let launcher = core.configuration.launcherApp, stack.newest(launcher) == nil,
                 !Self.hosts(offering: launcher, in: core).isEmpty
@@ -253,10 +286,7 @@ struct AppsFeature: BrokerFeature {
                 ])
         }
         if case .request(_, _, _, let operationID?) = transition.operation, transition.failure == nil {
-            done.append(operationID)
-            if done.count > Self.rememberedOperations {
-                done.removeFirst(done.count - Self.rememberedOperations)
-            }
+            markDone(operationID)
         }
         if !transition.callbacks.isEmpty || transition.failure == nil {
             core.persist("sessions.json", document)
