@@ -20,14 +20,23 @@ public struct AppSession: Sendable {
 /// The coordinator's router over the Context's stack. Each call is sent to the broker at once and
 /// runs after the operation in progress; it returns without waiting (failures are logged). Use
 /// ``LifelineClient/apps(_:)`` to wait for an operation's result outside a callback.
+///
+/// Every change carries an id (made from the callback's id when it is asked for in a callback), so
+/// the host's connection sends it again after it lost the broker, and the broker does it once.
 public struct Router: Sendable {
     let client: LifelineClient
     let session: String
     let log: @Sendable (String) -> Void
 
     private func send(_ operation: AppsRequest, _ what: String) {
-        client.send(.apps(operation), timeout: .seconds(60)) { result in
-            if case .failure(let error) = result { log("\(what) failed: \(error.message)") }
+        let operationID =
+            AppCallbackScope.current?.nextOperationID()
+            ?? "\(session).\(String(UInt64.random(in: .min ... .max), radix: 36))"
+        client.send(.apps(operation, operationID: operationID), timeout: .seconds(60)) { result in
+            guard case .failure(let error) = result else { return }
+            // Sent again after a reconnect while the first copy still runs: that one counts.
+            if error.status == .conflict, error.message.hasSuffix("is under way already") { return }
+            log("\(what) failed: \(error.message)")
         }
     }
 

@@ -91,4 +91,78 @@ struct ChaosTests {
         #expect(handled == (1...Int64(total)).map { $0 }, "every event exactly once, in order")
         await client.close()
     }
+
+    /// Whether the gateway says someone is signed in (nil while it cannot be asked).
+    static func signedIn(_ broker: BrokerProcess) async throws -> Bool? {
+        let state = try await broker.cli(["call", "gateway", "state"])
+        guard state.status == 0 else { return nil }
+        return try JSONParser.parse(state.output)["signedIn"]?.boolValue
+    }
+
+    @Test(
+        "the broker killed -9 0–60 ms into `apps action`: once it is back the stack and the gateway agree, nothing ran twice"
+    )
+    func brokerKilledDuringAppsAction() async throws {
+        let rounds = Self.setting("LIFELINE_CHAOS_APPS_ROUNDS", 6)
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-state-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: state) }
+        let arguments = ["--state-dir", state.path, "--launcher", "launcher"]
+        var broker = try await BrokerProcess(arguments)
+        let (control, bus) = (broker.control, broker.bus)
+        let gateway = try await broker.service("lifeline-gateway")
+        let shell = try await broker.service("lifeline-shell")
+        defer { for child in [shell, gateway, broker.process] { child.kill() } }
+        #expect(try await broker.cli(["boot", "start"]).status == 0)
+        try await shell.waitForLine { $0 == "CALLBACK s2 login didFinishLaunching" }
+        for round in 0..<rounds {
+            let delay = round < 6 ? [0, 10, 20, 30, 45, 60][round] : round * 7 % 61
+            guard let before = try await Self.signedIn(broker) else {
+                Issue.record("the gateway did not answer before round \(round)")
+                return
+            }
+            let action =
+                before
+                ? ["apps", "action", "home", "signOut"]
+                : ["apps", "action", "login", "signIn", #"{"user":"bo","password":"secret"}"#]
+            let started = {
+                shell.lines().filter { $0.hasPrefix("ACTION ") && $0.hasSuffix(" started") }.count
+            }
+            let startedBefore = started()
+            let cli = try ChildProcess(
+                "lifeline", action + ["--timeout", "3000"], environment: ["LIFELINE_BROKER": control])
+            try await Task.sleep(for: .milliseconds(delay))  // when the fault strikes, not a readiness wait
+            broker.process.kill(SIGKILL)
+            _ = try await broker.process.waitForExit()
+            broker = try await BrokerProcess(control: control, bus: bus, arguments)
+            let status = try await cli.waitForExit(seconds: 30)
+            if started() > startedBefore {
+                // The host got the action: it finishes it (retrying its gateway call) whatever the CLI heard.
+                let count = shell.lines().filter { $0.hasPrefix("ACTION ") && !$0.hasSuffix(" started") }
+                    .count
+                if count < started() {
+                    try await shell.waitForLine(seconds: 30) {
+                        $0.hasPrefix("ACTION ") && !$0.hasSuffix(" started")
+                    }
+                }
+            }
+            var after: Bool?
+            var apps: [String] = []
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline {
+                after = try await Self.signedIn(broker)
+                apps = try await ContextTests.stack(broker).compactMap { $0["app"]?.stringValue }
+                if let after, apps == ["launcher", after ? "home" : "login"] { break }
+                try await Task.sleep(for: .milliseconds(50))  // polling with a deadline
+            }
+            print(
+                "apps chaos round \(round): broker killed \(delay) ms into `\(action[3])`: CLI exit \(status), signed in \(before) → \(after.map(String.init) ?? "?"), stack \(apps)"
+            )
+            let agreed = after.map { apps == ["launcher", $0 ? "home" : "login"] } ?? false
+            #expect(agreed, "the stack matches the gateway's state")
+            if status == 0 { #expect(after != before, "the CLI said done: the sign-in state changed") }
+        }
+        let created = shell.lines().filter { $0.hasPrefix("CALLBACK ") && $0.hasSuffix(" didCreate") }
+        #expect(Set(created).count == created.count, "no session was created twice")
+    }
 }

@@ -246,6 +246,45 @@ struct BrokerConnectionTests {
         #expect(harness.sent.first?.header["opId"] == "o1")
     }
 
+    @Test(
+        "a stack change with an id outlives a lost broker: sent again, in order, once the service is registered again"
+    )
+    func repeatableRequestsOutliveTheBroker() throws {
+        var harness = ConnectionHarness()
+        let register = harness.join()
+        harness.reply(
+            to: register, ["epoch": 77, "sequence": 0, "heartbeat": ["intervalMs": 1000, "liveness": 3]])
+        let finish = ClientRequest.apps(
+            .exit(AppExit(target: .session("s2"), force: true)), operationID: "c1.1")
+        let lookup = ClientRequest.lookup(name: "gateway")
+        let push = ClientRequest.apps(.start(AppStart(app: "home")), operationID: "c2.1")
+        for (ticket, request) in [finish, lookup, push].enumerated() {
+            harness.step { session, effects, now in
+                session.submit(
+                    request.controlRequest(), ticket: UInt64(ticket), timeoutMilliseconds: 60_000, now: now,
+                    into: &effects)
+            }
+        }
+        harness.advance(milliseconds: 3001)
+        let failed = harness.effects.compactMap { effect -> UInt64? in
+            if case .deliver(.completion(let ticket, .failure)) = effect { return ticket }
+            return nil
+        }
+        #expect(failed == [1], "only the lookup fails: the changes wait")
+        let late = ClientRequest.apps(.popToRoot, operationID: "c3.1").controlRequest()
+        harness.step { session, effects, now in
+            session.submit(late, ticket: 3, timeoutMilliseconds: 60_000, now: now, into: &effects)
+        }
+        #expect(harness.effects.isEmpty, "made while disconnected: held, not refused")
+        harness.advance(milliseconds: 300)
+        let again = harness.sent.first { $0.command == .hello }
+        harness.reply(to: try #require(again), ["bus": "tcp://127.0.0.1:2", "epoch": 78])
+        let rejoin = try #require(harness.sent.first)
+        #expect(rejoin.command == .register)
+        harness.reply(to: rejoin, ["epoch": 78, "sequence": 0])
+        #expect(harness.sent.map { $0.header["opId"] } == ["c1.1", "c2.1", "c3.1"])
+    }
+
     @Test("heartbeats carry the number of events the handlers' queue dropped, when there were any")
     func heartbeatsReportDrops() {
         var harness = ConnectionHarness(dropped: 7)

@@ -213,6 +213,63 @@ struct ServiceHostTests {
         try await host.stop()
     }
 
+    @Test(
+        "a callback delivered again with the same id runs once; the stack changes it asks for carry ids made from it"
+    )
+    func callbacksRunOnce() async throws {
+        let journal = Journal()
+        final class Coordinator: MicroAppDelegate {
+            let journal: Journal
+            init(_ journal: Journal) { self.journal = journal }
+            func childDidFinish(_ session: AppSession, child: SessionRecord, result: JSONValue) async {
+                journal.add("childDidFinish \(child.app)")
+                session.router.push("home")
+            }
+        }
+        let host = await HostHarness(Service("shell").app("launcher") { _ in Coordinator(journal) })
+        let record = SessionRecord(
+            id: "s1", app: "launcher", params: [:], mode: .pushWithAnimation, host: "shell",
+            state: .launching,
+            parent: nil, createdAt: 1, updatedAt: 1)
+        let child = SessionRecord(
+            id: "s2", app: "login", params: [:], mode: .pushWithAnimation, host: "shell", state: .running,
+            parent: "s1", createdAt: 1, updatedAt: 1)
+        _ = await host.ask(
+            .app(
+                AppCallbackRequest(
+                    session: "s1", app: "launcher", callback: .didCreate, arguments: ["record": record.json],
+                    callbackID: "c1")))
+        let finished = AppCallbackRequest(
+            session: "s1", app: "launcher", callback: .childDidFinish,
+            arguments: ["child": child.json, "result": ["signedIn": true]], callbackID: "c2")
+        host.connection.deliver(.request(.app(finished), id: Array("q2".utf8)))
+        var changes: [ControlRequest] = []
+        while true {
+            let command = await host.connection.nextCommand()
+            if case .request(let request, _, _) = command { changes.append(request) }
+            if case .answer(let reply) = command {
+                #expect(reply.status == .ok)
+                break
+            }
+        }
+        #expect(changes.map { $0.header["opId"] } == ["c2.1"], "the push's id comes from the callback's")
+        #expect(changes.first?.isRepeatable == true)
+        let again = await host.ask(.app(finished), id: "q3")
+        #expect(again.status == .ok)
+        let recreated = await host.ask(
+            .app(
+                AppCallbackRequest(
+                    session: "s1", app: "launcher", callback: .didCreate, arguments: ["record": record.json],
+                    callbackID: "c9")),
+            id: "q4")
+        #expect(try recreated.json()["restored"] == false, "a session the host has is not made twice")
+        let gone = await host.ask(
+            .app(AppCallbackRequest(session: "s7", app: "launcher", callback: .willTerminate)), id: "q5")
+        #expect(gone.status == .ok, "terminating a session the host no longer has is done already")
+        #expect(journal.all == ["childDidFinish login"], "the second delivery did not run the delegate")
+        try await host.stop()
+    }
+
     @Test("INTERCEPT answers the interceptor's decision; without an interceptor the start is allowed")
     func intercepts() async throws {
         let host = await HostHarness(

@@ -8,6 +8,39 @@ func trace(_ session: AppSession, _ callback: String) {
     Console.out("CALLBACK \(session.id) \(session.app) \(callback)")
 }
 
+/// Calls the gateway, again while the broker is away or the gateway has not registered with a
+/// restarted broker yet (its signIn and signOut may safely run twice). The runtime does not retry
+/// calls itself: only the app knows which of its calls are idempotent.
+func callGateway(_ session: AppSession, _ method: String, _ body: JSONValue = .emptyObject) async throws
+    -> JSONValue
+{
+    let deadline = ContinuousClock.now + .seconds(20)
+    while true {
+        do {
+            return try await session.context.client.call("gateway", method, body)
+        } catch let error as LifelineError
+            where [.unavailable, .timeout, .notFound].contains(error.status) && .now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+}
+
+/// Runs an action, tracing `ACTION session app action started` and `… done` (or `… failed: why`).
+func traced(_ session: AppSession, _ action: String, _ body: () async throws -> JSONValue) async throws
+    -> JSONValue
+{
+    Console.out("ACTION \(session.id) \(session.app) \(action) started")
+    do {
+        let result = try await body()
+        Console.out("ACTION \(session.id) \(session.app) \(action) done")
+        return result
+    } catch {
+        Console.out("ACTION \(session.id) \(session.app) \(action) failed: \(error)")
+        throw error
+    }
+}
+
 /// Delegates of this host trace every callback they do not implement themselves.
 protocol TracedApp: MicroAppDelegate {}
 
@@ -65,9 +98,11 @@ actor LoginApp: TracedApp {
         guard action == "signIn" else {
             throw ServiceError(.notFound, "login answers the action signIn {user, password}")
         }
-        let state = try await session.context.client.call("gateway", "signIn", body)
-        session.router.finish(result: ["signedIn": true, "user": state["user"] ?? .null])
-        return state
+        return try await traced(session, action) {
+            let state = try await callGateway(session, "signIn", body)
+            session.router.finish(result: ["signedIn": true, "user": state["user"] ?? .null])
+            return state
+        }
     }
 }
 
@@ -87,9 +122,11 @@ actor HomeApp: TracedApp {
     func perform(_ session: AppSession, action: String, body: JSONValue) async throws -> JSONValue {
         switch action {
         case "signOut":
-            _ = try await session.context.client.call("gateway", "signOut")
-            session.router.finish(result: ["signedOut": true])
-            return ["signedOut": true]
+            return try await traced(session, action) {
+                _ = try await callGateway(session, "signOut")
+                session.router.finish(result: ["signedOut": true])
+                return ["signedOut": true]
+            }
         case "edit":
             unsaved = true
             return ["unsaved": true]

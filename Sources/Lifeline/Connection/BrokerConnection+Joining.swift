@@ -161,13 +161,18 @@ extension BrokerConnection {
     mutating func lose(
         _ reason: String, retryAt: UInt64?, now: UInt64, into effects: inout [ConnectionEffect]
     ) {
-        for (_, request) in outstanding {
+        for (id, request) in outstanding where request.repeatable == nil {
             let error = LifelineError(
                 .unavailable, "the connection to the broker was lost before it answered \(request.command)")
             effects.append(.deliver(.completion(ticket: request.ticket, .failure(error))))
+            outstanding[id] = nil
         }
-        outstanding.removeAll()
-        unsent.removeAll()
+        // Repeatable requests go again, in their order, once the connection has joined again.
+        unsent = outstanding.values.compactMap(\.repeatable).sorted { $0.order < $1.order }.map(\.request)
+        if !unsent.isEmpty {
+            effects.append(
+                .deliver(.log("\(unsent.count) stack change(s) will be sent again when the broker answers")))
+        }
         internalRequests.removeAll()
         recovering = false
         brokerDeadline = .max

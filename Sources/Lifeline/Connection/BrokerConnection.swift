@@ -30,6 +30,9 @@ struct BrokerConnection {
         var command: Command
         var deadline: UInt64
         var timeoutMilliseconds: Int
+        /// A repeatable request (``ControlRequest/isRepeatable``), kept to send again after the
+        /// broker was lost, with its place in the order of requests.
+        var repeatable: (request: ControlRequest, order: UInt64)?
     }
 
     /// The last event delivered for one name.
@@ -142,6 +145,7 @@ struct BrokerConnection {
         into effects: inout [ConnectionEffect]
     ) {
         switch phase {
+        case .backingOff where request.isRepeatable: break
         case .backingOff(let until):
             let seconds = Double((until &- now) / 1_000_000) / 1000
             let error = LifelineError(
@@ -162,8 +166,10 @@ struct BrokerConnection {
         outstanding[request.requestID] = Outstanding(
             ticket: ticket, command: request.command,
             deadline: now &+ UInt64(timeoutMilliseconds) * 1_000_000,
-            timeoutMilliseconds: timeoutMilliseconds)
+            timeoutMilliseconds: timeoutMilliseconds,
+            repeatable: request.isRepeatable ? (request, counter) : nil)
         switch phase {
+        case .backingOff: unsent.append(request)
         case .greeting, .joining:
             if configuration.registration != nil {
                 unsent.append(request)

@@ -6,6 +6,11 @@ actor HostedSessions {
     private var sessions: [String: (delegate: any MicroAppDelegate, session: AppSession)] = [:]
     private let factories: [String: Service.AppFactory]
     private let context: ServiceContext
+    /// The callbacks run lately, by the broker's id: one delivered again (after a broker restart)
+    /// gets the first run's answer instead of running twice.
+    private var runs: [String: Task<JSONValue, any Error>] = [:]
+    private var runOrder: [String] = []
+    static let rememberedRuns = 256
 
     init(factories: [String: Service.AppFactory], context: ServiceContext) {
         self.factories = factories
@@ -14,11 +19,24 @@ actor HostedSessions {
 
     /// Runs one callback from the broker and returns the reply body.
     func handle(_ request: AppCallbackRequest) async throws -> JSONValue {
+        guard let callbackID = request.callbackID else { return try await run(request) }
+        if let earlier = runs[callbackID] { return try await earlier.value }
+        let scope = AppCallbackScope(callbackID: callbackID)
+        let task = Task {
+            try await AppCallbackScope.$current.withValue(scope) { try await self.run(request) }
+        }
+        runs[callbackID] = task
+        runOrder.append(callbackID)
+        if runOrder.count > Self.rememberedRuns { runs[runOrder.removeFirst()] = nil }
+        return try await task.value
+    }
+
+    private func run(_ request: AppCallbackRequest) async throws -> JSONValue {
         let id = request.session
         let arguments = request.arguments
         switch request.callback {
         case .didCreate, .restore:
-            if request.callback == .restore, let existing = sessions[id] {
+            if let existing = sessions[id] {
                 return ["root": await existing.delegate.rootRoute(existing.session), "restored": false]
             }
             let record = try SessionRecord(json: arguments["record"] ?? .null)
@@ -38,6 +56,8 @@ actor HostedSessions {
             ]
         default:
             guard let (delegate, session) = sessions[id] else {
+                // Delivered again after this host had dropped it: nothing is left to terminate.
+                if request.callback == .willTerminate { return [:] }
                 throw ServiceError(.notFound, "no session \(id) in this host")
             }
             switch request.callback {

@@ -18,7 +18,9 @@ final class BenchTopology {
     let echoDealer: ZMQSocket
     let proxiedDealer: ZMQSocket
 
-    init(transport: String, fanouts: [Int], binaries: URL, work: URL, ackEndpoint: String, durable: Bool) throws {
+    init(transport: String, fanouts: [Int], binaries: URL, work: URL, ackEndpoint: String, durable: Bool)
+        throws
+    {
         self.transport = transport
         let logs = work.appendingPathComponent("logs-\(transport)")
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
