@@ -47,7 +47,8 @@ let package = Package(
         .testTarget(name: "LifelineBrokerTests", dependencies: ["LifelineBroker", "LifelineProtocol"]),
         .testTarget(
             name: "LifelineTests", dependencies: ["Lifeline", "LifelineProtocol", "LifelineSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["Lifeline", "LifelineProtocol", "ZeroMQ"]),
+        .testTarget(
+            name: "IntegrationTests", dependencies: ["Lifeline", "LifelineProtocol", "LifelineSupport", "ZeroMQ"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -9,11 +9,16 @@ public final class BlockingClient {
     public let brokerEndpoint: String
     private let socket: ZMQSocket
     private var counter: UInt64 = 0
+    /// The CURVE keys of this client, also used by its bus subscribers.
+    public let credentials: ClientCredentials?
 
-    /// Connects (in the background, as ZeroMQ does) to `broker`.
-    public init(broker: String) throws {
+    /// Connects (in the background, as ZeroMQ does) to `broker`, with CURVE when `credentials` are
+    /// given (by default those of `LIFELINE_KEY` and `LIFELINE_BROKER_KEY`).
+    public init(broker: String, credentials: ClientCredentials? = ClientCredentials.environment) throws {
         brokerEndpoint = broker
+        self.credentials = credentials
         socket = try ZMQSocket(ZMQContext.shared, type: .dealer)
+        try credentials?.secure(socket)
         try socket.connect(broker)
     }
 
@@ -22,8 +27,20 @@ public final class BlockingClient {
     public func send(_ request: ClientRequest, timeout: Duration = .seconds(5)) throws -> ControlReply {
         counter += 1
         let request = request.controlRequest(id: Array("k\(counter)".utf8))
-        try socket.send(frames: request.frames())
         let deadline = SystemClock.monotonicNanoseconds() + timeout.wholeNanoseconds
+        // Without a connection (no broker, or one that refused our key) a DEALER cannot queue:
+        // wait for it to become writable until the deadline instead of blocking for ever.
+        var writable = ZMQPoller()
+        writable.add(socket, events: .writable)
+        while try !socket.send(frames: request.frames(), dontWait: true) {
+            let now = SystemClock.monotonicNanoseconds()
+            guard now < deadline else {
+                throw LifelineError.unanswered(
+                    request.command, milliseconds: timeout.wholeMilliseconds, endpoint: brokerEndpoint)
+            }
+            try writable.poll(
+                timeoutMilliseconds: min(50, SystemClock.pollTimeout(until: deadline, now: now)))
+        }
         var poller = ZMQPoller()
         poller.add(socket)
         while true {
@@ -120,7 +137,7 @@ public final class BlockingClient {
         let token = Environment.uniqueToken()
         let subscriber = try BusSubscriber(
             endpoint: BrokerConnection.reachable(info.bus, via: brokerEndpoint), events: subscriptions,
-            token: token)
+            token: token, credentials: credentials)
         _ = try request(.attach(token: token), timeout: timeout)
         return subscriber
     }
@@ -131,10 +148,11 @@ public final class BusSubscriber {
     public let endpoint: String
     private let socket: ZMQSocket
 
-    init(endpoint: String, events: [EventName]?, token: String) throws {
+    init(endpoint: String, events: [EventName]?, token: String, credentials: ClientCredentials?) throws {
         self.endpoint = endpoint
         socket = try ZMQSocket(ZMQContext.shared, type: .sub)
         try socket.set(.receiveHighWaterMark, 0)
+        try credentials?.secure(socket)
         try socket.connect(endpoint)
         if let events {
             for event in events { try socket.set(.subscribe, BusMessage.topic(for: event)) }

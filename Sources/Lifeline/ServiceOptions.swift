@@ -11,6 +11,8 @@ public struct ServiceOptions: Sendable {
           --liveness N              the broker may miss N heartbeats before dropping us (default 3)
           --inbound-limit N         events waiting for the handlers at most; when it is full the oldest
                                     is dropped and onGap hears of it (default 10000)
+          --key FILE                this service's CURVE key pair (lifeline keys new; default $LIFELINE_KEY)
+          --broker-key KEY|FILE     the broker's public key or .pub file (default $LIFELINE_BROKER_KEY)
           -h, --help                show this help
         """
 
@@ -19,6 +21,8 @@ public struct ServiceOptions: Sendable {
     public var heartbeat: HeartbeatSettings?
     /// How many events may wait for the service's handlers; beyond it the oldest is dropped.
     public var inboundLimit = 10_000
+    /// CURVE keys, when the broker runs with CURVE (`--key`, `--broker-key` or the environment).
+    public var credentials: ClientCredentials? = ClientCredentials.environment
 
     public init() {}
 
@@ -30,6 +34,19 @@ public struct ServiceOptions: Sendable {
             throw UsageError(problem)
         }
         if let limit = try arguments.integer("--inbound-limit", in: 1...100_000_000) { inboundLimit = limit }
+        let keyFile = try arguments.option("--key") ?? Environment.variable("LIFELINE_KEY")
+        let brokerKey = try arguments.option("--broker-key") ?? Environment.variable("LIFELINE_BROKER_KEY")
+        switch (keyFile.flatMap { $0.isEmpty ? nil : $0 }, brokerKey.flatMap { $0.isEmpty ? nil : $0 }) {
+        case (nil, nil): credentials = nil
+        case (let keyFile?, let brokerKey?):
+            do {
+                credentials = try ClientCredentials(keyFile: keyFile, brokerKey: brokerKey)
+            } catch {
+                throw UsageError(error.message)
+            }
+        case (nil, _): throw UsageError("--broker-key needs --key (this service's key pair)")
+        case (_, nil): throw UsageError("--key needs --broker-key (the broker's public key)")
+        }
         let interval = try arguments.integer("--heartbeat-interval", in: HeartbeatSettings.intervalRange)
         let liveness = try arguments.integer("--liveness", in: HeartbeatSettings.livenessRange)
         if interval != nil || liveness != nil {

@@ -17,6 +17,15 @@ public struct Broker {
     var apps: AppsFeature
     var boot: BootFeature
     private var nextHeartbeat: MonotonicInstant
+    /// Who may do what, when the broker runs with CURVE and a policy; nil lets every peer do anything.
+    public private(set) var policy: AccessPolicy?
+    /// True when the broker's sockets run CURVE (HELLO says so).
+    public var curve: Bool {
+        get { core.secure }
+        set { core.secure = newValue }
+    }
+    /// The key name each peer authenticated with (CURVE), as its messages say.
+    var keysByPeer: [[UInt8]: String] = [:]
     /// Things worth a log line that happened while the broker was created (e.g. an unreadable state file).
     public private(set) var startupNotes: [String] = []
 
@@ -84,11 +93,30 @@ public struct Broker {
 
     // MARK: Input
 
-    /// Handles one message from the ROUTER: `peer` is its routing id, `frames` what follows it.
+    /// Handles one message from the ROUTER: `peer` is its routing id, `frames` what follows it, `key`
+    /// the name of the CURVE key it came with (checked against the policy).
     public mutating func handleControl(
-        peer: [UInt8], frames: ArraySlice<[UInt8]>, now: MonotonicInstant, into output: inout [BrokerOutput]
+        peer: [UInt8], frames: ArraySlice<[UInt8]>, key: String? = nil, now: MonotonicInstant,
+        into output: inout [BrokerOutput]
     ) {
-        step(now, into: &output) { broker in broker.control(peer: peer, frames: frames) }
+        if let key, keysByPeer[peer] != key { keysByPeer[peer] = key }
+        step(now, into: &output) { broker in broker.control(peer: peer, frames: frames, key: key) }
+    }
+
+    /// Takes a new policy (a reload): the services of peers whose key it no longer lists are
+    /// dropped, and those peers told so. Returns the key names that left.
+    @discardableResult
+    public mutating func apply(
+        _ policy: AccessPolicy?, now: MonotonicInstant, into output: inout [BrokerOutput]
+    ) -> Set<String> {
+        let before = Set(self.policy?.grants.keys.map { $0 } ?? [])
+        self.policy = policy
+        guard let policy else { return [] }
+        let removed = before.subtracting(policy.grants.keys)
+        let revoked = Set(keysByPeer.filter { policy.grants[$0.value] == nil }.keys)
+        for peer in revoked { keysByPeer[peer] = nil }
+        step(now, into: &output) { broker in broker.registry.revoke(revoked, in: &broker.core) }
+        return removed
     }
 
     /// Handles a subscription notice read from the XPUB socket.
@@ -150,7 +178,7 @@ public struct Broker {
         swap(&core.output, &output)
     }
 
-    private mutating func control(peer: [UInt8], frames: ArraySlice<[UInt8]>) {
+    private mutating func control(peer: [UInt8], frames: ArraySlice<[UInt8]>, key: String?) {
         let size = frames.reduce(0) { $0 + $1.count }
         if size > core.configuration.maximumMessageBytes {
             let requestID =
@@ -187,6 +215,15 @@ public struct Broker {
                 }
                 return
             }
+            if let policy, let key, let denial = denial(of: typed, key: key, peer: peer, in: policy) {
+                core.log(
+                    "denied \(request.command.rawValue) from peer \(BrokerCore.describe(peer)): \(denial)")
+                if typed.command != .heartbeat && typed.command != .ack {
+                    core.fail(peer, request.requestID, .forbidden, denial)
+                }
+                return
+            }
+            core.requestsHandled &+= 1
             handle(typed, from: peer, id: request.requestID)
         }
     }

@@ -1,4 +1,5 @@
 import LifelineProtocol
+import ZeroMQ
 
 /// Everything a broker can be told at start-up.
 public struct BrokerConfiguration: Sendable {
@@ -65,8 +66,42 @@ public struct BrokerConfiguration: Sendable {
     public var bootConcurrency = 4
     /// How long a service's start hook may take before its deferred lookups and calls go on anyway.
     public var serviceStartTimeout: Duration = .seconds(10)
+    /// The broker's CURVE key pair: with it both sockets encrypt and every peer authenticates with a
+    /// key of its own.
+    public var curveKeys: CurveKeyPair?
+    /// The policy file (allow-list and per-key grants), read again on ``BrokerServer/reloader``.
+    public var policyPath: String?
+    /// Binds a non-loopback endpoint without CURVE (refused otherwise).
+    public var insecure = false
 
     public init() {}
+
+    /// Why these settings must not start a broker (a plain-text endpoint others can reach, a
+    /// policy without CURVE); nil when they may.
+    public var securityProblem: String? {
+        if policyPath != nil && curveKeys == nil {
+            return "--policy needs --key: without CURVE peers have no keys to check"
+        }
+        guard curveKeys == nil, !insecure else { return nil }
+        let exposed = (controlEndpoints + busEndpoints).filter { !Self.isLoopback($0) }
+        guard let first = exposed.first else { return nil }
+        return
+            "refusing to bind \(first) in plain text: anyone who reaches it could read the bus and act as any service; give --key FILE (and --policy FILE), or --insecure"
+    }
+
+    /// True for endpoints only this host can reach: ipc, inproc, and tcp on a loopback address.
+    public static func isLoopback(_ endpoint: String) -> Bool {
+        if endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("inproc://") { return true }
+        guard endpoint.hasPrefix("tcp://") else { return false }
+        let address = endpoint.dropFirst(6)
+        let host: Substring
+        if address.hasPrefix("["), let end = address.firstIndex(of: "]") {
+            host = address[address.index(after: address.startIndex)..<end]
+        } else {
+            host = address.split(separator: ":", maxSplits: 1).first ?? ""
+        }
+        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
 }
 
 /// Who this broker is, as HELLO reports it.

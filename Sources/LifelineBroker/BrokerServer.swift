@@ -19,7 +19,15 @@ public final class BrokerServer {
     private let context: ZMQContext
     private let router: ZMQSocket
     private let bus: ZMQSocket
-    private let mailbox = Mailbox<Bool>()
+    private let mailbox = Mailbox<Signal>()
+    private enum Signal: Sendable { case stop, reload }
+    /// With CURVE: the ZAP handler, the policy file, and the connections (file descriptors) each key
+    /// last spoke on, to close those of a key that leaves the policy.
+    private let zap: ZAPHandler?
+    private let policyPath: String?
+    private var descriptors: [String: Set<Int32>] = [:]
+    private var owners: [Int32: String] = [:]
+    private var sender = ZMQSocket.Sender()
     private var core: Broker
     private var output: [BrokerOutput] = []
     private let log: @Sendable (String) -> Void
@@ -32,7 +40,26 @@ public final class BrokerServer {
         configuration: BrokerConfiguration, identity: BrokerIdentity,
         log: @escaping @Sendable (String) -> Void
     ) throws {
+        if let problem = configuration.securityProblem { throw SecurityError(problem) }
         context = try ZMQContext()
+        var policy: AccessPolicy?
+        if let path = configuration.policyPath {
+            do {
+                policy = try AccessPolicy(path: path)
+            } catch {
+                throw SecurityError(error.message)
+            }
+        }
+        policyPath = configuration.policyPath
+        if configuration.curveKeys != nil {
+            guard CurveKeyPair.isAvailable else {
+                throw SecurityError("this libzmq was built without CURVE (zmq_has(\"curve\") is false)")
+            }
+            zap = try ZAPHandler(context: context, allowList: policy?.names, log: log)
+            if policy == nil { log("CURVE without --policy: any client key may connect and do anything") }
+        } else {
+            zap = nil
+        }
         router = try ZMQSocket(context, type: .router)
         try router.set(.routerMandatory, 1)
         try router.set(.sendHighWaterMark, 100_000)
@@ -44,6 +71,10 @@ public final class BrokerServer {
         try bus.set(.xpubManual, 1)
         try bus.set(.sendHighWaterMark, configuration.busHighWaterMark)
         var controls: [String] = []
+        if let keys = configuration.curveKeys {
+            try router.secureAsServer(keys, domain: "lifeline")
+            try bus.secureAsServer(keys, domain: "lifeline")
+        }
         for endpoint in configuration.controlEndpoints {
             try router.bind(endpoint)
             controls.append(try router.lastEndpoint())
@@ -86,6 +117,11 @@ public final class BrokerServer {
             configuration: configuration, identity: identity, busEndpoints: buses,
             monotonic: SystemClock.now, wall: SystemClock.wallNanoseconds(),
             sessions: sessions, bootState: bootState, journal: journalBytes)
+        core.curve = configuration.curveKeys != nil
+        if let policy {
+            core.apply(policy, now: SystemClock.now, into: &output)
+            log("policy \(configuration.policyPath ?? ""): \(policy.grants.count) key(s) allowed")
+        }
         for note in core.startupNotes { log(note) }
         output = core.takeStartupOutput()
         flush()
@@ -108,7 +144,53 @@ public final class BrokerServer {
     /// A function any thread may call to make ``run()`` return.
     public var stopper: @Sendable () -> Void {
         let mailbox = self.mailbox
-        return { mailbox.post(true) }
+        return { mailbox.post(.stop) }
+    }
+
+    /// A function any thread may call (on SIGHUP, say) to read the policy file again: keys it no
+    /// longer lists are refused from the next handshake, and their connections closed.
+    public var reloader: @Sendable () -> Void {
+        let mailbox = self.mailbox
+        return { mailbox.post(.reload) }
+    }
+
+    private func reload() {
+        guard let path = policyPath, let zap else {
+            log("nothing to reload: the broker runs without --policy")
+            return
+        }
+        let policy: AccessPolicy
+        do {
+            policy = try AccessPolicy(path: path)
+        } catch {
+            log("kept the old policy: \(error.message)")
+            return
+        }
+        zap.update(policy.names)
+        let removed = core.apply(policy, now: SystemClock.now, into: &output)
+        flush()
+        var closed = 0
+        for key in removed {
+            for descriptor in descriptors.removeValue(forKey: key) ?? [] where owners[descriptor] == key {
+                owners[descriptor] = nil
+                if shutdown(descriptor, Int32(SHUT_RDWR)) == 0 { closed += 1 }
+            }
+        }
+        log(
+            "reloaded \(path): \(policy.grants.count) key(s) allowed\(removed.isEmpty ? "" : "; removed \(removed.sorted().joined(separator: ", ")), \(closed) connection(s) closed")"
+        )
+    }
+
+    /// Remembers which connection `key` spoke on last.
+    private func note(_ sender: ZMQSocket.Sender) {
+        guard let key = sender.userID, sender.fileDescriptor >= 0 else { return }
+        if owners[sender.fileDescriptor] != key {
+            if let previous = owners[sender.fileDescriptor] {
+                descriptors[previous]?.remove(sender.fileDescriptor)
+            }
+            owners[sender.fileDescriptor] = key
+            descriptors[key, default: []].insert(sender.fileDescriptor)
+        }
     }
 
     /// Serves until the stopper is called, then tells services it is leaving and closes the sockets.
@@ -130,7 +212,11 @@ public final class BrokerServer {
                 log("poll failed: \(error); stopping")
                 break
             }
-            if poller.isReadable(stopIndex) && !mailbox.drain().isEmpty { break }
+            if poller.isReadable(stopIndex) {
+                let signals = mailbox.drain()
+                if signals.contains(.stop) { break }
+                if signals.contains(.reload) { reload() }
+            }
             if poller.isReadable(busIndex) { drainBus() }
             if poller.isReadable(routerIndex) { drainRouter() }
             let after = SystemClock.now
@@ -144,6 +230,7 @@ public final class BrokerServer {
         try? router.set(.linger, 500)
         router.close()
         bus.close()
+        zap?.stop()
     }
 
     /// Handles what waits on the control socket, flushing after every batch of up to 64 messages
@@ -155,15 +242,22 @@ public final class BrokerServer {
         while true {
             let frames: [[UInt8]]
             do {
-                guard let received = try router.receiveFrames(dontWait: true) else { return }
+                let received =
+                    zap == nil
+                    ? try router.receiveFrames(dontWait: true)
+                    : try router.receiveFrames(dontWait: true, sender: &sender)
+                guard let received else { return }
                 frames = received
             } catch {
                 log("receive failed on the control socket: \(error)")
                 return
             }
             guard frames.count >= 2 else { continue }
+            if zap != nil { note(sender) }
             core.handleControl(
-                peer: frames[0], frames: frames[1...], now: SystemClock.now, into: &output)
+                peer: frames[0], frames: frames[1...], key: zap == nil ? nil : sender.userID,
+                now: SystemClock.now,
+                into: &output)
             batch += 1
             if batch == 64 {
                 flush()
@@ -175,11 +269,20 @@ public final class BrokerServer {
     /// Applies (or refuses) each subscription notice as it arrives: in manual mode a subscription
     /// is set on the XPUB right after its notice is read, for the subscriber that sent it.
     private func drainBus() {
-        while let notice = try? bus.receiveFrames(dontWait: true) {
+        while let notice = zap == nil
+            ? try? bus.receiveFrames(dontWait: true) : try? bus.receiveFrames(dontWait: true, sender: &sender)
+        {
             guard let first = notice.first, let kind = first.first, kind <= 1 else { continue }
             let topic = first.dropFirst()
             if let problem = BusSubscriptionRule.problem(topic) {
                 log("refused a bus subscription: \(problem)")
+                continue
+            }
+            if zap != nil { note(sender) }
+            if kind == 1, let policy = core.policy, let key = sender.userID,
+                let denial = BusSubscriptionRule.denial(topic, key: key, in: policy)
+            {
+                log("refused a bus subscription: \(denial)")
                 continue
             }
             do {

@@ -3,6 +3,7 @@ import Lifeline
 import LifelineBroker
 import LifelineProtocol
 import LifelineSupport
+import ZeroMQ
 
 /// `lifeline broker`: runs the broker in the foreground.
 enum BrokerCommand: CLICommand {
@@ -12,7 +13,8 @@ enum BrokerCommand: CLICommand {
         usage: lifeline broker [options]
 
         Runs the broker. Prints 'READY control=EP bus=EP' on stdout once it is serving; logs go to
-        stderr. SIGINT or SIGTERM tells the services it is leaving and exits 0.
+        stderr. SIGINT or SIGTERM tells the services it is leaving and exits 0; SIGHUP reads the
+        --policy file again.
 
         options:
           --control EP[,EP]         control (ROUTER) endpoints (default \(BrokerConfiguration.defaultControlEndpoint))
@@ -42,6 +44,11 @@ enum BrokerCommand: CLICommand {
           --boot-wait MS            how long a boot waits for the expected services (default 30000)
           --spin-us N               keep polling N µs after the last message before sleeping (default 0):
                                     lower latency under load for a core's worth of CPU while busy
+          --key FILE                the broker's CURVE key pair (lifeline keys new broker): both sockets
+                                    encrypt, and every peer must authenticate with a key of its own
+          --policy FILE             the allow-list and what each key may do (JSON, see README); read
+                                    again on SIGHUP; a key it drops is cut off. Needs --key
+          --insecure                allow binding a non-loopback endpoint without CURVE
         Endpoints may use wildcard ports, e.g. tcp://127.0.0.1:*; READY shows the ports chosen.
         """
 
@@ -129,6 +136,19 @@ enum BrokerCommand: CLICommand {
         if let spin = try arguments.integer("--spin-us", in: 0...1_000_000) {
             configuration.spinMicroseconds = spin
         }
+        if let keyFile = try arguments.option("--key") {
+            do {
+                let pair = try KeyFile.readPair(keyFile)
+                configuration.curveKeys = try CurveKeyPair(secretKey: pair.secretKey)
+            } catch let problem as KeyFile.Problem {
+                throw UsageError("--key: \(problem)")
+            } catch {
+                throw UsageError("--key: \(keyFile) holds no valid CURVE secret key")
+            }
+        }
+        configuration.policyPath = try arguments.option("--policy")
+        configuration.insecure = arguments.flag("--insecure")
+        if let problem = configuration.securityProblem { throw UsageError(problem) }
         try arguments.finish()
 
         let identity = BrokerIdentity(
@@ -154,6 +174,11 @@ enum BrokerCommand: CLICommand {
             Console.log("broker", "received signal \(number); shutting down")
             stop()
         }
+        let reload = server.reloader
+        let hangup = SignalWatcher([SIGHUP]) { _ in
+            Console.log("broker", "received SIGHUP; reading the policy again")
+            reload()
+        }
         Console.log(
             "broker",
             "pid \(getpid()) serving control on \(server.controlEndpoints.joined(separator: ",")), bus on \(server.busEndpoints.joined(separator: ",")) (epoch \(server.epoch))"
@@ -162,7 +187,7 @@ enum BrokerCommand: CLICommand {
             "READY control=\(server.controlEndpoints.joined(separator: ",")) bus=\(server.busEndpoints.joined(separator: ","))"
         )
         server.run()
-        withExtendedLifetime(watcher) {}
+        withExtendedLifetime((watcher, hangup)) {}
     }
 
     private static func endpoints(_ list: String, _ option: String) throws(UsageError) -> [String] {

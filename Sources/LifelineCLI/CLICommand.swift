@@ -1,3 +1,4 @@
+import Foundation
 import Lifeline
 import LifelineSupport
 
@@ -30,6 +31,8 @@ struct CommandEntry: Sendable {
 struct ClientOptions {
     static let help = """
           --broker EP     broker control endpoint (default: $LIFELINE_BROKER or tcp://127.0.0.1:7200)
+          --key FILE      your CURVE key pair, for a broker with CURVE (default: $LIFELINE_KEY)
+          --broker-key K  the broker's public key or .pub file (default: $LIFELINE_BROKER_KEY)
           --timeout MS    how long to wait for the broker (default 5000)
           --json          print JSON instead of text
         """
@@ -45,7 +48,24 @@ struct ClientOptions {
         givenTimeout = try arguments.integer("--timeout", in: 1...3_600_000).map { .milliseconds($0) }
         timeout = givenTimeout ?? .seconds(5)
         json = arguments.flag("--json")
+        let keyFile = try arguments.option("--key") ?? ProcessInfo.processInfo.environment["LIFELINE_KEY"]
+        let brokerKey =
+            try arguments.option("--broker-key") ?? ProcessInfo.processInfo.environment["LIFELINE_BROKER_KEY"]
+        switch (keyFile.flatMap { $0.isEmpty ? nil : $0 }, brokerKey.flatMap { $0.isEmpty ? nil : $0 }) {
+        case (nil, nil): credentials = nil
+        case (let keyFile?, let brokerKey?):
+            do {
+                credentials = try ClientCredentials(keyFile: keyFile, brokerKey: brokerKey)
+            } catch {
+                throw UsageError(error.message)
+            }
+        case (nil, _): throw UsageError("--broker-key needs --key (your key pair)")
+        case (_, nil): throw UsageError("--key needs --broker-key (the broker's public key)")
+        }
     }
 
-    func client() throws -> BlockingClient { try BlockingClient(broker: broker) }
+    /// CURVE keys for a broker that runs with CURVE.
+    var credentials: ClientCredentials?
+
+    func client() throws -> BlockingClient { try BlockingClient(broker: broker, credentials: credentials) }
 }

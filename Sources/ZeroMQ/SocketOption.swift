@@ -36,6 +36,8 @@ public struct IntegerOption: Sendable, Hashable {
     public static let receiveMore = IntegerOption(ZMQ_RCVMORE)
     public static let events = IntegerOption(ZMQ_EVENTS)
     public static let fileDescriptor = IntegerOption(ZMQ_FD)
+    public static let curveServer = IntegerOption(ZMQ_CURVE_SERVER)
+    public static let handshakeInterval = IntegerOption(ZMQ_HANDSHAKE_IVL)
 }
 
 /// A socket option whose value is a byte string.
@@ -51,4 +53,9 @@ public struct BytesOption: Sendable, Hashable {
     public static let unsubscribe = BytesOption(ZMQ_UNSUBSCRIBE)
     public static let xpubWelcomeMessage = BytesOption(ZMQ_XPUB_WELCOME_MSG)
     public static let lastEndpoint = BytesOption(ZMQ_LAST_ENDPOINT)
+    /// Z85 keys are set as their 40 characters.
+    public static let curvePublicKey = BytesOption(ZMQ_CURVE_PUBLICKEY)
+    public static let curveSecretKey = BytesOption(ZMQ_CURVE_SECRETKEY)
+    public static let curveServerKey = BytesOption(ZMQ_CURVE_SERVERKEY)
+    public static let zapDomain = BytesOption(ZMQ_ZAP_DOMAIN)
 }

@@ -208,9 +208,40 @@ public final class ZMQSocket {
         return message
     }
 
+    /// Who sent a message: the `User-Id` a ZAP handler gave its connection (nil without one) and
+    /// the file descriptor of that connection (-1 when unknown).
+    public struct Sender: Sendable, Equatable {
+        public var userID: String?
+        public var fileDescriptor: Int32
+
+        public init(userID: String? = nil, fileDescriptor: Int32 = -1) {
+            self.userID = userID
+            self.fileDescriptor = fileDescriptor
+        }
+    }
+
+    /// Like ``receiveFrames(dontWait:)``, also telling who sent the message (read off its first
+    /// frame that came from the wire: a ROUTER's routing-id frame carries nothing).
+    public func receiveFrames(dontWait: Bool = false, sender: inout Sender) throws -> [[UInt8]]? {
+        sender = Sender(userID: nil, fileDescriptor: -1)
+        var found = false
+        return try receiveFrames(dontWait: dontWait) { message in
+            guard !found, let userID = zmq_msg_gets(message, "User-Id") else { return }
+            found = true
+            sender.userID = String(cString: userID)
+            sender.fileDescriptor = zmq_msg_get(message, ZMQ_SRCFD)
+        }
+    }
+
     /// Receives a whole multipart message as byte arrays, or nil when `dontWait` is set and nothing is
     /// queued. Frames of any size are received whole.
     public func receiveFrames(dontWait: Bool = false) throws -> [[UInt8]]? {
+        try receiveFrames(dontWait: dontWait) { _ in }
+    }
+
+    private func receiveFrames(
+        dontWait: Bool, inspect: (UnsafeMutablePointer<zmq_msg_t>) -> Void
+    ) throws -> [[UInt8]]? {
         let handle = try live("zmq_msg_recv")
         var frames: [[UInt8]] = []
         while true {
@@ -223,6 +254,7 @@ public final class ZMQSocket {
                 if code == EAGAIN && frames.isEmpty { return nil }
                 throw ZeroMQError(code: code, operation: "zmq_msg_recv(\(type))")
             }
+            inspect(scratch)
             let size = zmq_msg_size(scratch)
             frames.append(
                 size == 0 ? [] : [UInt8](UnsafeRawBufferPointer(start: zmq_msg_data(scratch), count: size)))

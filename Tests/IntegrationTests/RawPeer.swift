@@ -25,7 +25,14 @@ enum RawPeer {
         try socket.connect(endpoint)
         var replies: [[[UInt8]]] = []
         for message in messages {
-            try socket.send(frames: message)
+            // A broker that refused the handshake leaves no connection to queue on: no reply.
+            var writable = ZMQPoller()
+            writable.add(socket, events: .writable)
+            _ = try writable.poll(timeoutMilliseconds: 1000)
+            guard try socket.send(frames: message, dontWait: true) else {
+                replies.append([])
+                continue
+            }
             var poller = ZMQPoller()
             poller.add(socket)
             guard try poller.poll(timeoutMilliseconds: 5000) > 0,

@@ -92,6 +92,12 @@ extension BrokerConnection {
                 effects.append(.deliver(.refused(LifelineError(reply: reply))))
                 return
             }
+            if reply.status == .forbidden {
+                // The policy does not allow it: asking again changes nothing.
+                phase = .stopped
+                effects.append(.deliver(.refused(LifelineError(reply: reply))))
+                return
+            }
             lose(
                 "the broker refused to register us: \(reply.errorMessage)", retryAt: nil, now: now,
                 into: &effects)

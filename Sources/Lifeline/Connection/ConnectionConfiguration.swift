@@ -19,6 +19,8 @@ struct ConnectionConfiguration: Sendable {
     var subscriptions: Subscriptions
     /// Unique token of this process run; the bus marker is `!token`.
     var token: String
+    /// CURVE keys for both sockets, when the broker runs with CURVE.
+    var credentials: ClientCredentials? = ClientCredentials.environment
     /// How long to wait for HELLO and REGISTER / ATTACH replies before retrying.
     var greetingTimeoutMilliseconds = 3000
     /// First reconnect delay; doubles on each failure up to ``maximumBackoffMilliseconds``. Each

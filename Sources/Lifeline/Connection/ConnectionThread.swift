@@ -198,13 +198,16 @@ private struct SocketLoop {
             let socket = try ZMQSocket(context, type: .dealer)
             try socket.set(.sendHighWaterMark, 100_000)
             try socket.set(.receiveHighWaterMark, 100_000)
+            try connection.configuration.credentials?.secure(socket)
             try socket.connect(connection.configuration.brokerEndpoint)
             control = socket
         case .sendControl(let frames):
             guard let control else { return }
             if try !control.send(frames: frames, dontWait: true) {
                 deliver(
-                    .log("dropped a \(frames.count)-frame message: the control socket's send queue is full"))
+                    .log(
+                        "dropped a \(frames.count)-frame message: the control socket is not connected (or its queue is full)"
+                    ))
             }
         case .openBus(let endpoint, let subscriptions):
             bus?.close()
@@ -212,6 +215,7 @@ private struct SocketLoop {
             // Bounded: past it the broker's bus drops this subscriber's events, and the topic
             // sequence gap makes the connection replay them from the journal.
             try socket.set(.receiveHighWaterMark, 100_000)
+            try connection.configuration.credentials?.secure(socket)
             try socket.connect(endpoint)
             for topic in subscriptions { try socket.set(.subscribe, topic) }
             bus = socket

@@ -61,6 +61,7 @@ public final class ServiceRunner: Sendable {
             brokerEndpoint: options.broker, registration: registration,
             subscriptions: .events(service.events),
             token: instance)
+        configuration.credentials = options.credentials
         configuration.droppedEvents = { drops.dropped }
         if let hook = service.resumeHook { configuration.resume = try await hook() }
 

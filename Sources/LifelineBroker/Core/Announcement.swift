@@ -6,6 +6,8 @@ enum Departure: String {
     case unregistered
     /// It fell silent for longer than its heartbeat window: it crashed or lost the network.
     case expired
+    /// Its key left the policy: the broker dropped it.
+    case revoked
 }
 
 /// What the core tells every feature, in order, after a step: the only way features learn of each

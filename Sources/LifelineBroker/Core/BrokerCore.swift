@@ -29,6 +29,10 @@ struct BrokerCore {
 
     /// The instant of the step being run.
     var now: MonotonicInstant
+    /// Control requests decoded and let through (denied and malformed ones not counted).
+    var requestsHandled: UInt64 = 0
+    /// True when the sockets run CURVE.
+    var secure = false
     /// What the step asks the socket shell to do.
     var output: [BrokerOutput] = []
     /// What the step tells the features, in order.

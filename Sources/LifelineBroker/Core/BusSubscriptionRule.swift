@@ -19,3 +19,17 @@ enum BusSubscriptionRule {
             ? nil : "a topic is an event name and its NUL, at most \(longest) bytes, got \(topic.count)"
     }
 }
+
+extension BusSubscriptionRule {
+    /// Why the peer holding `key` may not subscribe to `topic`: an event (its name and NUL) needs a
+    /// `subscribe` pattern that matches it; a bare prefix (every event starting with it) a pattern
+    /// that matches the prefix followed by `*` — the empty prefix, every event, needs `*`. Markers
+    /// are open to all.
+    static func denial(_ topic: ArraySlice<UInt8>, key: String, in policy: AccessPolicy) -> String? {
+        if topic.first == UInt8(ascii: "!") { return nil }
+        let name =
+            topic.last == 0
+            ? String(decoding: topic.dropLast(), as: UTF8.self) : String(decoding: topic, as: UTF8.self) + "*"
+        return policy.denial(key, .subscribe(name))
+    }
+}

@@ -43,7 +43,7 @@ struct RegistryFeature: BrokerFeature {
 
     static func hello(_ core: BrokerCore) -> JSONValue {
         let configuration = core.configuration
-        return BrokerInfo(
+        let info = BrokerInfo(
             buses: core.busEndpoints, epoch: core.epoch, sequence: core.sequence, lifecycle: core.lifecycle,
             heartbeat: configuration.heartbeat, maximumMessageBytes: configuration.maximumMessageBytes,
             journal: BrokerInfo.Journal(
@@ -52,6 +52,10 @@ struct RegistryFeature: BrokerFeature {
                 maximumAgeMilliseconds: configuration.journalMaximumAge.wholeMilliseconds),
             pid: core.identity.pid, host: core.identity.host, version: core.identity.version
         ).json
+        guard case .object(var members) = info else { return info }
+        members["requests"] = .int(Int64(truncatingIfNeeded: core.requestsHandled))
+        members["curve"] = .bool(core.secure)
+        return .object(members)
     }
 
     static func attached(_ core: BrokerCore) -> JSONValue {
@@ -225,6 +229,19 @@ struct RegistryFeature: BrokerFeature {
         core.log("unregistered \(request.name) (pid \(entry.registration.pid))")
         core.announce(.gone(entry.registration, reason: .unregistered))
         core.reply(peer, id, ["name": .string(request.name)])
+    }
+
+    /// Drops every name of `peers` (their key left the policy) and tells them why.
+    mutating func revoke(_ peers: Set<[UInt8]>, in core: inout BrokerCore) {
+        let names = core.registry.entries.values.filter { peers.contains($0.peer) }.map(\.registration.name)
+        for name in names.sorted() {
+            guard let entry = core.registry.remove(name) else { continue }
+            core.log("dropped \(name) (pid \(entry.registration.pid)): its key left the policy")
+            core.announce(.gone(entry.registration, reason: .revoked))
+        }
+        let frames = BrokerRequest.disconnect(reason: "your key is no longer allowed").controlRequest()
+            .frames()
+        for peer in peers { core.output.append(.send(peer: peer, frames: frames)) }
     }
 
     // MARK: Expiry

@@ -1,0 +1,206 @@
+import Foundation
+import LifelineProtocol
+import LifelineSupport
+import ZeroMQ
+
+/// Who may connect and what each key may do: the broker's policy file (`--policy FILE`).
+///
+/// ```json
+/// {"keys": {"gateway": {"publicKey": "Z85…", "register": ["gateway", "account"],
+///   "publish": ["com.example.*"], "subscribe": ["*"], "call": ["push.*"], "admin": false}}}
+/// ```
+///
+/// The keys listed are the allow-list the ZAP handler checks at the handshake; a key may be given
+/// inline (`publicKey`) or as a file (`publicKeyFile`, a `.pub` written by `lifeline keys new`,
+/// relative to the policy file). Each rule is a list of patterns where `*` matches any run of
+/// characters: service names for `register`, event names for `publish` and `subscribe`,
+/// `service.method` for `call`. What a key is not granted it may not do.
+public struct AccessPolicy: Sendable, Equatable {
+    /// What one key may do.
+    public struct Grant: Sendable, Equatable {
+        public var name: String
+        public var publicKey: String
+        public var register: [String] = []
+        public var publish: [String] = []
+        public var subscribe: [String] = []
+        public var call: [String] = []
+        /// APPS changes (a host's own sessions excepted), BOOT start and run, REPLAY outside a
+        /// registration.
+        public var admin = false
+    }
+
+    /// An action checked against a key's grant.
+    public enum Action: Sendable, Equatable {
+        case register(String)
+        case publish(String)
+        case subscribe(String)
+        case call(service: String, method: String)
+        case admin(String)
+    }
+
+    /// The grants, by key name.
+    public private(set) var grants: [String: Grant] = [:]
+    /// Key names by public key (the ZAP handler's allow-list).
+    public private(set) var names: [String: String] = [:]
+
+    static let fields = ["publicKey", "publicKeyFile", "register", "publish", "subscribe", "call", "admin"]
+
+    /// Reads the policy file at `path`; the error names the key and field that are wrong.
+    public init(path: String) throws(ProtocolError) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ProtocolError(.badRequest, "cannot read the policy file \(path)")
+        }
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(Array(data))
+        } catch {
+            throw ProtocolError(.badRequest, "\(path) is not JSON: \(error)")
+        }
+        try self.init(json: json, directory: (path as NSString).deletingLastPathComponent, file: path)
+    }
+
+    /// Reads a policy document; `publicKeyFile`s are relative to `directory`.
+    public init(json: JSONValue, directory: String = ".", file: String = "the policy") throws(ProtocolError) {
+        guard case .object(let top) = json else {
+            throw ProtocolError(.badRequest, "\(file): expected an object")
+        }
+        if let unknown = top.keys.first(where: { $0 != "keys" && $0 != "version" }) {
+            throw ProtocolError(.badRequest, "\(file): unknown field '\(unknown)'; fields: version, keys")
+        }
+        guard case .object(let keys)? = top["keys"] else {
+            throw ProtocolError(.badRequest, "\(file): 'keys' must be an object of key name → grant")
+        }
+        for (name, value) in keys.sorted(by: { $0.key < $1.key }) {
+            let grant = try Self.grant(name, value, directory: directory, file: file)
+            if let other = names[grant.publicKey] {
+                throw ProtocolError(
+                    .badRequest, "\(file): keys '\(other)' and '\(name)' have the same public key")
+            }
+            grants[name] = grant
+            names[grant.publicKey] = name
+        }
+    }
+
+    private static func grant(_ name: String, _ value: JSONValue, directory: String, file: String)
+        throws(ProtocolError) -> Grant
+    {
+        let at = "\(file): keys.\(name)"
+        guard !name.isEmpty, name.utf8.count <= 64,
+            name.utf8.allSatisfy({ $0 < 128 && (isalnum(Int32($0)) != 0 || "._-".utf8.contains($0)) })
+        else {
+            throw ProtocolError(.badRequest, "\(at): a key name is 1–64 letters, digits, '.', '_' or '-'")
+        }
+        guard case .object(let members) = value else {
+            throw ProtocolError(.badRequest, "\(at): expected an object")
+        }
+        if let unknown = members.keys.sorted().first(where: { !fields.contains($0) }) {
+            throw ProtocolError(
+                .badRequest, "\(at): unknown field '\(unknown)'; fields: \(fields.joined(separator: ", "))")
+        }
+        var key: String
+        switch (members["publicKey"]?.stringValue, members["publicKeyFile"]?.stringValue) {
+        case (let inline?, nil): key = inline
+        case (nil, let path?):
+            let full = path.hasPrefix("/") ? path : (directory as NSString).appendingPathComponent(path)
+            do {
+                key = try KeyFile.publicKey(full)
+            } catch {
+                throw ProtocolError(.badRequest, "\(at).publicKeyFile: \(error)")
+            }
+        default:
+            throw ProtocolError(.badRequest, "\(at): give exactly one of 'publicKey' and 'publicKeyFile'")
+        }
+        key = key.trimmingCharacters(in: .whitespaces)
+        guard CurveKeyPair.isKey(key) else {
+            throw ProtocolError(.badRequest, "\(at): the public key must be 40 Z85 characters")
+        }
+        var grant = Grant(name: name, publicKey: key)
+        func patterns(_ field: String) throws(ProtocolError) -> [String] {
+            guard let value = members[field] else { return [] }
+            guard let list = value.arrayValue, list.allSatisfy({ $0.stringValue?.isEmpty == false }) else {
+                throw ProtocolError(.badRequest, "\(at).\(field): expected a list of patterns (strings)")
+            }
+            return list.compactMap(\.stringValue)
+        }
+        grant.register = try patterns("register")
+        grant.publish = try patterns("publish")
+        grant.subscribe = try patterns("subscribe")
+        grant.call = try patterns("call")
+        if let admin = members["admin"] {
+            guard let flag = admin.boolValue else {
+                throw ProtocolError(.badRequest, "\(at).admin: expected true or false")
+            }
+            grant.admin = flag
+        }
+        return grant
+    }
+
+    /// Why `key` may not do `action` (naming the key, the action and the rule); nil when it may.
+    public func denial(_ key: String, _ action: Action) -> String? {
+        guard let grant = grants[key] else { return "key '\(key)' is not in the policy any more" }
+        let (verb, subject, rule): (String, String, [String])
+        switch action {
+        case .register(let name): (verb, subject, rule) = ("register", name, grant.register)
+        case .publish(let event): (verb, subject, rule) = ("publish", event, grant.publish)
+        case .subscribe(let event): (verb, subject, rule) = ("subscribe to", event, grant.subscribe)
+        case .call(let service, let method):
+            (verb, subject, rule) = ("call", "\(service).\(method)", grant.call)
+        case .admin(let what):
+            return grant.admin ? nil : "key '\(key)' may not \(what): its rule 'admin' is false"
+        }
+        if rule.contains(where: { Self.matches($0, subject) }) { return nil }
+        let field: String
+        switch action {
+        case .register: field = "register"
+        case .publish: field = "publish"
+        case .subscribe: field = "subscribe"
+        default: field = "call"
+        }
+        let shown = rule.isEmpty ? "[] (nothing)" : "[\(rule.joined(separator: ", "))]"
+        return "key '\(key)' may not \(verb) '\(subject)': its rule '\(field)' is \(shown)"
+    }
+
+    /// True when `pattern` (where `*` matches any run of characters) matches all of `text`.
+    public static func matches(_ pattern: String, _ text: String) -> Bool {
+        let pattern = Array(pattern.utf8)
+        let text = Array(text.utf8)
+        var p = 0
+        var t = 0
+        var star: Int?
+        var resume = 0
+        while t < text.count {
+            if p < pattern.count, pattern[p] == UInt8(ascii: "*") {
+                star = p
+                resume = t
+                p += 1
+            } else if p < pattern.count, pattern[p] == text[t] {
+                p += 1
+                t += 1
+            } else if let star {
+                p = star + 1
+                resume += 1
+                t = resume
+            } else {
+                return false
+            }
+        }
+        while p < pattern.count, pattern[p] == UInt8(ascii: "*") { p += 1 }
+        return p == pattern.count
+    }
+
+    /// What `key` may do, in a few lines (for `lifeline policy check`).
+    public func explain(_ key: String) -> [String] {
+        guard let grant = grants[key] else { return ["no key '\(key)' in the policy"] }
+        func list(_ patterns: [String]) -> String {
+            patterns.isEmpty ? "nothing" : patterns.joined(separator: ", ")
+        }
+        return [
+            "key '\(key)' (\(grant.publicKey)):",
+            "  register:  \(list(grant.register))",
+            "  publish:   \(list(grant.publish))",
+            "  subscribe: \(list(grant.subscribe))",
+            "  call:      \(list(grant.call))",
+            "  admin:     \(grant.admin ? "yes (apps changes, boot start/run, replay)" : "no")",
+        ]
+    }
+}

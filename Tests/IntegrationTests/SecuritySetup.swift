@@ -1,0 +1,49 @@
+import Foundation
+import Lifeline
+import LifelineSupport
+import ZeroMQ
+
+/// Key pairs and a policy file in a temporary directory, for brokers that run with CURVE.
+struct SecuritySetup {
+    let directory: URL
+
+    init(keys names: [String]) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-keys-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for name in ["broker"] + names {
+            let pair = try CurveKeyPair.generate()
+            _ = try KeyFile.write(
+                name: name, publicKey: pair.publicKey, secretKey: pair.secretKey, in: directory.path)
+        }
+    }
+
+    func path(_ file: String) -> String { directory.appendingPathComponent(file).path }
+    var policyPath: String { path("policy.json") }
+
+    /// Writes the policy: each key with its grant (`publicKeyFile` is filled in).
+    func writePolicy(_ grants: [String: JSONValue]) throws {
+        var keys: [String: JSONValue] = [:]
+        for (name, grant) in grants {
+            guard case .object(var members) = grant else { continue }
+            members["publicKeyFile"] = .string("\(name).pub")
+            keys[name] = .object(members)
+        }
+        try Data(JSONWriter.encode(["keys": .object(keys)])).write(to: URL(fileURLWithPath: policyPath))
+    }
+
+    /// `lifeline broker` arguments for CURVE with this policy.
+    var brokerArguments: [String] { ["--key", path("broker.key"), "--policy", policyPath] }
+
+    /// The credentials of key `name` for this broker.
+    func credentials(_ name: String) throws -> ClientCredentials {
+        try ClientCredentials(keyFile: path("\(name).key"), brokerKey: path("broker.pub"))
+    }
+
+    /// A service's (or the CLI's) arguments for key `name`.
+    func keyArguments(_ name: String) -> [String] {
+        ["--key", path("\(name).key"), "--broker-key", path("broker.pub")]
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: directory) }
+}
