@@ -1,0 +1,107 @@
+import LifelineProtocol
+import Testing
+
+@testable import LifelineBroker
+
+@Suite("The policy file: patterns, grants, and what is wrong with a bad one")
+struct AccessPolicyTests {
+    static let key = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"
+    static let other = "Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID"
+
+    @Test("`*` matches any run of characters, anywhere in the pattern")
+    func patterns() {
+        let cases: [(String, String, Bool)] = [
+            ("*", "anything.at.all", true), ("com.example.*", "com.example.push", true),
+            ("com.example.*", "com.examples", false), ("gateway", "gateway", true), ("gateway", "gateways", false),
+            ("*.signIn", "gateway.signIn", true), ("a*b*c", "aXXbYYc", true), ("a*b*c", "aXXbYY", false),
+            ("", "", true), ("push.*", "push.", true),
+        ]
+        for (pattern, text, expected) in cases {
+            #expect(AccessPolicy.matches(pattern, text) == expected, "\(pattern) ~ \(text)")
+        }
+    }
+
+    @Test("a grant allows what its rules match and nothing else; a denial names key, action and rule")
+    func grants() throws {
+        let policy = try AccessPolicy(json: [
+            "keys": [
+                "gw": [
+                    "publicKey": .string(Self.key), "register": ["gateway", "account"], "publish": ["com.example.*"],
+                    "subscribe": ["*"], "call": ["push.*"],
+                ],
+                "ops": ["publicKey": .string(Self.other), "admin": true],
+            ]
+        ])
+        #expect(policy.names == [Self.key: "gw", Self.other: "ops"])
+        #expect(policy.denial("gw", .register("account")) == nil)
+        #expect(
+            policy.denial("gw", .register("billing"))
+                == "key 'gw' may not register 'billing': its rule 'register' is [gateway, account]")
+        #expect(policy.denial("gw", .publish("com.example.ping")) == nil)
+        #expect(policy.denial("gw", .call(service: "push", method: "register")) == nil)
+        #expect(
+            policy.denial("gw", .call(service: "gateway", method: "signIn"))
+                == "key 'gw' may not call 'gateway.signIn': its rule 'call' is [push.*]")
+        #expect(policy.denial("gw", .admin("start or run boot tasks"))?.contains("its rule 'admin' is false") == true)
+        #expect(policy.denial("ops", .admin("start or run boot tasks")) == nil)
+        #expect(
+            policy.denial("ops", .publish("x")) == "key 'ops' may not publish 'x': its rule 'publish' is [] (nothing)")
+        #expect(policy.denial("gone", .publish("x")) == "key 'gone' is not in the policy any more")
+        #expect(policy.explain("gw").contains("  call:      push.*"))
+    }
+
+    @Test("a bad policy is refused with the key and field that are wrong")
+    func refusals() {
+        let cases: [(JSONValue, String)] = [
+            (["keys": ["gw": ["publicKey": .string(Self.key), "publsh": []]]], "keys.gw: unknown field 'publsh'"),
+            (["keys": ["gw": ["publicKey": "short"]]], "keys.gw: the public key must be 40 Z85 characters"),
+            (["keys": ["gw": [:]]], "keys.gw: give exactly one of 'publicKey' and 'publicKeyFile'"),
+            (["keys": ["gw": ["publicKey": .string(Self.key), "call": "push.*"]]], "keys.gw.call: expected a list"),
+            (["keys": ["gw": ["publicKey": .string(Self.key), "admin": "yes"]]], "keys.gw.admin: expected true or false"),
+            (["keys": ["a b": ["publicKey": .string(Self.key)]]], "a key name is 1–64 letters"),
+            (
+                ["keys": ["a": ["publicKey": .string(Self.key)], "b": ["publicKey": .string(Self.key)]]],
+                "keys 'a' and 'b' have the same public key"
+            ),
+            (["keys": [:], "extra": 1], "unknown field 'extra'"),
+            (
+                ["keys": ["gw": ["publicKeyFile": "/nonexistent/gw.pub"]]],
+                "keys.gw.publicKeyFile: cannot read the key file /nonexistent/gw.pub"
+            ),
+        ]
+        for (json, message) in cases {
+            #expect {
+                _ = try AccessPolicy(json: json)
+            } throws: { error in
+                (error as? ProtocolError)?.message.contains(message) == true
+            }
+        }
+    }
+
+    @Test("the broker checks every request against the key it came with: 403, logged, not counted")
+    func brokerChecks() throws {
+        var broker = BrokerHarness()
+        let policy = try AccessPolicy(json: [
+            "keys": ["gw": ["publicKey": .string(Self.key), "register": ["gateway"], "subscribe": ["did*"]]]
+        ])
+        var output: [BrokerOutput] = []
+        broker.core.apply(policy, now: broker.instant, into: &output)
+        let publish = ControlRequest(.publish, requestID: Array("p1".utf8), header: ["event": "didBecomeActive"])
+        broker.output.removeAll()
+        broker.core.handleControl(
+            peer: Array("gw".utf8), frames: publish.frames()[...], key: "gw", now: broker.instant,
+            into: &broker.output)
+        let denied = try #require(broker.replies(to: "gw").first)
+        #expect(denied.status == .forbidden)
+        #expect(denied.errorMessage == "key 'gw' may not publish 'didBecomeActive': its rule 'publish' is [] (nothing)")
+        #expect(broker.published.isEmpty)
+        let outside = BrokerHarness.registration("billing", instance: "i1", events: ["didBecomeActive"])
+        let register = ControlRequest(.register, requestID: Array("r1".utf8), header: outside)
+        broker.output.removeAll()
+        broker.core.handleControl(
+            peer: Array("gw".utf8), frames: register.frames()[...], key: "gw", now: broker.instant,
+            into: &broker.output)
+        #expect(broker.replies(to: "gw").first?.status == .forbidden)
+        #expect(broker.core.serviceCount == 0)
+    }
+}
