@@ -39,7 +39,8 @@ final class ChildProcess: @unchecked Sendable {
     /// Starts `executable` (a product of this package) with `arguments` and extra `environment`.
     init(_ executable: String, _ arguments: [String] = [], environment: [String: String] = [:]) throws {
         name = executable
-        process.executableURL = Executables.url(executable)
+        process.executableURL =
+            executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : Executables.url(executable)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe()

@@ -12,7 +12,8 @@ struct AccessPolicyTests {
     func patterns() {
         let cases: [(String, String, Bool)] = [
             ("*", "anything.at.all", true), ("com.example.*", "com.example.push", true),
-            ("com.example.*", "com.examples", false), ("gateway", "gateway", true), ("gateway", "gateways", false),
+            ("com.example.*", "com.examples", false), ("gateway", "gateway", true),
+            ("gateway", "gateways", false),
             ("*.signIn", "gateway.signIn", true), ("a*b*c", "aXXbYYc", true), ("a*b*c", "aXXbYY", false),
             ("", "", true), ("push.*", "push.", true),
         ]
@@ -26,7 +27,8 @@ struct AccessPolicyTests {
         let policy = try AccessPolicy(json: [
             "keys": [
                 "gw": [
-                    "publicKey": .string(Self.key), "register": ["gateway", "account"], "publish": ["com.example.*"],
+                    "publicKey": .string(Self.key), "register": ["gateway", "account"],
+                    "publish": ["com.example.*"],
                     "subscribe": ["*"], "call": ["push.*"],
                 ],
                 "ops": ["publicKey": .string(Self.other), "admin": true],
@@ -42,10 +44,13 @@ struct AccessPolicyTests {
         #expect(
             policy.denial("gw", .call(service: "gateway", method: "signIn"))
                 == "key 'gw' may not call 'gateway.signIn': its rule 'call' is [push.*]")
-        #expect(policy.denial("gw", .admin("start or run boot tasks"))?.contains("its rule 'admin' is false") == true)
+        #expect(
+            policy.denial("gw", .admin("start or run boot tasks"))?.contains("its rule 'admin' is false")
+                == true)
         #expect(policy.denial("ops", .admin("start or run boot tasks")) == nil)
         #expect(
-            policy.denial("ops", .publish("x")) == "key 'ops' may not publish 'x': its rule 'publish' is [] (nothing)")
+            policy.denial("ops", .publish("x"))
+                == "key 'ops' may not publish 'x': its rule 'publish' is [] (nothing)")
         #expect(policy.denial("gone", .publish("x")) == "key 'gone' is not in the policy any more")
         #expect(policy.explain("gw").contains("  call:      push.*"))
     }
@@ -53,11 +58,20 @@ struct AccessPolicyTests {
     @Test("a bad policy is refused with the key and field that are wrong")
     func refusals() {
         let cases: [(JSONValue, String)] = [
-            (["keys": ["gw": ["publicKey": .string(Self.key), "publsh": []]]], "keys.gw: unknown field 'publsh'"),
+            (
+                ["keys": ["gw": ["publicKey": .string(Self.key), "publsh": []]]],
+                "keys.gw: unknown field 'publsh'"
+            ),
             (["keys": ["gw": ["publicKey": "short"]]], "keys.gw: the public key must be 40 Z85 characters"),
             (["keys": ["gw": [:]]], "keys.gw: give exactly one of 'publicKey' and 'publicKeyFile'"),
-            (["keys": ["gw": ["publicKey": .string(Self.key), "call": "push.*"]]], "keys.gw.call: expected a list"),
-            (["keys": ["gw": ["publicKey": .string(Self.key), "admin": "yes"]]], "keys.gw.admin: expected true or false"),
+            (
+                ["keys": ["gw": ["publicKey": .string(Self.key), "call": "push.*"]]],
+                "keys.gw.call: expected a list"
+            ),
+            (
+                ["keys": ["gw": ["publicKey": .string(Self.key), "admin": "yes"]]],
+                "keys.gw.admin: expected true or false"
+            ),
             (["keys": ["a b": ["publicKey": .string(Self.key)]]], "a key name is 1–64 letters"),
             (
                 ["keys": ["a": ["publicKey": .string(Self.key)], "b": ["publicKey": .string(Self.key)]]],
@@ -86,14 +100,17 @@ struct AccessPolicyTests {
         ])
         var output: [BrokerOutput] = []
         broker.core.apply(policy, now: broker.instant, into: &output)
-        let publish = ControlRequest(.publish, requestID: Array("p1".utf8), header: ["event": "didBecomeActive"])
+        let publish = ControlRequest(
+            .publish, requestID: Array("p1".utf8), header: ["event": "didBecomeActive"])
         broker.output.removeAll()
         broker.core.handleControl(
             peer: Array("gw".utf8), frames: publish.frames()[...], key: "gw", now: broker.instant,
             into: &broker.output)
         let denied = try #require(broker.replies(to: "gw").first)
         #expect(denied.status == .forbidden)
-        #expect(denied.errorMessage == "key 'gw' may not publish 'didBecomeActive': its rule 'publish' is [] (nothing)")
+        #expect(
+            denied.errorMessage
+                == "key 'gw' may not publish 'didBecomeActive': its rule 'publish' is [] (nothing)")
         #expect(broker.published.isEmpty)
         let outside = BrokerHarness.registration("billing", instance: "i1", events: ["didBecomeActive"])
         let register = ControlRequest(.register, requestID: Array("r1".utf8), header: outside)
