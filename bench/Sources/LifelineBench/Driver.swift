@@ -36,7 +36,7 @@ final class Driver {
             )
             let topology = try BenchTopology(
                 transport: transport, fanouts: settings.fanouts, binaries: binaries, work: work,
-                ackEndpoint: ackEndpoint, durable: settings.durable)
+                ackEndpoint: ackEndpoint, durable: settings.durable, curve: settings.curve)
             defer { topology.stop() }
             if settings.wants("broadcast") { try broadcast(topology) }
             if settings.wants("roundtrip") { try roundTrips(topology) }
@@ -141,7 +141,7 @@ final class Driver {
                 let event = EventName(rawValue: "bench.n\(fanout)")
                 let proxyTopic = Array("bench.n\(fanout)".utf8) + [0]
                 let directTopic = Array("direct.n\(fanout)".utf8) + [0]
-                let systems: [(String, (UInt64) throws -> Void)] = [
+                var systems: [(String, (UInt64) throws -> Void)] = [
                     (
                         "lifeline",
                         { key in
@@ -166,12 +166,22 @@ final class Driver {
                         }
                     ),
                 ]
-                var results = Array(repeating: Samples(), count: systems.count)
-                var cpu = Array(repeating: (broker: 0.0, subscribers: 0.0, events: 0), count: systems.count)
-                let roles = [
+                var roles = [
                     ("lifeline broker", "lifeline subscribers"), ("zmq_proxy broker", "zmq subscribers"),
                     ("", "zmq subscribers"),
                 ]
+                if let secure = topology.secureClient {
+                    systems.append(
+                        (
+                            "lifeline+curve",
+                            { key in
+                                _ = try secure.publish(event, payload: Payload.json(key: key, size: size))
+                            }
+                        ))
+                    roles.append(("lifeline+curve broker", "lifeline+curve subscribers"))
+                }
+                var results = Array(repeating: Samples(), count: systems.count)
+                var cpu = Array(repeating: (broker: 0.0, subscribers: 0.0, events: 0), count: systems.count)
                 for (index, system) in systems.enumerated() {
                     try synchronize("\(system.0) N=\(fanout)", expected: fanout, send: system.1)
                     var warm = Samples()
@@ -235,7 +245,7 @@ final class Driver {
         let lookup = ClientRequest.lookup(name: "bench-0")
         let call = ClientRequest.call(
             ServiceCall(service: "bench-0", method: "echo", timeoutMilliseconds: 5000, body: payload))
-        let scenarios: [(String, [(String, () throws -> Void)])] = [
+        var scenarios: [(String, [(String, () throws -> Void)])] = [
             (
                 "publish-ack",
                 [
@@ -258,6 +268,12 @@ final class Driver {
                 ]
             ),
         ]
+        if let secure = topology.secureClient {
+            // Its services are numbered from 200.
+            let secureCall = ClientRequest.call(
+                ServiceCall(service: "bench-200", method: "echo", timeoutMilliseconds: 5000, body: payload))
+            scenarios[2].1.append(("lifeline+curve", { _ = try secure.request(secureCall) }))
+        }
         for (scenario, systems) in scenarios {
             progress("\(scenario) round trip \(topology.transport): \(settings.samples) per system")
             var samples = Array(repeating: [UInt64](), count: systems.count)

@@ -15,6 +15,9 @@ struct Settings: Sendable {
     var only: String?
     /// Run the broker with a state directory: every event goes to the durable journal first.
     var durable = false
+    /// Also run a second Lifeline broker with CURVE (and a policy), its services and client with
+    /// keys, beside the plain one: broadcast and call rows `lifeline+curve`.
+    var curve = true
 
     static let quickRun: Settings = {
         var settings = Settings()

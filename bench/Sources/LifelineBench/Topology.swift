@@ -1,5 +1,7 @@
 import Foundation
 import Lifeline
+import LifelineProtocol
+import LifelineSupport
 import ZeroMQ
 
 /// Every process and socket of one transport's run: the Lifeline broker and services, and the raw
@@ -12,15 +14,18 @@ final class BenchTopology {
     /// The processes of each system, for CPU accounting: broker/relay and subscribers.
     private(set) var roles: [String: [Child]] = [:]
     let client: BlockingClient
+    /// A client of the CURVE broker (nil without `curve`).
+    private(set) var secureClient: BlockingClient?
     let brokerControl: String
     let proxyPub: ZMQSocket
     let directPub: ZMQSocket
     let echoDealer: ZMQSocket
     let proxiedDealer: ZMQSocket
 
-    init(transport: String, fanouts: [Int], binaries: URL, work: URL, ackEndpoint: String, durable: Bool)
-        throws
-    {
+    init(
+        transport: String, fanouts: [Int], binaries: URL, work: URL, ackEndpoint: String, durable: Bool,
+        curve: Bool
+    ) throws {
         self.transport = transport
         let logs = work.appendingPathComponent("logs-\(transport)")
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
@@ -96,7 +101,57 @@ final class BenchTopology {
         proxiedDealer = try ZMQSocket(context, type: .dealer)
         try proxiedDealer.connect(reqrep["frontend"] ?? "")
 
-        client = try BlockingClient(broker: brokerControl)
+        client = try BlockingClient(broker: brokerControl, credentials: nil)
+
+        guard curve else { return }
+        // The same broker and services again, with CURVE on both sockets and a policy (so the ZAP
+        // handler checks every handshake): one key pair for all of them, granted everything.
+        let keys = work.appendingPathComponent("keys-\(transport)")
+        try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
+        for name in ["broker", "bench"] {
+            let pair = try CurveKeyPair.generate()
+            _ = try KeyFile.write(
+                name: name, publicKey: pair.publicKey, secretKey: pair.secretKey, in: keys.path)
+        }
+        let policy = keys.appendingPathComponent("policy.json")
+        try Data(
+            JSONWriter.encode([
+                "keys": [
+                    "bench": [
+                        "publicKeyFile": "bench.pub", "register": ["*"], "publish": ["*"], "subscribe": ["*"],
+                        "call": ["*"], "admin": true,
+                    ]
+                ]
+            ])
+        ).write(to: policy)
+        let keyArguments = [
+            "--key", keys.appendingPathComponent("bench.key").path, "--broker-key",
+            keys.appendingPathComponent("broker.pub").path,
+        ]
+        let firstSecure = started.count
+        let secureBroker = try start(
+            "broker-curve", "lifeline",
+            [
+                "broker", "--control", endpoint("control-curve"), "--bus", endpoint("bus-curve"), "--bus-hwm",
+                "0",
+                "--key", keys.appendingPathComponent("broker.key").path, "--policy", policy.path,
+            ])
+        for index in 0..<count {
+            _ = try start(
+                "service-curve-\(index)", "lifeline-bench",
+                [
+                    "service", "--broker", secureBroker["control"] ?? "", "--index", "\(200 + index)",
+                    "--ack",
+                    ackEndpoint, "--events", topics("bench", for: index),
+                ] + keyArguments)
+        }
+        roles["lifeline+curve broker"] = [started[firstSecure]]
+        roles["lifeline+curve subscribers"] = Array(started[(firstSecure + 1)...])
+        secureClient = try BlockingClient(
+            broker: secureBroker["control"] ?? "",
+            credentials: ClientCredentials(
+                keyFile: keys.appendingPathComponent("bench.key").path,
+                brokerKey: keys.appendingPathComponent("broker.pub").path))
     }
 
     func stop() { group.stop() }

@@ -5,7 +5,7 @@ import Lifeline
 import LifelineSupport
 
 let usage = """
-    usage: lifeline-bench run [--quick] [--durable] [--out DIR] [--only SCENARIO] [--transports ipc,tcp]
+    usage: lifeline-bench run [--quick] [--durable] [--out DIR] [--only SCENARIO] [--transports ipc,tcp] [--no-curve]
            lifeline-bench service|proxy|subscriber|echo|worker ...   (started by 'run')
 
     Scenarios: broadcast, roundtrip, throughput, paced. Results: a table on stdout, DIR/results.json,
@@ -21,6 +21,7 @@ do {
         if let output = try arguments.option("--out") { settings.output = URL(fileURLWithPath: output) }
         settings.only = try arguments.option("--only")
         settings.durable = arguments.flag("--durable")
+        if arguments.flag("--no-curve") { settings.curve = false }
         if let transports = try arguments.option("--transports") {
             settings.transports = transports.split(separator: ",").map(String.init)
         }

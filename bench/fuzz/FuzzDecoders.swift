@@ -1,0 +1,30 @@
+// The fuzz target of bench/fuzz.sh: compiled with Sources/LifelineProtocol by `swiftc
+// -sanitize=fuzzer,address`. An input is a multipart message: frames separated by the bytes
+// 00 01 00. Every decoder a peer's bytes reach is run on it; each must return or throw a
+// ProtocolError (the clear 4xx the broker answers), never crash, hang or leak.
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    var frames: [[UInt8]] = [[]]
+    var index = 0
+    while index < bytes.count {
+        if index + 2 < bytes.count, bytes[index] == 0, bytes[index + 1] == 1, bytes[index + 2] == 0 {
+            frames.append([])
+            index += 3
+        } else {
+            frames[frames.count - 1].append(bytes[index])
+            index += 1
+        }
+    }
+    _ = try? JSONParser.parse(bytes)
+    if let message = try? ControlMessage.decode(frames[...]) {
+        if case .request(let request) = message {
+            _ = try? ClientRequest.decode(request)
+            _ = try? BrokerRequest.decode(request)
+        }
+        if case .reply(let reply) = message { _ = try? reply.json() }
+    }
+    _ = try? BusMessage.decode(frames)
+    return 0
+}
