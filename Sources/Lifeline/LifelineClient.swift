@@ -17,9 +17,14 @@ public final class LifelineClient: Sendable {
     private let publisherToken = Environment.uniqueToken()
     private let publications = Atomic<UInt64>(0)
 
-    /// Connects to the broker at `broker`.
-    public convenience init(broker: String = LifelineClient.defaultBroker) {
-        let configuration = ConnectionConfiguration(brokerEndpoint: broker, token: Environment.uniqueToken())
+    /// Connects to the broker at `broker`, with CURVE when `credentials` are given (by default those
+    /// of `LIFELINE_KEY` and `LIFELINE_BROKER_KEY`).
+    public convenience init(
+        broker: String = LifelineClient.defaultBroker,
+        credentials: ClientCredentials? = ClientCredentials.environment
+    ) {
+        var configuration = ConnectionConfiguration(brokerEndpoint: broker, token: Environment.uniqueToken())
+        configuration.credentials = credentials
         self.init(configuration: configuration) { _ in }
     }
 

@@ -20,8 +20,11 @@ enum RawPeer {
     ]
 
     /// Sends each message and collects one reply per message (5 s each at most).
-    static func exchange(with endpoint: String, messages: [[[UInt8]]]) throws -> [[[UInt8]]] {
+    static func exchange(
+        with endpoint: String, messages: [[[UInt8]]], curve: (keys: CurveKeyPair, server: String)? = nil
+    ) throws -> [[[UInt8]]] {
         let socket = try ZMQSocket(ZMQContext.shared, type: .dealer)
+        if let curve { try socket.secureAsClient(curve.keys, serverKey: curve.server) }
         try socket.connect(endpoint)
         var replies: [[[UInt8]]] = []
         for message in messages {

@@ -47,6 +47,24 @@ struct SecurityTests {
         #expect(try Self.requests(ops) == before + 1, "only our own HELLO was processed")
     }
 
+    @Test("malformed input from an authenticated peer still gets a clear 4xx, and the broker goes on")
+    func authenticatedGarbage() async throws {
+        let keys = try SecuritySetup(keys: ["ops"])
+        defer { keys.remove() }
+        try keys.writePolicy(["ops": Self.admin])
+        let broker = try await BrokerProcess(keys.brokerArguments)
+        defer { broker.process.kill() }
+        let credentials = try keys.credentials("ops")
+        let replies = try RawPeer.exchange(
+            with: broker.control, messages: Array(RawPeer.garbage.dropFirst()),
+            curve: (credentials.keys, credentials.brokerKey))
+        let statuses = replies.map { reply in reply.count > 3 ? String(decoding: reply[3], as: UTF8.self) : ""
+        }
+        #expect(statuses.allSatisfy { $0.hasPrefix("4") || $0 == "505" }, "\(statuses)")
+        let ops = try BlockingClient(broker: broker.control, credentials: credentials)
+        #expect(try ops.hello().epoch > 0, "and the broker still serves")
+    }
+
     @Test("a service may register only the names its rule lists: 403 naming the key, the action and the rule")
     func registrationOutsideTheRule() async throws {
         let keys = try SecuritySetup(keys: ["ops", "gw"])
