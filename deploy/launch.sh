@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Launches the broker and the services of a topology, in the background, logs and pids under run/.
+# Launches the broker and the services of a topology, in the background, logs and pids under run/:
+# a thin wrapper over 'lifeline up --detach' (which supervises them) and 'lifeline down'.
 #
-#   deploy/launch.sh [start]     build (release), start everything, wait until all are registered
-#   deploy/launch.sh stop        stop the services, then the broker (SIGTERM, then SIGKILL after 5 s)
+#   deploy/launch.sh [start]     build (release), start everything, wait until all are registered, boot
+#   deploy/launch.sh stop        stop the services in reverse start order, then the broker
 #   deploy/launch.sh status      which processes run, and the broker's registry
 #   deploy/launch.sh restart
 # Options: --topology FILE (default deploy/topology.json), --debug (debug build).
@@ -26,35 +27,16 @@ done
 
 run_dir=${LIFELINE_RUN_DIR:-$lifeline_root/run}
 bin="$lifeline_root/.build/$configuration"
+control=$( { [ -x "$bin/lifeline" ] && "$bin/lifeline" topology "$topology" --shell 2>/dev/null | awk '$1 == "broker" { print $2 }'; } || true )
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 stop_all() {
-    local stopped=0
-    shopt -s nullglob
-    local pidfiles=("$run_dir"/*.pid)
-    # Services first, the broker last, so services unregister cleanly.
-    local ordered=()
-    for file in "${pidfiles[@]}"; do [ "$(basename "$file")" = broker.pid ] || ordered+=("$file"); done
-    [ -f "$run_dir/broker.pid" ] && ordered+=("$run_dir/broker.pid")
-    for file in "${ordered[@]}"; do
-        local name pid
-        name=$(basename "$file" .pid)
-        pid=$(cat "$file")
-        if kill -0 "$pid" 2>/dev/null; then
-            kill -TERM "$pid" 2>/dev/null || true
-            for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-            if kill -0 "$pid" 2>/dev/null; then
-                say "  $name (pid $pid) did not stop within 5 s; killing it"
-                kill -KILL "$pid" 2>/dev/null || true
-            fi
-            say "  stopped $name (pid $pid)"
-            stopped=$((stopped + 1))
-        fi
-        rm -f "$file"
-    done
-    [ $stopped -eq 0 ] && say "nothing was running (run directory $run_dir)"
-    return 0
+    if [ -x "$bin/lifeline" ]; then
+        "$bin/lifeline" down --run-dir "$run_dir"
+    else
+        say "nothing was running (run directory $run_dir)"
+    fi
 }
 
 show_status() {
@@ -65,27 +47,13 @@ show_status() {
         if alive "$file"; then say "  $(basename "$file" .pid): running (pid $(cat "$file"))"; else say "  $(basename "$file" .pid): not running"; fi
     done
     [ $any -eq 0 ] && { say "nothing launched (run directory $run_dir)"; return 0; }
-    if alive "$run_dir/broker.pid" && [ -f "$run_dir/broker.endpoint" ]; then
-        "$bin/lifeline" services --broker "$(cat "$run_dir/broker.endpoint")" || true
+    if alive "$run_dir/up.pid"; then
+        "$bin/lifeline" services --broker "$control" || true
     fi
-}
-
-wait_for_line() { # file pattern seconds
-    local deadline=$((SECONDS + $3))
-    while [ $SECONDS -lt $deadline ]; do
-        grep -q "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
 }
 
 start_all() {
     ensure_prerequisites
-    if alive "$run_dir/broker.pid"; then
-        say "already running (broker pid $(cat "$run_dir/broker.pid")); use 'deploy/launch.sh restart' or 'stop'"
-        show_status
-        return 0
-    fi
     say "building ($configuration) ..."
     set +e
     cd "$lifeline_root"
@@ -94,67 +62,17 @@ start_all() {
     set -e
     [ "$status" -eq 0 ] || { say "error: the build failed (status $status)"; exit 1; }
 
-    local plan
-    plan=$("$bin/lifeline" topology "$topology" --shell) || exit 1
-    mkdir -p "$run_dir"
-    rm -f "$run_dir"/*.pid
-
-    local control bus broker_args
-    read -r _ control bus broker_args <<<"$(head -n 1 <<<"$plan")"
-    say "starting the broker (control $control, bus $bus) ..."
-    : >"$run_dir/broker.out"
-    # shellcheck disable=SC2086
-    nohup "$bin/lifeline" broker --control "$control" --bus "$bus" --state-dir "$run_dir/state" --topology "$topology" $broker_args \
-        >"$run_dir/broker.out" 2>"$run_dir/broker.log" &
-    echo $! >"$run_dir/broker.pid"
-    if ! wait_for_line "$run_dir/broker.out" '^READY ' 15; then
-        say "error: the broker did not become ready; its log ($run_dir/broker.log):"
-        tail -n 20 "$run_dir/broker.log" >&2
-        stop_all
+    # The supervisor starts the broker, then the services in dependency order, restarts what dies,
+    # and stops everything in reverse order on 'lifeline down'.
+    local up
+    if ! up=$("$bin/lifeline" up --detach --topology "$topology" --run-dir "$run_dir"); then
         exit 1
     fi
-    control=$(sed -n 's/^READY control=\([^ ,]*\).*/\1/p' "$run_dir/broker.out")
-    echo "$control" >"$run_dir/broker.endpoint"
-    say "  broker ready: $(head -n 1 "$run_dir/broker.out")"
-
+    control=$(sed -n 's/^UP control=\([^ ]*\).*/\1/p' <<<"$up")
     local names=()
-    while read -r kind name executable args; do
-        [ "$kind" = service ] || continue
-        local path=$executable
-        [[ "$path" = /* ]] || path="$bin/$executable"
-        [ -x "$path" ] || { say "error: $path not found (service $name)"; stop_all; exit 1; }
-        # shellcheck disable=SC2086
-        nohup "$path" --broker "$control" --name "$name" $args >"$run_dir/$name.out" 2>"$run_dir/$name.log" &
-        echo $! >"$run_dir/$name.pid"
-        names+=("$name")
-        say "  started $name (pid $!)"
-    done <<<"$plan"
-
-    say "waiting for ${#names[@]} services to register ..."
-    local pending=("${names[@]}")
-    local deadline=$((SECONDS + 30))
-    while [ ${#pending[@]} -gt 0 ] && [ $SECONDS -lt $deadline ]; do
-        local still=()
-        for name in "${pending[@]}"; do
-            if grep -q '^READY ' "$run_dir/$name.out" 2>/dev/null; then
-                say "  ✓ $name registered"
-            elif ! alive "$run_dir/$name.pid"; then
-                say "error: $name exited; its log ($run_dir/$name.log):"
-                tail -n 10 "$run_dir/$name.log" >&2
-                stop_all
-                exit 1
-            else
-                still+=("$name")
-            fi
-        done
-        pending=("${still[@]+"${still[@]}"}")
-        [ ${#pending[@]} -gt 0 ] && sleep 0.2
-    done
-    if [ ${#pending[@]} -gt 0 ]; then
-        say "error: not registered after 30 s: ${pending[*]} (logs in $run_dir)"
-        stop_all
-        exit 1
-    fi
+    while read -r kind name _; do [ "$kind" = service ] && names+=("$name"); done \
+        <<<"$("$bin/lifeline" topology "$topology" --shell)"
+    say "  up: $up (logs and pids in $run_dir)"
 
     say "launching the application (didFinishLaunching) and booting ..."
     "$bin/lifeline" dispatch didFinishLaunching --broker "$control" >/dev/null || say "warning: didFinishLaunching was refused (see lifeline status)"

@@ -200,9 +200,17 @@ public final class BrokerServer {
         let routerIndex = poller.add(router)
         let busIndex = poller.add(bus)
         var lastActivity: UInt64 = 0
+        // Under systemd with WatchdogSec=, the loop itself pings: a stuck loop gets restarted.
+        let watchdog = SystemdNotifier.watchdogMilliseconds.map { UInt64($0) * 1_000_000 }
+        var nextWatchdog = SystemClock.monotonicNanoseconds()
         while true {
             let now = SystemClock.monotonicNanoseconds()
-            var timeout = SystemClock.pollTimeout(until: core.nextDeadline().nanoseconds, now: now)
+            if let watchdog, now >= nextWatchdog {
+                SystemdNotifier.notify("WATCHDOG=1")
+                nextWatchdog = now + watchdog
+            }
+            var timeout = SystemClock.pollTimeout(
+                until: min(core.nextDeadline().nanoseconds, watchdog == nil ? .max : nextWatchdog), now: now)
             if spin > 0 && now &- lastActivity < spin { timeout = 0 }
             do {
                 if try poller.poll(timeoutMilliseconds: timeout) > 0 {

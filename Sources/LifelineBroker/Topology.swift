@@ -4,15 +4,44 @@ import LifelineProtocol
 ///
 /// ```json
 /// {"broker": {"control": "tcp://127.0.0.1:7200", "bus": "tcp://127.0.0.1:7201", "launcher": "launcher"},
-///  "services": [{"name": "push", "executable": "lifeline-push", "args": []}]}
+///  "supervisor": {"restarts": 5, "seconds": 10},
+///  "services": [{"name": "push", "executable": "lifeline-push", "args": [], "restart": "on-failure",
+///                "after": ["gateway"]}]}
 /// ```
 public struct Topology: Sendable, Equatable {
+    /// When `lifeline up` starts a service again after it exited.
+    public enum Restart: String, Sendable, Equatable, CaseIterable {
+        /// Whatever the exit.
+        case always
+        /// After a non-zero exit status or a signal (the default).
+        case onFailure = "on-failure"
+        case never
+    }
+
     /// One service process to launch.
     public struct ServiceEntry: Sendable, Equatable {
         public var name: String
         public var executable: String
         public var arguments: [String]
+        public var restart: Restart = .onFailure
+        /// Services that must be up (registered) before this one starts.
+        public var after: [String] = []
     }
+
+    /// OTP's restart intensity: beyond `restarts` restarts in `seconds` the supervisor gives up on
+    /// a service.
+    public var restartLimit = (restarts: 5, seconds: 10)
+
+    public static func == (left: Topology, right: Topology) -> Bool {
+        left.control == right.control && left.bus == right.bus && left.launcher == right.launcher
+            && left.bootPhases == right.bootPhases && left.bootTasks == right.bootTasks
+            && left.bootWaitMilliseconds == right.bootWaitMilliseconds && left.services == right.services
+            && left.restartLimit == right.restartLimit
+    }
+
+    static let topFields = ["broker", "boot", "services", "supervisor"]
+    static let brokerFields = ["control", "bus", "launcher"]
+    static let serviceFields = ["name", "executable", "args", "restart", "after"]
 
     public var control: String
     public var bus: String
@@ -28,7 +57,24 @@ public struct Topology: Sendable, Equatable {
 
     /// Reads and checks a topology document, naming the first problem.
     public init(json: JSONValue) throws(ProtocolError) {
-        guard case .object = json else { throw ProtocolError(.badRequest, "a topology is a JSON object") }
+        guard case .object(let top) = json else {
+            throw ProtocolError(.badRequest, "a topology is a JSON object")
+        }
+        try Self.refuseUnknown(top, Self.topFields, at: "the topology")
+        if case .object(let broker)? = json["broker"] {
+            try Self.refuseUnknown(broker, Self.brokerFields, at: "broker")
+        }
+        if let supervisor = json["supervisor"] {
+            guard let restarts = supervisor["restarts"]?.intValue, (0...1000).contains(restarts),
+                let seconds = supervisor["seconds"]?.intValue, (1...86_400).contains(seconds)
+            else {
+                throw ProtocolError(
+                    .badRequest,
+                    "supervisor needs 'restarts' (0...1000) and 'seconds' (1...86400), e.g. {\"restarts\": 5, \"seconds\": 10}"
+                )
+            }
+            restartLimit = (Int(restarts), Int(seconds))
+        }
         control = json["broker"]?["control"]?.stringValue ?? BrokerConfiguration.defaultControlEndpoint
         bus = json["broker"]?["bus"]?.stringValue ?? BrokerConfiguration.defaultBusEndpoint
         launcher = json["broker"]?["launcher"]?.stringValue
@@ -62,9 +108,10 @@ public struct Topology: Sendable, Equatable {
         bootWaitMilliseconds = json["boot"]?["waitMs"]?.intValue.map { Int($0) }
         var services: [ServiceEntry] = []
         for (index, entry) in (json["services"]?.arrayValue ?? []).enumerated() {
-            guard let name = entry["name"]?.stringValue else {
+            guard case .object(let members) = entry, let name = entry["name"]?.stringValue else {
                 throw ProtocolError(.badRequest, "services[\(index)] needs a string 'name'")
             }
+            try Self.refuseUnknown(members, Self.serviceFields, at: "services[\(index)] ('\(name)')")
             if let problem = ServiceRegistration.nameProblem(name, what: "services[\(index)].name") {
                 throw ProtocolError(.badRequest, problem)
             }
@@ -86,8 +133,63 @@ public struct Topology: Sendable, Equatable {
             if services.contains(where: { $0.name == name }) {
                 throw ProtocolError(.badRequest, "service '\(name)' appears twice")
             }
-            services.append(ServiceEntry(name: name, executable: executable, arguments: arguments))
+            var service = ServiceEntry(name: name, executable: executable, arguments: arguments)
+            if let restart = entry["restart"] {
+                guard let value = restart.stringValue.flatMap(Restart.init(rawValue:)) else {
+                    throw ProtocolError(
+                        .badRequest,
+                        "services[\(index)] ('\(name)').restart must be always, on-failure or never")
+                }
+                service.restart = value
+            }
+            if let after = entry["after"] {
+                guard let names = after.arrayValue?.compactMap(\.stringValue),
+                    names.count == after.arrayValue?.count
+                else {
+                    throw ProtocolError(
+                        .badRequest, "services[\(index)] ('\(name)').after must be a list of service names")
+                }
+                service.after = names
+            }
+            services.append(service)
         }
         self.services = services
+        for service in services {
+            for dependency in service.after where !services.contains(where: { $0.name == dependency }) {
+                throw ProtocolError(
+                    .badRequest,
+                    "service '\(service.name)' starts after '\(dependency)', which the topology does not launch"
+                )
+            }
+        }
+        _ = try startLayers()
+    }
+
+    /// The services in start order, as layers: each layer's services depend only on earlier layers
+    /// and start together; `lifeline down` stops the layers in reverse. A cycle is refused, named.
+    public func startLayers() throws(ProtocolError) -> [[String]] {
+        var remaining = services
+        var started: Set<String> = []
+        var layers: [[String]] = []
+        while !remaining.isEmpty {
+            let ready = remaining.filter { $0.after.allSatisfy(started.contains) }
+            guard !ready.isEmpty else {
+                let names = remaining.map(\.name).sorted().joined(separator: ", ")
+                throw ProtocolError(.badRequest, "the services' 'after' lists form a cycle among: \(names)")
+            }
+            layers.append(ready.map(\.name))
+            started.formUnion(ready.map(\.name))
+            remaining.removeAll { started.contains($0.name) }
+        }
+        return layers
+    }
+
+    private static func refuseUnknown(_ members: [String: JSONValue], _ fields: [String], at place: String)
+        throws(ProtocolError)
+    {
+        if let unknown = members.keys.sorted().first(where: { !fields.contains($0) }) {
+            throw ProtocolError(
+                .badRequest, "\(place): unknown key '\(unknown)'; keys: \(fields.joined(separator: ", "))")
+        }
     }
 }

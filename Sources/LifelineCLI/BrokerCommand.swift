@@ -172,6 +172,7 @@ enum BrokerCommand: CLICommand {
         let stop = server.stopper
         let watcher = SignalWatcher { number in
             Console.log("broker", "received signal \(number); shutting down")
+            SystemdNotifier.notify("STOPPING=1")
             stop()
         }
         let reload = server.reloader
@@ -186,6 +187,8 @@ enum BrokerCommand: CLICommand {
         Console.out(
             "READY control=\(server.controlEndpoints.joined(separator: ",")) bus=\(server.busEndpoints.joined(separator: ","))"
         )
+        SystemdNotifier.notify(
+            "READY=1\nSTATUS=serving control on \(server.controlEndpoints.joined(separator: ","))")
         server.run()
         withExtendedLifetime((watcher, hangup)) {}
     }

@@ -10,7 +10,8 @@ public enum CLI {
         CommandEntry(DispatchCommand.self), CommandEntry(TailCommand.self),
         CommandEntry(ServicesCommand.self), CommandEntry(LookupCommand.self), CommandEntry(CallCommand.self),
         CommandEntry(AppsCommand.self), CommandEntry(BootCommand.self), CommandEntry(StatusCommand.self),
-        CommandEntry(EventsCommand.self), CommandEntry(TopologyCommand.self), CommandEntry(KeysCommand.self),
+        CommandEntry(EventsCommand.self), CommandEntry(TopologyCommand.self), CommandEntry(UpCommand.self),
+        CommandEntry(DownCommand.self), CommandEntry(KeysCommand.self),
         CommandEntry(PolicyCommand.self),
     ]
 

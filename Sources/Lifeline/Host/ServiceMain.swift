@@ -27,7 +27,11 @@ extension Service {
             exit(2)
         }
         let runner = ServiceRunner(self, options: options)
-        let watcher = SignalWatcher { _ in runner.stop() }
+        let watcher = SignalWatcher { number in
+            Console.log(runner.name, "received signal \(number); unregistering and stopping")
+            SystemdNotifier.notify("STOPPING=1")
+            runner.stop()
+        }
         do {
             try await runner.run()
             withExtendedLifetime(watcher) {}

@@ -107,6 +107,7 @@ public final class ServiceRunner: Sendable {
                         Console.out(
                             "READY service=\(name) pid=\(Environment.processID) epoch=\(epoch) sequence=\(sequence) lifecycle=\(lifecycle)"
                         )
+                        SystemdNotifier.notify("READY=1\nSTATUS=registered as \(name)")
                     } else {
                         context.log("registered again with the broker (epoch \(epoch))")
                         group.addTask {

@@ -1,0 +1,191 @@
+import Foundation
+import Lifeline
+import LifelineBroker
+import LifelineProtocol
+import LifelineSupport
+
+/// `lifeline up`'s supervisor: starts the broker, then the topology's services layer by layer
+/// (`after`), each layer once the one before has registered; restarts what dies, as its policy
+/// says, with backoff and an OTP restart intensity; stops services in reverse start order (a layer
+/// at a time, in parallel within it), then the broker.
+final class Supervisor: @unchecked Sendable {
+    // Everything mutable is touched on `queue` only.
+    private let queue = DispatchQueue(label: "lifeline.supervisor")
+    let topology: Topology
+    let layers: [[String]]
+    let broker: SupervisedChild
+    let services: [String: SupervisedChild]
+    let runDirectory: URL
+    private var stopping = false
+    private let finished = DispatchSemaphore(value: 0)
+    private(set) var failure: String?
+    /// The broker's control endpoint once it is up.
+    private(set) var control = ""
+
+    init(topology: Topology, topologyPath: String, runDirectory: URL, binaries: URL) throws {
+        self.topology = topology
+        self.runDirectory = runDirectory
+        layers = try topology.startLayers()
+        let limit = topology.restartLimit
+        func tracker() -> RestartTracker {
+            RestartTracker(limit: limit.restarts, windowSeconds: limit.seconds)
+        }
+        broker = SupervisedChild(
+            name: "broker", executable: binaries.appendingPathComponent("lifeline"),
+            arguments: [
+                "broker", "--control", topology.control, "--bus", topology.bus, "--state-dir",
+                runDirectory.appendingPathComponent("state").path, "--topology", topologyPath,
+            ], restart: .always, logPath: runDirectory.appendingPathComponent("broker.log").path,
+            tracker: tracker())
+        var services: [String: SupervisedChild] = [:]
+        for entry in topology.services {
+            let executable =
+                entry.executable.hasPrefix("/")
+                ? URL(fileURLWithPath: entry.executable) : binaries.appendingPathComponent(entry.executable)
+            guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+                throw LifelineError(.notFound, "service '\(entry.name)': no executable \(executable.path)")
+            }
+            services[entry.name] = SupervisedChild(
+                name: entry.name, executable: executable,
+                arguments: ["--name", entry.name] + entry.arguments,
+                restart: entry.restart,
+                logPath: runDirectory.appendingPathComponent("\(entry.name).log").path,
+                tracker: tracker())
+        }
+        self.services = services
+    }
+
+    private func say(_ line: String) { Console.log("up", line) }
+
+    /// Starts everything; throws (after stopping what started) when a process does not come up.
+    func start() throws {
+        try launch(broker)
+        guard let ready = broker.waitUntilReady(seconds: 15) else {
+            stop()
+            throw LifelineError(.unavailable, "the broker did not start; see \(broker.logPath)")
+        }
+        control =
+            ready.split(separator: " ").first { $0.hasPrefix("control=") }.map {
+                String($0.dropFirst(8).split(separator: ",")[0])
+            } ?? topology.control
+        say("broker up (pid \(broker.pid)): \(ready)")
+        for layer in layers {
+            let children = layer.compactMap { services[$0] }
+            for child in children {
+                var arguments = child.arguments
+                arguments.insert(contentsOf: ["--broker", control], at: 0)
+                try launch(child, arguments: arguments)
+            }
+            for child in children {
+                guard child.waitUntilReady(seconds: 30) != nil else {
+                    stop()
+                    throw LifelineError(
+                        .unavailable, "\(child.name) did not register within 30 s; see \(child.logPath)")
+                }
+                say("\(child.name) up (pid \(child.pid))")
+            }
+        }
+    }
+
+    private func launch(_ child: SupervisedChild, arguments: [String]? = nil) throws {
+        try queue.sync {
+            if let arguments { overrides[child.name] = arguments }
+            try child.launch(arguments: overrides[child.name]) { [self] status, signalled in
+                queue.async { self.exited(child, status: status, signalled: signalled) }
+            }
+            try? "\(child.pid)\n".write(
+                to: runDirectory.appendingPathComponent("\(child.name).pid"), atomically: true,
+                encoding: .utf8)
+        }
+    }
+
+    private var overrides: [String: [String]] = [:]
+
+    /// A child exited on its own: restart it, as its policy and the intensity allow.
+    private func exited(_ child: SupervisedChild, status: Int32, signalled: Bool) {
+        guard !stopping else { return }
+        let now = SystemClock.monotonicNanoseconds()
+        let ran = now &- child.startedAt
+        let how = signalled ? "was killed by signal \(status)" : "exited with status \(status)"
+        let failed = signalled || status != 0
+        switch child.restart {
+        case .never:
+            say("\(child.name) \(how) after \(Self.seconds(ran)); restart: never, so it stays stopped")
+            return
+        case .onFailure where !failed:
+            say("\(child.name) \(how) after \(Self.seconds(ran)); restart: on-failure, so it stays stopped")
+            return
+        default: break
+        }
+        switch child.tracker.exited(at: now, ranNanoseconds: ran) {
+        case .restart(let milliseconds):
+            say("\(child.name) \(how) after \(Self.seconds(ran)); restarting it in \(milliseconds) ms")
+            queue.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in
+                guard !stopping else { return }
+                do {
+                    try child.launch(arguments: overrides[child.name]) { [self] status, signalled in
+                        queue.async { self.exited(child, status: status, signalled: signalled) }
+                    }
+                    try? "\(child.pid)\n".write(
+                        to: runDirectory.appendingPathComponent("\(child.name).pid"), atomically: true,
+                        encoding: .utf8)
+                } catch {
+                    say("could not restart \(child.name): \(error)")
+                }
+            }
+        case .giveUp(let restarts):
+            child.gaveUp = true
+            let limit = topology.restartLimit
+            say(
+                "gave up on \(child.name): \(restarts) restarts within \(limit.seconds) s (restart intensity \(limit.restarts) in \(limit.seconds) s); see \(child.logPath)"
+            )
+            if child === broker {
+                failure = "the broker kept exiting"
+                say("the broker is gone for good: stopping everything")
+                DispatchQueue.global().async { self.stop() }
+            } else {
+                say("the other services keep running")
+            }
+        }
+    }
+
+    /// Stops the services in reverse start order, a layer at a time and in parallel within it,
+    /// then the broker; SIGTERM first, SIGKILL after 5 s.
+    func stop() {
+        let already = queue.sync { () -> Bool in
+            defer { stopping = true }
+            return stopping
+        }
+        if already { return }
+        let started = SystemClock.monotonicNanoseconds()
+        for layer in layers.reversed() {
+            Self.terminate(layer.compactMap { services[$0] })
+        }
+        Self.terminate([broker])
+        for name in ["broker"] + services.keys.sorted() {
+            try? FileManager.default.removeItem(at: runDirectory.appendingPathComponent("\(name).pid"))
+        }
+        say("stopped everything in \(Self.seconds(SystemClock.monotonicNanoseconds() - started))")
+        finished.signal()
+    }
+
+    /// Waits until ``stop()`` has finished.
+    func waitUntilStopped() { finished.wait() }
+
+    private static func terminate(_ children: [SupervisedChild]) {
+        let running = children.filter(\.isRunning)
+        for child in running { kill(child.pid, SIGTERM) }
+        let deadline = SystemClock.monotonicNanoseconds() + 5_000_000_000
+        while running.contains(where: \.isRunning), SystemClock.monotonicNanoseconds() < deadline {
+            usleep(5000)
+        }
+        for child in running where child.isRunning {
+            Console.log("up", "\(child.name) did not stop within 5 s; killing it")
+            kill(child.pid, SIGKILL)
+        }
+    }
+
+    static func seconds(_ nanoseconds: UInt64) -> String {
+        String(format: "%.2f s", Double(nanoseconds) / 1e9)
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import Lifeline
+import Testing
+
+@Suite("lifeline up: the supervisor", .serialized, .timeLimit(.minutes(2)))
+struct SupervisorTests {
+    /// Writes `json` as a topology in a new run directory; returns (topology path, run directory).
+    static func topology(_ json: JSONValue) throws -> (String, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-up-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("topology.json").path
+        try Data(JSONWriter.encode(json)).write(to: URL(fileURLWithPath: path))
+        return (path, directory.appendingPathComponent("run"))
+    }
+
+    static func pid(_ run: URL, _ name: String) -> Int32? {
+        (try? String(contentsOf: run.appendingPathComponent("\(name).pid"), encoding: .utf8)).flatMap {
+            Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+
+    @Test(
+        "a service killed again and again is restarted with backoff up to the restart intensity, then left alone; the rest runs on; SIGTERM stops all"
+    )
+    func restartIntensity() async throws {
+        let (path, run) = try Self.topology([
+            "broker": ["control": "tcp://127.0.0.1:*", "bus": "tcp://127.0.0.1:*"],
+            "supervisor": ["restarts": 3, "seconds": 10],
+            "services": [
+                ["name": "gateway", "executable": "lifeline-gateway"],
+                [
+                    "name": "flaky", "executable": "lifeline-probe", "args": ["--events", "test.tick"],
+                    "restart": "always", "after": ["gateway"],
+                ],
+            ],
+        ])
+        defer { try? FileManager.default.removeItem(at: run.deletingLastPathComponent()) }
+        let up = try ChildProcess("lifeline", ["up", "--topology", path, "--run-dir", run.path])
+        defer { up.kill() }
+        let ready = try await up.waitForLine(startingWith: "UP ", seconds: 30)
+        let control = String(ready.split(separator: " ")[1].dropFirst("control=".count))
+        var kills = 0
+        while kills < 10 {
+            guard let pid = Self.pid(run, "flaky") else { break }
+            kill(pid, SIGKILL)
+            kills += 1
+            let expected = kills
+            let gaveUp = { up.lines(.stderr).contains { $0.contains("gave up on flaky") } }
+            try await LifecycleSemanticsTests.poll(seconds: 15) {
+                gaveUp()
+                    || up.lines(.stderr).filter { $0.contains("flaky was killed by signal 9") }.count
+                        == expected
+            }
+            if gaveUp() { break }
+            try await LifecycleSemanticsTests.poll(seconds: 15) {
+                Self.pid(run, "flaky").map { $0 != pid && DownCommandProbe.isAlive($0) } ?? false
+            }
+        }
+        let restarts = up.lines(.stderr).filter {
+            $0.contains("flaky was killed") && $0.contains("restarting")
+        }
+        print("supervisor: \(kills) kills, \(restarts.count) restarts, then: \(up.lines(.stderr).last ?? "")")
+        #expect(restarts.count == 3, "three restarts in the window, then it gives up")
+        #expect(up.lines(.stderr).contains { $0.contains("gave up on flaky: 3 restarts within 10 s") })
+        // The last flaky run is dropped when its heartbeats stop; the gateway stays.
+        var names: [String] = []
+        let deadline = ContinuousClock.now + .seconds(15)
+        repeat {
+            let services = try await CLIResult.run(["services", "--json", "--broker", control])
+            names =
+                (try? JSONParser.parse(services.output))?["services"]?.arrayValue?.compactMap {
+                    $0["name"]?.stringValue
+                }
+                ?? []
+            if names == ["gateway"] { break }
+            try await Task.sleep(for: .milliseconds(100))  // polling with a deadline
+        } while ContinuousClock.now < deadline
+        #expect(names == ["gateway"], "the others keep running")
+
+        up.kill(SIGTERM)
+        #expect(try await up.waitForExit(seconds: 20) == 0)
+        await up.waitForOutputToEnd()
+        #expect(up.lines(.stderr).contains { $0.contains("stopped everything in") })
+        let log = try String(contentsOf: run.appendingPathComponent("broker.log"), encoding: .utf8)
+        #expect(log.contains("unregistered gateway"), "a clean stop: the service said goodbye")
+    }
+
+    @Test("the topology is checked first: unknown keys, a bad restart policy, a missing or cyclic 'after'")
+    func topologyRefusals() async throws {
+        let cases: [(JSONValue, String)] = [
+            (
+                ["services": [["name": "a", "executable": "lifeline-push", "restrat": "always"]]],
+                "unknown key 'restrat'"
+            ),
+            (
+                ["services": [["name": "a", "executable": "lifeline-push", "restart": "sometimes"]]],
+                "restart must be always, on-failure or never"
+            ),
+            (
+                ["services": [["name": "a", "executable": "lifeline-push", "after": ["b"]]]],
+                "starts after 'b', which the topology does not launch"
+            ),
+            (
+                [
+                    "services": [
+                        ["name": "a", "executable": "lifeline-push", "after": ["b"]],
+                        ["name": "b", "executable": "lifeline-url", "after": ["a"]],
+                    ]
+                ], "form a cycle among: a, b"
+            ),
+            (["brokr": [:]], "unknown key 'brokr'"),
+        ]
+        for (json, message) in cases {
+            let (path, run) = try Self.topology(json)
+            defer { try? FileManager.default.removeItem(at: run.deletingLastPathComponent()) }
+            let check = try await CLIResult.run(["topology", path])
+            #expect(check.status == 1 && check.errors.contains(message), "\(check.errors)")
+            let up = try await CLIResult.run(["up", "--topology", path, "--run-dir", run.path])
+            #expect(up.status == 2 && up.errors.contains(message), "\(up.errors)")
+        }
+    }
+}
+
+/// Whether a process runs (a zombie counts as gone), as `lifeline down` decides it.
+enum DownCommandProbe {
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        return state != "Z" && state != "X"
+    }
+}
