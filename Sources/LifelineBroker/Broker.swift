@@ -237,6 +237,7 @@ public struct Broker {
         case .dispatch: dispatch.handle(request, from: peer, id: id, in: &core)
         case .apps: apps.handle(request, from: peer, id: id, in: &core)
         case .boot: boot.handle(request, from: peer, id: id, in: &core)
+        case .stats: core.reply(peer, id, statsReport)
         }
     }
 

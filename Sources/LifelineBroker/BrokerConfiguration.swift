@@ -73,6 +73,8 @@ public struct BrokerConfiguration: Sendable {
     public var policyPath: String?
     /// Binds a non-loopback endpoint without CURVE (refused otherwise).
     public var insecure = false
+    /// Where to serve Prometheus metrics (`HOST:PORT`), if anywhere.
+    public var metricsAddress: String?
 
     public init() {}
 

@@ -20,7 +20,14 @@ public final class BrokerServer {
     private let router: ZMQSocket
     private let bus: ZMQSocket
     private let mailbox = Mailbox<Signal>()
-    private enum Signal: Sendable { case stop, reload }
+    private enum Signal: Sendable {
+        case stop, reload
+        case metrics(MetricsRequest)
+    }
+    /// The `/metrics` responder, when asked for one.
+    private var metrics: MetricsServer?
+    /// Where `/metrics` is served (`HOST:PORT`), if it is.
+    public var metricsAddress: String? { metrics?.address }
     /// With CURVE: the ZAP handler, the policy file, and the connections (file descriptors) each key
     /// last spoke on, to close those of a key that leaves the policy.
     private let zap: ZAPHandler?
@@ -122,6 +129,14 @@ public final class BrokerServer {
             core.apply(policy, now: SystemClock.now, into: &output)
             log("policy \(configuration.policyPath ?? ""): \(policy.grants.count) key(s) allowed")
         }
+        if let address = configuration.metricsAddress {
+            let mailbox = self.mailbox
+            metrics = try MetricsServer(address: address) {
+                let request = MetricsRequest()
+                mailbox.post(.metrics(request))
+                return request.wait(seconds: 2)
+            }
+        }
         for note in core.startupNotes { log(note) }
         output = core.takeStartupOutput()
         flush()
@@ -221,9 +236,18 @@ public final class BrokerServer {
                 break
             }
             if poller.isReadable(stopIndex) {
-                let signals = mailbox.drain()
-                if signals.contains(.stop) { break }
-                if signals.contains(.reload) { reload() }
+                var stop = false
+                for signal in mailbox.drain() {
+                    switch signal {
+                    case .stop: stop = true
+                    case .reload: reload()
+                    case .metrics(let request):
+                        core.tick(now: SystemClock.now, into: &output)
+                        flush()
+                        request.fulfill(core.metricsText(handshakesRefused: zap?.refused ?? 0))
+                    }
+                }
+                if stop { break }
             }
             if poller.isReadable(busIndex) { drainBus() }
             if poller.isReadable(routerIndex) { drainRouter() }
@@ -239,6 +263,7 @@ public final class BrokerServer {
         router.close()
         bus.close()
         zap?.stop()
+        metrics?.stop()
     }
 
     /// Handles what waits on the control socket, flushing after every batch of up to 64 messages

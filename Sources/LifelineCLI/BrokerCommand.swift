@@ -49,6 +49,7 @@ enum BrokerCommand: CLICommand {
           --policy FILE             the allow-list and what each key may do (JSON, see README); read
                                     again on SIGHUP; a key it drops is cut off. Needs --key
           --insecure                allow binding a non-loopback endpoint without CURVE
+          --metrics HOST:PORT       serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464)
         Endpoints may use wildcard ports, e.g. tcp://127.0.0.1:*; READY shows the ports chosen.
         """
 
@@ -148,6 +149,7 @@ enum BrokerCommand: CLICommand {
         }
         configuration.policyPath = try arguments.option("--policy")
         configuration.insecure = arguments.flag("--insecure")
+        configuration.metricsAddress = try arguments.option("--metrics")
         if let problem = configuration.securityProblem { throw UsageError(problem) }
         try arguments.finish()
 
@@ -184,6 +186,9 @@ enum BrokerCommand: CLICommand {
             "broker",
             "pid \(getpid()) serving control on \(server.controlEndpoints.joined(separator: ",")), bus on \(server.busEndpoints.joined(separator: ",")) (epoch \(server.epoch))"
         )
+        if let address = server.metricsAddress {
+            Console.log("broker", "Prometheus metrics on http://\(address)/metrics")
+        }
         Console.out(
             "READY control=\(server.controlEndpoints.joined(separator: ",")) bus=\(server.busEndpoints.joined(separator: ","))"
         )

@@ -10,6 +10,7 @@ public enum CLI {
         CommandEntry(DispatchCommand.self), CommandEntry(TailCommand.self),
         CommandEntry(ServicesCommand.self), CommandEntry(LookupCommand.self), CommandEntry(CallCommand.self),
         CommandEntry(AppsCommand.self), CommandEntry(BootCommand.self), CommandEntry(StatusCommand.self),
+        CommandEntry(StatsCommand.self),
         CommandEntry(EventsCommand.self), CommandEntry(TopologyCommand.self), CommandEntry(UpCommand.self),
         CommandEntry(DownCommand.self), CommandEntry(KeysCommand.self),
         CommandEntry(PolicyCommand.self),

@@ -44,6 +44,8 @@ public struct Command: RawRepresentable, Hashable, Sendable, CustomStringConvert
     /// Client → broker: the boot loader (report, run a task, start a boot). Broker → service: run a
     /// boot task and answer its outcome.
     public static let boot = Command(rawValue: "BOOT")
+    /// Any client → broker: the broker's counters, and calls by service and method.
+    public static let stats = Command(rawValue: "STATS")
     /// The answer to any request.
     public static let reply = Command(rawValue: "REPLY")
 
@@ -51,7 +53,7 @@ public struct Command: RawRepresentable, Hashable, Sendable, CustomStringConvert
     public static let all: [Command] = [
         .hello, .register, .unregister, .heartbeat, .lookup, .list, .call, .publish, .attach, .disconnect,
         .dispatch, .offer,
-        .ack, .replay, .event, .apps, .app, .intercept, .start, .boot, .reply,
+        .ack, .replay, .event, .apps, .app, .intercept, .start, .boot, .stats, .reply,
     ]
 
     /// Every command by its frame bytes.

@@ -5,7 +5,7 @@ import Testing
 @Suite("Typed requests: one decode, one encode, errors that name the field", .timeLimit(.minutes(1)))
 struct TypedRequestTests {
     static let clientRequests: [ClientRequest] = [
-        .hello, .heartbeat(dropped: nil), .heartbeat(dropped: 12), .list, .lookup(name: "push"),
+        .hello, .heartbeat(dropped: nil), .heartbeat(dropped: 12), .list, .stats, .lookup(name: "push"),
         .attach(token: "t1"),
         .register(
             RegisterRequest(

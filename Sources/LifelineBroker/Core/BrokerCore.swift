@@ -31,6 +31,9 @@ struct BrokerCore {
     var now: MonotonicInstant
     /// Control requests decoded and let through (denied and malformed ones not counted).
     var requestsHandled: UInt64 = 0
+    var stats = BrokerStats()
+    /// When this broker life began.
+    let startedAt: MonotonicInstant
     /// True when the sockets run CURVE.
     var secure = false
     /// What the step asks the socket shell to do.
@@ -48,6 +51,7 @@ struct BrokerCore {
         self.startMonotonic = monotonic
         self.startWall = wall
         self.now = monotonic
+        startedAt = monotonic
         self.durable = configuration.stateDirectory != nil && configuration.journalCapacity > 0
         self.sequencer = EventSequencer(epoch: wall & 0x7FFF_FFFF_FFFF_FFFF)
         self.journal = EventJournal(
@@ -136,6 +140,13 @@ struct BrokerCore {
         let header = sequencer.next(name, flags: flags, wall: wall(at: now), monotonic: now.nanoseconds)
         let message = BusMessage(name: name, header: header, payload: payload)
         journal.append(message, now: now.nanoseconds, publishID: publishID, subscribers: subscribers)
+        stats.published &+= 1
+        stats.delivered &+= UInt64(subscribers)
+        if stats.publishedByEvent.count < configuration.maximumEventNames
+            || stats.publishedByEvent[name.rawValue] != nil
+        {
+            stats.publishedByEvent[name.rawValue, default: 0] &+= 1
+        }
         if durable {
             output.append(
                 .record(

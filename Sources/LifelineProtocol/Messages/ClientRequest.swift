@@ -32,6 +32,8 @@ public enum ClientRequest: Sendable, Equatable {
     case apps(AppsRequest, operationID: String? = nil)
     /// An operation of the boot loader.
     case boot(BootRequest)
+    /// The broker's counters (for `lifeline stats` and metrics).
+    case stats
 
     /// The command this request is sent as.
     public var command: Command {
@@ -50,6 +52,7 @@ public enum ClientRequest: Sendable, Equatable {
         case .acknowledge: .ack
         case .apps: .apps
         case .boot: .boot
+        case .stats: .stats
         }
     }
 
@@ -84,6 +87,7 @@ public enum ClientRequest: Sendable, Equatable {
             }
             return .apps(try AppsRequest(fields), operationID: operationID)
         case .boot: return .boot(try BootRequest(fields))
+        case .stats: return .stats
         default:
             throw fields.problem("\(request.command) is sent by the broker only")
         }
@@ -92,7 +96,7 @@ public enum ClientRequest: Sendable, Equatable {
     /// The request on the wire, with request id `id`.
     public func controlRequest(id: [UInt8] = []) -> ControlRequest {
         switch self {
-        case .hello, .list: ControlRequest(command, requestID: id)
+        case .hello, .list, .stats: ControlRequest(command, requestID: id)
         case .heartbeat(let dropped):
             ControlRequest(
                 .heartbeat, requestID: id,

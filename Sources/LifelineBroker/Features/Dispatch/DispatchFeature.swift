@@ -15,6 +15,7 @@ struct DispatchFeature: BrokerFeature {
     mutating func handle(_ request: ClientRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore)
     {
         guard case .dispatch(let dispatch) = request else { return }
+        core.stats.dispatches &+= 1
         let name = dispatch.event
         if let problem = EventChecks.publicationProblem(name, payload: dispatch.payloadBytes) {
             core.fail(peer, id, problem.status, problem.message)
@@ -110,6 +111,7 @@ struct DispatchFeature: BrokerFeature {
     /// A service answered an OFFER.
     mutating func answered(_ wait: Correlator.Entry, with reply: ControlReply, in core: inout BrokerCore) {
         guard let offer = dispatches.removeOffer(wait.key) else { return }
+        core.stats.dispatchSteps[offer.service, default: 0] &+= 1
         let duration = core.now - offer.startedAt
         let answer: OfferAnswer
         do throws(ProtocolError) {

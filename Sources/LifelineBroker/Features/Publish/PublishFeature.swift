@@ -27,6 +27,7 @@ struct PublishFeature: BrokerFeature {
         case .publish(let publish): self.publish(publish, from: peer, id: id, in: &core)
         case .acknowledge(let ack):
             if let epoch = ack.epoch, epoch != core.epoch { return }
+            core.stats.acknowledgements &+= 1
             if let done = acknowledgements.acknowledge(
                 sequence: ack.sequence, service: ack.service, peer: peer, error: ack.error)
             {

@@ -12,6 +12,7 @@ struct ServicesFeature: BrokerFeature {
         var service: String
         var method: String
         var timeoutMilliseconds: Int
+        var forwardedAt: UInt64
     }
 
     private var calls: [UInt64: ForwardedCall] = [:]
@@ -65,7 +66,7 @@ struct ServicesFeature: BrokerFeature {
         let key = keys.next()
         calls[key] = ForwardedCall(
             client: peer, clientRequestID: id, service: call.service, method: call.method,
-            timeoutMilliseconds: timeout)
+            timeoutMilliseconds: timeout, forwardedAt: core.nanoseconds)
         let forwardID = core.correlator.open(
             .services, key: key, peer: entry.peer, deadline: core.deadline(timeout))
         var forwarded = call
@@ -113,6 +114,9 @@ struct ServicesFeature: BrokerFeature {
 
     mutating func answered(_ wait: Correlator.Entry, with reply: ControlReply, in core: inout BrokerCore) {
         if let call = calls.removeValue(forKey: wait.key) {
+            core.stats.recordCall(
+                service: call.service, method: call.method, nanoseconds: core.nanoseconds &- call.forwardedAt,
+                success: reply.status.isSuccess, timedOut: false)
             var forwarded = reply
             forwarded.requestID = call.clientRequestID
             core.send(call.client, forwarded)
@@ -127,6 +131,9 @@ struct ServicesFeature: BrokerFeature {
             let message =
                 "\(call.service).\(call.method) did not answer within \(call.timeoutMilliseconds) ms"
             core.log("call timed out: \(message)")
+            core.stats.recordCall(
+                service: call.service, method: call.method, nanoseconds: core.nanoseconds &- call.forwardedAt,
+                success: false, timedOut: true)
             core.fail(call.client, call.clientRequestID, .timeout, message)
         } else if let name = starting.removeValue(forKey: wait.key) {
             core.log(

@@ -1,0 +1,52 @@
+import LifelineProtocol
+
+extension Broker {
+    /// The STATS reply: broker-wide counters, published events by name, and each service's calls
+    /// by method (requests, errors, timeouts, latency quantiles as the broker measures them).
+    public var statsReport: JSONValue {
+        let stats = core.stats
+        func milliseconds(_ seconds: Double?) -> JSONValue {
+            guard let seconds, seconds.isFinite else { return .null }
+            return .double(seconds * 1000)
+        }
+        var services: [String: JSONValue] = [:]
+        let names = Set(core.registry.entries.keys).union(stats.calls.keys).union(stats.dispatchSteps.keys)
+        for name in names.sorted() {
+            let entry = core.registry.entry(named: name)
+            var methods: [String: JSONValue] = [:]
+            for (method, calls) in stats.calls[name] ?? [:] {
+                methods[method] = [
+                    "requests": .int(Int64(calls.requests)), "errors": .int(Int64(calls.errors)),
+                    "timeouts": .int(Int64(calls.timeouts)),
+                    "meanMs": calls.latency.count == 0
+                        ? .null : .double(calls.latency.sumSeconds / Double(calls.latency.count) * 1000),
+                    "p50Ms": milliseconds(calls.latency.quantile(0.5)),
+                    "p99Ms": milliseconds(calls.latency.quantile(0.99)),
+                ]
+            }
+            services[name] = [
+                "registered": .bool(entry != nil),
+                "pid": entry.map { .int(Int64($0.registration.pid)) } ?? .null,
+                "dropped": .int(Int64(entry?.dropped ?? 0)),
+                "dispatchSteps": .int(Int64(stats.dispatchSteps[name] ?? 0)),
+                "methods": .object(methods),
+            ]
+        }
+        return [
+            "broker": [
+                "uptimeMs": .int(Int64((core.now - core.startedAt).wholeMilliseconds)),
+                "requests": .int(Int64(truncatingIfNeeded: core.requestsHandled)),
+                "published": .int(Int64(stats.published)), "delivered": .int(Int64(stats.delivered)),
+                "acks": .int(Int64(stats.acknowledgements)), "dispatches": .int(Int64(stats.dispatches)),
+                "services": .int(Int64(core.registry.count)), "peers": .int(Int64(core.registry.peers.count)),
+                "journal": [
+                    "events": .int(Int64(core.journal.count)), "bytes": .int(Int64(core.journal.bytes)),
+                ],
+                "epoch": .int(Int64(bitPattern: core.epoch)), "sequence": .int(Int64(core.sequence)),
+                "curve": .bool(core.secure),
+            ],
+            "events": .object(stats.publishedByEvent.mapValues { .int(Int64($0)) }),
+            "services": .object(services),
+        ]
+    }
+}

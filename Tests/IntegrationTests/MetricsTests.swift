@@ -1,0 +1,94 @@
+import Foundation
+import Lifeline
+import Testing
+
+@Suite("Real processes: lifeline stats and the Prometheus endpoint", .serialized, .timeLimit(.minutes(1)))
+struct MetricsTests {
+    /// `GET path` on 127.0.0.1:`port` with a bare socket: (status line, body).
+    static func get(port: UInt16, _ path: String) throws -> (String, String) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw HarnessError("cannot connect to 127.0.0.1:\(port)") }
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            response += buffer[0..<count]
+        }
+        let text = String(decoding: response, as: UTF8.self)
+        guard let split = text.range(of: "\r\n\r\n") else { throw HarnessError("no HTTP header end") }
+        return (
+            String(text[..<split.lowerBound].split(separator: "\r\n")[0]), String(text[split.upperBound...])
+        )
+    }
+
+    @Test("calls are counted by service and method; /metrics serves every counter in the exposition format")
+    func statsAndScrape() async throws {
+        let broker = try await BrokerProcess(["--metrics", "127.0.0.1:0"])
+        defer { broker.process.kill() }
+        let line = try await broker.process.waitForLine(.stderr) {
+            $0.contains("Prometheus metrics on http://")
+        }
+        let port = try #require(UInt16(line.split(separator: ":").last?.split(separator: "/").first ?? ""))
+        let url = try await broker.service("lifeline-url")
+        defer { url.kill() }
+        for _ in 0..<3 {
+            #expect(try await broker.cli(["call", "url", "resolve", #"{"url":"app://topup"}"#]).status == 0)
+        }
+        #expect(try await broker.cli(["publish", "openURL", "url=app://x"]).status == 0)
+        let stats = try await broker.cli(["stats", "url", "--json"])
+        let resolve = try JSONParser.parse(stats.output)["methods"]?["resolve"]
+        #expect(resolve?["requests"] == 3 && resolve?["errors"] == 0)
+        #expect(resolve?["p99Ms"]?.doubleValue != nil)
+        let table = try await broker.cli(["stats"])
+        #expect(table.stdout.first?.hasPrefix("broker: up") == true)
+        #expect(table.stdout.contains { $0.hasPrefix("url") && $0.contains("resolve") })
+
+        let (status, body) = try Self.get(port: port, "/metrics")
+        #expect(status == "HTTP/1.1 200 OK")
+        var types: [String: String] = [:]
+        var problems: [String] = []
+        let name = #/^[a-zA-Z_:][a-zA-Z0-9_:]*/#
+        for line in body.split(separator: "\n").map(String.init) {
+            if line.hasPrefix("# HELP ") { continue }
+            if line.hasPrefix("# TYPE ") {
+                let parts = line.split(separator: " ")
+                guard parts.count == 4, ["counter", "gauge", "histogram"].contains(parts[3]) else {
+                    problems.append(line)
+                    continue
+                }
+                types[String(parts[2])] = String(parts[3])
+                continue
+            }
+            guard let match = line.firstMatch(of: name) else {
+                problems.append(line)
+                continue
+            }
+            let metric = String(match.output)
+            let family = ["_bucket", "_sum", "_count"].reduce(metric) { family, suffix in
+                types[family] == nil && family.hasSuffix(suffix)
+                    ? String(family.dropLast(suffix.count)) : family
+            }
+            let value = line.split(separator: " ").last.map(String.init) ?? ""
+            if types[family] == nil || (Double(value) == nil && value != "+Inf") { problems.append(line) }
+            if types[family] == "counter" && !family.hasSuffix("_total") { problems.append(line) }
+        }
+        #expect(problems.isEmpty, "every line parses: \(problems)")
+        #expect(body.contains(#"lifeline_call_requests_total{service="url",method="resolve"} 3"#))
+        #expect(body.contains(#"lifeline_call_duration_seconds_count{service="url",method="resolve"} 3"#))
+        #expect(body.contains(#"lifeline_event_published_total{event="openURL"} 1"#))
+        #expect(try Self.get(port: port, "/other").0 == "HTTP/1.1 404 Not Found")
+    }
+}
