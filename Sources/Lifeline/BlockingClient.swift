@@ -18,9 +18,14 @@ public final class BlockingClient {
         brokerEndpoint = broker
         self.credentials = credentials
         socket = try ZMQSocket(ZMQContext.shared, type: .dealer)
+        // Queue only on a connection that is up, so a missing broker is noticed at once.
+        try socket.set(.immediate, 1)
         try credentials?.secure(socket)
         try socket.connect(broker)
     }
+
+    /// How long a request waits for a connection to the broker before it says none answered.
+    public static let connectionWait = Duration.seconds(1)
 
     /// Sends `request` and waits up to `timeout` for its reply, whatever its status.
     /// Throws ``LifelineError`` (504) when the broker does not answer in time.
@@ -29,17 +34,21 @@ public final class BlockingClient {
         let request = request.controlRequest(id: Array("k\(counter)".utf8))
         let deadline = SystemClock.monotonicNanoseconds() + timeout.wholeNanoseconds
         // Without a connection (no broker, or one that refused our key) a DEALER cannot queue:
-        // wait for it to become writable until the deadline instead of blocking for ever.
+        // wait a moment for one instead of blocking for ever.
+        let connectionDeadline = min(
+            deadline, SystemClock.monotonicNanoseconds() + Self.connectionWait.wholeNanoseconds)
         var writable = ZMQPoller()
         writable.add(socket, events: .writable)
         while try !socket.send(frames: request.frames(), dontWait: true) {
             let now = SystemClock.monotonicNanoseconds()
-            guard now < deadline else {
-                throw LifelineError.unanswered(
-                    request.command, milliseconds: timeout.wholeMilliseconds, endpoint: brokerEndpoint)
+            guard now < connectionDeadline else {
+                let keys = credentials == nil ? "" : " (or it refused this client's key)"
+                throw LifelineError(
+                    .unavailable,
+                    "no broker answered at \(brokerEndpoint)\(keys); start one with `lifeline up`")
             }
             try writable.poll(
-                timeoutMilliseconds: min(50, SystemClock.pollTimeout(until: deadline, now: now)))
+                timeoutMilliseconds: min(50, SystemClock.pollTimeout(until: connectionDeadline, now: now)))
         }
         var poller = ZMQPoller()
         poller.add(socket)

@@ -54,7 +54,7 @@ public enum CLI {
         }
         guard let command = commands.first(where: { $0.name == name }) else {
             Console.error(
-                "lifeline: unknown command '\(name)'; commands: \(commands.map(\.name).joined(separator: ", "))"
+                "lifeline: unknown command '\(name)'\(Suggestion.phrase(for: name, in: commands.map(\.name))); commands: \(commands.map(\.name).joined(separator: ", "))"
             )
             return 2
         }

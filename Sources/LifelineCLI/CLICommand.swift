@@ -33,7 +33,8 @@ struct ClientOptions {
           --broker EP     broker control endpoint (default: $LIFELINE_BROKER or tcp://127.0.0.1:7200)
           --key FILE      your CURVE key pair, for a broker with CURVE (default: $LIFELINE_KEY)
           --broker-key K  the broker's public key or .pub file (default: $LIFELINE_BROKER_KEY)
-          --timeout MS    how long to wait for the broker (default 5000)
+          --timeout T     how long to wait for the broker's answer: 500ms, 5s, 1m or milliseconds
+                          (default 5s; apps and boot run: the whole operation, default 60s)
           --json          print JSON instead of text
         """
 
@@ -45,7 +46,8 @@ struct ClientOptions {
 
     init(_ arguments: inout CommandLineArguments) throws(UsageError) {
         broker = try arguments.option("--broker") ?? LifelineClient.defaultBroker
-        givenTimeout = try arguments.integer("--timeout", in: 1...3_600_000).map { .milliseconds($0) }
+        if let problem = Self.endpointProblem(broker) { throw UsageError("--broker: \(problem)") }
+        givenTimeout = try arguments.duration("--timeout", in: .milliseconds(1) ... .seconds(3600))
         timeout = givenTimeout ?? .seconds(5)
         json = arguments.flag("--json")
         let keyFile = try arguments.option("--key") ?? ProcessInfo.processInfo.environment["LIFELINE_KEY"]
@@ -62,6 +64,21 @@ struct ClientOptions {
         case (nil, _): throw UsageError("--broker-key needs --key (your key pair)")
         case (_, nil): throw UsageError("--key needs --broker-key (the broker's public key)")
         }
+    }
+
+    /// Why `endpoint` cannot name a broker; nil when it can.
+    static func endpointProblem(_ endpoint: String) -> String? {
+        let expected = "expected tcp://HOST:PORT or ipc://PATH, not '\(endpoint)'"
+        if endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("inproc://") {
+            return endpoint.split(separator: "/", omittingEmptySubsequences: false).count > 2
+                && !endpoint.hasSuffix("://") ? nil : expected
+        }
+        guard endpoint.hasPrefix("tcp://") else { return expected }
+        let address = endpoint.dropFirst(6)
+        guard let colon = address.lastIndex(of: ":"), colon != address.startIndex else { return expected }
+        let port = address[address.index(after: colon)...]
+        guard let number = Int(port), (1...65535).contains(number) else { return expected }
+        return nil
     }
 
     /// CURVE keys for a broker that runs with CURVE.

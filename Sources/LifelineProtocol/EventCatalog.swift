@@ -242,10 +242,12 @@ public enum EventCatalog {
         let name = EventName(rawValue: text)
         if !name.isCustom && byName[name] == nil {
             let known = names.map(\.rawValue).joined(separator: ", ")
+            let guess = Suggestion.phrase(for: text, in: names.map(\.rawValue))
             throw EventValidationError(
                 kind: .unknownEvent,
-                message: "unknown event '\(text)'; known events: \(known); custom events need a namespace, "
-                    + "e.g. 'com.example.\(text)'")
+                message:
+                    "unknown event '\(text)'\(guess) (a custom event needs a namespace, e.g. 'com.example.\(text)'; "
+                    + "built-in events: \(known))")
         }
         return name
     }

@@ -62,6 +62,30 @@ public struct CommandLineArguments: Sendable {
         return value
     }
 
+    /// The duration given for `name`: `500ms`, `5s`, `1.5s`, `1m`, or a bare number of milliseconds.
+    public mutating func duration(_ name: String, in range: ClosedRange<Duration>) throws(UsageError)
+        -> Duration?
+    {
+        guard let text = try option(name) else { return nil }
+        let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000)]
+        var milliseconds: Double?
+        if let plain = Double(text) {
+            milliseconds = plain
+        } else if let (unit, scale) = units.first(where: { text.hasSuffix($0.0) }),
+            let value = Double(text.dropLast(unit.count))
+        {
+            milliseconds = value * scale
+        }
+        guard let milliseconds, milliseconds.isFinite, milliseconds >= 0,
+            range.contains(.milliseconds(Int64(milliseconds.rounded())))
+        else {
+            throw UsageError(
+                "\(name) must be a duration such as 500ms, 5s or 1m (or milliseconds) within \(range.lowerBound)...\(range.upperBound), got '\(text)'"
+            )
+        }
+        return .milliseconds(Int64(milliseconds.rounded()))
+    }
+
     /// The value that followed `name` in the original order; taken out of the positionals.
     private mutating func valueAfter(_ name: String) -> String? {
         guard let position = raw.firstIndex(of: name), position + 1 < raw.count else { return nil }

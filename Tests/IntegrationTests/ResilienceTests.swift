@@ -129,7 +129,8 @@ struct ResilienceTests {
         #expect(unknownEvent.status == 2)
         #expect(
             unknownEvent.errors.contains(
-                "unknown event 'didEnterBackgroun'; known events: didFinishLaunching,"))
+                "unknown event 'didEnterBackgroun'; did you mean 'didEnterBackground'? (a custom event needs a namespace"
+            ))
         let badFlag = try await CLIResult.run(["services", "--frobnicate"])
         #expect(
             badFlag.status == 2
@@ -139,7 +140,30 @@ struct ResilienceTests {
         let unreachable = try await CLIResult.run([
             "status", "--broker", "tcp://127.0.0.1:1", "--timeout", "200",
         ])
-        #expect(unreachable.status == 1 && unreachable.errors.contains("did not answer HELLO within 200 ms"))
+        #expect(
+            unreachable.status == 1
+                && unreachable.errors.contains(
+                    "no broker answered at tcp://127.0.0.1:1; start one with `lifeline up`")
+        )
+        let slow = try await CLIResult.run(["status", "--broker", "tcp://127.0.0.1:1"])
+        #expect(slow.errors.contains("no broker answered"), "about a second, not the 5 s timeout")
+        let malformed = try await CLIResult.run(["services", "--broker", "localhost:7200"])
+        #expect(
+            malformed.status == 2
+                && malformed.errors.contains(
+                    "--broker: expected tcp://HOST:PORT or ipc://PATH, not 'localhost:7200'")
+        )
+        let durations = try await CLIResult.run([
+            "status", "--broker", "tcp://127.0.0.1:1", "--timeout", "300ms",
+        ])
+        #expect(durations.status == 1, "--timeout takes 300ms, 5s, 1m")
+        let badDuration = try await CLIResult.run(["status", "--timeout", "soon"])
+        #expect(
+            badDuration.status == 2
+                && badDuration.errors.contains("--timeout must be a duration such as 500ms"))
+        let typo = try await CLIResult.run(["servics"])
+        #expect(
+            typo.status == 2 && typo.errors.contains("unknown command 'servics'; did you mean 'services'?"))
         let help = try await CLIResult.run(["publish", "--help"])
         #expect(help.status == 0 && help.output.hasPrefix("usage: lifeline publish EVENT"))
     }
