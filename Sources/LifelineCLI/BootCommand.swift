@@ -39,7 +39,18 @@ enum BootCommand: CLICommand {
             try arguments.finish()
             let report = try options.client().boot(.report, timeout: options.timeout)
             if let svg {
-                try BootTimeline.svg(report).write(toFile: svg, atomically: true, encoding: .utf8)
+                do {
+                    try BootTimeline.svg(report).write(toFile: svg, atomically: true, encoding: .utf8)
+                } catch {
+                    let directory = (svg as NSString).deletingLastPathComponent
+                    let folder = directory.isEmpty ? "." : directory
+                    let reason =
+                        !FileManager.default.fileExists(atPath: folder)
+                        ? "the directory \(folder) does not exist"
+                        : !FileManager.default.isWritableFile(atPath: folder)
+                            ? "the directory \(folder) is not writable" : "the file could not be written"
+                    throw LifelineError(.badRequest, "cannot write the timeline to \(svg): \(reason)")
+                }
                 Console.error("wrote the timeline to \(svg)")
             }
             Console.out(options.json ? report.description : text(report))

@@ -35,8 +35,14 @@ enum PublishCommand: CLICommand {
         let publication = PublishRequest(
             event: event, payload: JSONWriter.encode(payload), acknowledged: ack || noAck ? ack : nil,
             timeoutMilliseconds: options.timeout.wholeMilliseconds, force: force)
-        let receipt = try options.client().publish(
-            publication, timeout: options.timeout + .seconds(2))
+        let client = try options.client()
+        // A lifecycle event moves the application's state: say from what to what.
+        let before =
+            LifecycleState.target(of: event) == nil
+            ? nil : try client.hello(timeout: options.timeout).lifecycle
+        let receipt = try client.publish(publication, timeout: options.timeout + .seconds(2))
+        let after =
+            before == nil ? nil : try receipt.lifecycle ?? client.hello(timeout: options.timeout).lifecycle
         if options.json {
             Console.out(String(decoding: receipt.body, as: UTF8.self))
         } else {
@@ -49,6 +55,12 @@ enum PublishCommand: CLICommand {
                     + (names.isEmpty ? "" : " (\(names.sorted().joined(separator: ", ")))")
             }
             Console.out(line)
+            if let before, let after {
+                Console.out(
+                    before == after
+                        ? "lifecycle: \(after.rawValue) (unchanged)"
+                        : "lifecycle: \(before.rawValue) → \(after.rawValue)")
+            }
             for entry in receipt.failed {
                 Console.error("  \(entry.service) handled it with an error: \(entry.error)")
             }

@@ -7,10 +7,11 @@ enum ServicesCommand: CLICommand {
     static let name = "services"
     static let summary = "list the registered services"
     static let help = """
-        usage: lifeline services [options]
+        usage: lifeline services [--wide] [options]
 
         Prints one row per registered service: name, pid, host, the events it subscribes to, the
-        methods it answers, how long it has been registered and when it last heartbeated.
+        methods it answers, how long it has been registered and when it last heartbeated. Long
+        event and method lists are cut to fit 100 columns ('…+N more'); --wide shows them all.
 
         options:
         \(ClientOptions.help)
@@ -18,6 +19,7 @@ enum ServicesCommand: CLICommand {
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
+        let wide = arguments.flag("--wide")
         try arguments.finish()
         let records = try options.client().services(timeout: options.timeout)
         if options.json {
@@ -28,13 +30,25 @@ enum ServicesCommand: CLICommand {
             Console.out("no services registered")
             return 0
         }
+        // Long lists are cut to fit a 100-column terminal: '…+N' says how many more (--wide: all).
+        func list(_ items: [String], width: Int) -> String {
+            guard !items.isEmpty else { return "-" }
+            let whole = items.joined(separator: ",")
+            guard !wide, whole.count > width else { return whole }
+            var shown: [String] = []
+            for item in items {
+                let candidate = (shown + [item]).joined(separator: ",")
+                if candidate.count + 4 > width { break }
+                shown.append(item)
+            }
+            if shown.isEmpty { return String(items[0].prefix(width - 5)) + "…+\(items.count - 1)" }
+            return shown.joined(separator: ",") + ",…+\(items.count - shown.count)"
+        }
         let rows = records.map { record in
             [
                 record.name, String(record.registration.pid), record.registration.host,
-                record.registration.events.isEmpty
-                    ? "-" : record.registration.events.map(\.rawValue).joined(separator: ","),
-                record.registration.methods.isEmpty
-                    ? "-" : record.registration.methods.joined(separator: ","),
+                list(record.registration.events.map(\.rawValue), width: 28),
+                list(record.registration.methods, width: 16),
                 TextFormat.duration(milliseconds: record.uptimeMilliseconds),
                 TextFormat.duration(milliseconds: record.lastSeenMillisecondsAgo) + " ago",
                 String(record.dropped),

@@ -31,6 +31,18 @@ enum TopologyCommand: CLICommand {
         } catch let error as ProtocolError {
             throw LifelineError(.badRequest, "\(path): \(error.message)")
         }
+        let binaries = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent()
+        for (index, service) in topology.services.enumerated() {
+            let path =
+                service.executable.hasPrefix("/")
+                ? service.executable : binaries.appendingPathComponent(service.executable).path
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                throw LifelineError(
+                    .notFound, "services[\(index)] ('\(service.name)'): no executable at \(path)")
+            }
+        }
+        let layers = try topology.startLayers()
         if shell {
             Console.out(
                 "broker \(topology.control) \(topology.bus)"
@@ -58,9 +70,10 @@ enum TopologyCommand: CLICommand {
                     + (topology.launcher.map { ", launcher \($0)" } ?? ""))
             for service in topology.services {
                 Console.out(
-                    "service \(service.name): \(([service.executable] + service.arguments).joined(separator: " "))"
+                    "service \(service.name): \(([service.executable] + service.arguments).joined(separator: " ")) (restart: \(service.restart.rawValue)\(service.after.isEmpty ? "" : ", after \(service.after.joined(separator: ", "))"))"
                 )
             }
+            Console.out("start order: " + layers.map { $0.joined(separator: " + ") }.joined(separator: " → "))
         }
         return 0
     }

@@ -1,0 +1,69 @@
+import Foundation
+import Lifeline
+import Testing
+
+@Suite("The CLI that helps: real binaries, exit codes and messages", .serialized, .timeLimit(.minutes(1)))
+struct CLIHelpTests {
+    @Test("publish says which lifecycle transition it caused; services fits 100 columns unless --wide")
+    func publishAndServices() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let many = (1...12).map { "com.example.event\($0)" }.joined(separator: ",")
+        let probe = try await broker.service("lifeline-probe", ["--name", "wide", "--events", many])
+        defer { probe.kill() }
+        let launched = try await broker.cli(["publish", "didFinishLaunching"])
+        #expect(launched.stdout.contains("lifecycle: notRunning → launching"))
+        let custom = try await broker.cli(["publish", "com.example.event1"])
+        #expect(!custom.output.contains("lifecycle"), "a custom event moves no state")
+        let table = try await broker.cli(["services"])
+        #expect(table.stdout.allSatisfy { $0.count <= 100 }, "\(table.stdout.map(\.count))")
+        #expect(table.output.contains("…+"))
+        let wide = try await broker.cli(["services", "--wide"])
+        #expect(wide.output.contains("com.example.event12"))
+    }
+
+    @Test("clear errors instead of raw dumps: an unwritable SVG path, a topology naming a missing executable")
+    func clearErrors() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let svg = try await broker.cli(["boot", "report", "--svg", "/nonexistent/x.svg"])
+        #expect(svg.status == 1)
+        #expect(
+            svg.errors
+                == "lifeline boot: cannot write the timeline to /nonexistent/x.svg: the directory /nonexistent does not exist"
+        )
+        #expect(!svg.errors.contains("NSCocoaErrorDomain"))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "topology-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(#"{"services": [{"name": "ghost", "executable": "lifeline-ghost"}]}"#.utf8).write(to: file)
+        let check = try await CLIResult.run(["topology", file.path])
+        #expect(check.status == 1 && check.errors.contains("services[0] ('ghost'): no executable at"))
+    }
+
+    @Test("completion scripts for bash and zsh complete commands and events")
+    func completion() async throws {
+        let bash = try await CLIResult.run(["completion", "bash"])
+        #expect(bash.status == 0 && bash.output.contains("complete -F _lifeline lifeline"))
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-\(UUID().uuidString).bash")
+        defer { try? FileManager.default.removeItem(at: script) }
+        try bash.output.write(to: script, atomically: true, encoding: .utf8)
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
+        shell.arguments = [
+            "-c",
+            "source \(script.path); COMP_WORDS=(lifeline publish didBec); COMP_CWORD=2; _lifeline; echo \"${COMPREPLY[@]}\"",
+        ]
+        let out = Pipe()
+        shell.standardOutput = out
+        try shell.run()
+        shell.waitUntilExit()
+        let completed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(completed.trimmingCharacters(in: .whitespacesAndNewlines) == "didBecomeActive")
+        let zsh = try await CLIResult.run(["completion", "zsh"])
+        #expect(zsh.status == 0 && zsh.output.hasPrefix("#compdef lifeline"))
+        let fish = try await CLIResult.run(["completion", "fish"])
+        #expect(fish.status == 2 && fish.errors.contains("unknown shell 'fish'; shells: bash, zsh"))
+    }
+}
