@@ -48,7 +48,8 @@ struct BusDeliveryTests {
         #expect(active.status == 0)
         #expect(try JSONParser.parse(active.output)["subscribers"] == 2)
         let terminate = try await broker.cli(["publish", "willTerminate", "--no-ack"])
-        #expect(terminate.output.hasSuffix("to 1 subscribed service"))
+        #expect(terminate.stdout.first?.hasSuffix("to 1 subscribed service") == true)
+        #expect(terminate.stdout.last == "lifecycle: active → terminating")
         try await first.waitForLine { $0.contains("willTerminate") }
         try await second.waitForLine { $0.contains("didBecomeActive") }
     }

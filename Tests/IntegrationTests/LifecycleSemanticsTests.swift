@@ -130,7 +130,10 @@ struct LifecycleSemanticsTests {
         goner.kill(SIGKILL)
         let result = try await broker.cli(["publish", "willTerminate"])
         #expect(result.status == 1)
-        #expect(result.output.hasSuffix("to 2 subscribed services; acknowledged by 1 of 2 (keeper)"))
+        #expect(
+            result.stdout.first?.hasSuffix("to 2 subscribed services; acknowledged by 1 of 2 (keeper)")
+                == true)
+        #expect(result.stdout.last == "lifecycle: launching → terminating")
         #expect(result.errors.contains("goner did not acknowledge: service expired before acknowledging"))
         try await keeper.waitForLine { $0.contains("willTerminate") }
     }
