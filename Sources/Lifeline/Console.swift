@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
+import LifelineProtocol
 import LifelineSupport
+import Synchronization
 
 /// Line output that reaches pipes at once (tests and scripts wait for lines).
 public enum Console {
@@ -24,10 +26,106 @@ public enum Console {
         }
     }
 
-    /// Writes a timestamped log line, `2026-11-30T07:00:00.123Z source: message`, to standard error.
-    /// Control characters in `source` and `message` are escaped: a log line is always one line.
-    public static func log(_ source: String, _ message: String) {
-        error("\(timestamp()) \(source.escapedForLog): \(message.escapedForLog)")
+    /// How much to log, lowest first; lines below the configured level are dropped.
+    public enum Level: Int, Sendable, Comparable, CaseIterable {
+        case trace, debug, info, notice, warning, error
+
+        public var name: String { String(describing: self) }
+
+        public init?(name: String) {
+            guard let level = Self.allCases.first(where: { $0.name == name.lowercased() }) else { return nil }
+            self = level
+        }
+
+        public static func < (left: Level, right: Level) -> Bool { left.rawValue < right.rawValue }
+    }
+
+    /// How log lines are written: `text` (one line per entry) or `json` (one object per line).
+    public enum Format: String, Sendable, CaseIterable { case text, json }
+
+    private static let settings = Mutex<(level: Level, format: Format)>(
+        (
+            ProcessInfo.processInfo.environment["LIFELINE_LOG_LEVEL"].flatMap(Level.init(name:)) ?? .info,
+            ProcessInfo.processInfo.environment["LIFELINE_LOG_FORMAT"].flatMap(Format.init(rawValue:))
+                ?? .text
+        ))
+    private static let process = ProcessInfo.processInfo.processName
+    private static let pid = ProcessInfo.processInfo.processIdentifier
+
+    /// Sets the level and format (`--log-level`, `--log-format`; by default `LIFELINE_LOG_LEVEL`
+    /// and `LIFELINE_LOG_FORMAT`, else info and text). Child processes inherit them through the
+    /// environment.
+    public static func configure(level: Level? = nil, format: Format? = nil) {
+        settings.withLock { settings in
+            if let level { settings.level = level }
+            if let format { settings.format = format }
+        }
+        if let level { setenv("LIFELINE_LOG_LEVEL", level.name, 1) }
+        if let format { setenv("LIFELINE_LOG_FORMAT", format.rawValue, 1) }
+    }
+
+    /// Writes a log line to standard error: `2026-11-30T07:00:00.123Z info lifeline-push[42] push:
+    /// message` (or the same fields as a JSON object). Control characters are escaped: a log line
+    /// is always one line.
+    public static func log(_ source: String, _ message: String, level: Level = .info) {
+        let (threshold, format) = settings.withLock { ($0.level, $0.format) }
+        guard level >= threshold else { return }
+        switch format {
+        case .text:
+            error(
+                "\(timestamp()) \(level.name) \(process)[\(pid)] \(source.escapedForLog): \(message.escapedForLog)"
+            )
+        case .json:
+            let entry: JSONValue = [
+                "ts": .string(timestamp()), "level": .string(level.name), "process": .string(process),
+                "pid": .int(Int64(pid)), "service": .string(source), "message": .string(message),
+            ]
+            error(entry.description)
+        }
+    }
+
+    /// Reads `--log-level LEVEL` and `--log-format text|json` out of `arguments` and applies them.
+    public static func configure(parsing arguments: inout CommandLineArguments) throws(UsageError) {
+        var level: Level?
+        var format: Format?
+        if let text = try arguments.option("--log-level") {
+            guard let parsed = Level(name: text) else {
+                throw UsageError(
+                    "--log-level must be one of \(Level.allCases.map(\.name).joined(separator: ", ")), not '\(text.escapedForLog)'"
+                )
+            }
+            level = parsed
+        }
+        if let text = try arguments.option("--log-format") {
+            guard let parsed = Format(rawValue: text) else {
+                throw UsageError("--log-format must be text or json, not '\(text.escapedForLog)'")
+            }
+            format = parsed
+        }
+        configure(level: level, format: format)
+    }
+
+    /// The usage lines of the logging options.
+    public static let usage = """
+          --log-level LEVEL         trace, debug, info (default), notice, warning or error ($LIFELINE_LOG_LEVEL)
+          --log-format FORMAT       text (default) or json, one object per line ($LIFELINE_LOG_FORMAT)
+        """
+
+    /// The level of a broker log line, by what it reports: refusals, drops and expiries are
+    /// warnings, failures errors, the rest info.
+    public static func level(of line: String) -> Level {
+        let lowered = line.lowercased()
+        if lowered.contains("failed") || lowered.hasPrefix("could not") || lowered.contains("cannot") {
+            return .error
+        }
+        for word in [
+            "refused", "denied", "dropped", "expired", "crashed", "ignored", "gave up", "timed out",
+            "not answered",
+        ]
+        where lowered.contains(word) {
+            return .warning
+        }
+        return .info
     }
 
     /// Wall-clock time as ISO 8601 with milliseconds, UTC.

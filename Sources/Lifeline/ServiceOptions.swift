@@ -13,6 +13,7 @@ public struct ServiceOptions: Sendable {
                                     is dropped and onGap hears of it (default 10000)
           --key FILE                this service's CURVE key pair (lifeline keys new; default $LIFELINE_KEY)
           --broker-key KEY|FILE     the broker's public key or .pub file (default $LIFELINE_BROKER_KEY)
+        \(Console.usage)
           -h, --help                show this help
         """
 
@@ -34,6 +35,7 @@ public struct ServiceOptions: Sendable {
             throw UsageError(problem)
         }
         if let limit = try arguments.integer("--inbound-limit", in: 1...100_000_000) { inboundLimit = limit }
+        try Console.configure(parsing: &arguments)
         let keyFile = try arguments.option("--key") ?? Environment.variable("LIFELINE_KEY")
         let brokerKey = try arguments.option("--broker-key") ?? Environment.variable("LIFELINE_BROKER_KEY")
         switch (keyFile.flatMap { $0.isEmpty ? nil : $0 }, brokerKey.flatMap { $0.isEmpty ? nil : $0 }) {

@@ -50,6 +50,7 @@ enum BrokerCommand: CLICommand {
                                     again on SIGHUP; a key it drops is cut off. Needs --key
           --insecure                allow binding a non-loopback endpoint without CURVE
           --metrics HOST:PORT       serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464)
+        \(Console.usage)
         Endpoints may use wildcard ports, e.g. tcp://127.0.0.1:*; READY shows the ports chosen.
         """
 
@@ -150,6 +151,7 @@ enum BrokerCommand: CLICommand {
         configuration.policyPath = try arguments.option("--policy")
         configuration.insecure = arguments.flag("--insecure")
         configuration.metricsAddress = try arguments.option("--metrics")
+        try Console.configure(parsing: &arguments)
         if let problem = configuration.securityProblem { throw UsageError(problem) }
         try arguments.finish()
 
@@ -166,7 +168,7 @@ enum BrokerCommand: CLICommand {
         let server: BrokerServer
         do {
             server = try BrokerServer(configuration: configuration, identity: identity) {
-                Console.log("broker", $0)
+                Console.log("broker", $0, level: Console.level(of: $0))
             }
         } catch {
             throw LifelineError(.internalError, "cannot start: \(error)")

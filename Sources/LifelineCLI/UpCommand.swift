@@ -23,12 +23,14 @@ enum UpCommand: CLICommand {
           --topology FILE   default deploy/topology.json
           --run-dir DIR     logs, pids and the broker's state (default run/)
           --detach          run in the background (its own log: DIR/up.log); return once it is up
+        \(Console.usage)  (passed on to the broker and the services)
         """
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let topologyPath = try arguments.option("--topology") ?? "deploy/topology.json"
         let runDirectory = URL(fileURLWithPath: try arguments.option("--run-dir") ?? "run")
         let detach = arguments.flag("--detach")
+        try Console.configure(parsing: &arguments)
         try arguments.finish()
         guard let data = FileManager.default.contents(atPath: topologyPath) else {
             throw UsageError("cannot read the topology \(topologyPath)")

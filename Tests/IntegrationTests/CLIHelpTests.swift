@@ -41,6 +41,25 @@ struct CLIHelpTests {
         #expect(check.status == 1 && check.errors.contains("services[0] ('ghost'): no executable at"))
     }
 
+    @Test("logs have levels and a JSON form: --log-level warning keeps warnings only; every JSON line parses")
+    func logLevels() async throws {
+        let quiet = try await BrokerProcess(["--log-level", "warning"])
+        defer { quiet.process.kill() }
+        let hostile = try await CLIResult.run(["lookup", "nobody", "--broker", quiet.control])
+        #expect(hostile.status == 1)
+        _ = try RawPeer.exchange(with: quiet.control, messages: [RawPeer.garbage[3]])
+        let warning = try await quiet.process.waitForLine(.stderr) { $0.contains(" warning ") }
+        #expect(warning.contains("lifeline[") && warning.contains("] broker: "))
+        #expect(!quiet.process.lines(.stderr).contains { $0.contains(" info ") }, "no info line at warning")
+
+        let structured = try await BrokerProcess(["--log-format", "json"])
+        defer { structured.process.kill() }
+        let line = try await structured.process.waitForLine(.stderr) { $0.contains("serving control") }
+        let entry = try JSONParser.parse(line)
+        #expect(entry["level"] == "info" && entry["service"] == "broker" && entry["pid"]?.intValue != nil)
+        #expect(entry["ts"]?.stringValue?.hasSuffix("Z") == true)
+    }
+
     @Test("completion scripts for bash and zsh complete commands and events")
     func completion() async throws {
         let bash = try await CLIResult.run(["completion", "bash"])

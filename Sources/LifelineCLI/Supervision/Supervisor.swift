@@ -55,7 +55,7 @@ final class Supervisor: @unchecked Sendable {
         self.services = services
     }
 
-    private func say(_ line: String) { Console.log("up", line) }
+    private func say(_ line: String) { Console.log("up", line, level: Console.level(of: line)) }
 
     /// Starts everything; throws (after stopping what started) when a process does not come up.
     func start() throws {
