@@ -29,6 +29,8 @@ public struct Service: Sendable {
     public let name: String
     private(set) var eventHandlers: [EventName: Handler] = [:]
     private(set) var methodHandlers: [String: MethodHandler] = [:]
+    /// What `lifeline describe` shows of this service.
+    private(set) var description = ServiceDescription()
     private(set) var didCreateHook: (@Sendable () async throws -> Void)?
     private(set) var startHook: Hook?
     private(set) var willDestroyHook: Hook?
@@ -98,6 +100,26 @@ public struct Service: Sendable {
     public func method(_ method: String, _ handler: @escaping MethodHandler) -> Service {
         var copy = self
         copy.methodHandlers[method] = handler
+        return copy
+    }
+
+    /// Answers `method`, described for `lifeline describe`: one line, and the shapes of its body
+    /// and reply (e.g. `{"url": string}`).
+    public func method(
+        _ method: String, summary: String, arguments: String = "", reply: String = "",
+        _ handler: @escaping MethodHandler
+    ) -> Service {
+        var copy = self.method(method, handler)
+        copy.description.methods[method] = ServiceDescription.Method(
+            summary: summary, arguments: arguments, reply: reply)
+        return copy
+    }
+
+    /// Describes a custom event this service publishes or handles: one line and its fields' types.
+    public func describeEvent(_ event: EventName, summary: String, fields: [String: String] = [:]) -> Service
+    {
+        var copy = self
+        copy.description.events[event.rawValue] = ServiceDescription.Event(summary: summary, fields: fields)
         return copy
     }
 

@@ -8,7 +8,8 @@ public enum CLI {
     static let commands: [CommandEntry] = [
         CommandEntry(BrokerCommand.self), CommandEntry(PublishCommand.self),
         CommandEntry(DispatchCommand.self), CommandEntry(TailCommand.self),
-        CommandEntry(ServicesCommand.self), CommandEntry(LookupCommand.self), CommandEntry(CallCommand.self),
+        CommandEntry(ServicesCommand.self), CommandEntry(LookupCommand.self),
+        CommandEntry(DescribeCommand.self), CommandEntry(CallCommand.self),
         CommandEntry(AppsCommand.self), CommandEntry(BootCommand.self), CommandEntry(StatusCommand.self),
         CommandEntry(StatsCommand.self),
         CommandEntry(EventsCommand.self), CommandEntry(TopologyCommand.self), CommandEntry(UpCommand.self),

@@ -27,6 +27,8 @@ public struct ServiceRegistration: Sendable, Equatable {
     public var interceptorPriority: Int?
     /// The boot tasks the service declares (its implicit `NAME.start` task is added by the broker).
     public var bootTasks: [BootTask]
+    /// What its methods take and answer, and its custom events' fields.
+    public var description = ServiceDescription()
 
     public init(
         name: String, instance: String, pid: Int, host: String, events: [EventName], methods: [String],
@@ -81,6 +83,7 @@ public struct ServiceRegistration: Sendable, Equatable {
             "apps": .array(apps.map { .string($0) }), "lazy": .bool(lazy),
             "interceptor": interceptorPriority.map { ["priority": .int(Int64($0))] } ?? .null,
             "bootTasks": .array(bootTasks.map(\.json)),
+            "describe": description.isEmpty ? .null : description.json,
         ]
     }
 
@@ -177,5 +180,8 @@ public struct ServiceRegistration: Sendable, Equatable {
             deadlines: deadlines, apps: Array(Set(apps)).sorted(), lazy: json["lazy"]?.boolValue ?? false,
             interceptorPriority: interceptor,
             bootTasks: bootTasks)
+        if let describe = json["describe"], describe != .null {
+            description = try ServiceDescription(json: describe, methods: self.methods)
+        }
     }
 }

@@ -60,6 +60,30 @@ struct CLIHelpTests {
         #expect(entry["ts"]?.stringValue?.hasSuffix("Z") == true)
     }
 
+    @Test(
+        "describe shows a service's methods with their shapes and its events; events lists registered custom events"
+    )
+    func introspection() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let url = try await broker.service("lifeline-url")
+        let analytics = try await broker.service("lifeline-analytics")
+        defer { for child in [url, analytics] { child.kill() } }
+        let described = try await broker.cli(["describe", "url"])
+        #expect(described.status == 0)
+        #expect(
+            described.stdout.contains(
+                #"  resolve — the route an app URL opens (takes {"url": string}, answers {"url": string, "route": string})"#
+            ))
+        #expect(described.stdout.contains("  openURL (handles)"))
+        let typo = try await broker.cli(["describe", "analytic"])
+        #expect(
+            typo.status == 1 && typo.errors.contains("no service named 'analytic'; did you mean 'analytics'?")
+        )
+        let events = try await broker.cli(["events", "--broker", broker.control])
+        #expect(events.stdout.contains { $0.hasPrefix("analytics.track") && $0.contains("name:string") })
+    }
+
     @Test("completion scripts for bash and zsh complete commands and events")
     func completion() async throws {
         let bash = try await CLIResult.run(["completion", "bash"])

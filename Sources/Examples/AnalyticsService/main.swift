@@ -67,7 +67,12 @@ await service
         Console.out("analytics: performFetch dispatch #\(event.dispatchID ?? 0) -> \(result)")
         return .completed(.string(result))
     }
-    .method("stats") { _ in await analytics.stats }
+    .describeEvent(
+        "analytics.track", summary: "an app-defined analytics event it counts", fields: ["name": "string"]
+    )
+    .method("stats", summary: "events counted so far, by name", reply: "{event: number}") { _ in
+        await analytics.stats
+    }
     .method("reset") { _ in
         await analytics.reset()
         return ["reset": true]

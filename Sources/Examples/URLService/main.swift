@@ -49,7 +49,10 @@ await Service("url")
             "url: performActionForShortcutItem \(label(event)) \(type) -> \(routes[type] ?? "no route")")
         return .completed(.bool(routes[type] != nil))
     }
-    .method("resolve") { request in
+    .method(
+        "resolve", summary: "the route an app URL opens", arguments: #"{"url": string}"#,
+        reply: #"{"url": string, "route": string}"#
+    ) { request in
         guard let url = request.body["url"]?.stringValue else {
             throw ServiceError(.badRequest, "resolve needs {\"url\": \"scheme://host/...\"}")
         }
@@ -60,5 +63,7 @@ await Service("url")
         }
         return ["url": .string(url), "route": .string(target)]
     }
-    .method("history") { _ in .array(await history.entries) }
+    .method("history", summary: "the URLs opened so far, oldest first", reply: "[string]") { _ in
+        .array(await history.entries)
+    }
     .main(about: "Routes openURL, continueUserActivity and shortcut items; 'resolve' and 'history' methods.")

@@ -48,7 +48,7 @@ public final class ServiceRunner: Sendable {
     public func run() async throws {
         let name = self.name
         let instance = Environment.uniqueToken()
-        let registration = ServiceRegistration(
+        var registration = ServiceRegistration(
             name: name, instance: instance, pid: Environment.processID, host: Environment.hostName,
             events: service.events, methods: service.methods,
             heartbeat: options.heartbeat ?? service.heartbeat,
@@ -56,6 +56,7 @@ public final class ServiceRunner: Sendable {
             apps: service.apps,
             lazy: service.isLazy, interceptorPriority: service.interceptor?.priority,
             bootTasks: service.bootDeclarations(as: name))
+        registration.description = service.description
         let drops = DropCounter()
         var configuration = ConnectionConfiguration(
             brokerEndpoint: options.broker, registration: registration,
