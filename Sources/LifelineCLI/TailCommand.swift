@@ -1,4 +1,5 @@
 import Lifeline
+import LifelineBroker
 import LifelineProtocol
 import LifelineSupport
 import Synchronization
@@ -8,10 +9,12 @@ enum TailCommand: CLICommand {
     static let name = "tail"
     static let summary = "print bus events as they are published"
     static let help = """
-        usage: lifeline tail [EVENT ...] [options]
+        usage: lifeline tail [EVENT|PATTERN ...] [options]
 
         Subscribes to EVENTs (default: every event) and prints one line per event until interrupted.
-        Once subscribed it writes '# tailing ...' to stderr: nothing published after that is missed.
+        A PATTERN has '*' for any run of characters ('com.example.*', 'did*', '*'). Once subscribed
+        it writes '# tailing ...' to stderr: nothing published after that is missed. When the broker
+        restarts with a new epoch (its sequences begin again) it says so on stderr.
 
         options:
           --count N       exit after N events
@@ -22,20 +25,33 @@ enum TailCommand: CLICommand {
         let options = try ClientOptions(&arguments)
         let count = try arguments.integer("--count", in: 1...Int.max)
         var events: [EventName] = []
+        var patterns: [String] = []
         for name in arguments.remainingPositionals() {
+            if name.contains("*") {
+                patterns.append(name)
+                continue
+            }
             do { events.append(try EventCatalog.validateName(name)) } catch {
                 throw UsageError(error.message)
             }
         }
         try arguments.finish()
+        // Patterns are matched here, on a subscription to every event.
+        let everything = events.isEmpty || !patterns.isEmpty
         let subscriber = try options.client().subscribe(
-            to: events.isEmpty ? nil : events, timeout: options.timeout)
+            to: everything ? nil : events, timeout: options.timeout)
+        let wanted = Set(events)
+        func shows(_ name: EventName) -> Bool {
+            guard !patterns.isEmpty else { return true }
+            return wanted.contains(name) || patterns.contains { AccessPolicy.matches($0, name.rawValue) }
+        }
         let interrupted = Atomic<Bool>(false)
         let watcher = SignalWatcher { _ in interrupted.store(true, ordering: .relaxed) }
         Console.error(
-            "# tailing \(events.isEmpty ? "every event" : events.map(\.rawValue).joined(separator: ", ")) on \(subscriber.endpoint)"
+            "# tailing \(events.isEmpty && patterns.isEmpty ? "every event" : (events.map(\.rawValue) + patterns).joined(separator: ", ")) on \(subscriber.endpoint)"
         )
         var printed = 0
+        var epoch: UInt64?
         while !interrupted.load(ordering: .relaxed) {
             let message: BusMessage
             do {
@@ -45,6 +61,12 @@ enum TailCommand: CLICommand {
                 Console.error("# skipped a malformed bus message: \(error.message)")
                 continue
             }
+            if let known = epoch, known != message.header.epoch {
+                Console.error(
+                    "# the broker restarted with a new epoch (\(message.header.epoch)): its sequences begin again")
+            }
+            epoch = message.header.epoch
+            guard shows(message.name) else { continue }
             Console.out(line(for: message, json: options.json))
             printed += 1
             if let count, printed >= count { break }

@@ -84,6 +84,22 @@ struct CLIHelpTests {
         #expect(events.stdout.contains { $0.hasPrefix("analytics.track") && $0.contains("name:string") })
     }
 
+    @Test("tail takes patterns: only matching events are printed")
+    func tailPatterns() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let tail = try ChildProcess(
+            "lifeline", ["tail", "com.example.*", "--count", "2"], environment: ["LIFELINE_BROKER": broker.control])
+        defer { tail.kill() }
+        try await tail.waitForLine(.stderr) { $0.hasPrefix("# tailing com.example.*") }
+        for event in ["com.other.noise", "com.example.first", "com.other.more", "com.example.second"] {
+            #expect(try await broker.cli(["publish", event]).status == 0)
+        }
+        #expect(try await tail.waitForExit(seconds: 10) == 0)
+        await tail.waitForOutputToEnd()
+        #expect(tail.lines().map { $0.split(separator: " ")[2] } == ["com.example.first", "com.example.second"])
+    }
+
     @Test("completion scripts for bash and zsh complete commands and events")
     func completion() async throws {
         let bash = try await CLIResult.run(["completion", "bash"])
