@@ -86,6 +86,9 @@ public struct Broker {
         return core.output
     }
 
+    /// A peer as log lines name it: its services (and routing id) when it registered any.
+    public func peerName(_ peer: [UInt8]) -> String { core.peerName(peer) }
+
     /// How many services are registered.
     public var serviceCount: Int { core.registry.count }
     /// The application's lifecycle state, moved by published and dispatched events.
@@ -209,7 +212,7 @@ public struct Broker {
                 typed = try ClientRequest.decode(request)
             } catch {
                 if request.command == .ack {
-                    core.log("ignored an ACK from peer \(BrokerCore.describe(peer)): \(error.message)")
+                    core.log("ignored an ACK from \(core.peerName(peer)): \(error.message)")
                 } else {
                     core.refuse(peer, error)
                 }
@@ -217,7 +220,7 @@ public struct Broker {
             }
             if let policy, let key, let denial = denial(of: typed, key: key, peer: peer, in: policy) {
                 core.log(
-                    "denied \(request.command.rawValue) from peer \(BrokerCore.describe(peer)): \(denial)")
+                    "denied \(request.command.rawValue) from \(core.peerName(peer)): \(denial)")
                 if typed.command != .heartbeat && typed.command != .ack {
                     core.fail(peer, request.requestID, .forbidden, denial)
                 }
@@ -246,7 +249,7 @@ public struct Broker {
             let id = String(decoding: reply.requestID, as: UTF8.self)
             if core.correlator.isForeign(reply.requestID, from: peer) {
                 let message = "refused a reply to request '\(id)': that request was sent to another peer"
-                core.log("\(message) (this one came from peer \(BrokerCore.describe(peer)))")
+                core.log("\(message) (this one came from \(core.peerName(peer)))")
                 core.fail(peer, reply.requestID, .forbidden, message)
             } else {
                 core.log("dropped a late or unknown reply '\(id)' (status \(reply.status.rawValue))")

@@ -369,12 +369,12 @@ public final class BrokerServer {
                     if queued {
                         try router.send(frames: frames)
                     } else {
-                        log("dropped a message to peer \(BrokerCore.describe(peer)): its queue is full")
+                        log("dropped a message to \(core.peerName(peer)): its queue is full")
                     }
                 } catch let error as ZeroMQError where error.code == EHOSTUNREACH {
-                    log("dropped a message to peer \(BrokerCore.describe(peer)): it has disconnected")
+                    log("dropped a message to \(core.peerName(peer)): it has disconnected")
                 } catch {
-                    log("send to peer \(BrokerCore.describe(peer)) failed: \(error)")
+                    log("send to \(core.peerName(peer)) failed: \(error)")
                 }
             case .publish(let frames):
                 do { try bus.send(frames: frames, dontWait: true) } catch { log("publish failed: \(error)") }

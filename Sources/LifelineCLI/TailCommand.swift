@@ -63,7 +63,8 @@ enum TailCommand: CLICommand {
             }
             if let known = epoch, known != message.header.epoch {
                 Console.error(
-                    "# the broker restarted with a new epoch (\(message.header.epoch)): its sequences begin again")
+                    "# the broker restarted with a new epoch (\(message.header.epoch)): its sequences begin again"
+                )
             }
             epoch = message.header.epoch
             guard shows(message.name) else { continue }

@@ -89,7 +89,8 @@ struct CLIHelpTests {
         let broker = try await BrokerProcess()
         defer { broker.process.kill() }
         let tail = try ChildProcess(
-            "lifeline", ["tail", "com.example.*", "--count", "2"], environment: ["LIFELINE_BROKER": broker.control])
+            "lifeline", ["tail", "com.example.*", "--count", "2"],
+            environment: ["LIFELINE_BROKER": broker.control])
         defer { tail.kill() }
         try await tail.waitForLine(.stderr) { $0.hasPrefix("# tailing com.example.*") }
         for event in ["com.other.noise", "com.example.first", "com.other.more", "com.example.second"] {
@@ -97,7 +98,8 @@ struct CLIHelpTests {
         }
         #expect(try await tail.waitForExit(seconds: 10) == 0)
         await tail.waitForOutputToEnd()
-        #expect(tail.lines().map { $0.split(separator: " ")[2] } == ["com.example.first", "com.example.second"])
+        #expect(
+            tail.lines().map { $0.split(separator: " ")[2] } == ["com.example.first", "com.example.second"])
     }
 
     @Test("completion scripts for bash and zsh complete commands and events")

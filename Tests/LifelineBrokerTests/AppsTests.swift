@@ -85,6 +85,19 @@ struct AppsTests {
         #expect(broker.published.isEmpty || true)
     }
 
+    @Test("a change naming a session that is not there says which one, and what is on the stack")
+    func missingSessions() throws {
+        var broker = BrokerHarness()
+        broker.host("shell", apps: ["launcher"])
+        _ = broker.apps(["op": "start", "app": "launcher"])
+        _ = broker.answerCallbacks()
+        let action = broker.apps(["op": "action", "app": "wallet", "action": "pay"])
+        #expect(action?.status == .notFound)
+        #expect(action?.errorMessage == "no session of the app 'wallet' on the stack; on it: s1 (launcher)")
+        let exit = broker.apps(["op": "exit", "session": "s9"])
+        #expect(exit?.errorMessage == "no session 's9' on the stack; on it: s1 (launcher)")
+    }
+
     @Test("an app no live host offers is refused with the offered apps; bad modes and parents too")
     func refusals() throws {
         var broker = BrokerHarness()

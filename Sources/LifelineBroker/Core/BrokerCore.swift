@@ -189,6 +189,13 @@ struct BrokerCore {
     }
 
     /// A routing id as hex, for log lines.
+    /// A peer as a log line names it: its services when it registered any, with its routing id.
+    func peerName(_ peer: [UInt8]) -> String {
+        let names = registry.entries.values.filter { $0.peer == peer }.map(\.registration.name).sorted()
+        return names.isEmpty
+            ? "peer \(Self.describe(peer))" : "\(names.joined(separator: ", ")) (peer \(Self.describe(peer)))"
+    }
+
     static func describe(_ peer: [UInt8]) -> String {
         peer.map { byte in
             let digits = String(byte, radix: 16)

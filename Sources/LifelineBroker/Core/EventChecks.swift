@@ -45,7 +45,7 @@ enum EventChecks {
         if reply {
             core.fail(peer, id, .tooMany, message)
         } else {
-            core.log("refused a PUBLISH without reply from peer \(BrokerCore.describe(peer)): \(message)")
+            core.log("refused a PUBLISH without reply from \(core.peerName(peer)): \(message)")
         }
         return false
     }

@@ -66,7 +66,7 @@ struct AppsFeature: BrokerFeature {
         if let operationID, !apps.isQuery {
             if done.contains(operationID) {
                 core.log(
-                    "APPS '\(operationID)' repeated by peer \(BrokerCore.describe(peer)): it was done already"
+                    "APPS '\(operationID)' repeated by \(core.peerName(peer)): it was done already"
                 )
                 core.reply(peer, id, ["stack": stackBody, "repeated": true])
                 return
@@ -180,6 +180,17 @@ struct AppsFeature: BrokerFeature {
             case nil: nil
             }
         }
+        func missing(_ target: SessionTarget?) -> String {
+            let named: String
+            switch target {
+            case .top: named = "no session on the stack (it is empty)"
+            case .session(let id): named = "no session '\(id)' on the stack"
+            case .app(let app): named = "no session of the app '\(app)' on the stack"
+            case nil: named = "no session named"
+            }
+            let sessions = stack.sessions.map { "\($0.id) (\($0.app))" }.joined(separator: ", ")
+            return named + (stack.sessions.isEmpty ? "" : "; on it: \(sessions)")
+        }
         switch request {
         case .start(let start):
             if let parent = start.parent, stack.session(parent) == nil {
@@ -199,9 +210,7 @@ struct AppsFeature: BrokerFeature {
             return true
         case .exit(let exit):
             guard let record = session(exit.target) else {
-                return fail(
-                    .notFound,
-                    "no such session on the stack (give 'session' as an id like s3, or 'app' as a name)")
+                return fail(.notFound, missing(exit.target))
             }
             if !exit.force, let problem = stack.exitProblem(record.id) { return fail(.conflict, problem) }
             transition.exit = (record.id, exit.result, exit.animated)
@@ -221,7 +230,7 @@ struct AppsFeature: BrokerFeature {
         case .popToRoot:
             transition.outcome = stack.popToRoot(now: core.wallMilliseconds)
         case .action(let target, let action, let body):
-            guard let record = session(target) else { return fail(.notFound, "no such session on the stack") }
+            guard let record = session(target) else { return fail(.notFound, missing(target)) }
             transition.callbacks = [AppCallback(record, .action, ["action": .string(action), "body": body])]
             return true
         case .list, .current, .find:

@@ -52,7 +52,7 @@ struct PublishFeature: BrokerFeature {
         let name = request.event
         if let publishID = request.publishID, let outcome = recent.outcome(of: publishID) {
             core.log(
-                "PUBLISH '\(publishID)' repeated by peer \(BrokerCore.describe(peer)): answered with the first receipt, not published again"
+                "PUBLISH '\(publishID)' repeated by \(core.peerName(peer)): answered with the first receipt, not published again"
             )
             switch outcome {
             case .answered(let body):
@@ -64,7 +64,7 @@ struct PublishFeature: BrokerFeature {
         if let problem = EventChecks.publicationProblem(name, payload: request.payload) {
             if !request.reply {
                 core.log(
-                    "refused a PUBLISH without reply from peer \(BrokerCore.describe(peer)): \(problem.message)"
+                    "refused a PUBLISH without reply from \(core.peerName(peer)): \(problem.message)"
                 )
                 return
             }
