@@ -35,7 +35,7 @@ enum BootTimeline {
             tasks.compactMap { task in
                 task["startMs"]?.intValue.map { $0 + (task["durationMs"]?.intValue ?? 0) }
             }.max() ?? 1)
-        let (left, right, top, rowHeight) = (230.0, 130.0, 70.0, 24.0)
+        let (left, right, top, rowHeight) = (230.0, 170.0, 100.0, 24.0)
         let width = 1000.0
         let plot = width - left - right
         let height = top + Double(ordered.count) * rowHeight + 90
@@ -45,6 +45,7 @@ enum BootTimeline {
             <rect width="100%" height="100%" fill="white"/>
             <text x="20" y="28" font-size="17" font-weight="bold">Boot #\(report["boot"]?.intValue ?? 0): \(escape(report["state"]?.stringValue ?? "")) in \(report["durationMs"]?.intValue ?? 0) ms</text>
             <text x="20" y="48" fill="#555">one row per task, grouped by process; colour = phase; thick red outline = critical chain; launch options \(escape((report["launchOptions"] ?? .null).description))</text>
+            <text x="\(left + plot / 2)" y="\(top - 34)" text-anchor="middle" fill="#333">time since the boot started (ms)</text>
 
             """
         let step = max(
@@ -74,8 +75,31 @@ enum BootTimeline {
                 "<text x=\"\(left - 8)\" y=\"\(y + 16)\" text-anchor=\"end\">\(escape(String(name.dropFirst(service.count + 1))))</text>"
             let colour = palette[
                 (phases.firstIndex(of: task["phase"]?.stringValue ?? "") ?? 0) % palette.count]
-            guard let start = task["startMs"]?.intValue else { continue }
+            guard let start = task["startMs"]?.intValue else {
+                // Never ran: say why where its bar would be.
+                let why = task["reason"]?.stringValue.map { ": \($0)" } ?? ""
+                svg +=
+                    "<text x=\"\(left + 6)\" y=\"\(y + 16)\" fill=\"#888\" font-style=\"italic\">\(escape(state + why))</text>\n"
+                continue
+            }
             let duration = task["durationMs"]?.intValue ?? 0
+            if duration == 0 {
+                // A zero-length task is an instant: a diamond, not a bar.
+                let (cx, cy) = (x(start), y + rowHeight / 2)
+                let fill =
+                    state == "skipped"
+                    ? "#bbb"
+                    : (state == "failed"
+                        ? "#e15759"
+                        : palette[
+                            (phases.firstIndex(of: task["phase"]?.stringValue ?? "") ?? 0) % palette.count])
+                svg +=
+                    "<path d=\"M \(cx) \(cy - 7) L \(cx + 7) \(cy) L \(cx) \(cy + 7) L \(cx - 7) \(cy) Z\" fill=\"\(fill)\"\(chain.contains(name) ? " stroke=\"#c00\" stroke-width=\"2\"" : "")/>"
+                let why = state == "skipped" ? (task["reason"]?.stringValue.map { ": \($0)" } ?? "") : ""
+                svg +=
+                    "<text x=\"\(cx + 12)\" y=\"\(y + 16)\" fill=\"#333\">\(escape(state == "done" ? "0 ms (instant)" : state + why))</text>\n"
+                continue
+            }
             let barWidth = max(2, x(start + duration) - x(start))
             let onChain = chain.contains(name)
             let fill = state == "skipped" ? "#ddd" : (state == "failed" ? "#e15759" : colour)

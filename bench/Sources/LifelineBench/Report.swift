@@ -221,8 +221,10 @@ struct Report {
         try table.write(
             to: directory.appendingPathComponent(settings.quick ? "table-quick.txt" : "table.txt"),
             atomically: true, encoding: .utf8)
+        // A quick run writes its own files, so the committed charts keep matching table.txt.
         for (name, document) in charts {
-            try document.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
+            let file = settings.quick ? name.replacingOccurrences(of: ".svg", with: "-quick.svg") : name
+            try document.write(to: directory.appendingPathComponent(file), atomically: true, encoding: .utf8)
         }
     }
 }
