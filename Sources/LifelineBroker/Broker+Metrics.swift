@@ -70,6 +70,22 @@ extension Broker {
         for (name, entry) in core.registry.entries.sorted(by: { $0.key < $1.key }) {
             sample("lifeline_service_dropped_events_total", [("service", name)], Double(entry.dropped))
         }
+        family(
+            "lifeline_service_queue_depth", "gauge", "Events waiting for a service's handlers, as it reports."
+        )
+        for (name, entry) in core.registry.entries.sorted(by: { $0.key < $1.key }) {
+            sample("lifeline_service_queue_depth", [("service", name)], Double(entry.queued))
+        }
+        family(
+            "lifeline_service_events_handled_total", "counter",
+            "Events a service's handlers ran, by event, as it reports.")
+        for (name, entry) in core.registry.entries.sorted(by: { $0.key < $1.key }) {
+            for (event, count) in entry.handled.sorted(by: { $0.key < $1.key }) {
+                sample(
+                    "lifeline_service_events_handled_total", [("service", name), ("event", event)],
+                    Double(count))
+            }
+        }
         family("lifeline_dispatch_steps_total", "counter", "Dispatch steps a service answered.")
         for (name, count) in stats.dispatchSteps.sorted(by: { $0.key < $1.key }) {
             sample("lifeline_dispatch_steps_total", [("service", name)], Double(count))

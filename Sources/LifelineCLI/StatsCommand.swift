@@ -45,22 +45,35 @@ enum StatsCommand: CLICommand {
             if let double = value.doubleValue, value.intValue == nil { return String(format: "%.2f", double) }
             return value.intValue.map(String.init) ?? "-"
         }
+        if let only, let events = services[only]?["handled"]?.objectValue, !events.isEmpty {
+            Console.out(
+                "\(only) handled: "
+                    + events.sorted { $0.key < $1.key }.map { "\($0.key) \(number($0.value))" }.joined(
+                        separator: ", "))
+        }
         if only == nil, let broker = report["broker"] {
             Console.out(
                 "broker: up \(number(broker["uptimeMs"])) ms, \(number(broker["requests"])) requests, \(number(broker["published"])) events published, \(number(broker["delivered"])) delivered, \(number(broker["acks"])) acks, \(number(broker["dispatches"])) dispatches, journal \(number(broker["journal"]?["events"])) events / \(number(broker["journal"]?["bytes"])) bytes, \(number(broker["services"])) services"
             )
         }
         var rows = [
-            ["SERVICE", "METHOD", "REQUESTS", "ERRORS", "TIMEOUTS", "P50 MS", "P99 MS", "STEPS", "DROPPED"]
+            [
+                "SERVICE", "METHOD", "REQUESTS", "ERRORS", "TIMEOUTS", "P50 MS", "P99 MS", "STEPS", "HANDLED",
+                "QUEUED",
+                "DROPPED",
+            ]
         ]
+        func handled(_ service: JSONValue) -> String {
+            String((service["handled"]?.objectValue ?? [:]).values.compactMap(\.intValue).reduce(0, +))
+        }
         for name in services.keys.sorted() where only == nil || only == name {
             let service = services[name] ?? .null
             let methods = service["methods"]?.objectValue ?? [:]
             let shown = name + (service["registered"] == false ? " (gone)" : "")
             if methods.isEmpty {
                 rows.append([
-                    shown, "-", "0", "0", "0", "-", "-", number(service["dispatchSteps"]),
-                    number(service["dropped"]),
+                    shown, "-", "0", "0", "0", "-", "-", number(service["dispatchSteps"]), handled(service),
+                    number(service["queued"]), number(service["dropped"]),
                 ])
             }
             for method in methods.keys.sorted() {
@@ -69,7 +82,8 @@ enum StatsCommand: CLICommand {
                     shown, method, number(calls["requests"]), number(calls["errors"]),
                     number(calls["timeouts"]),
                     number(calls["p50Ms"]), number(calls["p99Ms"]), number(service["dispatchSteps"]),
-                    number(service["dropped"]),
+                    handled(service),
+                    number(service["queued"]), number(service["dropped"]),
                 ])
             }
         }

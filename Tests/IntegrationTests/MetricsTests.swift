@@ -90,5 +90,18 @@ struct MetricsTests {
         #expect(body.contains(#"lifeline_call_duration_seconds_count{service="url",method="resolve"} 3"#))
         #expect(body.contains(#"lifeline_event_published_total{event="openURL"} 1"#))
         #expect(try Self.get(port: port, "/other").0 == "HTTP/1.1 404 Not Found")
+
+        // Services report what their handlers ran in their heartbeats (every second here).
+        let deadline = ContinuousClock.now + .seconds(10)
+        var handled: JSONValue?
+        while ContinuousClock.now < deadline {
+            handled = try JSONParser.parse(try await broker.cli(["stats", "url", "--json"]).output)["handled"]
+            if handled?["openURL"] == 1 { break }
+            try await Task.sleep(for: .milliseconds(100))  // polling with a deadline
+        }
+        #expect(handled?["openURL"] == 1, "the url service ran its openURL handler once")
+        let scrape = try Self.get(port: port, "/metrics").1
+        #expect(scrape.contains(#"lifeline_service_events_handled_total{service="url",event="openURL"} 1"#))
+        #expect(scrape.contains(#"lifeline_service_queue_depth{service="url"} 0"#))
     }
 }

@@ -256,11 +256,17 @@ struct BrokerConnection {
 
     static let heartbeatFrames = ClientRequest.heartbeat(dropped: nil).controlRequest().frames()
 
-    /// A heartbeat, with the events the handlers' queue dropped when there were any.
+    /// A heartbeat, with what the handlers dropped, have queued and have run, when there is any.
     var heartbeatFrames: [[UInt8]] {
         let dropped = configuration.droppedEvents()
-        return dropped == 0
-            ? Self.heartbeatFrames : ClientRequest.heartbeat(dropped: dropped).controlRequest().frames()
+        let report = configuration.handlerReport()
+        guard dropped != 0 || report.queued != 0 || !report.handled.isEmpty else {
+            return Self.heartbeatFrames
+        }
+        return ClientRequest.heartbeat(
+            dropped: dropped == 0 ? nil : dropped, queued: report.queued == 0 ? nil : report.queued,
+            handled: report.handled.isEmpty ? nil : report.handled
+        ).controlRequest().frames()
     }
 
     // MARK: Delivery, deduplication and gaps

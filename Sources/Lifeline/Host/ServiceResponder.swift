@@ -14,6 +14,7 @@ struct ServiceResponder: Sendable {
     let runtime: RuntimeServices
     /// What the handlers' queue dropped when they fell behind.
     let drops: DropCounter
+    let handled: HandlerCounts
     let sessions: HostedSessions
 
     /// Answers a request that may run concurrently with others (everything but OFFER).
@@ -66,6 +67,7 @@ struct ServiceResponder: Sendable {
             failure = "\(error)"
             context.log("handler for \(message.name) #\(message.header.sequence) failed: \(error)")
         }
+        handled.record(message.name)
         if message.header.flags & 1 == 1 {
             client.acknowledge(sequence: message.header.sequence, epoch: message.header.epoch, error: failure)
         }

@@ -64,11 +64,13 @@ public final class ServiceRunner: Sendable {
             token: instance)
         configuration.credentials = options.credentials
         configuration.droppedEvents = { drops.dropped }
+        let handled = HandlerCounts()
         if let hook = service.resumeHook { configuration.resume = try await hook() }
 
         let inbound = InboundQueue<ConnectionEvent>(limit: options.inboundLimit) { delivery in
             if case .event = delivery { true } else { false }
         }
+        configuration.handlerReport = { (UInt64(inbound.count), handled.snapshot) }
         let (control, controlSink) = AsyncStream<ConnectionEvent>.makeStream()
         let connect = self.connect
         let client = LifelineClient(brokerEndpoint: configuration.brokerEndpoint) { event in
@@ -84,6 +86,7 @@ public final class ServiceRunner: Sendable {
         let context = ServiceContext(serviceName: name, client: client, runtimeServices: runtime)
         let responder = ServiceResponder(
             service: service, name: name, client: client, context: context, runtime: runtime, drops: drops,
+            handled: handled,
             sessions: HostedSessions(factories: service.appFactories, context: context))
 
         var refusal: LifelineError?

@@ -13,6 +13,9 @@ struct ServiceRegistry {
         var order: UInt64 = 0
         /// Events the service's handlers' queue dropped, as its last heartbeat said.
         var dropped: UInt64 = 0
+        /// Events waiting for its handlers, and those they ran by name, as its last heartbeat said.
+        var queued: UInt64 = 0
+        var handled: [String: UInt64] = [:]
 
         func expires(at now: UInt64) -> Bool { now > lastSeen &+ registration.heartbeat.expiryNanoseconds }
         var expiryTime: UInt64 { lastSeen &+ registration.heartbeat.expiryNanoseconds }
@@ -88,9 +91,13 @@ struct ServiceRegistry {
         if namesByPeer[peer]?.isEmpty == true { namesByPeer[peer] = nil }
     }
 
-    /// Records what `peer`'s heartbeat says its handlers' queue dropped.
-    mutating func reportDrops(_ dropped: UInt64, peer: [UInt8]) {
-        for name in namesByPeer[peer] ?? [] { entries[name]?.dropped = dropped }
+    /// Records what `peer`'s heartbeat says of its handlers: dropped, queued, and run per event.
+    mutating func report(dropped: UInt64?, queued: UInt64?, handled: [String: UInt64]?, peer: [UInt8]) {
+        for name in namesByPeer[peer] ?? [] {
+            if let dropped { entries[name]?.dropped = dropped }
+            entries[name]?.queued = queued ?? 0
+            if let handled { entries[name]?.handled = handled }
+        }
     }
 
     /// Records that `peer` is alive; returns false when it owns no name.

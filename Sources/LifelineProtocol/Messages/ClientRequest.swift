@@ -10,7 +10,7 @@ public enum ClientRequest: Sendable, Equatable {
     case unregister(UnregisterRequest)
     /// The sender is alive; never answered. A service says how many events its handlers' queue
     /// dropped since it started (they fell behind).
-    case heartbeat(dropped: UInt64?)
+    case heartbeat(dropped: UInt64?, queued: UInt64? = nil, handled: [String: UInt64]? = nil)
     /// findServiceByName.
     case lookup(name: String)
     /// Every registered service.
@@ -63,7 +63,16 @@ public enum ClientRequest: Sendable, Equatable {
         switch request.command {
         case .hello: return .hello
         case .heartbeat:
-            return .heartbeat(dropped: fields.value("dropped")?.intValue.map { UInt64(max(0, $0)) })
+            var handled: [String: UInt64]?
+            if let counts = fields.value("handled")?.objectValue {
+                handled = [:]
+                for (event, count) in counts.prefix(1000) {
+                    handled?[event] = UInt64(max(0, count.intValue ?? 0))
+                }
+            }
+            return .heartbeat(
+                dropped: fields.value("dropped")?.intValue.map { UInt64(max(0, $0)) },
+                queued: fields.value("queued")?.intValue.map { UInt64(max(0, $0)) }, handled: handled)
         case .list: return .list
         case .register: return .register(try RegisterRequest(fields))
         case .unregister:
@@ -97,10 +106,14 @@ public enum ClientRequest: Sendable, Equatable {
     public func controlRequest(id: [UInt8] = []) -> ControlRequest {
         switch self {
         case .hello, .list, .stats: ControlRequest(command, requestID: id)
-        case .heartbeat(let dropped):
+        case .heartbeat(let dropped, let queued, let handled):
             ControlRequest(
                 .heartbeat, requestID: id,
-                header: dropped.map { ["dropped": .int(Int64($0))] } ?? .emptyObject)
+                header: .object(
+                    [
+                        "dropped": dropped.map { .int(Int64($0)) }, "queued": queued.map { .int(Int64($0)) },
+                        "handled": handled.map { .object($0.mapValues { .int(Int64($0)) }) },
+                    ].compactMapValues { $0 }))
         case .register(let register): ControlRequest(.register, requestID: id, header: register.json)
         case .unregister(let unregister):
             ControlRequest(.unregister, requestID: id, header: unregister.json)

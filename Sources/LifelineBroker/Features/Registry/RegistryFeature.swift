@@ -17,8 +17,10 @@ struct RegistryFeature: BrokerFeature {
     {
         switch request {
         case .hello: core.reply(peer, id, Self.hello(core))
-        case .heartbeat(let dropped):
-            if let dropped { core.registry.reportDrops(dropped, peer: peer) }
+        case .heartbeat(let dropped, let queued, let handled):
+            if dropped != nil || queued != nil || handled != nil {
+                core.registry.report(dropped: dropped, queued: queued, handled: handled, peer: peer)
+            }
             let registering = waiting.values.contains {
                 if case .register(let waiting, _, _) = $0.wait { return waiting == peer }
                 return false
