@@ -241,6 +241,10 @@ public struct Broker {
         case .apps: apps.handle(request, from: peer, id: id, in: &core)
         case .boot: boot.handle(request, from: peer, id: id, in: &core)
         case .stats: core.reply(peer, id, statsReport)
+        case .trace(let seconds):
+            let until = core.now + .seconds(seconds)
+            core.traceUntil = max(core.traceUntil ?? until, until)
+            core.reply(peer, id, ["seconds": .int(Int64(seconds))])
         }
     }
 

@@ -18,12 +18,15 @@ enum TailCommand: CLICommand {
 
         options:
           --count N       exit after N events
+          --all           also show every dispatch step (dispatchDidStep) and call (callDidFinish):
+                          the broker publishes them while a tail asks it to (a TRACE lease)
         \(ClientOptions.help)
         """
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
         let count = try arguments.integer("--count", in: 1...Int.max)
+        let all = arguments.flag("--all")
         var events: [EventName] = []
         var patterns: [String] = []
         for name in arguments.remainingPositionals() {
@@ -37,11 +40,19 @@ enum TailCommand: CLICommand {
         }
         try arguments.finish()
         // Patterns are matched here, on a subscription to every event.
+        let traces: [EventName] = [.dispatchDidStep, .callDidFinish]
+        if all && !events.isEmpty { events += traces }
         let everything = events.isEmpty || !patterns.isEmpty
-        let subscriber = try options.client().subscribe(
-            to: everything ? nil : events, timeout: options.timeout)
+        let client = try options.client()
+        let subscriber = try client.subscribe(to: everything ? nil : events, timeout: options.timeout)
+        var leaseRenewal = SystemClock.monotonicNanoseconds()
+        if all {
+            _ = try client.request(.trace(seconds: 10), timeout: options.timeout)
+            leaseRenewal += 5_000_000_000
+        }
         let wanted = Set(events)
         func shows(_ name: EventName) -> Bool {
+            if traces.contains(name) && !all && !wanted.contains(name) { return false }
             guard !patterns.isEmpty else { return true }
             return wanted.contains(name) || patterns.contains { AccessPolicy.matches($0, name.rawValue) }
         }
@@ -53,6 +64,10 @@ enum TailCommand: CLICommand {
         var printed = 0
         var epoch: UInt64?
         while !interrupted.load(ordering: .relaxed) {
+            if all, SystemClock.monotonicNanoseconds() >= leaseRenewal {
+                _ = try client.request(.trace(seconds: 10), timeout: options.timeout)
+                leaseRenewal = SystemClock.monotonicNanoseconds() + 5_000_000_000
+            }
             let message: BusMessage
             do {
                 guard let next = try subscriber.next(timeout: .milliseconds(200)) else { continue }

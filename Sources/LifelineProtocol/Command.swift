@@ -46,6 +46,8 @@ public struct Command: RawRepresentable, Hashable, Sendable, CustomStringConvert
     public static let boot = Command(rawValue: "BOOT")
     /// Any client → broker: the broker's counters, and calls by service and method.
     public static let stats = Command(rawValue: "STATS")
+    /// Any client → broker: publish dispatch steps and calls on the bus for a while.
+    public static let trace = Command(rawValue: "TRACE")
     /// The answer to any request.
     public static let reply = Command(rawValue: "REPLY")
 
@@ -53,7 +55,7 @@ public struct Command: RawRepresentable, Hashable, Sendable, CustomStringConvert
     public static let all: [Command] = [
         .hello, .register, .unregister, .heartbeat, .lookup, .list, .call, .publish, .attach, .disconnect,
         .dispatch, .offer,
-        .ack, .replay, .event, .apps, .app, .intercept, .start, .boot, .stats, .reply,
+        .ack, .replay, .event, .apps, .app, .intercept, .start, .boot, .stats, .trace, .reply,
     ]
 
     /// Every command by its frame bytes.

@@ -172,6 +172,25 @@ public enum EventCatalog {
                     "decidedBy", .any, required: true, "the service whose answer ended the chain, or null"),
             ]),
         EventDescriptor(
+            .dispatchDidStep, origin: .runtime,
+            "one service answered a dispatch step (while a TRACE lease is held)",
+            [
+                EventField("dispatch", .number, required: true, "the dispatch's id"),
+                EventField("event", .string, required: true, "the dispatched event"),
+                EventField("service", .string, required: true, "the service offered it"),
+                EventField("status", .string, required: true, "answered, error or timeout"),
+                EventField("durationMs", .number, required: true, "how long the step took"),
+            ]),
+        EventDescriptor(
+            .callDidFinish, origin: .runtime,
+            "a call through the broker was answered or timed out (while a TRACE lease is held)",
+            [
+                EventField("service", .string, required: true, "the service called"),
+                EventField("method", .string, required: true, "the method"),
+                EventField("status", .number, required: true, "the answer's status (504 when it timed out)"),
+                EventField("durationMs", .number, required: true, "forward to answer"),
+            ]),
+        EventDescriptor(
             .appDidStart, origin: .runtime, "a micro-app session started (DTContext startApplication)",
             [
                 EventField("session", .string, required: true, "the session id"),

@@ -85,6 +85,8 @@ extension EventName {
     public static let appDidStart: EventName = "appDidStart"
     public static let appDidExit: EventName = "appDidExit"
     public static let appDidCrash: EventName = "appDidCrash"
+    public static let dispatchDidStep: EventName = "dispatchDidStep"
+    public static let callDidFinish: EventName = "callDidFinish"
     public static let bootDidStart: EventName = "bootDidStart"
     public static let bootTaskDidFinish: EventName = "bootTaskDidFinish"
     public static let bootDidFinish: EventName = "bootDidFinish"

@@ -102,6 +102,29 @@ struct CLIHelpTests {
             tail.lines().map { $0.split(separator: " ")[2] } == ["com.example.first", "com.example.second"])
     }
 
+    @Test("tail --all also shows dispatch steps and calls; a plain tail does not")
+    func tailAll() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let url = try await broker.service("lifeline-url")
+        defer { url.kill() }
+        let plain = try ChildProcess("lifeline", ["tail"], environment: ["LIFELINE_BROKER": broker.control])
+        let all = try ChildProcess(
+            "lifeline", ["tail", "--all", "--count", "2"], environment: ["LIFELINE_BROKER": broker.control])
+        defer { for child in [plain, all] { child.kill() } }
+        try await plain.waitForLine(.stderr) { $0.hasPrefix("# tailing") }
+        try await all.waitForLine(.stderr) { $0.hasPrefix("# tailing") }
+        #expect(try await broker.cli(["call", "url", "resolve", #"{"url":"app://topup"}"#]).status == 0)
+        #expect(try await broker.cli(["dispatch", "didFinishLaunching"]).status == 0)
+        #expect(try await all.waitForExit(seconds: 10) == 0)
+        await all.waitForOutputToEnd()
+        let names = all.lines().map { String($0.split(separator: " ")[2]) }
+        #expect(names.first == "callDidFinish", "\(all.lines())")
+        #expect(all.lines().first?.contains(#""service":"url""#) == true)
+        try await plain.waitForLine { $0.contains("didFinishLaunching") }
+        #expect(!plain.lines().contains { $0.contains("callDidFinish") || $0.contains("dispatchDidStep") })
+    }
+
     @Test("completion scripts for bash and zsh complete commands and events")
     func completion() async throws {
         let bash = try await CLIResult.run(["completion", "bash"])

@@ -17,7 +17,7 @@ struct EventCatalogTests {
             .handleWatchKitExtensionRequest, .serviceDidStart, .serviceDidStop, .beforeDidFinishLaunching,
             .afterDidFinishLaunching, .dispatchDidComplete, .appDidStart, .appDidExit, .appDidCrash,
             .bootDidStart,
-            .bootTaskDidFinish, .bootDidFinish,
+            .bootTaskDidFinish, .bootDidFinish, .dispatchDidStep, .callDidFinish,
         ]
         #expect(Set(EventCatalog.names) == Set(expected))
         #expect(EventCatalog.names.count == expected.count)

@@ -34,6 +34,9 @@ struct BrokerCore {
     var stats = BrokerStats()
     /// When this broker life began.
     let startedAt: MonotonicInstant
+    /// Until when dispatch steps and calls are published on the bus (a TRACE lease).
+    var traceUntil: MonotonicInstant?
+    var tracing: Bool { traceUntil.map { now < $0 } ?? false }
     /// True when the sockets run CURVE.
     var secure = false
     /// What the step asks the socket shell to do.

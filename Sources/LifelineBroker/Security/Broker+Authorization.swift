@@ -5,7 +5,8 @@ extension Broker {
     /// registry's own bookkeeping are open to every key the allow-list lets in.
     func denial(of request: ClientRequest, key: String, peer: [UInt8], in policy: AccessPolicy) -> String? {
         switch request {
-        case .hello, .heartbeat, .lookup, .list, .attach, .acknowledge, .unregister, .stats: return nil
+        case .hello, .heartbeat, .lookup, .list, .attach, .acknowledge, .unregister, .stats, .trace:
+            return nil
         case .register(let register):
             if let denial = policy.denial(key, .register(register.registration.name)) { return denial }
             for event in register.registration.events {

@@ -34,6 +34,8 @@ public enum ClientRequest: Sendable, Equatable {
     case boot(BootRequest)
     /// The broker's counters (for `lifeline stats` and metrics).
     case stats
+    /// Publish `dispatchDidStep` and `callDidFinish` for the next `seconds` (a lease; renew it).
+    case trace(seconds: Int)
 
     /// The command this request is sent as.
     public var command: Command {
@@ -53,6 +55,7 @@ public enum ClientRequest: Sendable, Equatable {
         case .apps: .apps
         case .boot: .boot
         case .stats: .stats
+        case .trace: .trace
         }
     }
 
@@ -97,6 +100,11 @@ public enum ClientRequest: Sendable, Equatable {
             return .apps(try AppsRequest(fields), operationID: operationID)
         case .boot: return .boot(try BootRequest(fields))
         case .stats: return .stats
+        case .trace:
+            guard let seconds = fields.value("seconds")?.intValue, (1...300).contains(seconds) else {
+                throw fields.problem("TRACE needs 'seconds' within 1...300")
+            }
+            return .trace(seconds: Int(seconds))
         default:
             throw fields.problem("\(request.command) is sent by the broker only")
         }
@@ -106,6 +114,8 @@ public enum ClientRequest: Sendable, Equatable {
     public func controlRequest(id: [UInt8] = []) -> ControlRequest {
         switch self {
         case .hello, .list, .stats: ControlRequest(command, requestID: id)
+        case .trace(let seconds):
+            ControlRequest(.trace, requestID: id, header: ["seconds": .int(Int64(seconds))])
         case .heartbeat(let dropped, let queued, let handled):
             ControlRequest(
                 .heartbeat, requestID: id,

@@ -92,7 +92,7 @@ struct DispatchFeature: BrokerFeature {
         guard let entry = core.registry.entry(named: target.service) else {
             record(
                 dispatch.id, phase: phase, service: target.service, status: .gone, answer: nil,
-                error: "not registered any more", duration: .zero)
+                error: "not registered any more", duration: .zero, in: &core)
             return
         }
         let key = dispatches.addOffer(
@@ -122,7 +122,7 @@ struct DispatchFeature: BrokerFeature {
         } catch {
             record(
                 offer.dispatch, phase: offer.phase, service: offer.service, status: .error, answer: nil,
-                error: error.message, duration: duration)
+                error: error.message, duration: duration, in: &core)
             advance(offer.dispatch, in: &core)
             return
         }
@@ -141,7 +141,7 @@ struct DispatchFeature: BrokerFeature {
         dispatches[offer.dispatch] = dispatch
         record(
             offer.dispatch, phase: offer.phase, service: offer.service, status: .answered, answer: result,
-            error: nil, duration: duration)
+            error: nil, duration: duration, in: &core)
         advance(offer.dispatch, in: &core)
     }
 
@@ -150,7 +150,7 @@ struct DispatchFeature: BrokerFeature {
         let limit = offer.timeoutMilliseconds
         record(
             offer.dispatch, phase: offer.phase, service: offer.service, status: .timeout, answer: nil,
-            error: "no answer within \(limit) ms", duration: core.now - offer.startedAt)
+            error: "no answer within \(limit) ms", duration: core.now - offer.startedAt, in: &core)
         core.log("dispatch #\(offer.dispatch): \(offer.service) missed its \(limit) ms deadline; skipped")
         advance(offer.dispatch, in: &core)
     }
@@ -163,16 +163,26 @@ struct DispatchFeature: BrokerFeature {
             core.correlator.close(owner: .dispatch, key: key)
             record(
                 offer.dispatch, phase: offer.phase, service: registration.name, status: .gone, answer: nil,
-                error: "service \(reason.rawValue) during the step", duration: core.now - offer.startedAt)
+                error: "service \(reason.rawValue) during the step", duration: core.now - offer.startedAt,
+                in: &core)
             advance(offer.dispatch, in: &core)
         }
     }
 
     private mutating func record(
         _ id: UInt64, phase: Int, service: String, status: DispatchTable.StepStatus, answer: CallbackResult?,
-        error: String?, duration: Duration
+        error: String?, duration: Duration, in core: inout BrokerCore
     ) {
         guard var dispatch = dispatches[id] else { return }
+        if core.tracing {
+            core.publishRuntime(
+                .dispatchDidStep,
+                [
+                    "dispatch": .int(Int64(id)), "event": .string(dispatch.phases[phase].event.rawValue),
+                    "service": .string(service), "status": .string(status.rawValue),
+                    "durationMs": .double(Double(duration.wholeNanoseconds) / 1e6),
+                ])
+        }
         var entry: [String: JSONValue] = [
             "service": .string(service), "event": .string(dispatch.phases[phase].event.rawValue),
             "status": .string(status.rawValue),

@@ -123,6 +123,7 @@ struct ServicesFeature: BrokerFeature {
             core.stats.recordCall(
                 service: call.service, method: call.method, nanoseconds: core.nanoseconds &- call.forwardedAt,
                 success: reply.status.isSuccess, timedOut: false)
+            Self.trace(call, status: reply.status, in: &core)
             var forwarded = reply
             forwarded.requestID = call.clientRequestID
             core.send(call.client, forwarded)
@@ -130,6 +131,18 @@ struct ServicesFeature: BrokerFeature {
             if !reply.status.isSuccess { core.log("\(name) failed to start: \(reply.errorMessage)") }
             finishStart(name, in: &core)
         }
+    }
+
+    /// While a TRACE lease is held, a finished call goes on the bus as `callDidFinish`.
+    private static func trace(_ call: ForwardedCall, status: Status, in core: inout BrokerCore) {
+        guard core.tracing else { return }
+        core.publishRuntime(
+            .callDidFinish,
+            [
+                "service": .string(call.service), "method": .string(call.method),
+                "status": .int(Int64(status.rawValue)),
+                "durationMs": .double(Double(core.nanoseconds &- call.forwardedAt) / 1e6),
+            ])
     }
 
     mutating func expired(_ wait: Correlator.Entry, in core: inout BrokerCore) {
@@ -140,6 +153,7 @@ struct ServicesFeature: BrokerFeature {
             core.stats.recordCall(
                 service: call.service, method: call.method, nanoseconds: core.nanoseconds &- call.forwardedAt,
                 success: false, timedOut: true)
+            Self.trace(call, status: .timeout, in: &core)
             core.fail(call.client, call.clientRequestID, .timeout, message)
         } else if let name = starting.removeValue(forKey: wait.key) {
             core.log(
