@@ -25,23 +25,24 @@ services=(push analytics url gateway shell)
 on() { local host=$1; shift; ip netns exec "lifeline-$host" "$@"; }
 
 stop_all() {
-    # The services together (each unregisters cleanly), then the broker.
-    for group in "${services[*]}" broker; do
-        local pids=()
-        for name in $group; do
-            [ -f "$run_dir/$name.pid" ] && pids+=("$(cat "$run_dir/$name.pid")") && rm -f "$run_dir/$name.pid"
-        done
-        [ ${#pids[@]} -gt 0 ] || continue
-        kill -TERM "${pids[@]}" 2>/dev/null || true
+    # 'ip netns exec' may run the program as its child: stop by namespace, not by the pid we
+    # started. The services' host first (each unregisters cleanly), then the broker's.
+    for host in b a; do
+        local pids
+        pids=$(ip netns pids "lifeline-$host" 2>/dev/null | tr '\n' ' ' || true)
+        [ -n "${pids// /}" ] || continue
+        # shellcheck disable=SC2086
+        kill -TERM $pids 2>/dev/null || true
         for _ in $(seq 50); do
-            local alive=0
-            for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
-            [ $alive -eq 1 ] || break
+            [ -n "$(ip netns pids "lifeline-$host" 2>/dev/null)" ] || break
             sleep 0.1
         done
-        kill -KILL "${pids[@]}" 2>/dev/null || true
-        say "  stopped $group"
+        pids=$(ip netns pids "lifeline-$host" 2>/dev/null | tr '\n' ' ' || true)
+        # shellcheck disable=SC2086
+        [ -z "${pids// /}" ] || kill -KILL $pids 2>/dev/null || true
+        say "  stopped host $host"
     done
+    rm -f "$run_dir"/*.pid
     ip netns del lifeline-a 2>/dev/null || true
     ip netns del lifeline-b 2>/dev/null || true
 }

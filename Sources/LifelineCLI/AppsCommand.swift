@@ -22,7 +22,7 @@ enum AppsCommand: CLICommand {
         Each command waits until the sessions' callbacks have run.
 
         options:
-        \(ClientOptions.help)
+        \(ClientOptions.help(timeout: "the operation's answer: for a change, every callback answered (default 60s)"))
         """
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {

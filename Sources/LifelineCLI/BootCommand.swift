@@ -25,7 +25,7 @@ enum BootCommand: CLICommand {
         wait     shows the boot task by task until it finishes; exits 1 when it failed
 
         options:
-        \(ClientOptions.help)
+        \(ClientOptions.help(timeout: "report and start: the broker's answer (5s); run: the task (60s); wait: the boot (at least 120s)"))
         """
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {

@@ -29,14 +29,18 @@ struct CommandEntry: Sendable {
 
 /// Options shared by every command that talks to a broker.
 struct ClientOptions {
-    static let help = """
+    static let help = help(timeout: "the broker's answer (default 5s)")
+
+    /// The options' help, saying what `--timeout` bounds for this command.
+    static func help(timeout: String) -> String {
+        """
           --broker EP     broker control endpoint (default: $LIFELINE_BROKER or tcp://127.0.0.1:7200)
           --key FILE      your CURVE key pair, for a broker with CURVE (default: $LIFELINE_KEY)
           --broker-key K  the broker's public key or .pub file (default: $LIFELINE_BROKER_KEY)
-          --timeout T     how long to wait for the broker's answer: 500ms, 5s, 1m or milliseconds
-                          (default 5s; apps and boot run: the whole operation, default 60s)
+          --timeout T     how long to wait for \(timeout) (500ms, 5s, 1m or milliseconds)
           --json          print JSON instead of text
         """
+    }
 
     var broker: String
     var timeout: Duration

@@ -14,7 +14,7 @@ enum CallCommand: CLICommand {
 
         options:
           --pretty        indent the reply
-        \(ClientOptions.help)
+        \(ClientOptions.help(timeout: "the service's answer, also its deadline at the broker (default 5s)"))
         """
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {

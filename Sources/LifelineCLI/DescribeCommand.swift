@@ -14,7 +14,7 @@ enum DescribeCommand: CLICommand {
         events it describes), the micro-apps it hosts and its boot tasks.
 
         options:
-        \(ClientOptions.help)
+        \(ClientOptions.help(timeout: "the service's record (default 5s)"))
         """
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {

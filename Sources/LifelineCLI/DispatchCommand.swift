@@ -21,7 +21,7 @@ enum DispatchCommand: CLICommand {
         options:
           --step-timeout MS   deadline of each step (default 2000; performFetch and remote notifications 30000)
           --force             dispatch even when the event makes no sense in the current lifecycle state
-        \(ClientOptions.help)
+        \(ClientOptions.help(timeout: "the whole dispatch chain's outcome (default 5s; each step has its own --step-timeout)"))
         """
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {

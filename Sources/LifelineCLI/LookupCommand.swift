@@ -12,7 +12,7 @@ enum LookupCommand: CLICommand {
         Prints the service's record; exits 1 with "no service named 'NAME'" when there is none.
 
         options:
-        \(ClientOptions.help)
+        \(ClientOptions.help(timeout: "the service's record (default 5s)"))
         """
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {

@@ -22,7 +22,7 @@ enum PublishCommand: CLICommand {
           --ack           wait for acknowledgements for any event
           --no-ack        do not wait, even for the events above
           --force         publish even when the event makes no sense in the current lifecycle state
-        \(ClientOptions.help)
+        \(ClientOptions.help(timeout: "the receipt; with --ack, every subscriber's acknowledgement (default 5s)"))
         """
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {

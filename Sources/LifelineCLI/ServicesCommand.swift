@@ -14,7 +14,7 @@ enum ServicesCommand: CLICommand {
         event and method lists are cut to fit 100 columns ('…+N more'); --wide shows them all.
 
         options:
-        \(ClientOptions.help)
+        \(ClientOptions.help(timeout: "the registry (default 5s)"))
         """
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {

@@ -18,7 +18,7 @@ enum StatsCommand: CLICommand {
         Prometheus by 'lifeline broker --metrics HOST:PORT'.
 
         options:
-        \(ClientOptions.help)
+        \(ClientOptions.help(timeout: "the broker's counters (default 5s)"))
         """
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {

@@ -10,7 +10,7 @@ enum StatusCommand: CLICommand {
         usage: lifeline status [options]
 
         options:
-        \(ClientOptions.help)
+        \(ClientOptions.help(timeout: "each of the broker's answers (default 5s)"))
         """
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {

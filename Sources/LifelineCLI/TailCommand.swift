@@ -20,7 +20,7 @@ enum TailCommand: CLICommand {
           --count N       exit after N events
           --all           also show every dispatch step (dispatchDidStep) and call (callDidFinish):
                           the broker publishes them while a tail asks it to (a TRACE lease)
-        \(ClientOptions.help)
+        \(ClientOptions.help(timeout: "the subscription to be in place (default 5s; then it tails until interrupted)"))
         """
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {

@@ -160,6 +160,11 @@ struct ChaosTests {
             )
             let agreed = after.map { apps == ["launcher", $0 ? "home" : "login"] } ?? false
             #expect(agreed, "the stack matches the gateway's state")
+            if !agreed {
+                print("gateway stderr: \(gateway.lines(.stderr).suffix(12).joined(separator: "\n"))")
+                print("shell stderr: \(shell.lines(.stderr).suffix(12).joined(separator: "\n"))")
+                print("broker stderr: \(broker.process.lines(.stderr).suffix(12).joined(separator: "\n"))")
+            }
             if status == 0 { #expect(after != before, "the CLI said done: the sign-in state changed") }
         }
         let created = shell.lines().filter { $0.hasPrefix("CALLBACK ") && $0.hasSuffix(" didCreate") }
