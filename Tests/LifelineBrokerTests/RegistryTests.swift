@@ -120,3 +120,18 @@ struct RegistryTests {
         #expect(step7?.status == .ok)
     }
 }
+
+@Suite("Heartbeats that name their service")
+struct NamedHeartbeatTests {
+    @Test(
+        "a connection whose own service the broker lost is told to register again, even if it holds other names"
+    )
+    func lostRegistration() {
+        var broker = BrokerHarness()
+        broker.register("account", peer: "gw")
+        broker.request("gw", .heartbeat, ["name": "account"])
+        #expect(broker.requests(to: "gw").isEmpty, "it holds its name: nothing to say")
+        broker.request("gw", .heartbeat, ["name": "gateway"])
+        #expect(broker.requests(to: "gw").map(\.command) == [.disconnect], "its own name is not registered")
+    }
+}

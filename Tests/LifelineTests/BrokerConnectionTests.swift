@@ -293,7 +293,7 @@ struct BrokerConnectionTests {
             to: register, ["epoch": 77, "sequence": 0, "heartbeat": ["intervalMs": 1000, "liveness": 3]])
         harness.advance(milliseconds: 1000)
         #expect(harness.sent.map(\.command) == [.heartbeat])
-        #expect(harness.sent.first?.header == ["dropped": 7])
+        #expect(harness.sent.first?.header == ["dropped": 7, "name": "svc"])
     }
 
     @Test("each backoff wait is scaled by the jitter, at most 1.2 times: back within 2 s of the broker")

@@ -260,12 +260,15 @@ struct BrokerConnection {
     var heartbeatFrames: [[UInt8]] {
         let dropped = configuration.droppedEvents()
         let report = configuration.handlerReport()
-        guard dropped != 0 || report.queued != 0 || !report.handled.isEmpty else {
+        // The service's own name: a broker that lost it (it restarted) says so at once, even when
+        // this connection registered other names since.
+        let name = configuration.registration?.name
+        guard dropped != 0 || report.queued != 0 || !report.handled.isEmpty || name != nil else {
             return Self.heartbeatFrames
         }
         return ClientRequest.heartbeat(
             dropped: dropped == 0 ? nil : dropped, queued: report.queued == 0 ? nil : report.queued,
-            handled: report.handled.isEmpty ? nil : report.handled
+            handled: report.handled.isEmpty ? nil : report.handled, name: name
         ).controlRequest().frames()
     }
 

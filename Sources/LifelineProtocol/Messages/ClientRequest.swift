@@ -10,7 +10,8 @@ public enum ClientRequest: Sendable, Equatable {
     case unregister(UnregisterRequest)
     /// The sender is alive; never answered. A service says how many events its handlers' queue
     /// dropped since it started (they fell behind).
-    case heartbeat(dropped: UInt64?, queued: UInt64? = nil, handled: [String: UInt64]? = nil)
+    case heartbeat(
+        dropped: UInt64?, queued: UInt64? = nil, handled: [String: UInt64]? = nil, name: String? = nil)
     /// findServiceByName.
     case lookup(name: String)
     /// Every registered service.
@@ -75,7 +76,8 @@ public enum ClientRequest: Sendable, Equatable {
             }
             return .heartbeat(
                 dropped: fields.value("dropped")?.intValue.map { UInt64(max(0, $0)) },
-                queued: fields.value("queued")?.intValue.map { UInt64(max(0, $0)) }, handled: handled)
+                queued: fields.value("queued")?.intValue.map { UInt64(max(0, $0)) }, handled: handled,
+                name: try fields.optionalString("name"))
         case .list: return .list
         case .register: return .register(try RegisterRequest(fields))
         case .unregister:
@@ -116,13 +118,14 @@ public enum ClientRequest: Sendable, Equatable {
         case .hello, .list, .stats: ControlRequest(command, requestID: id)
         case .trace(let seconds):
             ControlRequest(.trace, requestID: id, header: ["seconds": .int(Int64(seconds))])
-        case .heartbeat(let dropped, let queued, let handled):
+        case .heartbeat(let dropped, let queued, let handled, let name):
             ControlRequest(
                 .heartbeat, requestID: id,
                 header: .object(
                     [
                         "dropped": dropped.map { .int(Int64($0)) }, "queued": queued.map { .int(Int64($0)) },
                         "handled": handled.map { .object($0.mapValues { .int(Int64($0)) }) },
+                        "name": name.map { .string($0) },
                     ].compactMapValues { $0 }))
         case .register(let register): ControlRequest(.register, requestID: id, header: register.json)
         case .unregister(let unregister):

@@ -17,7 +17,7 @@ struct RegistryFeature: BrokerFeature {
     {
         switch request {
         case .hello: core.reply(peer, id, Self.hello(core))
-        case .heartbeat(let dropped, let queued, let handled):
+        case .heartbeat(let dropped, let queued, let handled, let name):
             if dropped != nil || queued != nil || handled != nil {
                 core.registry.report(dropped: dropped, queued: queued, handled: handled, peer: peer)
             }
@@ -25,7 +25,12 @@ struct RegistryFeature: BrokerFeature {
                 if case .register(let waiting, _, _) = $0.wait { return waiting == peer }
                 return false
             }
-            if !core.registry.isKnown(peer: peer) && !registering {
+            // A connection that names its service must hold it: one that registered only other
+            // names (at run time) with a restarted broker has lost its own registration.
+            let lost =
+                name.map { core.registry.entry(named: $0)?.peer != peer } ?? !core.registry.isKnown(
+                    peer: peer)
+            if lost && !registering {
                 core.send(peer, .disconnect(reason: "unknown peer: register again"))
             }
         case .register(let register): self.register(register, from: peer, id: id, in: &core)
