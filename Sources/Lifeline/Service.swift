@@ -38,6 +38,8 @@ public struct Service: Sendable {
     private(set) var resumeHook: (@Sendable () async throws -> EventCursor?)?
     private(set) var gapHook: (@Sendable (GapNotice, ServiceContext) async -> Void)?
     private(set) var appFactories: [String: AppFactory] = [:]
+    /// The actions each app says it answers (an action outside the list is refused, naming them).
+    private(set) var appActions: [String: [String]] = [:]
     private(set) var interceptor: (priority: Int, handler: Interceptor)?
     private(set) var isLazy = false
     /// Declared boot tasks by short name (the registered name is prefixed when the service runs).
@@ -128,6 +130,13 @@ public struct Service: Sendable {
     public func app(_ name: String, _ factory: @escaping AppFactory) -> Service {
         var copy = self
         copy.appFactories[name] = factory
+        return copy
+    }
+
+    /// Hosts `name`, whose sessions answer `actions`: any other action is refused with the list.
+    public func app(_ name: String, actions: [String], _ factory: @escaping AppFactory) -> Service {
+        var copy = app(name, factory)
+        copy.appActions[name] = actions
         return copy
     }
 

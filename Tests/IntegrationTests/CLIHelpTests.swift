@@ -125,6 +125,21 @@ struct CLIHelpTests {
         #expect(!plain.lines().contains { $0.contains("callDidFinish") || $0.contains("dispatchDidStep") })
     }
 
+    @Test("an action an app does not answer is refused naming the session and the actions it does answer")
+    func unknownAction() async throws {
+        let broker = try await BrokerProcess(["--launcher", "launcher"])
+        defer { broker.process.kill() }
+        let gateway = try await broker.service("lifeline-gateway")
+        let shell = try await broker.service("lifeline-shell")
+        defer { for child in [gateway, shell] { child.kill() } }
+        #expect(try await broker.cli(["boot", "start"]).status == 0)
+        try await shell.waitForLine { $0 == "CALLBACK s2 login didFinishLaunching" }
+        let refused = try await broker.cli(["apps", "action", "login", "dance"])
+        #expect(refused.status == 1)
+        #expect(
+            refused.errors.contains("the app 'login' (session s2) has no action 'dance'; it answers: signIn"))
+    }
+
     @Test("completion scripts for bash and zsh complete commands and events")
     func completion() async throws {
         let bash = try await CLIResult.run(["completion", "bash"])

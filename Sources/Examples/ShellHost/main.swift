@@ -143,6 +143,6 @@ await Service("shell")
     // Boot: the skin needs the gateway's session; the Launcher starts in the last phase.
     .bootTask("loadSkin", after: ["gateway.start"]) { _ in try await Task.sleep(for: .milliseconds(200)) }
     .app("launcher") { _ in LauncherApp() }
-    .app("login") { _ in LoginApp() }
-    .app("home") { _ in HomeApp() }
+    .app("login", actions: ["signIn"]) { _ in LoginApp() }
+    .app("home", actions: ["signOut", "edit", "save"]) { _ in HomeApp() }
     .main(about: "Hosts the micro-apps launcher (a coordinator), login and home.")

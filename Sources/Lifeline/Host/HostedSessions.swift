@@ -5,6 +5,7 @@ import LifelineProtocol
 actor HostedSessions {
     private var sessions: [String: (delegate: any MicroAppDelegate, session: AppSession)] = [:]
     private let factories: [String: Service.AppFactory]
+    private let actions: [String: [String]]
     private let context: ServiceContext
     /// The callbacks run lately, by the broker's id: one delivered again (after a broker restart)
     /// gets the first run's answer instead of running twice.
@@ -12,8 +13,10 @@ actor HostedSessions {
     private var runOrder: [String] = []
     static let rememberedRuns = 256
 
-    init(factories: [String: Service.AppFactory], context: ServiceContext) {
+    init(factories: [String: Service.AppFactory], actions: [String: [String]] = [:], context: ServiceContext)
+    {
         self.factories = factories
+        self.actions = actions
         self.context = context
     }
 
@@ -76,6 +79,13 @@ actor HostedSessions {
                 let child = try SessionRecord(json: arguments["child"] ?? .null)
                 await delegate.childDidFinish(session, child: child, result: arguments["result"] ?? .null)
             case .action:
+                let action = arguments["action"]?.stringValue ?? ""
+                if let known = actions[session.app], !known.contains(action) {
+                    throw ServiceError(
+                        .notFound,
+                        "the app '\(session.app)' (session \(id)) has no action '\(action)'; it answers: \(known.isEmpty ? "none" : known.joined(separator: ", "))"
+                    )
+                }
                 return try await delegate.perform(
                     session, action: arguments["action"]?.stringValue ?? "", body: arguments["body"] ?? .null)
             case .didCreate, .restore: break

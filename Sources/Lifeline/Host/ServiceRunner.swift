@@ -87,7 +87,8 @@ public final class ServiceRunner: Sendable {
         let responder = ServiceResponder(
             service: service, name: name, client: client, context: context, runtime: runtime, drops: drops,
             handled: handled,
-            sessions: HostedSessions(factories: service.appFactories, context: context))
+            sessions: HostedSessions(
+                factories: service.appFactories, actions: service.appActions, context: context))
 
         var refusal: LifelineError?
         await withDiscardingTaskGroup { group in
