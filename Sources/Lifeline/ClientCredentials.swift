@@ -52,6 +52,26 @@ public struct ClientCredentials: Sendable, Equatable {
         }
     }
 
+    /// Reads `--key FILE` and `--broker-key KEY|FILE` out of `arguments` (each defaulting to its
+    /// environment variable): nil when neither is given; one without the other, or a bad file, is a
+    /// usage error.
+    public static func parse(_ arguments: inout CommandLineArguments) throws(UsageError) -> ClientCredentials?
+    {
+        let keyFile = try arguments.option("--key") ?? Environment.variable("LIFELINE_KEY")
+        let brokerKey = try arguments.option("--broker-key") ?? Environment.variable("LIFELINE_BROKER_KEY")
+        switch (keyFile.flatMap { $0.isEmpty ? nil : $0 }, brokerKey.flatMap { $0.isEmpty ? nil : $0 }) {
+        case (nil, nil): return nil
+        case (let keyFile?, let brokerKey?):
+            do {
+                return try ClientCredentials(keyFile: keyFile, brokerKey: brokerKey)
+            } catch {
+                throw UsageError(error.message)
+            }
+        case (nil, _): throw UsageError("--broker-key needs --key (a key pair of your own)")
+        case (_, nil): throw UsageError("--key needs --broker-key (the broker's public key)")
+        }
+    }
+
     /// The credentials the environment gives, or nil (an invalid setting is reported on stderr
     /// once, and the client connects without: the broker then refuses it).
     public static let environment: ClientCredentials? = {

@@ -36,19 +36,7 @@ public struct ServiceOptions: Sendable {
         }
         if let limit = try arguments.integer("--inbound-limit", in: 1...100_000_000) { inboundLimit = limit }
         try Console.configure(parsing: &arguments)
-        let keyFile = try arguments.option("--key") ?? Environment.variable("LIFELINE_KEY")
-        let brokerKey = try arguments.option("--broker-key") ?? Environment.variable("LIFELINE_BROKER_KEY")
-        switch (keyFile.flatMap { $0.isEmpty ? nil : $0 }, brokerKey.flatMap { $0.isEmpty ? nil : $0 }) {
-        case (nil, nil): credentials = nil
-        case (let keyFile?, let brokerKey?):
-            do {
-                credentials = try ClientCredentials(keyFile: keyFile, brokerKey: brokerKey)
-            } catch {
-                throw UsageError(error.message)
-            }
-        case (nil, _): throw UsageError("--broker-key needs --key (this service's key pair)")
-        case (_, nil): throw UsageError("--key needs --broker-key (the broker's public key)")
-        }
+        credentials = try ClientCredentials.parse(&arguments)
         let interval = try arguments.integer("--heartbeat-interval", in: HeartbeatSettings.intervalRange)
         let liveness = try arguments.integer("--liveness", in: HeartbeatSettings.livenessRange)
         if interval != nil || liveness != nil {

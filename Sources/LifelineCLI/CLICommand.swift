@@ -54,20 +54,7 @@ struct ClientOptions {
         givenTimeout = try arguments.duration("--timeout", in: .milliseconds(1) ... .seconds(3600))
         timeout = givenTimeout ?? .seconds(5)
         json = arguments.flag("--json")
-        let keyFile = try arguments.option("--key") ?? ProcessInfo.processInfo.environment["LIFELINE_KEY"]
-        let brokerKey =
-            try arguments.option("--broker-key") ?? ProcessInfo.processInfo.environment["LIFELINE_BROKER_KEY"]
-        switch (keyFile.flatMap { $0.isEmpty ? nil : $0 }, brokerKey.flatMap { $0.isEmpty ? nil : $0 }) {
-        case (nil, nil): credentials = nil
-        case (let keyFile?, let brokerKey?):
-            do {
-                credentials = try ClientCredentials(keyFile: keyFile, brokerKey: brokerKey)
-            } catch {
-                throw UsageError(error.message)
-            }
-        case (nil, _): throw UsageError("--broker-key needs --key (your key pair)")
-        case (_, nil): throw UsageError("--key needs --broker-key (the broker's public key)")
-        }
+        credentials = try ClientCredentials.parse(&arguments)
     }
 
     /// Why `endpoint` cannot name a broker; nil when it can.
