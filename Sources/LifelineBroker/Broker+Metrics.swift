@@ -60,8 +60,8 @@ extension Broker {
             family(name, "gauge", help)
             sample(name, [], value)
         }
-        family("lifeline_event_published_total", "counter", "Events published, by event name.")
-        for (event, count) in stats.publishedByEvent.sorted(by: { $0.key < $1.key }) {
+        family("lifeline_event_published_total", "counter", "Events published in this epoch, by event name.")
+        for (event, count) in eventCounts.sorted(by: { $0.key < $1.key }) {
             sample("lifeline_event_published_total", [("event", event)], Double(count))
         }
         family(

@@ -3,6 +3,12 @@ import LifelineProtocol
 extension Broker {
     /// The STATS reply: broker-wide counters, published events by name, and each service's calls
     /// by method (requests, errors, timeouts, latency quantiles as the broker measures them).
+    /// Events published in this epoch, by name: the sequencer's topic sequences (bounded by
+    /// --max-event-names).
+    var eventCounts: [String: UInt64] {
+        Dictionary(uniqueKeysWithValues: core.sequencer.topicSequences.map { ($0.key.rawValue, $0.value) })
+    }
+
     public var statsReport: JSONValue {
         let stats = core.stats
         func milliseconds(_ seconds: Double?) -> JSONValue {
@@ -47,7 +53,7 @@ extension Broker {
                 "epoch": .int(Int64(bitPattern: core.epoch)), "sequence": .int(Int64(core.sequence)),
                 "curve": .bool(core.secure),
             ],
-            "events": .object(stats.publishedByEvent.mapValues { .int(Int64($0)) }),
+            "events": .object(eventCounts.mapValues { .int(Int64($0)) }),
             "services": .object(services),
         ]
     }

@@ -100,7 +100,7 @@ struct ChaosTests {
     }
 
     @Test(
-        "the broker killed -9 0–60 ms into `apps action`: once it is back the stack and the gateway agree, nothing ran twice"
+        "the broker killed -9 at each step of `apps action` and its follow-ups: once it is back the stack and the gateway agree, nothing ran twice"
     )
     func brokerKilledDuringAppsAction() async throws {
         let rounds = Self.setting("LIFELINE_CHAOS_APPS_ROUNDS", 6)
@@ -115,8 +115,19 @@ struct ChaosTests {
         defer { for child in [shell, gateway, broker.process] { child.kill() } }
         #expect(try await broker.cli(["boot", "start"]).status == 0)
         try await shell.waitForLine { $0 == "CALLBACK s2 login didFinishLaunching" }
+        // Where the fault strikes, by what the host has printed of the action's progress: at once,
+        // when the action starts, when it is done (its finish asked for), and at each callback of
+        // the follow-up changes (the exit, the parent's childDidFinish, the next app's creation).
+        let killPoints: [(String, @Sendable (String) -> Bool)] = [
+            ("at once", { _ in true }),
+            ("when the action started", { $0.hasPrefix("ACTION ") && $0.hasSuffix(" started") }),
+            ("when the action was done", { $0.hasPrefix("ACTION ") && $0.hasSuffix(" done") }),
+            ("at willTerminate", { $0.hasPrefix("CALLBACK ") && $0.hasSuffix(" willTerminate") }),
+            ("at childDidFinish", { $0.hasPrefix("CALLBACK ") && $0.contains(" childDidFinish ") }),
+            ("at didCreate", { $0.hasPrefix("CALLBACK ") && $0.hasSuffix(" didCreate") }),
+        ]
         for round in 0..<rounds {
-            let delay = round < 6 ? [0, 10, 20, 30, 45, 60][round] : round * 7 % 61
+            let (point, reached) = killPoints[round % killPoints.count]
             guard let before = try await Self.signedIn(broker) else {
                 Issue.record("the gateway did not answer before round \(round)")
                 return
@@ -129,9 +140,15 @@ struct ChaosTests {
                 shell.lines().filter { $0.hasPrefix("ACTION ") && $0.hasSuffix(" started") }.count
             }
             let startedBefore = started()
+            let linesBefore = shell.lines().count
             let cli = try ChildProcess(
                 "lifeline", action + ["--timeout", "3000"], environment: ["LIFELINE_BROKER": control])
-            try await Task.sleep(for: .milliseconds(delay))  // when the fault strikes, not a readiness wait
+            let killBy = ContinuousClock.now + .seconds(5)
+            while point != "at once", !shell.lines().dropFirst(linesBefore).contains(where: reached),
+                ContinuousClock.now < killBy
+            {
+                try await Task.sleep(for: .milliseconds(1))  // polling the host's output with a deadline
+            }
             broker.process.kill(SIGKILL)
             _ = try await broker.process.waitForExit()
             broker = try await BrokerProcess(control: control, bus: bus, arguments)
@@ -156,7 +173,7 @@ struct ChaosTests {
                 try await Task.sleep(for: .milliseconds(50))  // polling with a deadline
             }
             print(
-                "apps chaos round \(round): broker killed \(delay) ms into `\(action[3])`: CLI exit \(status), signed in \(before) → \(after.map(String.init) ?? "?"), stack \(apps)"
+                "apps chaos round \(round): broker killed \(point) of `\(action[3])`: CLI exit \(status), signed in \(before) → \(after.map(String.init) ?? "?"), stack \(apps)"
             )
             let agreed = after.map { apps == ["launcher", $0 ? "home" : "login"] } ?? false
             #expect(agreed, "the stack matches the gateway's state")

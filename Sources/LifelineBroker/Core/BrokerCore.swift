@@ -145,11 +145,6 @@ struct BrokerCore {
         journal.append(message, now: now.nanoseconds, publishID: publishID, subscribers: subscribers)
         stats.published &+= 1
         stats.delivered &+= UInt64(subscribers)
-        if stats.publishedByEvent.count < configuration.maximumEventNames
-            || stats.publishedByEvent[name.rawValue] != nil
-        {
-            stats.publishedByEvent[name.rawValue, default: 0] &+= 1
-        }
         if durable {
             output.append(
                 .record(

@@ -13,8 +13,6 @@ public struct BrokerStats: Sendable, Equatable {
     public var published: UInt64 = 0
     /// Copies handed to the bus: one per subscriber of each published event.
     public var delivered: UInt64 = 0
-    /// Published events by name (only names the broker already tracks: bounded by --max-event-names).
-    public var publishedByEvent: [String: UInt64] = [:]
     public var acknowledgements: UInt64 = 0
     public var dispatches: UInt64 = 0
     /// Dispatch steps answered, by service.

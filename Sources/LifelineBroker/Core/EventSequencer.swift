@@ -5,7 +5,8 @@ import LifelineProtocol
 struct EventSequencer {
     let epoch: UInt64
     private(set) var sequence: UInt64 = 0
-    private var topicSequences: [EventName: UInt64] = [:]
+    /// The last topic sequence of each name: how many events of it this epoch has published.
+    private(set) var topicSequences: [EventName: UInt64] = [:]
 
     init(epoch: UInt64) { self.epoch = epoch }
 
