@@ -35,21 +35,7 @@ public final class BlockingClient {
         let deadline = SystemClock.monotonicNanoseconds() + timeout.wholeNanoseconds
         // Without a connection (no broker, or one that refused our key) a DEALER cannot queue:
         // wait a moment for one instead of blocking for ever.
-        let connectionDeadline = min(
-            deadline, SystemClock.monotonicNanoseconds() + Self.connectionWait.wholeNanoseconds)
-        var writable = ZMQPoller()
-        writable.add(socket, events: .writable)
-        while try !socket.send(frames: request.frames(), dontWait: true) {
-            let now = SystemClock.monotonicNanoseconds()
-            guard now < connectionDeadline else {
-                let keys = credentials == nil ? "" : " (or it refused this client's key)"
-                throw LifelineError(
-                    .unavailable,
-                    "no broker answered at \(brokerEndpoint)\(keys); start one with `lifeline up`")
-            }
-            try writable.poll(
-                timeoutMilliseconds: min(50, SystemClock.pollTimeout(until: connectionDeadline, now: now)))
-        }
+        try sendWaitingForConnection(request.frames(), until: deadline)
         var poller = ZMQPoller()
         poller.add(socket)
         while true {
@@ -97,6 +83,98 @@ public final class BlockingClient {
     {
         PublishReceipt(
             json: try request(.publish(publication), timeout: timeout).json())
+    }
+
+    /// Publishes `events` in order, `batchSize` events to a PUBLISH (consecutive sequences and one
+    /// answer each), keeping up to `window` batches sent and not yet answered; returns one receipt
+    /// per batch, in order. A refused batch throws ``LifelineError`` naming the bad event once the
+    /// batches sent before it are answered; the batches before it are published.
+    @inlinable @discardableResult
+    public func publish(
+        contentsOf events: some Sequence<PublishedEvent>, batchSize: Int = 1000, window: Int = 4,
+        timeout: Duration = .seconds(5)
+    ) throws -> [PublishReceipt] {
+        var source = events.makeIterator()
+        return try publishBatches(batchSize: batchSize, window: window, timeout: timeout) { size in
+            var batch: [PublishedEvent] = []
+            batch.reserveCapacity(size)
+            while batch.count < size, let event = source.next() { batch.append(event) }
+            return batch
+        }
+    }
+
+    /// ``publish(contentsOf:batchSize:window:timeout:)`` over batches that `next` cuts (empty: no more).
+    @usableFromInline
+    func publishBatches(
+        batchSize: Int, window: Int, timeout: Duration, next: (Int) -> [PublishedEvent]
+    ) throws -> [PublishReceipt] {
+        let size = min(max(1, batchSize), PublishRequest.maximumBatch)
+        var receipts: [PublishReceipt] = []
+        var waiting: [[UInt8]: (index: Int, deadline: UInt64)] = [:]
+        var answered: [Int: PublishReceipt] = [:]
+        var refusal: LifelineError?
+        var sent = 0
+        var exhausted = false
+        var poller = ZMQPoller()
+        poller.add(socket)
+        while true {
+            while !exhausted && refusal == nil && waiting.count < max(1, window) {
+                let batch = next(size)
+                guard !batch.isEmpty else {
+                    exhausted = true
+                    break
+                }
+                counter += 1
+                let request = ClientRequest.publish(PublishRequest(batch: batch)).controlRequest(
+                    id: Array("k\(counter)".utf8))
+                try sendWaitingForConnection(
+                    request.frames(), until: SystemClock.monotonicNanoseconds() + timeout.wholeNanoseconds)
+                waiting[request.requestID] = (
+                    sent, SystemClock.monotonicNanoseconds() + timeout.wholeNanoseconds
+                )
+                sent += 1
+            }
+            if waiting.isEmpty { break }
+            let now = SystemClock.monotonicNanoseconds()
+            let deadline = waiting.values.map(\.deadline).min() ?? now
+            guard now < deadline else {
+                throw LifelineError.unanswered(
+                    .publish, milliseconds: timeout.wholeMilliseconds, endpoint: brokerEndpoint)
+            }
+            try poller.poll(timeoutMilliseconds: SystemClock.pollTimeout(until: deadline, now: now))
+            while let frames = try socket.receiveFrames(dontWait: true) {
+                guard case .reply(let reply) = try? ControlMessage.decode(frames[...]),
+                    let entry = waiting.removeValue(forKey: reply.requestID)
+                else { continue }
+                if reply.status.isSuccess {
+                    answered[entry.index] = PublishReceipt(json: try reply.json())
+                } else if refusal == nil {
+                    refusal = LifelineError(reply: reply)
+                }
+            }
+        }
+        if let refusal { throw refusal }
+        for index in 0..<sent { if let receipt = answered[index] { receipts.append(receipt) } }
+        return receipts
+    }
+
+    /// Sends `frames`, waiting (until `deadline`, and at most ``connectionWait``) for a connection.
+    private func sendWaitingForConnection(_ frames: [[UInt8]], until deadline: UInt64) throws {
+        let connectionDeadline = min(
+            deadline, SystemClock.monotonicNanoseconds() + Self.connectionWait.wholeNanoseconds)
+        var writable = ZMQPoller()
+        writable.add(socket, events: .writable)
+        while try !socket.send(frames: frames, dontWait: true) {
+            let now = SystemClock.monotonicNanoseconds()
+            guard now < connectionDeadline else {
+                let keys = credentials == nil ? "" : " (or it refused this client's key)"
+                throw LifelineError(
+                    .unavailable,
+                    "no broker answered at \(brokerEndpoint)\(keys); start one with `lifeline up`")
+            }
+            try writable.poll(
+                timeoutMilliseconds: min(50, SystemClock.pollTimeout(until: connectionDeadline, now: now)))
+        }
     }
 
     /// The Context's findServiceByName: the record, or ``LifelineError`` with status 404.
@@ -156,6 +234,8 @@ public final class BlockingClient {
 public final class BusSubscriber {
     public let endpoint: String
     private let socket: ZMQSocket
+    /// Events of a batch not returned yet.
+    private var waiting: [BusMessage] = []
 
     init(endpoint: String, events: [EventName]?, token: String, credentials: ClientCredentials?) throws {
         self.endpoint = endpoint
@@ -174,14 +254,18 @@ public final class BusSubscriber {
     /// The next event, waiting up to `timeout` (nil: forever); nil on timeout.
     /// Malformed bus messages throw ``ProtocolError``.
     public func next(timeout: Duration? = nil) throws -> BusMessage? {
-        if let frames = try socket.receiveFrames(dontWait: true) { return try BusMessage.decode(frames) }
-        var poller = ZMQPoller()
-        poller.add(socket)
-        guard try poller.poll(timeoutMilliseconds: timeout?.wholeMilliseconds ?? -1) > 0,
-            let frames = try socket.receiveFrames(dontWait: true)
-        else {
-            return nil
+        if !waiting.isEmpty { return waiting.removeFirst() }
+        var frames = try socket.receiveFrames(dontWait: true)
+        if frames == nil {
+            var poller = ZMQPoller()
+            poller.add(socket)
+            guard try poller.poll(timeoutMilliseconds: timeout?.wholeMilliseconds ?? -1) > 0 else {
+                return nil
+            }
+            frames = try socket.receiveFrames(dontWait: true)
         }
-        return try BusMessage.decode(frames)
+        guard let frames else { return nil }
+        waiting = try BusMessage.decodeBatch(frames)
+        return waiting.isEmpty ? nil : waiting.removeFirst()
     }
 }

@@ -14,8 +14,8 @@ public final class LifelineClient: Sendable {
     private let connection: any Connection
     private let pending: PendingReplies
     /// Names this client's publications: `token.counter`.
-    private let publisherToken = Environment.uniqueToken()
-    private let publications = Atomic<UInt64>(0)
+    let publisherToken = Environment.uniqueToken()
+    let publications = Atomic<UInt64>(0)
 
     /// Connects to the broker at `broker`, with CURVE when `credentials` are given (by default those
     /// of `LIFELINE_KEY` and `LIFELINE_BROKER_KEY`).

@@ -361,7 +361,14 @@ public final class BrokerServer {
 
     private func flush() {
         writeJournal()
+        var run = BusRun()
         for item in output {
+            if case .publish(let message) = item {
+                if !run.accepts(message) { send(&run) }
+                run.add(message)
+                continue
+            }
+            send(&run)
             switch item {
             case .send(let peer, let frames):
                 do {
@@ -376,13 +383,60 @@ public final class BrokerServer {
                 } catch {
                     log("send to \(core.peerName(peer)) failed: \(error)")
                 }
-            case .publish(let frames):
-                do { try bus.send(frames: frames, dontWait: true) } catch { log("publish failed: \(error)") }
+            case .publish: break
             case .log(let line): log(line)
             case .persist(let file, let document): persist(file, document)
             case .record, .rewriteJournal: break
             }
         }
+        send(&run)
         output.removeAll(keepingCapacity: true)
+    }
+
+    /// Sends the events gathered in `run` as one bus message, and empties it.
+    private func send(_ run: inout BusRun) {
+        guard !run.messages.isEmpty else { return }
+        defer { run.clear() }
+        do {
+            try run.messages[0].name.topic.withUnsafeBytes {
+                _ = try bus.send($0, more: true, dontWait: true)
+            }
+            try BusRun.version.withUnsafeBytes { _ = try bus.send($0, more: true) }
+            try run.headers.withUnsafeBytes { _ = try bus.send($0, more: true) }
+            for (index, message) in run.messages.enumerated() {
+                try message.payload.withUnsafeBytes {
+                    _ = try bus.send($0, more: index < run.messages.count - 1)
+                }
+            }
+        } catch {
+            log("publish failed: \(error)")
+        }
+    }
+}
+
+/// Consecutive events of one name that leave as one bus message (``BusMessage/maximumBatch`` events
+/// and ``BusMessage/maximumBatchBytes`` of payload at most).
+private struct BusRun {
+    static let version = Array(ProtocolID.bus.utf8)
+    private(set) var messages: [BusMessage] = []
+    private(set) var headers: [UInt8] = []
+    private var bytes = 0
+
+    func accepts(_ message: BusMessage) -> Bool {
+        guard let first = messages.first else { return true }
+        return first.name == message.name && messages.count < BusMessage.maximumBatch
+            && bytes + message.payload.count <= BusMessage.maximumBatchBytes
+    }
+
+    mutating func add(_ message: BusMessage) {
+        messages.append(message)
+        message.header.append(to: &headers)
+        bytes += message.payload.count
+    }
+
+    mutating func clear() {
+        messages.removeAll(keepingCapacity: true)
+        headers.removeAll(keepingCapacity: true)
+        bytes = 0
     }
 }

@@ -44,6 +44,27 @@ public struct BusHeader: Sendable, Equatable {
         }
     }
 
+    /// Appends the 48 bytes of the header to `bytes`.
+    public func append(to bytes: inout [UInt8]) {
+        func add(_ field: UInt64) { withUnsafeBytes(of: field.bigEndian) { bytes.append(contentsOf: $0) } }
+        add(epoch)
+        add(sequence)
+        add(topicSequence)
+        add(flags)
+        add(publishedWallNanoseconds)
+        add(publishedMonotonicNanoseconds)
+    }
+
+    /// Reads the 48 header bytes at `offset` of `raw` (which holds them).
+    init(_ raw: UnsafeRawBufferPointer, at offset: Int) {
+        let field = { (index: Int) in
+            UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset + index * 8, as: UInt64.self))
+        }
+        self.init(
+            epoch: field(0), sequence: field(1), topicSequence: field(2), flags: field(3),
+            publishedWallNanoseconds: field(4), publishedMonotonicNanoseconds: field(5))
+    }
+
     /// Reads 48 header bytes; nil for any other length.
     public init?(decoding bytes: [UInt8]) {
         guard bytes.count == BusHeader.size else { return nil }
@@ -59,7 +80,9 @@ public struct BusHeader: Sendable, Equatable {
 }
 
 /// An event on the bus: `[topic, LLB01, header, payload]`, where the topic is the event name followed
-/// by one NUL byte so that ZeroMQ's prefix filter matches names exactly.
+/// by one NUL byte so that ZeroMQ's prefix filter matches names exactly. One bus message may carry
+/// several events of the same name: `[topic, LLB01, headers, payload, payload, …]`, the headers frame
+/// holding one 48-byte header per payload, in order.
 public struct BusMessage: Sendable, Equatable {
     public var name: EventName
     public var header: BusHeader
@@ -80,12 +103,41 @@ public struct BusMessage: Sendable, Equatable {
         [name.topic, ProtocolID.busBytes, header.encoded(), payload]
     }
 
-    /// Decodes a bus message, saying what is wrong when it does not follow the protocol.
+    /// Most events one bus message carries.
+    public static let maximumBatch = 1024
+    /// Most payload bytes one bus message of several events carries (a batch is cut before it).
+    public static let maximumBatchBytes = 256 * 1024
+
+    /// The frames of one bus message carrying `messages`, which all have the same name:
+    /// `[topic, LLB01, one 48-byte header per event, one payload per event]`.
+    public static func frames(batch messages: some Collection<BusMessage>) -> [[UInt8]] {
+        guard let first = messages.first else { return [] }
+        var headers: [UInt8] = []
+        headers.reserveCapacity(messages.count * BusHeader.size)
+        for message in messages { message.header.append(to: &headers) }
+        var frames = [first.name.topic, ProtocolID.busBytes, headers]
+        frames.reserveCapacity(3 + messages.count)
+        for message in messages { frames.append(message.payload) }
+        return frames
+    }
+
+    /// Decodes a bus message of exactly one event, saying what is wrong when it does not follow the
+    /// protocol.
     public static func decode(_ frames: [[UInt8]]) throws(ProtocolError) -> BusMessage {
-        guard frames.count == 4 else {
+        let messages = try decodeBatch(frames)
+        guard messages.count == 1 else {
+            throw ProtocolError(.badRequest, "expected one event in the bus message, got \(messages.count)")
+        }
+        return messages[0]
+    }
+
+    /// Decodes a bus message of one or more events (in order), saying what is wrong when it does
+    /// not follow the protocol.
+    public static func decodeBatch(_ frames: [[UInt8]]) throws(ProtocolError) -> [BusMessage] {
+        guard frames.count >= 4 else {
             throw ProtocolError(
-                .badRequest, "a bus message has 4 frames (topic, LLB01, header, payload), got \(frames.count)"
-            )
+                .badRequest,
+                "a bus message has 4 or more frames (topic, LLB01, headers, payloads), got \(frames.count)")
         }
         let topic = frames[0]
         guard topic.last == 0, topic.count > 1 else {
@@ -96,11 +148,26 @@ public struct BusMessage: Sendable, Equatable {
                 .versionNotSupported,
                 "bus protocol \(ControlMessage.printable(frames[1])) is not \(ProtocolID.bus)")
         }
-        guard let header = BusHeader(decoding: frames[2]) else {
+        let headers = frames[2]
+        let count = frames.count - 3
+        guard headers.count == count * BusHeader.size else {
             throw ProtocolError(
-                .badRequest, "bus header must be \(BusHeader.size) bytes, got \(frames[2].count)")
+                .badRequest,
+                "bus headers must be \(BusHeader.size) bytes per payload frame (\(count) × \(BusHeader.size)), got \(headers.count)"
+            )
         }
         let name = EventName(rawValue: String(decoding: topic.dropLast(), as: UTF8.self))
-        return BusMessage(name: name, header: header, payload: frames[3])
+        var messages: [BusMessage] = []
+        messages.reserveCapacity(count)
+        headers.withUnsafeBytes { raw in
+            for index in 0..<count {
+                messages.append(
+                    BusMessage(
+                        name: name, header: BusHeader(raw, at: index * BusHeader.size),
+                        payload: frames[3 + index]
+                    ))
+            }
+        }
+        return messages
     }
 }

@@ -34,6 +34,37 @@ struct BusDeliveryTests {
         await client.close()
     }
 
+    @Test(
+        "publish(contentsOf:) delivers every event of its batches once and in order, to services and raw subscribers"
+    )
+    func batches() async throws {
+        let broker = try await BrokerProcess()
+        let probe = try await broker.service("lifeline-probe", ["--events", "shop.tick"])
+        let client = LifelineClient(broker: broker.control)
+        defer { probe.kill(); broker.process.kill() }
+        let watcher = try BlockingClient(broker: broker.control, credentials: nil)
+        let subscriber = try watcher.subscribe(to: ["shop.tick"])
+
+        let count = 3000
+        let receipts = try await client.publish(
+            contentsOf: (0..<count).map { PublishedEvent("shop.tick", ["n": .int(Int64($0))]) },
+            batchSize: 250,
+            window: 4)
+        #expect(receipts.count == 12 && receipts.map(\.count) == Array(repeating: 250, count: 12))
+        #expect(zip(receipts, receipts.dropFirst()).allSatisfy { $1.firstSequence == $0.sequence + 1 })
+        try await probe.waitForLine(seconds: 30) { $0.contains("\"n\":\(count - 1)}") }
+        let received = try Self.events(of: probe).filter { $0.0 == "shop.tick" }.map {
+            $0.1["n"]?.intValue ?? -1
+        }
+        #expect(received == (0..<count).map(Int64.init))
+        var seen: [UInt64] = []
+        while seen.count < count, let message = try subscriber.next(timeout: .seconds(10)) {
+            seen.append(message.header.topicSequence)
+        }
+        #expect(seen == (1...UInt64(count)).map { $0 })
+        await client.close()
+    }
+
     @Test("publish reports how many registered services subscribe, from the CLI too")
     func subscriberCount() async throws {
         let broker = try await BrokerProcess()

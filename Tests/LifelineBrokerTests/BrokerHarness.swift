@@ -65,8 +65,8 @@ struct BrokerHarness {
     /// Events published in the last step.
     var published: [BusMessage] {
         output.compactMap { item in
-            guard case .publish(let frames) = item else { return nil }
-            return try? BusMessage.decode(frames)
+            guard case .publish(let message) = item else { return nil }
+            return message
         }
     }
 

@@ -133,3 +133,37 @@ struct ControlMessageTests {
         #expect(throws: ProtocolError.self) { try ServiceRegistration(json: .object(bad)) }
     }
 }
+
+@Suite("Bus messages of several events")
+struct BusBatchTests {
+    private static func message(_ sequence: UInt64, _ payload: String) -> BusMessage {
+        BusMessage(
+            name: "app.tick",
+            header: BusHeader(
+                epoch: 7, sequence: sequence, topicSequence: sequence, publishedWallNanoseconds: 1,
+                publishedMonotonicNanoseconds: 2), payload: Array(payload.utf8))
+    }
+
+    @Test(
+        "a batch is [topic, LLB01, headers, payloads…] and decodes back in order; one event is the classic message"
+    )
+    func roundTrip() throws {
+        let messages = (1...3).map { Self.message(UInt64($0), "{\"n\":\($0)}") }
+        let frames = BusMessage.frames(batch: messages)
+        #expect(frames.count == 6 && frames[2].count == 3 * BusHeader.size)
+        #expect(try BusMessage.decodeBatch(frames) == messages)
+        let single = BusMessage.frames(batch: [messages[0]])
+        #expect(single == messages[0].frames())
+        #expect(try BusMessage.decode(single) == messages[0])
+    }
+
+    @Test("headers that do not match the payload frames are refused")
+    func mismatch() {
+        let frames = BusMessage.frames(batch: (1...3).map { Self.message(UInt64($0), "{}") })
+        let error = #expect(throws: ProtocolError.self) {
+            try BusMessage.decodeBatch(Array(frames.dropLast()))
+        }
+        #expect(error?.message == "bus headers must be 48 bytes per payload frame (2 × 48), got 144")
+        #expect(throws: ProtocolError.self) { try BusMessage.decode(frames) }
+    }
+}

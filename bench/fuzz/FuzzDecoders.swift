@@ -25,6 +25,6 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
         if case .reply(let reply) = message { _ = try? reply.json() }
     }
-    _ = try? BusMessage.decode(frames)
+    _ = try? BusMessage.decodeBatch(frames)
     return 0
 }

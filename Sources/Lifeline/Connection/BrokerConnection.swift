@@ -121,22 +121,27 @@ struct BrokerConnection {
         }
     }
 
-    /// Handles one message from the bus socket.
-    mutating func handleBus(_ frames: [[UInt8]], into effects: inout [ConnectionEffect]) {
-        let message: BusMessage
+    /// Handles one message from the bus socket: one event, or a batch of events of one name.
+    /// Returns how many events it carried.
+    @discardableResult
+    mutating func handleBus(_ frames: [[UInt8]], into effects: inout [ConnectionEffect]) -> Int {
+        let messages: [BusMessage]
         do {
-            message = try BusMessage.decode(frames)
+            messages = try BusMessage.decodeBatch(frames)
         } catch {
             effects.append(.deliver(.log("ignored a malformed bus message: \(error.message)")))
-            return
+            return 0
         }
-        if case .joining = phase {
-            held.append(message)
-        } else if recovering {
-            held.append(message)
-        } else {
-            accept(message, into: &effects)
+        for message in messages {
+            if case .joining = phase {
+                held.append(message)
+            } else if recovering {
+                held.append(message)
+            } else {
+                accept(message, into: &effects)
+            }
         }
+        return messages.count
     }
 
     /// Sends an application request; its answer arrives as ``ConnectionEvent/completion(ticket:_:)``.

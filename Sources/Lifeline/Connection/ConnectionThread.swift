@@ -153,15 +153,15 @@ private struct SocketLoop {
         }
     }
 
-    /// Receives what is waiting on the bus (up to a batch) before handlers run, so that a burst is
-    /// handled without a suspension per event; a single event goes straight through.
+    /// Receives what is waiting on the bus (up to 64 events, or one bus message of more) before
+    /// handlers run, so that a burst is handled without a suspension per event and the handlers'
+    /// queue never takes more than that at once; a single event goes straight through.
     private mutating func drainBus() {
         guard let bus else { return }
         var batch = 0
         while let frames = receive(bus) {
-            connection.handleBus(frames, into: &effects)
-            batch += 1
-            if batch == 64 {
+            batch += connection.handleBus(frames, into: &effects)
+            if batch >= 64 {
                 apply()
                 if self.bus !== bus { return }
                 batch = 0

@@ -69,7 +69,7 @@ struct BrokerCore {
         var restored: UInt64?
         for record in records {
             switch record {
-            case .event(let message, _, _): restored = message.header.epoch
+            case .event(let message, _, _, _): restored = message.header.epoch
             case .topics(_, let epoch, _): restored = epoch
             }
         }
@@ -138,24 +138,29 @@ struct BrokerCore {
     /// Stamps, journals (durably first, with a state directory) and publishes one event.
     @discardableResult
     mutating func publish(
-        _ name: EventName, payload: [UInt8], flags: UInt64 = 0, publishID: String? = nil, subscribers: Int = 0
+        _ name: EventName, payload: [UInt8], flags: UInt64 = 0, publishID: String? = nil,
+        subscribers: Int = 0,
+        batch: Int = 1
     ) -> BusHeader {
         let header = sequencer.next(name, flags: flags, wall: wall(at: now), monotonic: now.nanoseconds)
         let message = BusMessage(name: name, header: header, payload: payload)
-        journal.append(message, now: now.nanoseconds, publishID: publishID, subscribers: subscribers)
+        journal.append(
+            message, now: now.nanoseconds, publishID: publishID, subscribers: subscribers, batch: batch)
         stats.published &+= 1
         stats.delivered &+= UInt64(subscribers)
         if durable {
             output.append(
                 .record(
-                    JournalRecord.event(message, publishID: publishID, subscribers: subscribers).encoded()))
+                    JournalRecord.event(
+                        message, publishID: publishID, subscribers: subscribers, batch: batch
+                    ).encoded()))
             recordsSinceRewrite += 1
             if recordsSinceRewrite > 2 * journal.capacity + 1024 {
                 recordsSinceRewrite = 0
                 output.append(.rewriteJournal(journal.records(epoch: epoch).flatMap { $0.encoded() }))
             }
         }
-        output.append(.publish(message.frames()))
+        output.append(.publish(message))
         return header
     }
 

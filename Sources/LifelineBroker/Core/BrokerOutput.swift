@@ -4,8 +4,8 @@ import LifelineProtocol
 public enum BrokerOutput: Sendable, Equatable {
     /// Send `frames` on the ROUTER to `peer`.
     case send(peer: [UInt8], frames: [[UInt8]])
-    /// Send `frames` on the bus.
-    case publish([[UInt8]])
+    /// Send `message` on the bus (consecutive events of one name go as one bus message).
+    case publish(BusMessage)
     /// Write one line to the log.
     case log(String)
     /// Save `document` as `file` in the broker's state directory (when it has one), atomically.

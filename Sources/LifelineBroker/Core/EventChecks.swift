@@ -4,10 +4,13 @@ import LifelineProtocol
 enum EventChecks {
     /// Why a client may not publish `name` with `payload`, or nil. Custom events need only a JSON
     /// object, checked without building it; catalogued events have their fields checked.
-    static func publicationProblem(_ name: EventName, payload: [UInt8]) -> ProtocolError? {
+    /// `nameChecked`: the name passed these checks already (the previous event of a batch had it).
+    static func publicationProblem(_ name: EventName, payload: [UInt8], nameChecked: Bool = false)
+        -> ProtocolError?
+    {
         do {
             if name.isCustom {
-                if let problem = EventName.syntaxProblem(in: name.rawValue) {
+                if !nameChecked, let problem = EventName.syntaxProblem(in: name.rawValue) {
                     return ProtocolError(.badRequest, problem)
                 }
                 if payload.isEmpty { return nil }

@@ -14,8 +14,8 @@ struct EventJournal {
     let maximumBytes: Int
     /// The bytes of the events held (names and payloads).
     private(set) var bytes = 0
-    private var entries: [(message: BusMessage, recordedAt: UInt64, publishID: String?, subscribers: Int)] =
-        []
+    private var entries:
+        [(message: BusMessage, recordedAt: UInt64, publishID: String?, subscribers: Int, batch: Int)] = []
     private var head = 0
     private(set) var topics: [EventName: TopicState] = [:]
     /// The sequence of the last event appended (0 before any).
@@ -35,7 +35,7 @@ struct EventJournal {
         bytes -= Self.size(of: entries[head].message)
         entries[head] = (
             BusMessage(name: entries[head].message.name, header: entries[head].message.header, payload: []),
-            0, nil, 0
+            0, nil, 0, 1
         )
         head += 1
     }
@@ -47,12 +47,14 @@ struct EventJournal {
         head < entries.count ? entries[head].message.header.sequence : lastSequence + 1
     }
 
-    mutating func append(_ message: BusMessage, now: UInt64, publishID: String? = nil, subscribers: Int = 0) {
+    mutating func append(
+        _ message: BusMessage, now: UInt64, publishID: String? = nil, subscribers: Int = 0, batch: Int = 1
+    ) {
         lastSequence = message.header.sequence
         topics[message.name] = TopicState(
             sequence: message.header.sequence, topicSequence: message.header.topicSequence)
         guard capacity > 0 else { return }
-        entries.append((message, now, publishID, subscribers))
+        entries.append((message, now, publishID, subscribers, batch))
         bytes += Self.size(of: message)
         while count > capacity || (bytes > maximumBytes && count > 0) { dropOldest() }
         trim(now: now)
@@ -72,7 +74,7 @@ struct EventJournal {
     func records(epoch: UInt64) -> [JournalRecord] {
         [.topics(topics, epoch: epoch, sequence: lastSequence)]
             + entries[head...].map {
-                .event($0.message, publishID: $0.publishID, subscribers: $0.subscribers)
+                .event($0.message, publishID: $0.publishID, subscribers: $0.subscribers, batch: $0.batch)
             }
     }
 
@@ -84,10 +86,11 @@ struct EventJournal {
             case .topics(let saved, _, let sequence):
                 lastSequence = max(lastSequence, sequence)
                 topics.merge(saved) { current, saved in current.sequence >= saved.sequence ? current : saved }
-            case .event(let message, let publishID, let subscribers):
+            case .event(let message, let publishID, let subscribers, let batch):
                 let age = wall &- message.header.publishedWallNanoseconds
                 append(
-                    message, now: age < now ? now &- age : 0, publishID: publishID, subscribers: subscribers)
+                    message, now: age < now ? now &- age : 0, publishID: publishID, subscribers: subscribers,
+                    batch: batch)
             }
         }
         lastSequence = max(lastSequence, topics.values.map(\.sequence).max() ?? 0)

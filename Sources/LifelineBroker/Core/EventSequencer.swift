@@ -20,8 +20,10 @@ struct EventSequencer {
     /// The header for the next event named `name`.
     mutating func next(_ name: EventName, flags: UInt64 = 0, wall: UInt64, monotonic: UInt64) -> BusHeader {
         sequence += 1
-        let topic = (topicSequences[name] ?? 0) + 1
-        topicSequences[name] = topic
+        let topic = {
+            $0 += 1
+            return $0
+        }(&topicSequences[name, default: 0])
         return BusHeader(
             epoch: epoch, sequence: sequence, topicSequence: topic, flags: flags,
             publishedWallNanoseconds: wall,

@@ -5,20 +5,22 @@ import LifelineProtocol
 /// sequence and the topic positions of every event name (so that numbers never restart, even when
 /// no event is left).
 enum JournalRecord: Sendable, Equatable {
-    case event(BusMessage, publishID: String?, subscribers: Int)
+    /// `batch`: with a `publishID`, how many events the publication had (this is its last).
+    case event(BusMessage, publishID: String?, subscribers: Int, batch: Int = 1)
     case topics([EventName: EventJournal.TopicState], epoch: UInt64, sequence: UInt64)
 
     /// The record as bytes: a 4-byte big-endian length, then a kind byte and the fields.
     func encoded() -> [UInt8] {
         var body: [UInt8] = []
         switch self {
-        case .event(let message, let publishID, let subscribers):
+        case .event(let message, let publishID, let subscribers, let batch):
             body.append(1)
             Self.append(Array(message.name.rawValue.utf8), to: &body)
             body += message.header.encoded()
             Self.append(message.payload, to: &body)
             Self.append(Array((publishID ?? "").utf8), to: &body)
             Self.append(UInt32(clamping: subscribers), to: &body)
+            if batch > 1 { Self.append(UInt32(clamping: batch), to: &body) }
         case .topics(let topics, let epoch, let sequence):
             body.append(2)
             Self.append(epoch, to: &body)
@@ -57,11 +59,15 @@ enum JournalRecord: Sendable, Equatable {
         case 1:
             guard let name = reader.text(), let headerBytes = reader.bytes(BusHeader.size),
                 let header = BusHeader(decoding: headerBytes), let payload = reader.block(),
-                let publishID = reader.text(), let subscribers = reader.uint32(), reader.offset == end
+                let publishID = reader.text(), let subscribers = reader.uint32()
             else { return nil }
+            var batch: UInt32 = 1
+            if reader.offset + 4 == end, let count = reader.uint32() { batch = count }
+            guard reader.offset == end else { return nil }
             return .event(
                 BusMessage(name: EventName(rawValue: name), header: header, payload: payload),
-                publishID: publishID.isEmpty ? nil : publishID, subscribers: Int(subscribers))
+                publishID: publishID.isEmpty ? nil : publishID, subscribers: Int(subscribers),
+                batch: Int(batch))
         case 2:
             guard let epoch = reader.uint64(), let sequence = reader.uint64(), let count = reader.uint32()
             else {

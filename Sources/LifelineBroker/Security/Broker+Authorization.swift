@@ -13,7 +13,14 @@ extension Broker {
                 if let denial = policy.denial(key, .subscribe(event.rawValue)) { return denial }
             }
             return nil
-        case .publish(let publish): return policy.denial(key, .publish(publish.event.rawValue))
+        case .publish(let publish):
+            if let denial = policy.denial(key, .publish(publish.event.rawValue)) { return denial }
+            guard publish.isMixed else { return nil }
+            var checked: Set<EventName> = [publish.event]
+            for event in publish.rest where checked.insert(event.name).inserted {
+                if let denial = policy.denial(key, .publish(event.name.rawValue)) { return denial }
+            }
+            return nil
         case .dispatch(let dispatch): return policy.denial(key, .publish(dispatch.event.rawValue))
         case .call(let call): return policy.denial(key, .call(service: call.service, method: call.method))
         case .replay(let replay):

@@ -86,7 +86,8 @@ public enum ClientRequest: Sendable, Equatable {
                     name: try fields.string("name"), instance: try fields.optionalString("instance")))
         case .lookup: return .lookup(name: try fields.string("name"))
         case .call: return .call(try ServiceCall(fields, body: request.payload))
-        case .publish: return .publish(try PublishRequest(fields, payload: request.payload))
+        case .publish:
+            return .publish(try PublishRequest(fields, payload: request.payload, more: request.morePayloads))
         case .attach:
             let token = try fields.optionalString("token") ?? ""
             guard !token.isEmpty else { throw fields.problem("ATTACH needs a string 'token'") }
@@ -133,7 +134,12 @@ public enum ClientRequest: Sendable, Equatable {
         case .lookup(let name): ControlRequest(.lookup, requestID: id, header: ["name": .string(name)])
         case .call(let call): ControlRequest(.call, requestID: id, header: call.header, payload: call.body)
         case .publish(let publish):
-            ControlRequest(.publish, requestID: id, header: publish.header, payload: publish.payload)
+            {
+                var request = ControlRequest(
+                    .publish, requestID: id, header: publish.header, payload: publish.payload)
+                request.morePayloads = publish.rest.map(\.payload)
+                return request
+            }()
         case .attach(let token): ControlRequest(.attach, requestID: id, header: ["token": .string(token)])
         case .dispatch(let dispatch):
             ControlRequest(

@@ -1,9 +1,27 @@
-/// PUBLISH: an event for the bus, with how the publisher wants it delivered and answered.
-public struct PublishRequest: Sendable, Equatable {
-    /// The event's name as sent (checked by the broker against the naming rule and the catalogue).
-    public var event: EventName
-    /// The event's JSON object as UTF-8 text; empty means `{}`.
+/// One event of a PUBLISH: its name and its JSON object as UTF-8 text (empty means `{}`).
+public struct PublishedEvent: Sendable, Equatable {
+    public var name: EventName
     public var payload: [UInt8]
+
+    public init(_ name: EventName, payload: [UInt8] = []) {
+        self.name = name
+        self.payload = payload
+    }
+}
+
+/// PUBLISH: an event (or a batch of events, published in order with consecutive sequences) for the
+/// bus, with how the publisher wants it delivered and answered.
+public struct PublishRequest: Sendable, Equatable {
+    /// Most events one PUBLISH carries.
+    public static let maximumBatch = 10_000
+
+    /// The (first) event's name as sent (checked by the broker against the naming rule and the
+    /// catalogue).
+    public var event: EventName
+    /// The (first) event's JSON object as UTF-8 text; empty means `{}`.
+    public var payload: [UInt8]
+    /// A batch: the events after the first, in order (empty for a single event).
+    public var rest: [PublishedEvent] = []
     /// Wait for every subscriber's acknowledgement: nil lets the event's own rule decide.
     public var acknowledged: Bool?
     /// How long to wait for acknowledgements.
@@ -32,8 +50,40 @@ public struct PublishRequest: Sendable, Equatable {
         self.publishID = publishID
     }
 
-    init(_ fields: HeaderFields, payload: [UInt8]?) throws(ProtocolError) {
-        event = EventName(rawValue: try fields.string("event"))
+    /// A batch of `events` (at least one), published in order, answered (or not) once.
+    public init(batch events: [PublishedEvent], reply: Bool = true, publishID: String? = nil) {
+        precondition(!events.isEmpty, "a batch has at least one event")
+        self.init(event: events[0].name, payload: events[0].payload, reply: reply, publishID: publishID)
+        rest = Array(events.dropFirst())
+    }
+
+    /// How many events this PUBLISH carries.
+    public var count: Int { 1 + rest.count }
+
+    /// Every event, in order.
+    public var events: [PublishedEvent] { [PublishedEvent(event, payload: payload)] + rest }
+
+    /// True when the events do not all have the same name.
+    public var isMixed: Bool { rest.contains { $0.name != event } }
+
+    init(_ fields: HeaderFields, payload: [UInt8]?, more: [[UInt8]] = []) throws(ProtocolError) {
+        if fields.value("events") != nil {
+            guard fields.value("event") == nil else {
+                throw fields.problem("PUBLISH takes 'event' or 'events', not both")
+            }
+            let names = try fields.strings("events")
+            guard !names.isEmpty, names.count == 1 + more.count, payload != nil else {
+                throw fields.problem(
+                    "PUBLISH 'events' names one event per payload frame: \(names.count) names for \(payload == nil ? 0 : 1 + more.count) payloads"
+                )
+            }
+            event = EventName(rawValue: names[0])
+            rest = zip(names.dropFirst(), more).map { PublishedEvent(EventName(rawValue: $0), payload: $1) }
+        } else {
+            let name = EventName(rawValue: try fields.string("event"))
+            event = name
+            rest = more.map { PublishedEvent(name, payload: $0) }
+        }
         self.payload = payload ?? []
         acknowledged = try fields.optionalBool("ack")
         timeoutMilliseconds = try fields.optionalInteger("timeoutMs", in: 1...3_600_000)
@@ -46,7 +96,10 @@ public struct PublishRequest: Sendable, Equatable {
     }
 
     var header: JSONValue {
-        var members: [String: JSONValue] = ["event": .string(event.rawValue)]
+        var members: [String: JSONValue] =
+            isMixed
+            ? ["events": .array(events.map { .string($0.name.rawValue) })]
+            : ["event": .string(event.rawValue)]
         if let acknowledged { members["ack"] = .bool(acknowledged) }
         if let timeoutMilliseconds { members["timeoutMs"] = .int(Int64(timeoutMilliseconds)) }
         if force { members["force"] = true }

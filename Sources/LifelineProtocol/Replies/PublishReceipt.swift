@@ -33,6 +33,11 @@ public struct PublishReceipt: Sendable, Equatable {
     public var acknowledged: [String]?
     public var failed: [Failure]
     public var missing: [Missing]
+    /// A batch: how many events it published (their sequences run from ``firstSequence`` to
+    /// ``sequence``); 1 for a single event.
+    public var count = 1
+    /// A batch: the sequence of its first event.
+    public var firstSequence: UInt64 { sequence - UInt64(max(1, count)) + 1 }
 
     public init(
         event: EventName, sequence: UInt64, epoch: UInt64, subscribers: Int, lifecycle: LifecycleState?,
@@ -61,6 +66,7 @@ public struct PublishReceipt: Sendable, Equatable {
         missing = (json["missing"]?.arrayValue ?? []).map {
             Missing(service: $0["service"]?.stringValue ?? "", reason: $0["reason"]?.stringValue ?? "")
         }
+        count = Int(json["count"]?.intValue ?? 1)
     }
 
     /// The reply body, keys in a fixed order (the hot path writes it without building a tree).
@@ -69,6 +75,7 @@ public struct PublishReceipt: Sendable, Equatable {
         if let acknowledged {
             writer.add("acknowledged", .array(acknowledged.sorted().map { .string($0) }))
         }
+        if count > 1 { writer.add("count", Int64(count)) }
         writer.add("epoch", Int64(epoch))
         writer.add("event", event.rawValue)
         if acknowledged != nil {
@@ -79,6 +86,7 @@ public struct PublishReceipt: Sendable, Equatable {
                         ["service": .string($0.service), "error": .string($0.error)]
                     }))
         }
+        if count > 1 { writer.add("firstSequence", Int64(firstSequence)) }
         if let lifecycle { writer.add("lifecycle", lifecycle.rawValue) }
         if acknowledged != nil {
             writer.add(

@@ -5,6 +5,17 @@ import ZeroMQ
 /// A pipelined publisher for experiments: keeps `window` PUBLISH requests in flight against a broker
 /// and reports the rate at which they are answered.
 enum Blast {
+    /// `publish(contentsOf:)` with `batch` events to a PUBLISH and `window` of them outstanding.
+    static func batched(broker: String, count: Int, batch: Int, window: Int, event: String) throws -> Double {
+        let client = try BlockingClient(broker: broker, credentials: nil)
+        let payload = Payload.json(key: 1, size: 64, quiet: true)
+        let start = SystemClock.monotonicNanoseconds()
+        let events = (0..<count).lazy.map { _ in PublishedEvent(EventName(rawValue: event), payload: payload)
+        }
+        try client.publish(contentsOf: events, batchSize: batch, window: window, timeout: .seconds(30))
+        return Double(count) / (Double(SystemClock.monotonicNanoseconds() - start) / 1e9)
+    }
+
     static func run(broker: String, count: Int, window: Int, event: String, reply: Bool) throws -> Double {
         let publisher = try ZMQSocket(ZMQContext.shared, type: .dealer)
         try publisher.set(.sendHighWaterMark, 0)

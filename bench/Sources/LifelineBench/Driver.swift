@@ -366,6 +366,34 @@ final class Driver {
                     rate: rate, lost: total - Int(count)))
         }
 
+        // Lifeline, batched: publish(contentsOf:), 1000 events to a PUBLISH, 4 batches outstanding.
+        do {
+            let before = try synchronize("throughput lifeline batched", expected: 1, send: lifelineSend)
+            let first = nextKey()
+            key += UInt64(total - 1)
+            let start = SystemClock.monotonicNanoseconds()
+            let events = (0..<total).lazy.map { index in
+                PublishedEvent(
+                    "bench.n1",
+                    payload: Payload.json(key: first + UInt64(index), size: 64, quiet: index < total - 1))
+            }
+            try topology.client.publish(contentsOf: events, batchSize: 1000, window: 4, timeout: .seconds(30))
+            let accepted = SystemClock.monotonicNanoseconds()
+            let (arrival, count) = try lastArrival(key: first + UInt64(total - 1), countBefore: before)
+            let rate = arrival > start ? Double(total) / (Double(arrival - start) / 1e9) : 0
+            progress(
+                String(
+                    format:
+                        "  lifeline (batched): %.0f events/s delivered, publisher done at %.0f/s, %d received of %d",
+                    rate, Double(total) / (Double(accepted - start) / 1e9), count, total))
+            figures.append(
+                Figure(
+                    scenario: "throughput", system: "lifeline batched", transport: topology.transport,
+                    fanout: 1, size: 64, metric: "events/s",
+                    mode: "publish(contentsOf:), 1000 events per PUBLISH, 4 PUBLISH outstanding",
+                    rate: rate, lost: total - Int(count)))
+        }
+
         // Baseline: PUB -> zmq_proxy -> SUB, as fast as the PUB accepts.
         let proxyBefore = try synchronize("throughput zmq_proxy", expected: 1, send: proxySend)
         let baselineFirst = nextKey()

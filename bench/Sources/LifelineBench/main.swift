@@ -50,6 +50,13 @@ do {
         let count = try arguments.integer("--count", in: 1...100_000_000) ?? 100_000
         let window = try arguments.integer("--window", in: 1...1_000_000) ?? 1000
         let noReply = arguments.flag("--no-reply")
+        if let batch = try arguments.integer("--batch", in: 1...10_000) {
+            let rate = try Blast.batched(
+                broker: broker, count: count, batch: batch, window: window,
+                event: try arguments.option("--event") ?? "bench.blast")
+            Console.out(String(format: "%.0f events/s (batches of %d, window %d)", rate, batch, window))
+            break
+        }
         let rate = try Blast.run(
             broker: broker, count: count, window: window,
             event: try arguments.option("--event") ?? "bench.blast", reply: !noReply)

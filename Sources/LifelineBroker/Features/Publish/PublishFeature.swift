@@ -13,10 +13,11 @@ struct PublishFeature: BrokerFeature {
     /// after the restart is still answered once (with the sequence it got, its subscriber count at
     /// the time and no acknowledgements).
     mutating func restore(_ records: [JournalRecord]) {
-        for case .event(let message, let publishID?, let subscribers) in records {
-            let receipt = PublishReceipt(
+        for case .event(let message, let publishID?, let subscribers, let batch) in records {
+            var receipt = PublishReceipt(
                 event: message.name, sequence: message.header.sequence, epoch: message.header.epoch,
                 subscribers: subscribers, lifecycle: nil)
+            receipt.count = batch
             recent.record(publishID, .answered(receipt.body))
         }
     }
@@ -59,6 +60,10 @@ struct PublishFeature: BrokerFeature {
                 if request.reply { core.send(peer, ControlReply(requestID: id, status: .ok, body: body)) }
             case .waiting(let sequence): acknowledgements.addRepeat(of: sequence, client: peer, requestID: id)
             }
+            return
+        }
+        if request.count > 1 {
+            publishBatch(request, from: peer, id: id, in: &core)
             return
         }
         if let problem = EventChecks.publicationProblem(name, payload: request.payload) {
@@ -115,6 +120,54 @@ struct PublishFeature: BrokerFeature {
         if let publishID = request.publishID { recent.record(publishID, .answered(body)) }
         if !request.reply { return }
         core.send(peer, ControlReply(requestID: id, status: .ok, body: body))
+    }
+
+    /// A PUBLISH of several events: every event is checked first, then all are published in order
+    /// (consecutive sequences) and answered once; one bad event refuses the whole batch.
+    private mutating func publishBatch(
+        _ request: PublishRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore
+    ) {
+        let events = request.events
+        if let (status, problem) = BatchChecks.problem(of: request, events: events, in: core) {
+            if request.reply {
+                core.fail(peer, id, status, problem)
+            } else {
+                core.log("refused a PUBLISH without reply from \(core.peerName(peer)): \(problem)")
+            }
+            return
+        }
+        var last = BusHeader(
+            epoch: core.epoch, sequence: 0, topicSequence: 0, publishedWallNanoseconds: 0,
+            publishedMonotonicNanoseconds: 0)
+        var previous: EventName?
+        var (plain, subscribers) = (true, 0)
+        for (index, event) in events.enumerated() {
+            if event.name != previous {
+                previous = event.name
+                plain = LifecycleState.target(of: event.name) == nil
+                subscribers = core.registry.subscriberCount(of: event.name)
+            }
+            if !plain {
+                _ = EventChecks.moveLifecycle(event.name, force: request.force, peer: peer, id: id, in: &core)
+            }
+            let isLast = index == events.count - 1
+            last = core.publish(
+                event.name, payload: event.payload.isEmpty ? Array("{}".utf8) : event.payload,
+                publishID: isLast ? request.publishID : nil, subscribers: subscribers,
+                batch: isLast ? events.count : 1)
+            if !plain {
+                EventChecks.announceLaunch(
+                    event.name, payload: event.payload, by: "a published \(event.name)", in: &core)
+            }
+        }
+        guard request.reply || request.publishID != nil else { return }
+        var receipt = PublishReceipt(
+            event: events[events.count - 1].name, sequence: last.sequence, epoch: last.epoch,
+            subscribers: BatchChecks.subscribers(of: request, in: core), lifecycle: core.lifecycle)
+        receipt.count = events.count
+        let body = receipt.body
+        if let publishID = request.publishID { recent.record(publishID, .answered(body)) }
+        if request.reply { core.send(peer, ControlReply(requestID: id, status: .ok, body: body)) }
     }
 
     private mutating func complete(_ entry: PendingAcknowledgements.Waiting, in core: inout BrokerCore) {

@@ -1,0 +1,117 @@
+import LifelineProtocol
+
+extension PublishedEvent {
+    /// An event named `name` with `payload` (a JSON object).
+    public init(_ name: EventName, _ payload: JSONValue) {
+        self.init(name, payload: JSONWriter.encode(payload))
+    }
+}
+
+extension LifelineClient {
+    /// Publishes `events` in order, the way a busy publisher should: `batchSize` events to a PUBLISH
+    /// (each batch gets consecutive sequences and one answer), with up to `window` batches sent and
+    /// not yet answered, so the socket never waits for a round trip. Returns one receipt per batch, in
+    /// order.
+    ///
+    /// Each batch carries an id of this client's: a batch the broker did not answer (it restarted, the
+    /// network is down) is sent again with the same id, and the rest one batch at a time in order,
+    /// until `timeout` passes; the broker publishes each batch once. A refused batch
+    /// (a bad event: the broker names it) throws; the batches before it are published, the ones after
+    /// it may be.
+    @inlinable @discardableResult
+    public func publish(
+        contentsOf events: some Sequence<PublishedEvent>, batchSize: Int = 1000, window: Int = 4,
+        timeout: Duration = .seconds(10)
+    ) async throws -> [PublishReceipt] {
+        var source = events.makeIterator()
+        return try await publishBatches(batchSize: batchSize, window: window, timeout: timeout) { size in
+            var batch: [PublishedEvent] = []
+            batch.reserveCapacity(size)
+            while batch.count < size, let event = source.next() { batch.append(event) }
+            return batch
+        }
+    }
+
+    /// ``publish(contentsOf:batchSize:window:timeout:)`` over batches that `next` cuts (empty: no more).
+    @usableFromInline
+    func publishBatches(
+        batchSize: Int, window: Int, timeout: Duration, next: (Int) -> [PublishedEvent]
+    ) async throws -> [PublishReceipt] {
+        let size = min(max(1, batchSize), PublishRequest.maximumBatch)
+        func nextBatch() -> PublishRequest? {
+            let current = next(size)
+            return current.isEmpty ? nil : batch(current)
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        var receipts: [Int: PublishReceipt] = [:]
+        var unanswered: [Int: PublishRequest] = [:]
+        var refusal: (any Error)?
+        var count = 0
+        await withTaskGroup(of: (Int, PublishRequest, Result<PublishReceipt, any Error>).self) { group in
+            var stopped = false
+            func launch() -> Bool {
+                guard let publication = nextBatch() else { return false }
+                let index = count
+                count += 1
+                group.addTask {
+                    do {
+                        let attempt = min(deadline - clock.now, Self.publishAttempt)
+                        let reply = try await self.request(.publish(publication), timeout: attempt)
+                        return (index, publication, .success(PublishReceipt(json: try reply.json())))
+                    } catch {
+                        return (index, publication, .failure(error))
+                    }
+                }
+                return true
+            }
+            for _ in 0..<max(1, window) where !launch() { break }
+            while let (index, publication, outcome) = await group.next() {
+                switch outcome {
+                case .success(let receipt): receipts[index] = receipt
+                case .failure(let error as LifelineError)
+                where error.status == .timeout || error.status == .unavailable:
+                    unanswered[index] = publication
+                    stopped = true
+                case .failure(let error):
+                    stopped = true
+                    if refusal == nil { refusal = error }
+                }
+                if !stopped { _ = launch() }
+            }
+        }
+        if let refusal { throw refusal }
+        // The rest, one batch at a time and in order: the unanswered ones again, then those not sent.
+        for (index, publication) in unanswered.sorted(by: { $0.key < $1.key }) {
+            receipts[index] = try await publishAgain(publication, until: deadline)
+        }
+        while let publication = nextBatch() {
+            receipts[count] = try await publishAgain(publication, until: deadline)
+            count += 1
+        }
+        return (0..<count).compactMap { receipts[$0] }
+    }
+
+    private func batch(_ events: [PublishedEvent]) -> PublishRequest {
+        let number = publications.wrappingAdd(1, ordering: .relaxed).newValue
+        return PublishRequest(batch: events, publishID: "\(publisherToken).\(number)")
+    }
+
+    /// Sends `publication` until it is answered or `deadline` passes.
+    private func publishAgain(_ publication: PublishRequest, until deadline: ContinuousClock.Instant)
+        async throws
+        -> PublishReceipt
+    {
+        let clock = ContinuousClock()
+        while true {
+            do {
+                let attempt = min(deadline - clock.now, Self.publishAttempt)
+                return PublishReceipt(json: try await request(.publish(publication), timeout: attempt).json())
+            } catch let error as LifelineError where error.status == .timeout || error.status == .unavailable
+            {
+                guard clock.now + Self.publishRetryPause < deadline else { throw error }
+                try await Task.sleep(for: Self.publishRetryPause)
+            }
+        }
+    }
+}

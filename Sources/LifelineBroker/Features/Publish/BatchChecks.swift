@@ -1,0 +1,65 @@
+import LifelineProtocol
+
+/// What a PUBLISH of several events must pass before any of them is published: each event's name
+/// and payload, the lifecycle transitions in order, no event that waits for acknowledgements, and
+/// room for the names the broker has not seen yet.
+enum BatchChecks {
+    /// The status and sentence refusing the batch, or nil when every event may be published.
+    static func problem(of request: PublishRequest, events: [PublishedEvent], in core: BrokerCore) -> (
+        Status, String
+    )? {
+        if request.acknowledged == true {
+            return (
+                .badRequest,
+                "a PUBLISH of \(events.count) events is not acknowledged: publish acknowledged events one at a time"
+            )
+        }
+        var lifecycle = core.lifecycle
+        var unseen: Set<EventName> = []
+        var previous: EventName?
+        var previousIsPlain = false
+        for (index, event) in events.enumerated() {
+            func which() -> String { "event \(index + 1) of \(events.count) (\(event.name))" }
+            let repeated = event.name == previous
+            if let problem = EventChecks.publicationProblem(
+                event.name, payload: event.payload, nameChecked: repeated)
+            {
+                return (problem.status, "\(which()): \(problem.message)")
+            }
+            // A name seen just before passed the checks below, and has no lifecycle transition.
+            if repeated && previousIsPlain { continue }
+            previous = event.name
+            previousIsPlain = LifecycleState.target(of: event.name) == nil
+            if request.acknowledged == nil,
+                EventCatalog.descriptor(for: event.name)?.requiresAcknowledgement == true
+            {
+                return (
+                    .badRequest,
+                    "\(which()) is acknowledged: publish it on its own, or the batch with \"ack\": false"
+                )
+            }
+            switch lifecycle.applying(event.name) {
+            case .success(let next): if let next { lifecycle = next }
+            case .failure(let error):
+                guard request.force else { return (.conflict, "\(which()): \(error.description)") }
+                if let next = LifecycleState.target(of: event.name) { lifecycle = next }
+            }
+            if core.journal.topics[event.name] == nil { unseen.insert(event.name) }
+        }
+        let limit = core.configuration.maximumEventNames
+        if !unseen.isEmpty, core.journal.topics.count + unseen.count > limit {
+            return (
+                .tooMany,
+                "the broker already keeps \(core.journal.topics.count) event names and may keep \(limit) (--max-event-names): this batch has \(unseen.count) new ones"
+            )
+        }
+        return nil
+    }
+
+    /// How many registered services subscribe to at least one of the batch's events.
+    static func subscribers(of request: PublishRequest, in core: BrokerCore) -> Int {
+        guard request.isMixed else { return core.registry.subscriberCount(of: request.event) }
+        let names = Set(request.rest.map(\.name) + [request.event])
+        return core.registry.entries.values.filter { !names.isDisjoint(with: $0.registration.events) }.count
+    }
+}

@@ -1,0 +1,172 @@
+import LifelineProtocol
+import Testing
+
+@testable import LifelineBroker
+
+@Suite("PUBLISH of several events: checked whole, sequenced in order, answered once")
+struct BatchPublishTests {
+    private static func batch(
+        _ names: [EventName], payloads: [String]? = nil, header extra: [String: JSONValue] = [:]
+    ) -> [[UInt8]] {
+        let bodies = payloads ?? names.indices.map { "{\"n\":\($0)}" }
+        var request = ControlRequest(.publish, requestID: Array("b1".utf8))
+        var header = extra
+        if Set(names).count == 1 {
+            header["event"] = .string(names[0].rawValue)
+        } else {
+            header["events"] = .array(names.map { .string($0.rawValue) })
+        }
+        request.header = .object(header)
+        request.payload = Array(bodies[0].utf8)
+        request.morePayloads = bodies.dropFirst().map { Array($0.utf8) }
+        return request.frames()
+    }
+
+    @Test("a batch of one name gets consecutive sequences and topic sequences, one receipt with its range")
+    func sameName() throws {
+        var broker = BrokerHarness()
+        broker.register("push", peer: "svc", events: ["app.tick"])
+        broker.request("cli", .publish, ["event": "app.tick"])
+        let before = broker.core.sequence
+        let answer = broker.raw("cli", Self.batch(Array(repeating: "app.tick", count: 5)))
+        let reply = try #require(answer)
+        #expect(reply.status == .ok)
+        let receipt = PublishReceipt(json: try reply.json())
+        #expect(receipt.count == 5 && receipt.sequence == before + 5 && receipt.firstSequence == before + 1)
+        #expect(receipt.subscribers == 1 && receipt.event == "app.tick")
+        let published = broker.published
+        #expect(published.map(\.header.sequence) == (1...5).map { before + $0 })
+        #expect(published.map(\.header.topicSequence) == [2, 3, 4, 5, 6])
+        #expect(
+            published.map { String(decoding: $0.payload, as: UTF8.self) } == (0..<5).map { "{\"n\":\($0)}" })
+    }
+
+    @Test("mixed names keep their order; the receipt counts services subscribed to any of them")
+    func mixedNames() throws {
+        var broker = BrokerHarness()
+        broker.register("push", peer: "svc", events: ["app.a"])
+        broker.register("url", peer: "svc2", events: ["app.b"])
+        let answer = broker.raw("cli", Self.batch(["app.a", "app.b", "app.a", "app.c"]))
+        let reply = try #require(answer)
+        let receipt = PublishReceipt(json: try reply.json())
+        #expect(receipt.count == 4 && receipt.subscribers == 2 && receipt.event == "app.c")
+        #expect(broker.published.map(\.name) == ["app.a", "app.b", "app.a", "app.c"])
+        #expect(broker.published.map(\.header.topicSequence) == [1, 1, 2, 1])
+    }
+
+    @Test("one bad event refuses the whole batch, naming it, and nothing is published")
+    func badEventRefusesAll() throws {
+        var broker = BrokerHarness()
+        let notJSON = broker.raw(
+            "cli", Self.batch(Array(repeating: "app.x", count: 3), payloads: ["{}", "{", "{}"]))
+        #expect(notJSON?.status == .badRequest)
+        #expect(
+            notJSON?.errorMessage.hasPrefix("event 2 of 3 (app.x): the payload of app.x is not JSON") == true)
+        #expect(broker.published.isEmpty && broker.core.sequence == 0)
+        let notObject = broker.raw("cli", Self.batch(["app.x", "app.y"], payloads: ["{}", "[1]"]))
+        #expect(notObject?.status == .unprocessable)
+        #expect(
+            notObject?.errorMessage
+                == "event 2 of 2 (app.y): the payload of app.y must be a JSON object, not array")
+        let badName = broker.raw("cli", Self.batch(["app.x", "app..y"]))
+        #expect(
+            badName?.status == .badRequest && badName?.errorMessage.hasPrefix("event 2 of 2 (app..y)") == true
+        )
+        let reserved = broker.raw("cli", Self.batch(["app.x", "serviceDidStart"]))
+        #expect(reserved?.status == .forbidden)
+        #expect(broker.published.isEmpty && broker.core.sequence == 0)
+    }
+
+    @Test("acknowledged events are published one at a time; lifecycle transitions apply in order")
+    func acknowledgementAndLifecycle() throws {
+        var broker = BrokerHarness()
+        let acked = broker.raw("cli", Self.batch(["app.x", "app.y"], header: ["ack": true]))
+        #expect(acked?.status == .badRequest)
+        #expect(
+            acked?.errorMessage
+                == "a PUBLISH of 2 events is not acknowledged: publish acknowledged events one at a time")
+        let terminate = broker.raw("cli", Self.batch(["didFinishLaunching", "willTerminate"]))
+        #expect(terminate?.status == .badRequest)
+        #expect(
+            terminate?.errorMessage
+                == "event 2 of 2 (willTerminate) is acknowledged: publish it on its own, or the batch with \"ack\": false"
+        )
+        let wrongOrder = broker.raw("cli", Self.batch(["didBecomeActive", "didFinishLaunching"]))
+        #expect(
+            wrongOrder?.status == .conflict
+                && wrongOrder?.errorMessage.hasPrefix("event 1 of 2 (didBecomeActive)") == true)
+        #expect(broker.core.lifecycle == .notRunning && broker.published.isEmpty)
+        let launch = broker.raw("cli", Self.batch(["didFinishLaunching", "didBecomeActive"]))
+        #expect(try launch?.status == .ok && launch?.json()["lifecycle"] == "active")
+        #expect(broker.core.lifecycle == .active)
+        #expect(
+            broker.published.map(\.name).filter { !$0.isCustom }.prefix(2) == [
+                "didFinishLaunching", "didBecomeActive",
+            ])
+    }
+
+    @Test("a repeated batch id gets the first receipt and nothing twice; without reply nothing is answered")
+    func repeatsAndNoReply() throws {
+        var broker = BrokerHarness()
+        let frames = Self.batch(Array(repeating: "app.x", count: 3), header: ["publishId": "p.1"])
+        let firstReply = broker.raw("cli", frames)
+        let first = try #require(firstReply)
+        let againReply = broker.raw("cli", frames)
+        let again = try #require(againReply)
+        #expect(again.body == first.body && broker.published.isEmpty && broker.core.sequence == 3)
+        let silent = broker.raw(
+            "cli", Self.batch(Array(repeating: "app.x", count: 3), header: ["reply": false]))
+        #expect(silent == nil && broker.published.count == 3 && broker.core.sequence == 6)
+    }
+
+    @Test("the header must name one event per payload")
+    func malformedBatches() {
+        var broker = BrokerHarness()
+        var request = ControlRequest(
+            .publish, requestID: Array("m".utf8), header: ["events": ["app.a", "app.b"]])
+        request.payload = Array("{}".utf8)
+        let short = broker.raw("cli", request.frames())
+        #expect(short?.status == .badRequest)
+        #expect(
+            short?.errorMessage
+                == "PUBLISH 'events' names one event per payload frame: 2 names for 1 payloads")
+        request.header = ["event": "app.a", "events": ["app.a"]]
+        #expect(
+            broker.raw("cli", request.frames())?.errorMessage == "PUBLISH takes 'event' or 'events', not both"
+        )
+        let tooMany =
+            ControlRequest(.publish, requestID: Array("t".utf8), header: ["event": "app.a"]).frames()
+            + Array(repeating: Array("{}".utf8), count: PublishRequest.maximumBatch + 1)
+        #expect(broker.raw("cli", tooMany)?.status == .badRequest)
+        #expect(broker.published.isEmpty)
+    }
+
+    @Test(
+        "a durable journal keeps a batch: after a restart its repeat is answered with its range, not published"
+    )
+    func durableBatch() throws {
+        var first = BrokerHarness { $0.stateDirectory = "/state" }
+        var bytes: [UInt8] = []
+        for item in first.core.takeStartupOutput() { if case .record(let record) = item { bytes += record } }
+        let frames = Self.batch(Array(repeating: "app.x", count: 4), header: ["publishId": "p.7"])
+        let firstReply = first.raw("cli", frames)
+        let original = PublishReceipt(json: try #require(firstReply).json())
+        for item in first.output { if case .record(let record) = item { bytes += record } }
+        var second = BrokerHarness { $0.stateDirectory = "/state" }
+        second.core = Broker(
+            configuration: {
+                var configuration = BrokerConfiguration()
+                configuration.stateDirectory = "/state"
+                return configuration
+            }(), identity: BrokerIdentity(pid: 2, host: "test", version: "test"),
+            busEndpoints: ["tcp://127.0.0.1:9"], monotonic: second.instant,
+            wall: 1_700_000_100_000_000_000, journal: bytes)
+        #expect(second.core.sequence == 4 && second.core.epoch == first.core.epoch)
+        let againReply = second.raw("cli", frames)
+        let again = PublishReceipt(json: try #require(againReply).json())
+        #expect(second.published.isEmpty && second.core.sequence == 4)
+        #expect(
+            again.count == 4 && again.firstSequence == original.firstSequence
+                && again.sequence == original.sequence)
+    }
+}
