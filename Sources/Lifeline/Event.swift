@@ -14,8 +14,9 @@ public struct Event: Sendable {
     public let publishedMonotonic: UInt64
     /// This process's CLOCK_MONOTONIC when its socket thread received the event.
     public let receivedMonotonic: UInt64
-    /// The payload object.
-    public let payload: JSONValue
+    /// The payload object (parsed when first read; reading single fields with the subscript is cheaper).
+    public var payload: JSONValue { storage.value }
+    private let storage: EventPayload
     /// What the handler can do in return: publish, call, look up.
     public let context: ServiceContext
     /// True when the event came from the broker's journal (a resume or a recovered gap).
@@ -29,7 +30,7 @@ public struct Event: Sendable {
     public var cursor: EventCursor { EventCursor(epoch: epoch, sequence: sequence) }
 
     init(
-        _ message: BusMessage, payload: JSONValue, receivedAt: UInt64, context: ServiceContext,
+        _ message: BusMessage, payload: JSONValue? = nil, receivedAt: UInt64, context: ServiceContext,
         replayed: Bool = false,
         dispatchID: UInt64? = nil, stepTimeout: Int? = nil
     ) {
@@ -43,10 +44,10 @@ public struct Event: Sendable {
         epoch = message.header.epoch
         publishedAt = message.header.publishedWallNanoseconds
         publishedMonotonic = message.header.publishedMonotonicNanoseconds
-        self.payload = payload
+        storage = payload.map(EventPayload.init) ?? EventPayload(bytes: message.payload)
         self.context = context
     }
 
     /// The payload field `field`, if present.
-    public subscript(field: String) -> JSONValue? { payload[field] }
+    public subscript(field: String) -> JSONValue? { storage[field] }
 }

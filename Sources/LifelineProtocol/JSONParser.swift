@@ -22,6 +22,12 @@ public struct JSONParser {
         }
     }
 
+    /// Parses the bytes in `buffer` as one JSON document.
+    public static func parse(_ buffer: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> JSONValue {
+        var parser = JSONParser(buffer)
+        return try parser.document()
+    }
+
     /// Parses the UTF-8 bytes of `text`.
     public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
         try parse(Array(text.utf8))
@@ -196,11 +202,13 @@ public struct JSONParser {
     private mutating func parseString() throws(JSONParseError) -> String {
         position += 1
         let start = position
+        var ascii = true
         while position < input.count {
             let byte = input[position]
             if byte == UInt8(ascii: "\"") {
                 let raw = UnsafeBufferPointer(rebasing: input[start..<position])
                 position += 1
+                if ascii { return String(decoding: raw, as: UTF8.self) }
                 guard let text = JSONParser.string(fromUTF8: raw) else {
                     throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
                 }
@@ -211,6 +219,7 @@ public struct JSONParser {
                 return try parseEscapedString()
             }
             if byte < 0x20 { throw fail("control character in string") }
+            if byte >= 0x80 { ascii = false }
             position += 1
         }
         throw fail("unterminated string")

@@ -91,21 +91,50 @@ public enum JSONValidator {
                     default: position += 1
                     }
                 }
-                let value = try JSONParser.parse(Array(input[start..<position]))
-                return value.typeName
+                let text = UnsafeBufferPointer(rebasing: input[start..<position])
+                if let type = Self.plainScalar(text) { return type }
+                return try JSONParser.parse(text).typeName
             }
+        }
+
+        /// The type of a literal or of a short number in plain notation, checked here; nil for
+        /// anything else (long numbers, exponents, mistakes), which the full parser judges.
+        static func plainScalar(_ text: UnsafeBufferPointer<UInt8>) -> String? {
+            if text.elementsEqual("true".utf8) || text.elementsEqual("false".utf8) { return "boolean" }
+            if text.elementsEqual("null".utf8) { return "null" }
+            guard !text.isEmpty, text.count <= 15 else { return nil }
+            var index = text[0] == UInt8(ascii: "-") ? 1 : 0
+            let digits = index
+            while index < text.count, text[index] >= UInt8(ascii: "0"), text[index] <= UInt8(ascii: "9") {
+                index += 1
+            }
+            let integerDigits = index - digits
+            guard integerDigits > 0, integerDigits == 1 || text[digits] != UInt8(ascii: "0") else {
+                return nil
+            }
+            if index == text.count { return "number" }
+            guard text[index] == UInt8(ascii: "."), index + 1 < text.count else { return nil }
+            index += 1
+            while index < text.count, text[index] >= UInt8(ascii: "0"), text[index] <= UInt8(ascii: "9") {
+                index += 1
+            }
+            return index == text.count ? "number" : nil
         }
 
         mutating func string() throws(JSONParseError) {
             position += 1
             let start = position
             var plain = true
+            var ascii = true
             while position < input.count {
                 let byte = input[position]
                 if byte == UInt8(ascii: "\"") {
                     position += 1
                     if plain {
-                        guard UTF8Check.isValid(UnsafeBufferPointer(rebasing: input[start..<(position - 1)]))
+                        guard
+                            ascii
+                                || UTF8Check.isValid(
+                                    UnsafeBufferPointer(rebasing: input[start..<(position - 1)]))
                         else {
                             throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
                         }
@@ -120,6 +149,7 @@ public enum JSONValidator {
                     continue
                 }
                 if byte < 0x20 { throw fail("control character in string") }
+                if byte >= 0x80 { ascii = false }
                 position += 1
             }
             throw fail("unterminated string")

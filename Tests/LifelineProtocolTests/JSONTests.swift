@@ -82,3 +82,55 @@ struct JSONTests {
         }
     }
 }
+
+@Suite("Reading one field of a JSON object")
+struct JSONFieldReaderTests {
+    static let documents = [
+        #"{"k":12,"q":1,"p":"xxxx"}"#,
+        #" { "a" : [1, {"k": "inner"}, "]"] , "k" : {"x": [true, null]}, "z": -1.5e3 } "#,
+        #"{"s":"with \"quotes\" and \\ back","k":"v\u00e9"}"#,
+        #"{"nested":{"k":1},"other":"}{"}"#,
+        #"{}"#,
+        #"{"k\u0041":1,"k":2}"#,
+    ]
+
+    @Test("every member reads as the whole parse has it; an absent one is nil", arguments: documents)
+    func matchesWholeParse(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        let whole = try JSONParser.parse(bytes)
+        for key in ["k", "q", "p", "a", "z", "s", "nested", "other", "missing", "x"] {
+            switch JSONFieldReader.value(of: key, in: bytes) {
+            case .none: #expect(whole[key] == nil, "\(key) in \(text)")
+            case .some(let value?): #expect(value == whole[key], "\(key) in \(text)")
+            case .some(nil):
+                #expect(text.contains("\\u0041"), "only an escaped key makes it give up: \(text)")
+            }
+        }
+    }
+
+    @Test("text that is not an object makes it give up rather than guess")
+    func notAnObject() {
+        for text in ["[1]", "", "{\"k\"", "{\"k\":}", "{\"k\" 1}"] {
+            let result = JSONFieldReader.value(of: "k", in: Array(text.utf8))
+            #expect(result.map { $0 == nil } ?? true, "\(text)")
+        }
+    }
+}
+
+@Suite("The validator judges scalars as the parser does")
+struct JSONValidatorScalarTests {
+    @Test(
+        "accepted exactly when the parser accepts, with the same type",
+        arguments: [
+            "0", "-0", "01", "1.", ".5", "-", "1.5", "-12.25", "12345678901234567890", "1e5", "1E-2", "true",
+            "false", "null", "truex", "nul", "--1", "1.2.3", "0x10", "123456789012345",
+        ])
+    func sameVerdict(_ scalar: String) {
+        let document = Array("{\"v\":\(scalar)}".utf8)
+        let parsed = try? JSONParser.parse(document)
+        let validated = try? JSONValidator.topLevelType(of: document)
+        #expect((parsed != nil) == (validated != nil), "\(scalar)")
+        let bare = try? JSONValidator.topLevelType(of: Array(scalar.utf8))
+        #expect(bare == (try? JSONParser.parse(Array(scalar.utf8)))?.typeName, "\(scalar)")
+    }
+}

@@ -73,9 +73,17 @@ def main():
     request(dealer, b"PUBLISH", b"3", {"event": "openURL"}, {"url": "app://from-python"})
     published = receive()
     print("PUBLISH", published[3].decode(), json.loads(published[4]))
-    topic, proto, header, payload = sub.recv_multipart()
-    epoch, seq, topic_seq, flags, wall_ns, mono_ns = struct.unpack(">6Q", header)
-    print("EVENT", topic[:-1].decode(), proto.decode(), "seq", seq, "topicSeq", topic_seq, json.loads(payload))
+    # A bus message carries one event or more of one name: one 48-byte header per payload frame.
+    topic, proto, headers, *payloads = sub.recv_multipart()
+    for index, payload in enumerate(payloads):
+        epoch, seq, topic_seq, flags, wall_ns, mono_ns = struct.unpack_from(">6Q", headers, 48 * index)
+        print("EVENT", topic[:-1].decode(), proto.decode(), "seq", seq, "topicSeq", topic_seq, json.loads(payload))
+
+    # A batch: several payload frames after one header; consecutive sequences, one reply.
+    frames = [b"LLC01", b"PUBLISH", b"3b", json.dumps({"events": ["py.tick", "py.tick"]}).encode(), b'{"n":1}', b'{"n":2}']
+    dealer.send_multipart(frames)
+    batch = receive()
+    print("PUBLISH batch", batch[3].decode(), json.loads(batch[4]))
 
     request(dealer, b"CALL", b"4", {"service": "py-echo", "method": "echo", "timeoutMs": 2000}, {"hi": 1})
     called = receive()

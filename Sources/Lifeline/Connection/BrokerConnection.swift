@@ -124,7 +124,9 @@ struct BrokerConnection {
     /// Handles one message from the bus socket: one event, or a batch of events of one name.
     /// Returns how many events it carried.
     @discardableResult
-    mutating func handleBus(_ frames: [[UInt8]], into effects: inout [ConnectionEffect]) -> Int {
+    mutating func handleBus(
+        _ frames: [[UInt8]], receivedAt: UInt64 = 0, into effects: inout [ConnectionEffect]
+    ) -> Int {
         let messages: [BusMessage]
         do {
             messages = try BusMessage.decodeBatch(frames)
@@ -138,7 +140,7 @@ struct BrokerConnection {
             } else if recovering {
                 held.append(message)
             } else {
-                accept(message, into: &effects)
+                accept(message, receivedAt: receivedAt, into: &effects)
             }
         }
         return messages.count
@@ -280,7 +282,9 @@ struct BrokerConnection {
     // MARK: Delivery, deduplication and gaps
 
     /// Delivers a live event unless it is a duplicate; a skipped topic sequence starts a recovery.
-    mutating func accept(_ message: BusMessage, into effects: inout [ConnectionEffect]) {
+    mutating func accept(
+        _ message: BusMessage, receivedAt: UInt64 = 0, into effects: inout [ConnectionEffect]
+    ) {
         guard message.header.epoch == epoch else { return }
         let cursor = topics[message.name] ?? TopicCursor()
         if message.header.sequence <= cursor.sequence { return }
@@ -291,7 +295,7 @@ struct BrokerConnection {
                     .log(
                         "\(message.name): the broker's topic sequence went back to \(message.header.topicSequence); going on from it"
                     )))
-            deliver(message, replayed: false, into: &effects)
+            deliver(message, replayed: false, receivedAt: receivedAt, into: &effects)
             return
         }
         if message.header.topicSequence != cursor.topicSequence + 1 {
@@ -310,16 +314,17 @@ struct BrokerConnection {
             effects.append(.sendControl(ClientRequest.replay(replay).controlRequest(id: id).frames()))
             return
         }
-        deliver(message, replayed: false, into: &effects)
+        deliver(message, replayed: false, receivedAt: receivedAt, into: &effects)
     }
 
+    /// `receivedAt`: when the bus message came (0: stamped when delivered).
     mutating func deliver(
-        _ message: BusMessage, replayed: Bool, into effects: inout [ConnectionEffect]
+        _ message: BusMessage, replayed: Bool, receivedAt: UInt64 = 0, into effects: inout [ConnectionEffect]
     ) {
         topics[message.name] = TopicCursor(
             sequence: message.header.sequence, topicSequence: message.header.topicSequence)
         lastSequence = max(lastSequence, message.header.sequence)
-        effects.append(.deliver(.event(message, receivedAt: 0, replayed: replayed)))
+        effects.append(.deliver(.event(message, receivedAt: receivedAt, replayed: replayed)))
     }
 
     /// An EVENT from the journal: delivered in order unless already seen.

@@ -160,7 +160,8 @@ private struct SocketLoop {
         guard let bus else { return }
         var batch = 0
         while let frames = receive(bus) {
-            batch += connection.handleBus(frames, into: &effects)
+            let stamp = SystemClock.monotonicNanoseconds()
+            batch += connection.handleBus(frames, receivedAt: stamp, into: &effects)
             if batch >= 64 {
                 apply()
                 if self.bus !== bus { return }
@@ -219,8 +220,11 @@ private struct SocketLoop {
             try socket.connect(endpoint)
             for topic in subscriptions { try socket.set(.subscribe, topic) }
             bus = socket
-        case .deliver(.event(let event, _, let replayed)):
-            deliver(.event(event, receivedAt: SystemClock.monotonicNanoseconds(), replayed: replayed))
+        case .deliver(.event(let event, let receivedAt, let replayed)):
+            deliver(
+                .event(
+                    event, receivedAt: receivedAt == 0 ? SystemClock.monotonicNanoseconds() : receivedAt,
+                    replayed: replayed))
         case .deliver(.completion(let ticket, let result)): pending.resume(ticket, with: result)
         case .deliver(let event):
             switch event {

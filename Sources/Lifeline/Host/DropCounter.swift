@@ -14,6 +14,8 @@ final class DropCounter: Sendable {
 
     private let total = Atomic<UInt64>(0)
     private let pending = Mutex<Pending?>(nil)
+    /// True when `pending` may hold drops not yet told (checked before taking the lock).
+    private let untold = Atomic<Bool>(false)
     /// Dropped events whose publisher waits for an acknowledgement: (sequence, epoch).
     private let unacknowledged = Mutex<[(UInt64, UInt64)]>([])
 
@@ -37,6 +39,7 @@ final class DropCounter: Sendable {
                     epoch: message.header.epoch)
             }
         }
+        untold.store(true, ordering: .releasing)
     }
 
     /// The dropped events that asked for an acknowledgement, not yet answered (each once).
@@ -49,7 +52,7 @@ final class DropCounter: Sendable {
 
     /// The drops not yet told, as one gap notice; nil when there are none.
     func takeNotice(limit: Int) -> GapNotice? {
-        guard
+        guard untold.exchange(false, ordering: .acquiringAndReleasing),
             let range = pending.withLock({ pending in
                 defer { pending = nil }; return pending
             })

@@ -87,6 +87,10 @@ final class InboundQueue<Element: Sendable>: Sendable {
         }
     }
 
+    /// The next element if one waits, without suspending: `.some(nil)` once finished and empty, nil
+    /// when the consumer would have to wait.
+    func poll() -> Element?? { take() }
+
     /// The next element, waiting for one; nil after ``finish()``.
     func next() async -> Element? {
         if let ready = take() { return ready }

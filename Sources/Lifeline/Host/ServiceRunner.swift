@@ -64,7 +64,7 @@ public final class ServiceRunner: Sendable {
             token: instance)
         configuration.credentials = options.credentials
         configuration.droppedEvents = { drops.dropped }
-        let handled = HandlerCounts()
+        let handled = HandlerCounts(events: service.events)
         if let hook = service.resumeHook { configuration.resume = try await hook() }
 
         let inbound = InboundQueue<ConnectionEvent>(limit: options.inboundLimit) { delivery in

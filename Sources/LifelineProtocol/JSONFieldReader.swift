@@ -1,0 +1,110 @@
+/// Reads one member of a JSON object without building the whole object: it skips the other
+/// members' values and parses only the one asked for. For handlers that look at a field or two of an
+/// event (the broker has checked the whole payload already).
+public enum JSONFieldReader {
+    /// The value of the top-level member `name` of the object in `bytes`; `.none` when there is no such
+    /// member, `.some(nil)` when the text cannot be read this way (then parse it whole).
+    public static func value(of name: String, in bytes: [UInt8]) -> JSONValue?? {
+        bytes.withUnsafeBufferPointer { buffer in
+            var reader = Reader(input: buffer)
+            return reader.member(Array(name.utf8))
+        }
+    }
+
+    private struct Reader {
+        let input: UnsafeBufferPointer<UInt8>
+        var position = 0
+
+        private mutating func skipWhitespace() {
+            while position < input.count {
+                switch input[position] {
+                case 0x20, 0x0A, 0x0D, 0x09: position += 1
+                default: return
+                }
+            }
+        }
+
+        private func at(_ byte: UInt8) -> Bool { position < input.count && input[position] == byte }
+
+        mutating func member(_ name: [UInt8]) -> JSONValue?? {
+            skipWhitespace()
+            guard at(UInt8(ascii: "{")) else { return .some(nil) }
+            position += 1
+            skipWhitespace()
+            if at(UInt8(ascii: "}")) { return .none }
+            while true {
+                skipWhitespace()
+                guard at(UInt8(ascii: "\"")) else { return .some(nil) }
+                let keyStart = position + 1
+                guard let keyEnd = skipString(), !input[keyStart..<keyEnd].contains(UInt8(ascii: "\\")) else {
+                    return .some(nil)
+                }
+                skipWhitespace()
+                guard at(UInt8(ascii: ":")) else { return .some(nil) }
+                position += 1
+                skipWhitespace()
+                let valueStart = position
+                guard skipValue(depth: 0) else { return .some(nil) }
+                if input[keyStart..<keyEnd].elementsEqual(name) {
+                    let value = UnsafeBufferPointer(rebasing: input[valueStart..<position])
+                    return .some(try? JSONParser.parse(value))
+                }
+                skipWhitespace()
+                if at(UInt8(ascii: ",")) {
+                    position += 1
+                } else if at(UInt8(ascii: "}")) {
+                    return .none
+                } else {
+                    return .some(nil)
+                }
+            }
+        }
+
+        /// Moves past the string that starts here; returns where its closing quote was.
+        private mutating func skipString() -> Int? {
+            position += 1
+            while position < input.count {
+                switch input[position] {
+                case UInt8(ascii: "\""):
+                    position += 1
+                    return position - 1
+                case UInt8(ascii: "\\"): position += 2
+                default: position += 1
+                }
+            }
+            return nil
+        }
+
+        /// Moves past the value that starts here (checked loosely: the broker checked it already).
+        private mutating func skipValue(depth: Int) -> Bool {
+            guard position < input.count, depth < JSONParser.maximumDepth else { return false }
+            switch input[position] {
+            case UInt8(ascii: "\""): return skipString() != nil
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                let close = input[position] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+                position += 1
+                while true {
+                    skipWhitespace()
+                    guard position < input.count else { return false }
+                    switch input[position] {
+                    case close:
+                        position += 1
+                        return true
+                    case UInt8(ascii: ","), UInt8(ascii: ":"): position += 1
+                    default: guard skipValue(depth: depth + 1) else { return false }
+                    }
+                }
+            default:
+                let start = position
+                while position < input.count {
+                    switch input[position] {
+                    case UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x0A, 0x0D, 0x09:
+                        return position > start
+                    default: position += 1
+                    }
+                }
+                return position > start
+            }
+        }
+    }
+}
