@@ -39,6 +39,15 @@ public final class Mailbox<Message: Sendable>: Sendable {
         }
     }
 
+    /// Queues `message` without waking anyone: for the owner thread itself, which looks at
+    /// ``hasMessages`` before it polls (a wake-up through the pipe would cost two system calls).
+    public func postFromOwner(_ message: Message) {
+        queue.withLock { $0.append(message) }
+    }
+
+    /// True when messages wait (owner thread, before it polls).
+    public var hasMessages: Bool { queue.withLock { !$0.isEmpty } }
+
     /// Makes the owner's poll return without posting anything.
     public func wake() {
         var byte: UInt8 = 1

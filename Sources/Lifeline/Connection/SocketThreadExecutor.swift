@@ -19,7 +19,8 @@ final class SocketThreadExecutor: TaskExecutor, @unchecked Sendable {
     /// Called by the socket thread when it starts.
     func bindToCurrentThread() { owner.store(UInt(pthread_self()), ordering: .releasing) }
 
-    private var onOwnerThread: Bool { UInt(pthread_self()) == owner.load(ordering: .acquiring) }
+    /// True on the socket thread.
+    var onOwnerThread: Bool { UInt(pthread_self()) == owner.load(ordering: .acquiring) }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)

@@ -91,46 +91,50 @@ public final class ServiceRunner: Sendable {
                 factories: service.appFactories, actions: service.appActions, context: context))
 
         var refusal: LifelineError?
-        await withDiscardingTaskGroup { group in
-            // Handlers run on the socket thread (see SocketThreadExecutor): no thread hop before a handler.
-            group.addTask(executorPreference: client.handlerExecutor) { await responder.consume(inbound) }
-            group.addTask { [stops] in
-                for await _ in stops.stream {
-                    await self.leave(context)
-                    return
+        // The runner, its handlers and its request tasks run on the socket thread (see
+        // SocketThreadExecutor): a request reaches its handler, and the answer its socket, without a
+        // thread hop.
+        await withTaskExecutorPreference(client.handlerExecutor) {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await responder.consume(inbound) }
+                group.addTask { [stops] in
+                    for await _ in stops.stream {
+                        await self.leave(context)
+                        return
+                    }
                 }
-            }
-            for await event in control {
-                switch event {
-                case .request(let request, let id):
-                    group.addTask { await responder.respond(to: request, id: id) }
-                case .joined(let epoch, let first, let sequence, let lifecycle):
-                    if first {
-                        if let hook = service.didCreateHook {
-                            do { try await hook() } catch { context.log("didCreate failed: \(error)") }
-                        }
-                        Console.out(
-                            "READY service=\(name) pid=\(Environment.processID) epoch=\(epoch) sequence=\(sequence) lifecycle=\(lifecycle)"
-                        )
-                        SystemdNotifier.notify("READY=1\nSTATUS=registered as \(name)")
-                    } else {
-                        context.log("registered again with the broker (epoch \(epoch))")
-                        group.addTask {
-                            for (service, error) in await runtime.registerAgain(client: client) {
-                                context.log("could not register \(service) again: \(error)")
+                for await event in control {
+                    switch event {
+                    case .request(let request, let id):
+                        group.addTask { await responder.respond(to: request, id: id) }
+                    case .joined(let epoch, let first, let sequence, let lifecycle):
+                        if first {
+                            if let hook = service.didCreateHook {
+                                do { try await hook() } catch { context.log("didCreate failed: \(error)") }
+                            }
+                            Console.out(
+                                "READY service=\(name) pid=\(Environment.processID) epoch=\(epoch) sequence=\(sequence) lifecycle=\(lifecycle)"
+                            )
+                            SystemdNotifier.notify("READY=1\nSTATUS=registered as \(name)")
+                        } else {
+                            context.log("registered again with the broker (epoch \(epoch))")
+                            group.addTask {
+                                for (service, error) in await runtime.registerAgain(client: client) {
+                                    context.log("could not register \(service) again: \(error)")
+                                }
                             }
                         }
+                    case .refused(let error):
+                        refusal = error
+                        controlSink.finish()
+                    case .log(let line): context.log(line)
+                    case .finished: controlSink.finish()
+                    case .event, .gap, .completion: break
                     }
-                case .refused(let error):
-                    refusal = error
-                    controlSink.finish()
-                case .log(let line): context.log(line)
-                case .finished: controlSink.finish()
-                case .event, .gap, .completion: break
                 }
+                inbound.finish()
+                stops.continuation.finish()
             }
-            inbound.finish()
-            stops.continuation.finish()
         }
         if let refusal { throw refusal }
     }

@@ -12,8 +12,8 @@ final class Driver {
     let ack: ZMQSocket
     let ackEndpoint: String
     var figures: [Figure] = []
-    private var key: UInt64 = 0
-    private var ackPoller = ZMQPoller()
+    var key: UInt64 = 0
+    var ackPoller = ZMQPoller()
 
     init(settings: Settings) throws {
         self.settings = settings
@@ -42,6 +42,7 @@ final class Driver {
             if settings.wants("roundtrip") { try roundTrips(topology) }
             if settings.wants("throughput") { try throughput(topology) }
             if settings.wants("paced") { try paced(topology) }
+            if settings.wants("sustained") { try sustained(topology) }
         }
         try? FileManager.default.removeItem(at: work)
     }
@@ -55,7 +56,7 @@ final class Driver {
 
     // MARK: Acks
 
-    private func receiveAck(until deadline: UInt64) throws -> Ack? {
+    func receiveAck(until deadline: UInt64) throws -> Ack? {
         while true {
             if let frames = try ack.receiveFrames(dontWait: true) {
                 if let first = frames.first, let decoded = Ack(first) { return decoded }

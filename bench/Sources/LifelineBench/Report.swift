@@ -47,7 +47,12 @@ struct Report {
                         format: "%@%.0f", figure.brokerCPU.map { String(format: "%.0f / ", $0) } ?? "- / ", $0
                     )
                 } ?? "")
-            row.append(figure.lost > 0 ? "\(figure.lost) lost" : "")
+            var notes: [String] = []
+            if figure.summary != nil, let rate = figure.rate {
+                notes.append(String(format: "%.0f/s delivered to each", rate))
+            }
+            if figure.lost > 0 { notes.append("\(figure.lost) lost") }
+            row.append(notes.joined(separator: ", "))
             rows.append(row)
         }
         let header = [

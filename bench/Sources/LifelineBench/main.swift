@@ -8,7 +8,7 @@ let usage = """
     usage: lifeline-bench run [--quick] [--durable] [--out DIR] [--only SCENARIO] [--transports ipc,tcp] [--no-curve]
            lifeline-bench service|proxy|subscriber|echo|worker ...   (started by 'run')
 
-    Scenarios: broadcast, roundtrip, throughput, paced. Results: a table on stdout, DIR/results.json,
+    Scenarios: broadcast, roundtrip, throughput, paced, sustained. Results: a table on stdout, DIR/results.json,
     DIR/table.txt and SVG charts (DIR defaults to bench/results).
     """
 
