@@ -403,10 +403,10 @@ public final class BrokerServer {
             }
             try BusRun.version.withUnsafeBytes { _ = try bus.send($0, more: true) }
             try run.headers.withUnsafeBytes { _ = try bus.send($0, more: true) }
-            for (index, message) in run.messages.enumerated() {
-                try message.payload.withUnsafeBytes {
-                    _ = try bus.send($0, more: index < run.messages.count - 1)
-                }
+            if run.messages.count == 1 {
+                try run.messages[0].payload.withUnsafeBytes { _ = try bus.send($0) }
+            } else {
+                try run.payloads.withUnsafeBytes { _ = try bus.send($0) }
             }
         } catch {
             log("publish failed: \(error)")
@@ -420,6 +420,8 @@ private struct BusRun {
     static let version = Array(ProtocolID.bus.utf8)
     private(set) var messages: [BusMessage] = []
     private(set) var headers: [UInt8] = []
+    /// The payloads, each after its length, as a bus message of several events carries them.
+    private(set) var payloads: [UInt8] = []
     private var bytes = 0
 
     func accepts(_ message: BusMessage) -> Bool {
@@ -431,12 +433,14 @@ private struct BusRun {
     mutating func add(_ message: BusMessage) {
         messages.append(message)
         message.header.append(to: &headers)
+        PackedPayloads.append(message.payload, to: &payloads)
         bytes += message.payload.count
     }
 
     mutating func clear() {
         messages.removeAll(keepingCapacity: true)
         headers.removeAll(keepingCapacity: true)
+        payloads.removeAll(keepingCapacity: true)
         bytes = 0
     }
 }

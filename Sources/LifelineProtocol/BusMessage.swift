@@ -81,8 +81,8 @@ public struct BusHeader: Sendable, Equatable {
 
 /// An event on the bus: `[topic, LLB01, header, payload]`, where the topic is the event name followed
 /// by one NUL byte so that ZeroMQ's prefix filter matches names exactly. One bus message may carry
-/// several events of the same name: `[topic, LLB01, headers, payload, payload, …]`, the headers frame
-/// holding one 48-byte header per payload, in order.
+/// several events of the same name: frame 2 then holds one 48-byte header per event and frame 3 their
+/// payloads, each preceded by its length (see ``frames(batch:)``).
 public struct BusMessage: Sendable, Equatable {
     public var name: EventName
     public var header: BusHeader
@@ -109,16 +109,18 @@ public struct BusMessage: Sendable, Equatable {
     public static let maximumBatchBytes = 256 * 1024
 
     /// The frames of one bus message carrying `messages`, which all have the same name:
-    /// `[topic, LLB01, one 48-byte header per event, one payload per event]`.
+    /// `[topic, LLB01, header, payload]` for one event; for several, one 48-byte header per event in
+    /// frame 2 and their payloads in frame 3, each preceded by its length (4 bytes, big-endian).
     public static func frames(batch messages: some Collection<BusMessage>) -> [[UInt8]] {
         guard let first = messages.first else { return [] }
         var headers: [UInt8] = []
         headers.reserveCapacity(messages.count * BusHeader.size)
         for message in messages { message.header.append(to: &headers) }
-        var frames = [first.name.topic, ProtocolID.busBytes, headers]
-        frames.reserveCapacity(3 + messages.count)
-        for message in messages { frames.append(message.payload) }
-        return frames
+        guard messages.count > 1 else {
+            return [first.name.topic, ProtocolID.busBytes, headers, first.payload]
+        }
+        let payloads = PackedPayloads.frame(messages.lazy.map(\.payload))
+        return [first.name.topic, ProtocolID.busBytes, headers, payloads]
     }
 
     /// Decodes a bus message of exactly one event, saying what is wrong when it does not follow the
@@ -134,10 +136,10 @@ public struct BusMessage: Sendable, Equatable {
     /// Decodes a bus message of one or more events (in order), saying what is wrong when it does
     /// not follow the protocol.
     public static func decodeBatch(_ frames: [[UInt8]]) throws(ProtocolError) -> [BusMessage] {
-        guard frames.count >= 4 else {
+        guard frames.count == 4 else {
             throw ProtocolError(
                 .badRequest,
-                "a bus message has 4 or more frames (topic, LLB01, headers, payloads), got \(frames.count)")
+                "a bus message has 4 frames (topic, LLB01, headers, payloads), got \(frames.count)")
         }
         let topic = frames[0]
         guard topic.last == 0, topic.count > 1 else {
@@ -149,23 +151,28 @@ public struct BusMessage: Sendable, Equatable {
                 "bus protocol \(ControlMessage.printable(frames[1])) is not \(ProtocolID.bus)")
         }
         let headers = frames[2]
-        let count = frames.count - 3
-        guard headers.count == count * BusHeader.size else {
+        guard !headers.isEmpty, headers.count % BusHeader.size == 0 else {
             throw ProtocolError(
-                .badRequest,
-                "bus headers must be \(BusHeader.size) bytes per payload frame (\(count) × \(BusHeader.size)), got \(headers.count)"
+                .badRequest, "bus headers must be a multiple of \(BusHeader.size) bytes, got \(headers.count)"
             )
         }
+        let count = headers.count / BusHeader.size
         let name = EventName(rawValue: String(decoding: topic.dropLast(), as: UTF8.self))
         var messages: [BusMessage] = []
         messages.reserveCapacity(count)
+        if count == 1 {
+            headers.withUnsafeBytes {
+                messages.append(BusMessage(name: name, header: BusHeader($0, at: 0), payload: frames[3]))
+            }
+            return messages
+        }
+        let payloads = try PackedPayloads.unpack(frames[3], count: count, what: "bus payloads frame")
         headers.withUnsafeBytes { raw in
             for index in 0..<count {
                 messages.append(
                     BusMessage(
                         name: name, header: BusHeader(raw, at: index * BusHeader.size),
-                        payload: frames[3 + index]
-                    ))
+                        payload: payloads[index]))
             }
         }
         return messages

@@ -22,8 +22,6 @@ public struct ControlRequest: Sendable, Equatable {
     public var header: JSONValue
     /// The opaque payload frame of PUBLISH and CALL (JSON text by convention).
     public var payload: [UInt8]?
-    /// The payload frames after the first: the further events of a PUBLISH batch.
-    public var morePayloads: [[UInt8]] = []
 
     public init(
         _ command: Command, requestID: [UInt8] = [], header: JSONValue = .emptyObject, payload: [UInt8]? = nil
@@ -44,7 +42,6 @@ public struct ControlRequest: Sendable, Equatable {
             ProtocolID.controlBytes, Array(command.rawValue.utf8), requestID, JSONWriter.encode(header),
         ]
         if let payload { frames.append(payload) }
-        frames.append(contentsOf: morePayloads)
         return frames
     }
 }
@@ -156,14 +153,12 @@ public enum ControlMessage: Sendable, Equatable {
     private static func decodeRequest(_ command: Command, _ frames: ArraySlice<[UInt8]>, requestID: [UInt8])
         throws(ProtocolError) -> ControlRequest
     {
-        let batch = command == .publish
-        let maximum = batch ? 4 + PublishRequest.maximumBatch : (command.takesPayload ? 5 : 4)
+        let expected = command.takesPayload ? "4 or 5" : "4"
+        let maximum = command.takesPayload ? 5 : 4
         guard frames.count >= 4 && frames.count <= maximum else {
-            let expected = batch ? "4 to \(maximum)" : (command.takesPayload ? "4 or 5" : "4")
-            let payload = batch ? ", payloads" : (command.takesPayload ? ", payload" : "")
             throw ProtocolError(
                 .badRequest,
-                "\(command) has \(expected) frames (LLC01, \(command), id, header\(payload)), got \(frames.count)",
+                "\(command) has \(expected) frames (LLC01, \(command), id, header\(command.takesPayload ? ", payload" : "")), got \(frames.count)",
                 requestID: requestID)
         }
         let headerBytes = frames[frames.startIndex + 3]
@@ -181,10 +176,8 @@ public enum ControlMessage: Sendable, Equatable {
                     requestID: requestID)
             }
         }
-        let payload = frames.count >= 5 ? frames[frames.startIndex + 4] : nil
-        var request = ControlRequest(command, requestID: requestID, header: header, payload: payload)
-        if frames.count > 5 { request.morePayloads = Array(frames[(frames.startIndex + 5)...]) }
-        return request
+        let payload = frames.count == 5 ? frames[frames.startIndex + 4] : nil
+        return ControlRequest(command, requestID: requestID, header: header, payload: payload)
     }
 
     /// A frame shown in an error: its text when printable, else its first bytes in hex.

@@ -9,17 +9,16 @@ struct BatchPublishTests {
         _ names: [EventName], payloads: [String]? = nil, header extra: [String: JSONValue] = [:]
     ) -> [[UInt8]] {
         let bodies = payloads ?? names.indices.map { "{\"n\":\($0)}" }
-        var request = ControlRequest(.publish, requestID: Array("b1".utf8))
         var header = extra
         if Set(names).count == 1 {
             header["event"] = .string(names[0].rawValue)
+            header["count"] = .int(Int64(names.count))
         } else {
             header["events"] = .array(names.map { .string($0.rawValue) })
         }
-        request.header = .object(header)
-        request.payload = Array(bodies[0].utf8)
-        request.morePayloads = bodies.dropFirst().map { Array($0.utf8) }
-        return request.frames()
+        let frame = PackedPayloads.frame(bodies.map { Array($0.utf8) })
+        return ControlRequest(.publish, requestID: Array("b1".utf8), header: .object(header), payload: frame)
+            .frames()
     }
 
     @Test("a batch of one name gets consecutive sequences and topic sequences, one receipt with its range")
@@ -119,25 +118,29 @@ struct BatchPublishTests {
         #expect(silent == nil && broker.published.count == 3 && broker.core.sequence == 6)
     }
 
-    @Test("the header must name one event per payload")
+    @Test("the header must say how many events the packed payloads frame holds, and it must hold them")
     func malformedBatches() {
         var broker = BrokerHarness()
-        var request = ControlRequest(
-            .publish, requestID: Array("m".utf8), header: ["events": ["app.a", "app.b"]])
-        request.payload = Array("{}".utf8)
-        let short = broker.raw("cli", request.frames())
-        #expect(short?.status == .badRequest)
+        func refusal(_ header: JSONValue, _ payloads: [String]) -> String? {
+            let frame = PackedPayloads.frame(payloads.map { Array($0.utf8) })
+            let request = ControlRequest(.publish, requestID: Array("m".utf8), header: header, payload: frame)
+            return broker.raw("cli", request.frames())?.errorMessage
+        }
         #expect(
-            short?.errorMessage
-                == "PUBLISH 'events' names one event per payload frame: 2 names for 1 payloads")
-        request.header = ["event": "app.a", "events": ["app.a"]]
+            refusal(["events": ["app.a", "app.b"]], ["{}"])
+                == "PUBLISH payloads frame ends before payload 2 of 2")
         #expect(
-            broker.raw("cli", request.frames())?.errorMessage == "PUBLISH takes 'event' or 'events', not both"
-        )
-        let tooMany =
-            ControlRequest(.publish, requestID: Array("t".utf8), header: ["event": "app.a"]).frames()
-            + Array(repeating: Array("{}".utf8), count: PublishRequest.maximumBatch + 1)
-        #expect(broker.raw("cli", tooMany)?.status == .badRequest)
+            refusal(["event": "app.a", "count": 2], ["{}", "{}", "{}"])
+                == "PUBLISH payloads frame has 6 bytes after its 2 payloads")
+        #expect(
+            refusal(["events": ["app.a", "app.b"], "count": 3], ["{}", "{}"])
+                == "PUBLISH 'events' names 2 events but 'count' is 3")
+        #expect(
+            refusal(["event": "app.a", "events": ["app.a"]], ["{}"])
+                == "PUBLISH takes 'event' or 'events', not both")
+        #expect(
+            refusal(["event": "app.a", "count": .int(Int64(PublishRequest.maximumBatch + 1))], ["{}"])
+                == "PUBLISH count must be an integer within 1...10000")
         #expect(broker.published.isEmpty)
     }
 

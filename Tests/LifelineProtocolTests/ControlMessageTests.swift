@@ -145,25 +145,33 @@ struct BusBatchTests {
     }
 
     @Test(
-        "a batch is [topic, LLB01, headers, payloads…] and decodes back in order; one event is the classic message"
+        "a batch is [topic, LLB01, headers, length-prefixed payloads] and decodes back in order; one event is the classic message"
     )
     func roundTrip() throws {
         let messages = (1...3).map { Self.message(UInt64($0), "{\"n\":\($0)}") }
         let frames = BusMessage.frames(batch: messages)
-        #expect(frames.count == 6 && frames[2].count == 3 * BusHeader.size)
+        #expect(frames.count == 4 && frames[2].count == 3 * BusHeader.size)
+        #expect(frames[3] == (1...3).flatMap { [0, 0, 0, 7] + Array("{\"n\":\($0)}".utf8) })
         #expect(try BusMessage.decodeBatch(frames) == messages)
         let single = BusMessage.frames(batch: [messages[0]])
         #expect(single == messages[0].frames())
         #expect(try BusMessage.decode(single) == messages[0])
     }
 
-    @Test("headers that do not match the payload frames are refused")
+    @Test("payloads that do not match the headers are refused, saying how")
     func mismatch() {
         let frames = BusMessage.frames(batch: (1...3).map { Self.message(UInt64($0), "{}") })
-        let error = #expect(throws: ProtocolError.self) {
-            try BusMessage.decodeBatch(Array(frames.dropLast()))
+        func error(_ payloads: [UInt8], headers: [UInt8]? = nil) -> String? {
+            let bad = [frames[0], frames[1], headers ?? frames[2], payloads]
+            return (#expect(throws: ProtocolError.self) { try BusMessage.decodeBatch(bad) })?.message
         }
-        #expect(error?.message == "bus headers must be 48 bytes per payload frame (2 × 48), got 144")
+        #expect(error(Array(frames[3].dropLast(6))) == "bus payloads frame ends before payload 3 of 3")
+        #expect(error(Array(frames[3].dropLast())) == "payload 3 of 3 is longer than the bus payloads frame")
+        #expect(error(frames[3] + [1]) == "bus payloads frame has 1 bytes after its 3 payloads")
+        #expect(
+            error(frames[3], headers: Array(frames[2].dropLast()))
+                == "bus headers must be a multiple of 48 bytes, got 143")
         #expect(throws: ProtocolError.self) { try BusMessage.decode(frames) }
+        #expect(throws: ProtocolError.self) { try BusMessage.decodeBatch(frames + [[]]) }
     }
 }

@@ -73,15 +73,25 @@ def main():
     request(dealer, b"PUBLISH", b"3", {"event": "openURL"}, {"url": "app://from-python"})
     published = receive()
     print("PUBLISH", published[3].decode(), json.loads(published[4]))
-    # A bus message carries one event or more of one name: one 48-byte header per payload frame.
-    topic, proto, headers, *payloads = sub.recv_multipart()
-    for index, payload in enumerate(payloads):
+    # A bus message carries one event or more of one name: one 48-byte header each; several payloads
+    # come packed in frame 3, each after its 4-byte big-endian length.
+    topic, proto, headers, payload = sub.recv_multipart()
+    count = len(headers) // 48
+    payloads, offset = [payload], 0
+    if count > 1:
+        payloads = []
+        for _ in range(count):
+            (length,) = struct.unpack_from(">I", payload, offset)
+            payloads.append(payload[offset + 4:offset + 4 + length])
+            offset += 4 + length
+    for index, body in enumerate(payloads):
         epoch, seq, topic_seq, flags, wall_ns, mono_ns = struct.unpack_from(">6Q", headers, 48 * index)
-        print("EVENT", topic[:-1].decode(), proto.decode(), "seq", seq, "topicSeq", topic_seq, json.loads(payload))
+        print("EVENT", topic[:-1].decode(), proto.decode(), "seq", seq, "topicSeq", topic_seq, json.loads(body))
 
-    # A batch: several payload frames after one header; consecutive sequences, one reply.
-    frames = [b"LLC01", b"PUBLISH", b"3b", json.dumps({"events": ["py.tick", "py.tick"]}).encode(), b'{"n":1}', b'{"n":2}']
-    dealer.send_multipart(frames)
+    # A batch: the header counts the events, frame 4 holds their payloads packed; one reply.
+    bodies = [b'{"n":1}', b'{"n":2}']
+    packed = b"".join(struct.pack(">I", len(body)) + body for body in bodies)
+    dealer.send_multipart([b"LLC01", b"PUBLISH", b"3b", json.dumps({"event": "py.tick", "count": 2}).encode(), packed])
     batch = receive()
     print("PUBLISH batch", batch[3].decode(), json.loads(batch[4]))
 

@@ -87,7 +87,7 @@ public enum ClientRequest: Sendable, Equatable {
         case .lookup: return .lookup(name: try fields.string("name"))
         case .call: return .call(try ServiceCall(fields, body: request.payload))
         case .publish:
-            return .publish(try PublishRequest(fields, payload: request.payload, more: request.morePayloads))
+            return .publish(try PublishRequest(fields, payload: request.payload))
         case .attach:
             let token = try fields.optionalString("token") ?? ""
             guard !token.isEmpty else { throw fields.problem("ATTACH needs a string 'token'") }
@@ -134,12 +134,7 @@ public enum ClientRequest: Sendable, Equatable {
         case .lookup(let name): ControlRequest(.lookup, requestID: id, header: ["name": .string(name)])
         case .call(let call): ControlRequest(.call, requestID: id, header: call.header, payload: call.body)
         case .publish(let publish):
-            {
-                var request = ControlRequest(
-                    .publish, requestID: id, header: publish.header, payload: publish.payload)
-                request.morePayloads = publish.rest.map(\.payload)
-                return request
-            }()
+            ControlRequest(.publish, requestID: id, header: publish.header, payload: publish.frame)
         case .attach(let token): ControlRequest(.attach, requestID: id, header: ["token": .string(token)])
         case .dispatch(let dispatch):
             ControlRequest(

@@ -57,6 +57,9 @@ public struct PublishRequest: Sendable, Equatable {
         rest = Array(events.dropFirst())
     }
 
+    /// The payload frame: the event's payload, or for a batch every payload after its length.
+    var frame: [UInt8] { rest.isEmpty ? payload : PackedPayloads.frame(events.lazy.map(\.payload)) }
+
     /// How many events this PUBLISH carries.
     public var count: Int { 1 + rest.count }
 
@@ -66,33 +69,45 @@ public struct PublishRequest: Sendable, Equatable {
     /// True when the events do not all have the same name.
     public var isMixed: Bool { rest.contains { $0.name != event } }
 
-    init(_ fields: HeaderFields, payload: [UInt8]?, more: [[UInt8]] = []) throws(ProtocolError) {
-        if fields.value("events") != nil {
-            guard fields.value("event") == nil else {
-                throw fields.problem("PUBLISH takes 'event' or 'events', not both")
-            }
-            let names = try fields.strings("events")
-            guard !names.isEmpty, names.count == 1 + more.count, payload != nil else {
-                throw fields.problem(
-                    "PUBLISH 'events' names one event per payload frame: \(names.count) names for \(payload == nil ? 0 : 1 + more.count) payloads"
-                )
-            }
-            event = EventName(rawValue: names[0])
-            rest = zip(names.dropFirst(), more).map { PublishedEvent(EventName(rawValue: $0), payload: $1) }
-        } else {
-            let name = EventName(rawValue: try fields.string("event"))
-            event = name
-            rest = more.map { PublishedEvent(name, payload: $0) }
-        }
-        self.payload = payload ?? []
-        acknowledged = try fields.optionalBool("ack")
-        timeoutMilliseconds = try fields.optionalInteger("timeoutMs", in: 1...3_600_000)
-        force = try fields.bool("force", default: false)
-        reply = try fields.bool("reply", default: true)
-        publishID = try fields.optionalString("publishId")
+    init(_ fields: HeaderFields, payload: [UInt8]?) throws(ProtocolError) {
+        let events = try Self.events(fields, payload: payload)
+        let publishID = try fields.optionalString("publishId")
         if let publishID, publishID.isEmpty || publishID.utf8.count > Self.maximumPublishIDLength {
             throw fields.problem("PUBLISH 'publishId' must be 1...\(Self.maximumPublishIDLength) bytes")
         }
+        self.init(
+            event: events[0].name, payload: events[0].payload, acknowledged: try fields.optionalBool("ack"),
+            timeoutMilliseconds: try fields.optionalInteger("timeoutMs", in: 1...3_600_000),
+            force: try fields.bool("force", default: false), reply: try fields.bool("reply", default: true),
+            publishID: publishID)
+        rest = Array(events.dropFirst())
+    }
+
+    /// The events of a PUBLISH: one (`event`, the payload frame as it is), or a batch (`event` and
+    /// `count`, or `events`; the payload frame packed, see ``PackedPayloads``).
+    private static func events(_ fields: HeaderFields, payload: [UInt8]?) throws(ProtocolError)
+        -> [PublishedEvent]
+    {
+        let names = fields.value("events") == nil ? nil : try fields.strings("events")
+        if names != nil, fields.value("event") != nil {
+            throw fields.problem("PUBLISH takes 'event' or 'events', not both")
+        }
+        if let names, names.isEmpty || names.count > maximumBatch {
+            throw fields.problem("PUBLISH 'events' names 1...\(maximumBatch) events")
+        }
+        let count = try fields.optionalInteger("count", in: 1...maximumBatch) ?? names?.count
+        if let names, names.count != count {
+            throw fields.problem("PUBLISH 'events' names \(names.count) events but 'count' is \(count ?? 0)")
+        }
+        guard let count else {
+            return [PublishedEvent(EventName(rawValue: try fields.string("event")), payload: payload ?? [])]
+        }
+        let payloads = try PackedPayloads.unpack(payload ?? [], count: count, what: "PUBLISH payloads frame")
+        if let names {
+            return zip(names, payloads).map { PublishedEvent(EventName(rawValue: $0), payload: $1) }
+        }
+        let name = EventName(rawValue: try fields.string("event"))
+        return payloads.map { PublishedEvent(name, payload: $0) }
     }
 
     var header: JSONValue {
@@ -100,6 +115,7 @@ public struct PublishRequest: Sendable, Equatable {
             isMixed
             ? ["events": .array(events.map { .string($0.name.rawValue) })]
             : ["event": .string(event.rawValue)]
+        if count > 1 { members["count"] = .int(Int64(count)) }
         if let acknowledged { members["ack"] = .bool(acknowledged) }
         if let timeoutMilliseconds { members["timeoutMs"] = .int(Int64(timeoutMilliseconds)) }
         if force { members["force"] = true }
