@@ -23,7 +23,8 @@ enum BrokerCommand: CLICommand {
           --liveness N              how many broker heartbeats a service may miss (default 3)
           --call-timeout MS         deadline of calls that name none (default 5000)
           --max-message-bytes N     larger requests are refused with 413 (default 8388608)
-          --bus-hwm N               events queued per slow subscriber before the bus drops them (default 100000, 0: no limit)
+          --bus-hwm N               bus messages (an event, or a batch of at most 1024 events and 64 KiB) queued
+                                    per slow subscriber before the bus drops them (default 100000, 0: no limit)
           --journal-size N          events kept for replay to reconnecting services (default 10000)
           --journal-age MS          journal events older than this are forgotten (default 600000)
           --step-timeout MS         default deadline of a dispatch step (default 2000)

@@ -106,7 +106,7 @@ public struct BusMessage: Sendable, Equatable {
     /// Most events one bus message carries.
     public static let maximumBatch = 1024
     /// Most payload bytes one bus message of several events carries (a batch is cut before it).
-    public static let maximumBatchBytes = 256 * 1024
+    public static let maximumBatchBytes = 64 * 1024
 
     /// The frames of one bus message carrying `messages`, which all have the same name:
     /// `[topic, LLB01, header, payload]` for one event; for several, one 48-byte header per event in

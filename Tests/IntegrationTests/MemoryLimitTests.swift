@@ -41,6 +41,51 @@ struct MemoryLimitTests {
         #expect(after - before < 64 * 1024, "the broker holds about its journal, not everything it was sent")
     }
 
+    @Test(
+        "a stopped service under 100 MiB of batched events: the broker holds its queue bound, the others get every event"
+    )
+    func stoppedSubscriberUnderBatches() async throws {
+        let broker = try await BrokerProcess(["--bus-hwm", "200", "--journal-size", "1000"])
+        let stuck = try await broker.service("lifeline-probe", ["--name", "stuck", "--events", "load.tick"])
+        defer { stuck.kill(SIGCONT); stuck.kill(); broker.process.kill() }
+        let watcher = try BlockingClient(broker: broker.control, credentials: nil)
+        let subscriber = try watcher.subscribe(to: ["load.tick"])
+        let before = try Self.residentKiB(broker.process.pid)
+        stuck.kill(SIGSTOP)
+        let payload =
+            Array("{\"data\":\"".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 2000)
+            + Array("\"}".utf8)
+        // 100 MiB in steps of 1000 events, each step taken by the running subscriber before the next:
+        // it never lags, while the stopped one falls behind by everything.
+        let client = try BlockingClient(broker: broker.control, credentials: nil)
+        let (steps, step) = (50, 1000)
+        var (received, inOrder) = (0, true)
+        var peak = before
+        for round in 1...steps {
+            try client.publish(
+                contentsOf: (0..<step).lazy.map { _ in PublishedEvent("load.tick", payload: payload) },
+                batchSize: 500, window: 2, timeout: .seconds(30))
+            while received < round * step, let message = try subscriber.next(timeout: .seconds(20)) {
+                received += 1
+                inOrder = inOrder && message.header.topicSequence == UInt64(received)
+            }
+            peak = max(peak, try Self.residentKiB(broker.process.pid))
+        }
+        print(
+            "broker RSS \(before) KiB before, at most \(peak) KiB while 100 MiB went by a stopped subscriber")
+        #expect(received == steps * step && inOrder, "the running subscriber got every event once, in order")
+        #expect(
+            peak - before < 48 * 1024,
+            "the stopped subscriber queues 200 messages (12.5 MiB), not all it was sent")
+        stuck.kill(SIGCONT)
+        var answered = false
+        for _ in 0..<60 where !answered {
+            answered = try await broker.cli(["call", "stuck", "echo", "{\"back\":true}"]).status == 0
+            if !answered { try await Task.sleep(for: .milliseconds(250)) }
+        }
+        #expect(answered, "the stopped service serves again once it runs")
+    }
+
     @Test("a subscription to a topic longer than any event name is refused, and the bus goes on")
     func longTopics() async throws {
         let broker = try await BrokerProcess()
