@@ -18,6 +18,8 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
     _ = try? JSONParser.parse(bytes)
+    _ = try? JSONValidator.topLevelType(of: bytes)
+    _ = JSONFieldReader.value(of: "k", in: bytes)
     if let message = try? ControlMessage.decode(frames[...]) {
         if case .request(let request) = message {
             _ = try? ClientRequest.decode(request)
