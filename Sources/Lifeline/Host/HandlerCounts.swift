@@ -4,8 +4,11 @@ import Synchronization
 /// How many events the service's handlers have run, by event name (reported in heartbeats, for
 /// `lifeline stats` and `/metrics`). The names are fixed when it is made; counting takes no lock.
 final class HandlerCounts: Sendable {
-    private final class Counter: Sendable {
-        let value = Atomic<UInt64>(0)
+    /// The count of one event name.
+    final class Counter: Sendable {
+        fileprivate let value = Atomic<UInt64>(0)
+
+        func increment() { value.add(1, ordering: .relaxed) }
     }
 
     private let counters: [EventName: Counter]
@@ -14,7 +17,9 @@ final class HandlerCounts: Sendable {
         counters = Dictionary(events.map { ($0, Counter()) }, uniquingKeysWith: { first, _ in first })
     }
 
-    func record(_ event: EventName) { counters[event]?.value.add(1, ordering: .relaxed) }
+    /// The counter of `event` (nil for a name the service does not handle), for a caller that counts
+    /// many events of one name.
+    func counter(for event: EventName) -> Counter? { counters[event] }
 
     /// The names whose handlers ran, with how many times.
     var snapshot: [String: UInt64] {

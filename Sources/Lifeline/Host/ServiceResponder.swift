@@ -35,6 +35,8 @@ struct ServiceResponder: Sendable {
     /// Handles the deliveries that must keep bus order — events, dispatch steps, gap notices — one
     /// at a time, until the queue finishes.
     func consume(_ inbound: InboundQueue<ConnectionEvent>) async {
+        // The handler and counter of the last event's name: a batch is one name many times.
+        var current: (name: EventName, handler: Service.Handler?, counter: HandlerCounts.Counter?)?
         while true {
             // Elements already waiting are taken without an `await` (each costs an executor check).
             let delivery: ConnectionEvent
@@ -57,7 +59,12 @@ struct ServiceResponder: Sendable {
             switch delivery {
             case .event(let message, let receivedAt, let replayed):
                 // Inline rather than a helper: one async frame per event less.
-                guard let handler = service.eventHandlers[message.name] else { continue }
+                if current?.name != message.name {
+                    current = (
+                        message.name, service.eventHandlers[message.name], handled.counter(for: message.name)
+                    )
+                }
+                guard let handler = current?.handler else { continue }
                 var failure: String?
                 do {
                     _ = try await handler.run(
@@ -66,7 +73,7 @@ struct ServiceResponder: Sendable {
                     failure = "\(error)"
                     context.log("handler for \(message.name) #\(message.header.sequence) failed: \(error)")
                 }
-                handled.record(message.name)
+                current?.counter?.increment()
                 if message.header.flags & 1 == 1 {
                     client.acknowledge(
                         sequence: message.header.sequence, epoch: message.header.epoch, error: failure)
