@@ -95,11 +95,8 @@ public final class BlockingClient {
         timeout: Duration = .seconds(5)
     ) throws -> [PublishReceipt] {
         var source = events.makeIterator()
-        return try publishBatches(batchSize: batchSize, window: window, timeout: timeout) { size in
-            var batch: [PublishedEvent] = []
-            batch.reserveCapacity(size)
-            while batch.count < size, let event = source.next() { batch.append(event) }
-            return batch
+        return try publishBatches(batchSize: batchSize, window: window, timeout: timeout) {
+            source.nextBatch(of: $0)
         }
     }
 

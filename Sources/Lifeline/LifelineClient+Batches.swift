@@ -7,6 +7,17 @@ extension PublishedEvent {
     }
 }
 
+extension IteratorProtocol where Element == PublishedEvent {
+    /// Up to `size` more events (fewer at the end, none when there are no more).
+    @inlinable
+    mutating func nextBatch(of size: Int) -> [PublishedEvent] {
+        var batch: [PublishedEvent] = []
+        batch.reserveCapacity(size)
+        while batch.count < size, let event = next() { batch.append(event) }
+        return batch
+    }
+}
+
 extension LifelineClient {
     /// Publishes `events` in order, the way a busy publisher should: `batchSize` events to a PUBLISH
     /// (each batch gets consecutive sequences and one answer), with up to `window` batches sent and
@@ -24,11 +35,8 @@ extension LifelineClient {
         timeout: Duration = .seconds(10)
     ) async throws -> [PublishReceipt] {
         var source = events.makeIterator()
-        return try await publishBatches(batchSize: batchSize, window: window, timeout: timeout) { size in
-            var batch: [PublishedEvent] = []
-            batch.reserveCapacity(size)
-            while batch.count < size, let event = source.next() { batch.append(event) }
-            return batch
+        return try await publishBatches(batchSize: batchSize, window: window, timeout: timeout) {
+            source.nextBatch(of: $0)
         }
     }
 
