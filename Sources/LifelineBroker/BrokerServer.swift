@@ -395,52 +395,7 @@ public final class BrokerServer {
 
     /// Sends the events gathered in `run` as one bus message, and empties it.
     private func send(_ run: inout BusRun) {
-        guard !run.messages.isEmpty else { return }
         defer { run.clear() }
-        do {
-            try run.messages[0].name.topic.withUnsafeBytes {
-                _ = try bus.send($0, more: true, dontWait: true)
-            }
-            try BusRun.version.withUnsafeBytes { _ = try bus.send($0, more: true) }
-            try run.headers.withUnsafeBytes { _ = try bus.send($0, more: true) }
-            if run.messages.count == 1 {
-                try run.messages[0].payload.withUnsafeBytes { _ = try bus.send($0) }
-            } else {
-                try run.payloads.withUnsafeBytes { _ = try bus.send($0) }
-            }
-        } catch {
-            log("publish failed: \(error)")
-        }
-    }
-}
-
-/// Consecutive events of one name that leave as one bus message (``BusMessage/maximumBatch`` events
-/// and ``BusMessage/maximumBatchBytes`` of payload at most).
-private struct BusRun {
-    static let version = Array(ProtocolID.bus.utf8)
-    private(set) var messages: [BusMessage] = []
-    private(set) var headers: [UInt8] = []
-    /// The payloads, each after its length, as a bus message of several events carries them.
-    private(set) var payloads: [UInt8] = []
-    private var bytes = 0
-
-    func accepts(_ message: BusMessage) -> Bool {
-        guard let first = messages.first else { return true }
-        return first.name == message.name && messages.count < BusMessage.maximumBatch
-            && bytes + message.payload.count <= BusMessage.maximumBatchBytes
-    }
-
-    mutating func add(_ message: BusMessage) {
-        messages.append(message)
-        message.header.append(to: &headers)
-        PackedPayloads.append(message.payload, to: &payloads)
-        bytes += message.payload.count
-    }
-
-    mutating func clear() {
-        messages.removeAll(keepingCapacity: true)
-        headers.removeAll(keepingCapacity: true)
-        payloads.removeAll(keepingCapacity: true)
-        bytes = 0
+        do { try run.send(on: bus) } catch { log("publish failed: \(error)") }
     }
 }

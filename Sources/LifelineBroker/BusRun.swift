@@ -1,0 +1,42 @@
+import LifelineProtocol
+import ZeroMQ
+
+/// Consecutive events of one name that leave as one bus message (``BusMessage/maximumBatch`` events
+/// and ``BusMessage/maximumBatchBytes`` of payload at most).
+struct BusRun {
+    private static let version = Array(ProtocolID.bus.utf8)
+    private var messages: [BusMessage] = []
+    private var headers: [UInt8] = []
+    /// The payloads, each after its length, as a bus message of several events carries them.
+    private var payloads: [UInt8] = []
+    private var bytes = 0
+
+    func accepts(_ message: BusMessage) -> Bool {
+        guard let first = messages.first else { return true }
+        return first.name == message.name && messages.count < BusMessage.maximumBatch
+            && bytes + message.payload.count <= BusMessage.maximumBatchBytes
+    }
+
+    mutating func add(_ message: BusMessage) {
+        messages.append(message)
+        message.header.append(to: &headers)
+        PackedPayloads.append(message.payload, to: &payloads)
+        bytes += message.payload.count
+    }
+
+    mutating func clear() {
+        messages.removeAll(keepingCapacity: true)
+        headers.removeAll(keepingCapacity: true)
+        payloads.removeAll(keepingCapacity: true)
+        bytes = 0
+    }
+
+    /// Sends the events as one bus message on `bus` (nothing when there are none).
+    func send(on bus: ZMQSocket) throws {
+        guard let first = messages.first else { return }
+        try first.name.topic.withUnsafeBytes { _ = try bus.send($0, more: true, dontWait: true) }
+        try Self.version.withUnsafeBytes { _ = try bus.send($0, more: true) }
+        try headers.withUnsafeBytes { _ = try bus.send($0, more: true) }
+        try (messages.count == 1 ? first.payload : payloads).withUnsafeBytes { _ = try bus.send($0) }
+    }
+}
