@@ -395,7 +395,6 @@ public final class BrokerServer {
 
     /// Sends the events gathered in `run` as one bus message, and empties it.
     private func send(_ run: inout BusRun) {
-        defer { run.clear() }
         do { try run.send(on: bus) } catch { log("publish failed: \(error)") }
     }
 }

@@ -24,15 +24,16 @@ struct BusRun {
         bytes += message.payload.count
     }
 
-    mutating func clear() {
+    private mutating func clear() {
         messages.removeAll(keepingCapacity: true)
         headers.removeAll(keepingCapacity: true)
         payloads.removeAll(keepingCapacity: true)
         bytes = 0
     }
 
-    /// Sends the events as one bus message on `bus` (nothing when there are none).
-    func send(on bus: ZMQSocket) throws {
+    /// Sends the events as one bus message on `bus` (nothing when there are none), and empties the run.
+    mutating func send(on bus: ZMQSocket) throws {
+        defer { clear() }
         guard let first = messages.first else { return }
         try first.name.topic.withUnsafeBytes { _ = try bus.send($0, more: true, dontWait: true) }
         try Self.version.withUnsafeBytes { _ = try bus.send($0, more: true) }

@@ -155,15 +155,7 @@ struct BatchPublishTests {
         let firstReply = first.raw("cli", frames)
         let original = PublishReceipt(json: try #require(firstReply).json())
         for item in first.output { if case .record(let record) = item { bytes += record } }
-        var second = BrokerHarness { $0.stateDirectory = "/state" }
-        second.core = Broker(
-            configuration: {
-                var configuration = BrokerConfiguration()
-                configuration.stateDirectory = "/state"
-                return configuration
-            }(), identity: BrokerIdentity(pid: 2, host: "test", version: "test"),
-            busEndpoints: ["tcp://127.0.0.1:9"], monotonic: second.instant,
-            wall: 1_700_000_100_000_000_000, journal: bytes)
+        var second = BrokerHarness.restarted(journal: bytes)
         #expect(second.core.sequence == 4 && second.core.epoch == first.core.epoch)
         let againReply = second.raw("cli", frames)
         let again = PublishReceipt(json: try #require(againReply).json())

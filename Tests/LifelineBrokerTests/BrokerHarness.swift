@@ -18,6 +18,19 @@ struct BrokerHarness {
             wall: 1_700_000_000_000_000_000)
     }
 
+    /// A broker with the state directory `/state` restarted on the durable journal `bytes` (a new
+    /// process: pid 2, a later wall clock).
+    static func restarted(journal bytes: [UInt8]) -> BrokerHarness {
+        var harness = BrokerHarness { $0.stateDirectory = "/state" }
+        var configuration = BrokerConfiguration()
+        configuration.stateDirectory = "/state"
+        harness.core = Broker(
+            configuration: configuration, identity: BrokerIdentity(pid: 2, host: "test", version: "test"),
+            busEndpoints: ["tcp://127.0.0.1:9"], monotonic: harness.instant, wall: 1_700_000_100_000_000_000,
+            journal: bytes)
+        return harness
+    }
+
     /// The injected clock as an instant.
     var instant: MonotonicInstant { MonotonicInstant(nanoseconds: now) }
 

@@ -193,15 +193,7 @@ struct DurableJournalTests {
             ).encoded().prefix(20))
         let bytes = Self.file(of: outputs) + torn
 
-        var second = BrokerHarness { $0.stateDirectory = "/state" }
-        second.core = Broker(
-            configuration: {
-                var configuration = BrokerConfiguration()
-                configuration.stateDirectory = "/state"
-                return configuration
-            }(), identity: BrokerIdentity(pid: 2, host: "test", version: "test"),
-            busEndpoints: ["tcp://127.0.0.1:9"],
-            monotonic: second.instant, wall: 1_700_000_100_000_000_000, journal: bytes)
+        var second = BrokerHarness.restarted(journal: bytes)
         #expect(second.core.epoch == epoch, "the epoch goes on")
         #expect(second.core.sequence == 4)
         #expect(
