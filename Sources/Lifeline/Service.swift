@@ -20,8 +20,13 @@ public struct Service: Sendable {
     public typealias AppFactory = @Sendable (AppSession) -> any MicroAppDelegate
     public typealias Interceptor = @Sendable (StartRequest, ServiceContext) async throws -> StartDecision
 
+    /// A handler that never suspends: the socket thread runs it the moment its event arrives.
+    public typealias ImmediateEventHandler = @Sendable (Event) throws -> Void
+
     struct Handler {
         let run: AnswerHandler
+        /// The handler as a plain function, when it was given as one (a closure without `await` given to ``Service/on(_:priority:deadline:perform:)``).
+        let immediate: ImmediateEventHandler?
         let priority: Int?
         let deadline: Int?
     }
@@ -71,6 +76,23 @@ public struct Service: Sendable {
         }
     }
 
+    /// Handles `event` with a handler that does not `await` (a closure without `await` picks this
+    /// form). Such a handler runs on the socket thread as soon as its event is received, when no
+    /// earlier delivery is still being handled: no queue, no task switch. Same order and guarantees
+    /// as the `async` form; keep it short (it holds up the service's socket while it runs).
+    public func on(
+        _ event: EventName, priority: Int? = nil, deadline: Duration? = nil,
+        perform handler: @escaping ImmediateEventHandler
+    ) -> Service {
+        var copy = self
+        copy.eventHandlers[event] = Handler(
+            run: { event in
+                try handler(event)
+                return .continue
+            }, immediate: handler, priority: priority, deadline: deadline?.wholeMilliseconds)
+        return copy
+    }
+
     /// Handles `event` with an ``Answer``: for dispatched events the answer decides whether the chain
     /// goes on, may rewrite the payload, and carries the completion.
     public func handle(
@@ -79,7 +101,8 @@ public struct Service: Sendable {
     ) -> Service {
         var copy = self
         let milliseconds = deadline?.wholeMilliseconds
-        copy.eventHandlers[event] = Handler(run: handler, priority: priority, deadline: milliseconds)
+        copy.eventHandlers[event] = Handler(
+            run: handler, immediate: nil, priority: priority, deadline: milliseconds)
         return copy
     }
 

@@ -22,6 +22,9 @@ final class DropCounter: Sendable {
     /// Every event dropped since the service started.
     var dropped: UInt64 { total.load(ordering: .relaxed) }
 
+    /// True when drops wait to be told to the handlers (a cheap check, no lock).
+    var hasUntold: Bool { untold.load(ordering: .acquiring) }
+
     func record(_ message: BusMessage) {
         total.add(1, ordering: .relaxed)
         if message.header.flags & 1 == 1 {

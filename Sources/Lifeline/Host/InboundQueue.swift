@@ -56,6 +56,11 @@ final class InboundQueue<Element: Sendable>: Sendable {
         return dropped
     }
 
+    /// True when nothing waits and the consumer is parked in ``next()``: it is handling nothing.
+    var consumerIsWaiting: Bool {
+        state.withLock { $0.waiter != nil && $0.head == $0.items.count && !$0.finished }
+    }
+
     /// How many elements wait.
     var count: Int { state.withLock { $0.items.count - $0.head } }
 

@@ -65,23 +65,41 @@ struct ServiceResponder: Sendable {
                     )
                 }
                 guard let handler = current?.handler else { continue }
-                var failure: String?
+                var failure: (any Error)?
                 do {
-                    _ = try await handler.run(
-                        Event(message, receivedAt: receivedAt, context: context, replayed: replayed))
+                    let event = Event(message, receivedAt: receivedAt, context: context, replayed: replayed)
+                    if let immediate = handler.immediate {
+                        try immediate(event)
+                    } else {
+                        _ = try await handler.run(event)
+                    }
                 } catch {
-                    failure = "\(error)"
-                    context.log("handler for \(message.name) #\(message.header.sequence) failed: \(error)")
+                    failure = error
                 }
-                current?.counter?.increment()
-                if message.header.flags & 1 == 1 {
-                    client.acknowledge(
-                        sequence: message.header.sequence, epoch: message.header.epoch, error: failure)
-                }
+                Self.settle(
+                    message, failure: failure, counter: current?.counter, context: context, client: client)
             case .request(let request, let id): await respond(to: request, id: id)
             case .gap(let notice): if let hook = service.gapHook { await hook(notice, context) }
             default: break
             }
+        }
+    }
+
+    /// After a bus event's handler ran: counts it, logs what it threw, and acknowledges the event
+    /// when its publisher waits for that.
+    static func settle(
+        _ message: BusMessage, failure: (any Error)?, counter: HandlerCounts.Counter?,
+        context: ServiceContext,
+        client: LifelineClient
+    ) {
+        if let failure {
+            context.log("handler for \(message.name) #\(message.header.sequence) failed: \(failure)")
+        }
+        counter?.increment()
+        if message.header.flags & 1 == 1 {
+            client.acknowledge(
+                sequence: message.header.sequence, epoch: message.header.epoch, error: failure.map { "\($0)" }
+            )
         }
     }
 

@@ -71,10 +71,16 @@ public final class ServiceRunner: Sendable {
             if case .event = delivery { true } else { false }
         }
         configuration.handlerReport = { (UInt64(inbound.count), handled.snapshot) }
+        let immediate = ImmediateDelivery(service: service, handled: handled, drops: drops, inbound: inbound)
         let (control, controlSink) = AsyncStream<ConnectionEvent>.makeStream()
         let connect = self.connect
         let client = LifelineClient(brokerEndpoint: configuration.brokerEndpoint) { event in
             if event.isOrdered {
+                if case .event(let message, let receivedAt, let replayed) = event,
+                    immediate.deliver(message, receivedAt: receivedAt, replayed: replayed)
+                {
+                    return
+                }
                 if case .event(let message, _, _)? = inbound.push(event) { drops.record(message) }
             } else {
                 controlSink.yield(event)
@@ -89,6 +95,7 @@ public final class ServiceRunner: Sendable {
             handled: handled,
             sessions: HostedSessions(
                 factories: service.appFactories, actions: service.appActions, context: context))
+        immediate.attach(context: context, client: client)
 
         var refusal: LifelineError?
         // The runner, its handlers and its request tasks run on the socket thread (see

@@ -1,0 +1,105 @@
+import LifelineProtocol
+import Synchronization
+import Testing
+
+@testable import Lifeline
+
+@Suite(
+    "Handlers that do not await run as their event arrives, and bus order still holds",
+    .timeLimit(.minutes(1)))
+struct ImmediateDeliveryTests {
+    private func message(_ name: EventName, _ sequence: UInt64, flags: UInt64 = 0) -> BusMessage {
+        let header = BusHeader(
+            epoch: 7, sequence: sequence, topicSequence: sequence, flags: flags, publishedWallNanoseconds: 0,
+            publishedMonotonicNanoseconds: 0)
+        return BusMessage(name: name, header: header, payload: Array(#"{"n":1}"#.utf8))
+    }
+
+    @Test(
+        "an immediate handler runs inside the delivery only when its consumer waits with nothing queued and no drop untold"
+    )
+    func runsOnlyWhenNothingIsAhead() async throws {
+        struct Refused: Error {}
+        let journal = Journal()
+        let service = Service("svc")
+            .on("app.now") { event in journal.add("now #\(event.sequence) n=\(event["n"]?.intValue ?? 0)") }
+            .on("app.fails") { _ in throw Refused() }
+            .on("app.later") { _ in await Task.yield() }
+        let inbound = InboundQueue<ConnectionEvent>()
+        let drops = DropCounter()
+        let handled = HandlerCounts(events: service.events)
+        let immediate = ImmediateDelivery(service: service, handled: handled, drops: drops, inbound: inbound)
+        let connection = InMemoryConnection()
+        let client = LifelineClient(brokerEndpoint: "inproc://none", deliver: { _ in }) { pending, sink in
+            connection.attach(pending, sink)
+            return connection
+        }
+        let context = ServiceContext(serviceName: "svc", client: client)
+
+        #expect(
+            !immediate.deliver(message("app.now", 1), receivedAt: 0, replayed: false),
+            "before the service's context is attached every event is queued")
+        immediate.attach(context: context, client: client)
+        #expect(
+            !immediate.deliver(message("app.now", 2), receivedAt: 0, replayed: false),
+            "no consumer is waiting yet")
+
+        let consumer = Task { await inbound.next() }
+        while !inbound.consumerIsWaiting { await Task.yield() }
+        #expect(immediate.deliver(message("app.now", 3), receivedAt: 0, replayed: false))
+        #expect(journal.all == ["now #3 n=1"], "the handler ran before deliver returned")
+        #expect(handled.snapshot == ["app.now": 1])
+        #expect(
+            !immediate.deliver(message("app.later", 4), receivedAt: 0, replayed: false),
+            "a handler that awaits goes through the queue")
+        #expect(immediate.deliver(message("app.fails", 5, flags: 1), receivedAt: 0, replayed: false))
+        guard case .acknowledge(let sequence, let epoch, let error) = await connection.nextCommand() else {
+            Issue.record("an acknowledged event whose handler threw is acknowledged with the error")
+            return
+        }
+        #expect(sequence == 5 && epoch == 7 && error == "Refused()")
+
+        drops.record(message("app.now", 6))
+        #expect(
+            !immediate.deliver(message("app.now", 7), receivedAt: 0, replayed: false),
+            "with a drop not yet told to the handlers the event waits behind the notice")
+        _ = drops.takeNotice(limit: 1)
+        inbound.push(.gap(GapNotice(after: 0, reason: "test", epoch: 7, sequence: 0)))
+        _ = await consumer.value
+        #expect(
+            !immediate.deliver(message("app.now", 8), receivedAt: 0, replayed: false),
+            "the consumer is not waiting any more")
+        #expect(journal.all == ["now #3 n=1"])
+    }
+
+    @Test("behind a handler that is suspended, immediate handlers wait their turn: bus order end to end")
+    func orderBehindASuspendedHandler() async throws {
+        let journal = Journal()
+        let gate = Gate()
+        let service = Service("svc")
+            .on("app.slow") { event in
+                await gate.wait()
+                journal.add("slow #\(event.sequence)")
+            }
+            .on("app.fast") { event in journal.add("fast #\(event.sequence)") }
+        let host = await HostHarness(service)
+        host.event("app.fast", sequence: 1, flags: 1)
+        guard case .acknowledge(1, _, nil) = await host.connection.nextCommand() else {
+            Issue.record("the first event is acknowledged")
+            return
+        }
+        host.event("app.slow", sequence: 2)
+        await gate.entered()
+        host.event("app.fast", sequence: 3)
+        host.event("app.fast", sequence: 4)
+        #expect(journal.all == ["fast #1"], "nothing overtakes the suspended handler")
+        gate.open()
+        host.event("app.fast", sequence: 5, flags: 1)
+        guard case .acknowledge(5, _, nil) = await host.connection.nextCommand() else {
+            Issue.record("the last event is acknowledged")
+            return
+        }
+        #expect(journal.all == ["fast #1", "slow #2", "fast #3", "fast #4", "fast #5"])
+        try await host.stop()
+    }
+}
