@@ -9,6 +9,9 @@ public final class Mailbox<Message: Sendable>: Sendable {
     public let fileDescriptor: Int32
     private let writeDescriptor: Int32
     private let queue = Mutex<[Message]>([])
+    /// How many messages `queue` holds, readable without the lock (and without generic code: the
+    /// owner asks on every turn of its loop).
+    private let waiting = Atomic<Int>(0)
 
     /// Creates an empty mailbox.
     public init() {
@@ -31,6 +34,7 @@ public final class Mailbox<Message: Sendable>: Sendable {
     public func post(_ message: Message) {
         let wasEmpty = queue.withLock { messages in
             messages.append(message)
+            waiting.store(messages.count, ordering: .releasing)
             return messages.count == 1
         }
         if wasEmpty {
@@ -42,11 +46,14 @@ public final class Mailbox<Message: Sendable>: Sendable {
     /// Queues `message` without waking anyone: for the owner thread itself, which looks at
     /// ``hasMessages`` before it polls (a wake-up through the pipe would cost two system calls).
     public func postFromOwner(_ message: Message) {
-        queue.withLock { $0.append(message) }
+        queue.withLock { messages in
+            messages.append(message)
+            waiting.store(messages.count, ordering: .releasing)
+        }
     }
 
     /// True when messages wait (owner thread, before it polls).
-    public var hasMessages: Bool { queue.withLock { !$0.isEmpty } }
+    public var hasMessages: Bool { waiting.load(ordering: .acquiring) > 0 }
 
     /// Makes the owner's poll return without posting anything.
     public func wake() {
@@ -59,6 +66,7 @@ public final class Mailbox<Message: Sendable>: Sendable {
         var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         while withUnsafeMutableBytes(of: &buffer, { read(fileDescriptor, $0.baseAddress, $0.count) }) > 0 {}
         return queue.withLock { messages in
+            waiting.store(0, ordering: .releasing)
             defer { messages.removeAll(keepingCapacity: true) }
             return messages
         }

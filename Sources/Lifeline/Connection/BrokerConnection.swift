@@ -42,6 +42,10 @@ struct BrokerConnection {
     }
 
     let configuration: ConnectionConfiguration
+    /// Whether `configuration` registers a service, kept apart: the loop asks on every turn, and looking
+    /// at the optional copies the whole registration.
+    private let registers: Bool
+    private let heartbeatInterval: UInt64
     var phase: Phase = .idle
     var busEndpoint: String?
     /// The epoch of the broker the connection last joined.
@@ -69,6 +73,8 @@ struct BrokerConnection {
 
     init(configuration: ConnectionConfiguration) {
         self.configuration = configuration
+        self.registers = configuration.registration != nil
+        self.heartbeatInterval = configuration.registration?.heartbeat.intervalNanoseconds ?? 0
         self.backoffMilliseconds = configuration.initialBackoffMilliseconds
     }
 
@@ -92,7 +98,7 @@ struct BrokerConnection {
             effects.append(.deliver(.log("ignored a malformed message from the broker: \(error.message)")))
             return
         }
-        if configuration.registration != nil { brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds }
+        if registers { brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds }
         switch message {
         case .reply(let reply): handleReply(reply, now: now, into: &effects)
         case .request(let request):
@@ -178,7 +184,7 @@ struct BrokerConnection {
         switch phase {
         case .backingOff: unsent.append(request)
         case .greeting, .joining:
-            if configuration.registration != nil {
+            if registers {
                 unsent.append(request)
             } else {
                 effects.append(.sendControl(request.frames()))
@@ -236,13 +242,13 @@ struct BrokerConnection {
         case .leaving(let deadline) where now >= deadline:
             effects.append(.deliver(.log("the broker did not answer UNREGISTER; leaving anyway")))
             finish(into: &effects)
-        case .ready where configuration.registration != nil:
+        case .ready where registers:
             if now > brokerDeadline {
                 let silence = brokerHeartbeat.expiryNanoseconds / 1_000_000
                 lose("the broker was silent for \(silence) ms", retryAt: nil, now: now, into: &effects)
             } else if now >= nextHeartbeat {
                 effects.append(.sendControl(heartbeatFrames))
-                nextHeartbeat = now &+ (configuration.registration?.heartbeat.intervalNanoseconds ?? 0)
+                nextHeartbeat = now &+ heartbeatInterval
             }
         default: break
         }
@@ -254,7 +260,7 @@ struct BrokerConnection {
         switch phase {
         case .greeting(let until), .joining(let until), .backingOff(let until), .leaving(let until):
             deadline = min(deadline, until)
-        case .ready where configuration.registration != nil:
+        case .ready where registers:
             deadline = min(deadline, nextHeartbeat, brokerDeadline &+ 1)
         default: break
         }

@@ -99,6 +99,8 @@ private struct SocketLoop {
     /// was readable, after it opened, after we sent on it (a send may take in the signal).
     var controlMayHaveInput = false
     var busMayHaveInput = false
+    /// Waits on the mailbox (tag 0) and the sockets' ZMQ_FD (tags 1 and 2).
+    let poller = ReadinessPoller()
 
     init(
         configuration: ConnectionConfiguration, mailbox: Mailbox<ConnectionCommand>,
@@ -110,6 +112,7 @@ private struct SocketLoop {
         self.mailbox = mailbox
         self.executor = executor
         self.deliver = deliver
+        poller.watch(mailbox.fileDescriptor, tag: 0)
     }
 
     mutating func run() {
@@ -147,28 +150,16 @@ private struct SocketLoop {
         bus?.close()
     }
 
-    /// One `poll` over the mailbox and the sockets' ZMQ_FD: a socket's descriptor turns readable when
+    /// One wait on the mailbox and the sockets' ZMQ_FD: a socket's descriptor turns readable when
     /// libzmq has news for it, and the socket is then drained until it is empty. (`zmq_poll` would
     /// look at every socket twice per wake-up, each look a system call; on a busy host of many
-    /// services those calls were most of a service's CPU per event.) Nil when polling fails.
+    /// services those calls were most of a service's CPU per event.) Nil when waiting fails.
     private func wait(timeoutMilliseconds: Int) -> (commands: Bool, control: Bool, bus: Bool)? {
-        var descriptors = [
-            pollfd(fd: mailbox.fileDescriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: control == nil ? -1 : controlDescriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: bus == nil ? -1 : busDescriptor, events: Int16(POLLIN), revents: 0),
-        ]
-        let ready = descriptors.withUnsafeMutableBufferPointer {
-            poll($0.baseAddress, nfds_t($0.count), Int32(clamping: timeoutMilliseconds))
-        }
-        if ready < 0 {
-            if errno == EINTR { return (false, false, false) }
-            deliver(.log("poll failed: \(String(cString: strerror(errno)))"))
+        guard let ready = poller.wait(timeoutMilliseconds: Int32(clamping: timeoutMilliseconds)) else {
+            deliver(.log("epoll_wait failed: \(String(cString: strerror(errno)))"))
             return nil
         }
-        func readable(_ index: Int) -> Bool {
-            descriptors[index].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0
-        }
-        return (readable(0), readable(1), readable(2))
+        return (ready & 1 != 0, ready & 2 != 0, ready & 4 != 0)
     }
 
     private mutating func handleCommands() {
@@ -238,7 +229,10 @@ private struct SocketLoop {
     private mutating func perform(_ effect: ConnectionEffect) throws {
         switch effect {
         case .openControl:
-            control?.close()
+            if let control {
+                poller.unwatch(controlDescriptor)
+                control.close()
+            }
             let socket = try ZMQSocket(context, type: .dealer)
             try socket.set(.sendHighWaterMark, 100_000)
             try socket.set(.receiveHighWaterMark, 100_000)
@@ -246,6 +240,7 @@ private struct SocketLoop {
             try socket.connect(connection.configuration.brokerEndpoint)
             control = socket
             controlDescriptor = Int32(try socket.get(.fileDescriptor))
+            poller.watch(controlDescriptor, tag: 1)
             controlMayHaveInput = true
         case .sendControl(let frames):
             guard let control else { return }
@@ -257,7 +252,10 @@ private struct SocketLoop {
                     ))
             }
         case .openBus(let endpoint, let subscriptions):
-            bus?.close()
+            if let bus {
+                poller.unwatch(busDescriptor)
+                bus.close()
+            }
             let socket = try ZMQSocket(context, type: .sub)
             // Bounded: past it the broker's bus drops this subscriber's events, and the topic
             // sequence gap makes the connection replay them from the journal.
@@ -267,6 +265,7 @@ private struct SocketLoop {
             for topic in subscriptions { try socket.set(.subscribe, topic) }
             bus = socket
             busDescriptor = Int32(try socket.get(.fileDescriptor))
+            poller.watch(busDescriptor, tag: 2)
             busMayHaveInput = true
         case .deliver(.event(let event, let receivedAt, let replayed)):
             deliver(

@@ -11,6 +11,8 @@ import Synchronization
 final class SocketThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let jobs = Mutex<(queue: [UnownedJob], closed: Bool)>(([], false))
     private let owner = Atomic<UInt>(0)
+    /// How many jobs wait, readable without the lock.
+    private let waiting = Atomic<Int>(0)
     private let wake: @Sendable () -> Void
 
     /// `wake` must make the socket thread's poll return.
@@ -27,6 +29,7 @@ final class SocketThreadExecutor: TaskExecutor, @unchecked Sendable {
         let (accepted, first) = jobs.withLock { state -> (Bool, Bool) in
             if state.closed { return (false, false) }
             state.queue.append(unowned)
+            waiting.store(state.queue.count, ordering: .releasing)
             return (true, state.queue.count == 1)
         }
         if !accepted {
@@ -37,12 +40,13 @@ final class SocketThreadExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     /// True when jobs are waiting (socket thread: poll without blocking).
-    var hasPending: Bool { jobs.withLock { !$0.queue.isEmpty } }
+    var hasPending: Bool { waiting.load(ordering: .acquiring) > 0 }
 
     /// Runs every waiting job, and those they enqueue, on the calling (socket) thread.
     func runPending() {
-        while true {
+        while hasPending {
             let batch = jobs.withLock { state -> [UnownedJob] in
+                waiting.store(0, ordering: .releasing)
                 defer { state.queue.removeAll(keepingCapacity: true) }
                 return state.queue
             }
@@ -55,6 +59,7 @@ final class SocketThreadExecutor: TaskExecutor, @unchecked Sendable {
     func close() {
         let rest = jobs.withLock { state -> [UnownedJob] in
             state.closed = true
+            waiting.store(0, ordering: .releasing)
             defer { state.queue.removeAll() }
             return state.queue
         }
