@@ -7,8 +7,10 @@ import ZeroMQ
 /// The broker process's sockets and event loop: a ROUTER for every request/reply and an XPUB for the
 /// lifecycle bus, both owned by the thread that calls ``run()``, which feeds a ``Broker``.
 ///
-/// The loop blocks in `zmq_poll` until a socket or the stop mailbox is readable or a timer is due,
-/// then drains each readable socket without blocking until it is empty.
+/// The loop waits (`epoll` on the sockets' `ZMQ_FD` and the stop mailbox) until one of them is
+/// readable or a timer is due, then drains each socket that may have input without blocking until
+/// it is empty. A socket may have input after its descriptor was readable and after anything was
+/// sent on it (a send may take in the signal that would have made the descriptor readable).
 public final class BrokerServer {
     /// The control endpoints actually bound (wildcard ports resolved).
     public let controlEndpoints: [String]
@@ -41,6 +43,8 @@ public final class BrokerServer {
     private let stateDirectory: URL?
     private var journal: JournalFile?
     private let spin: UInt64
+    private var routerMayHaveInput = true
+    private var busMayHaveInput = true
 
     /// Binds the sockets on the calling thread; ``run()`` must be called on the same thread.
     public init(
@@ -210,10 +214,15 @@ public final class BrokerServer {
 
     /// Serves until the stopper is called, then tells services it is leaving and closes the sockets.
     public func run() {
-        var poller = ZMQPoller()
-        let stopIndex = poller.add(fileDescriptor: mailbox.fileDescriptor)
-        let routerIndex = poller.add(router)
-        let busIndex = poller.add(bus)
+        let poller = ReadinessPoller()
+        poller.watch(mailbox.fileDescriptor, tag: 0)
+        do {
+            poller.watch(Int32(try router.get(.fileDescriptor)), tag: 1)
+            poller.watch(Int32(try bus.get(.fileDescriptor)), tag: 2)
+        } catch {
+            log("could not watch the sockets: \(error); stopping")
+            return
+        }
         var lastActivity: UInt64 = 0
         // Under systemd with WatchdogSec=, the loop itself pings: a stuck loop gets restarted.
         let watchdog = SystemdNotifier.watchdogMilliseconds.map { UInt64($0) * 1_000_000 }
@@ -224,18 +233,30 @@ public final class BrokerServer {
                 SystemdNotifier.notify("WATCHDOG=1")
                 nextWatchdog = now + watchdog
             }
-            var timeout = SystemClock.pollTimeout(
-                until: min(core.nextDeadline().nanoseconds, watchdog == nil ? .max : nextWatchdog), now: now)
-            if spin > 0 && now &- lastActivity < spin { timeout = 0 }
-            do {
-                if try poller.poll(timeoutMilliseconds: timeout) > 0 {
-                    lastActivity = SystemClock.monotonicNanoseconds()
-                }
-            } catch {
-                log("poll failed: \(error); stopping")
-                break
+            if routerMayHaveInput {
+                routerMayHaveInput = false
+                drainRouter()
             }
-            if poller.isReadable(stopIndex) {
+            if busMayHaveInput {
+                busMayHaveInput = false
+                drainBus()
+            }
+            // A socket left with possible input (a drain sent on it) is drained again before waiting.
+            var ready: UInt32 = 0
+            if !routerMayHaveInput && !busMayHaveInput {
+                var timeout = SystemClock.pollTimeout(
+                    until: min(core.nextDeadline().nanoseconds, watchdog == nil ? .max : nextWatchdog), now: now)
+                if spin > 0 && now &- lastActivity < spin { timeout = 0 }
+                guard let readable = poller.wait(timeoutMilliseconds: Int32(clamping: timeout)) else {
+                    log("epoll_wait failed: \(String(cString: strerror(errno))); stopping")
+                    break
+                }
+                ready = readable
+                if ready != 0 { lastActivity = SystemClock.monotonicNanoseconds() }
+            }
+            if ready & 2 != 0 { routerMayHaveInput = true }
+            if ready & 4 != 0 { busMayHaveInput = true }
+            if ready & 1 != 0 || mailbox.hasMessages {
                 var stop = false
                 for signal in mailbox.drain() {
                     switch signal {
@@ -249,8 +270,6 @@ public final class BrokerServer {
                 }
                 if stop { break }
             }
-            if poller.isReadable(busIndex) { drainBus() }
-            if poller.isReadable(routerIndex) { drainRouter() }
             let after = SystemClock.now
             if after >= core.nextDeadline() {
                 core.tick(now: after, into: &output)
@@ -371,6 +390,7 @@ public final class BrokerServer {
             send(&run)
             switch item {
             case .send(let peer, let frames):
+                routerMayHaveInput = true
                 do {
                     let queued = try peer.withUnsafeBytes { try router.send($0, more: true, dontWait: true) }
                     if queued {
@@ -395,6 +415,8 @@ public final class BrokerServer {
 
     /// Sends the events gathered in `run` as one bus message, and empties it.
     private func send(_ run: inout BusRun) {
+        guard !run.isEmpty else { return }
+        busMayHaveInput = true
         do { try run.send(on: bus) } catch { log("publish failed: \(error)") }
     }
 }

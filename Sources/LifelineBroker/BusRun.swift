@@ -11,6 +11,8 @@ struct BusRun {
     private var payloads: [UInt8] = []
     private var bytes = 0
 
+    var isEmpty: Bool { messages.isEmpty }
+
     func accepts(_ message: BusMessage) -> Bool {
         guard let first = messages.first else { return true }
         return first.name == message.name && messages.count < BusMessage.maximumBatch

@@ -33,6 +33,9 @@ struct ServiceRegistry {
 
     private(set) var entries: [String: Entry] = [:]
     private var namesByPeer: [[UInt8]: Set<String>] = [:]
+    /// Each entry's ``Entry/expiryTime``, kept apart: the broker's loop asks for the earliest on every
+    /// turn, and reading it from the entries copies each one.
+    private var expiryTimes: [String: UInt64] = [:]
     private var subscribers: [EventName: Int] = [:]
     private var registrations: UInt64 = 0
 
@@ -66,12 +69,14 @@ struct ServiceRegistry {
             entries[registration.name] = Entry(
                 registration: registration, peer: peer, registeredAt: existing.registeredAt, lastSeen: now,
                 order: existing.order)
+            expiryTimes[registration.name] = now &+ registration.heartbeat.expiryNanoseconds
             namesByPeer[peer, default: []].insert(registration.name)
             return .renewed
         }
         registrations += 1
         entries[registration.name] = Entry(
             registration: registration, peer: peer, registeredAt: now, lastSeen: now, order: registrations)
+        expiryTimes[registration.name] = now &+ registration.heartbeat.expiryNanoseconds
         namesByPeer[peer, default: []].insert(registration.name)
         count(registration.events, by: 1)
         return .added
@@ -81,6 +86,7 @@ struct ServiceRegistry {
     @discardableResult
     mutating func remove(_ name: String) -> Entry? {
         guard let entry = entries.removeValue(forKey: name) else { return nil }
+        expiryTimes[name] = nil
         detach(name: name, from: entry.peer)
         count(entry.registration.events, by: -1)
         return entry
@@ -104,19 +110,24 @@ struct ServiceRegistry {
     @discardableResult
     mutating func touch(peer: [UInt8], now: UInt64) -> Bool {
         guard let names = namesByPeer[peer] else { return false }
-        for name in names { entries[name]?.lastSeen = now }
+        for name in names {
+            entries[name]?.lastSeen = now
+            if let expiry = entries[name]?.registration.heartbeat.expiryNanoseconds {
+                expiryTimes[name] = now &+ expiry
+            }
+        }
         return true
     }
 
     /// Removes and returns every entry silent for longer than its `interval × liveness`.
     mutating func removeExpired(now: UInt64) -> [Entry] {
-        let expired = entries.values.filter { $0.expires(at: now) }
-        for entry in expired { remove(entry.registration.name) }
+        let names = expiryTimes.compactMap { name, expiry in now > expiry ? name : nil }
+        let expired = names.compactMap { remove($0) }
         return expired.sorted { $0.registration.name < $1.registration.name }
     }
 
     /// When the next entry would expire.
-    var nextExpiry: UInt64? { entries.values.lazy.map(\.expiryTime).min() }
+    var nextExpiry: UInt64? { expiryTimes.values.min() }
 
     private mutating func count(_ events: [EventName], by delta: Int) {
         for event in events {
