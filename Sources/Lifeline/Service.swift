@@ -23,6 +23,15 @@ public struct Service: Sendable {
     /// A handler that never suspends: the socket thread runs it the moment its event arrives.
     public typealias ImmediateEventHandler = @Sendable (Event) throws -> Void
 
+    /// A method that never suspends: the socket thread answers it as the call arrives.
+    public typealias ImmediateMethodHandler = @Sendable (CallRequest) throws -> JSONValue
+
+    struct Method {
+        let run: MethodHandler
+        /// The handler as a plain function, when it was given as one.
+        let immediate: ImmediateMethodHandler?
+    }
+
     struct Handler {
         let run: AnswerHandler
         /// The handler as a plain function, when it was given as one (a closure without `await` given to ``Service/on(_:priority:deadline:perform:)``).
@@ -33,7 +42,7 @@ public struct Service: Sendable {
 
     public let name: String
     private(set) var eventHandlers: [EventName: Handler] = [:]
-    private(set) var methodHandlers: [String: MethodHandler] = [:]
+    private(set) var methodHandlers: [String: Method] = [:]
     /// What `lifeline describe` shows of this service.
     private(set) var description = ServiceDescription()
     private(set) var didCreateHook: (@Sendable () async throws -> Void)?
@@ -124,7 +133,16 @@ public struct Service: Sendable {
     /// Answers calls to `method`; calls run concurrently. Throw ``ServiceError`` to answer with a status.
     public func method(_ method: String, _ handler: @escaping MethodHandler) -> Service {
         var copy = self
-        copy.methodHandlers[method] = handler
+        copy.methodHandlers[method] = Method(run: handler, immediate: nil)
+        return copy
+    }
+
+    /// Answers calls to `method` with a handler that does not `await` (a closure without `await`
+    /// picks this form): the socket thread runs it as the call arrives, with no task to start, and
+    /// the answer leaves at once. Keep it short (it holds up the service's socket while it runs).
+    public func method(_ method: String, _ handler: @escaping ImmediateMethodHandler) -> Service {
+        var copy = self
+        copy.methodHandlers[method] = Method(run: { try handler($0) }, immediate: handler)
         return copy
     }
 
@@ -134,7 +152,19 @@ public struct Service: Sendable {
         _ method: String, summary: String, arguments: String = "", reply: String = "",
         _ handler: @escaping MethodHandler
     ) -> Service {
-        var copy = self.method(method, handler)
+        self.method(method, handler).describing(method, summary: summary, arguments: arguments, reply: reply)
+    }
+
+    /// Answers `method` with a handler that does not `await`, described for `lifeline describe`.
+    public func method(
+        _ method: String, summary: String, arguments: String = "", reply: String = "",
+        _ handler: @escaping ImmediateMethodHandler
+    ) -> Service {
+        self.method(method, handler).describing(method, summary: summary, arguments: arguments, reply: reply)
+    }
+
+    private func describing(_ method: String, summary: String, arguments: String, reply: String) -> Service {
+        var copy = self
         copy.description.methods[method] = ServiceDescription.Method(
             summary: summary, arguments: arguments, reply: reply)
         return copy

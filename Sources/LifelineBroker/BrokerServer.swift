@@ -245,7 +245,8 @@ public final class BrokerServer {
             var ready: UInt32 = 0
             if !routerMayHaveInput && !busMayHaveInput {
                 var timeout = SystemClock.pollTimeout(
-                    until: min(core.nextDeadline().nanoseconds, watchdog == nil ? .max : nextWatchdog), now: now)
+                    until: min(core.nextDeadline().nanoseconds, watchdog == nil ? .max : nextWatchdog),
+                    now: now)
                 if spin > 0 && now &- lastActivity < spin { timeout = 0 }
                 guard let readable = poller.wait(timeoutMilliseconds: Int32(clamping: timeout)) else {
                     log("epoll_wait failed: \(String(cString: strerror(errno))); stopping")

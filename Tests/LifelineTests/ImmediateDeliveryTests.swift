@@ -35,11 +35,19 @@ struct ImmediateDeliveryTests {
             return connection
         }
         let context = ServiceContext(serviceName: "svc", client: client)
+        let runtime = RuntimeServices(
+            mainName: "svc",
+            template: ServiceRegistration(
+                name: "svc", instance: "i", pid: 1, host: "h", events: [], methods: [], attachToken: "i"))
+        let responder = ServiceResponder(
+            service: service, name: "svc", client: client, context: context, runtime: runtime, drops: drops,
+            handled: handled,
+            sessions: HostedSessions(factories: [:], actions: [:], context: context))
 
         #expect(
             !immediate.deliver(message("app.now", 1), receivedAt: 0, replayed: false),
             "before the service's context is attached every event is queued")
-        immediate.attach(context: context, client: client)
+        immediate.attach(responder)
         #expect(
             !immediate.deliver(message("app.now", 2), receivedAt: 0, replayed: false),
             "no consumer is waiting yet")
@@ -100,6 +108,36 @@ struct ImmediateDeliveryTests {
             return
         }
         #expect(journal.all == ["fast #1", "slow #2", "fast #3", "fast #4", "fast #5"])
+        try await host.stop()
+    }
+
+    @Test("a method that does not await answers at once, also while another call is suspended")
+    func immediateCalls() async throws {
+        struct Broken: Error {}
+        let gate = Gate()
+        let service = Service("svc")
+            .method("slow") { _ in
+                await gate.wait()
+                return "slow"
+            }
+            .method("fast") { call in ["echo": call.body] }
+            .method("broken") { _ in throw Broken() }
+            .method("refused") { _ in throw ServiceError(.conflict, "not now") }
+        let host = await HostHarness(service)
+        host.connection.deliver(
+            .request(.call(ServiceCall(service: "svc", method: "slow")), id: Array("s".utf8)))
+        await gate.entered()
+        let fast = await host.ask(
+            .call(ServiceCall(service: "svc", method: "fast", body: Array("[2]".utf8))), id: "f")
+        #expect(try fast.json() == ["echo": [2]])
+        let broken = await host.ask(.call(ServiceCall(service: "svc", method: "broken")), id: "b")
+        #expect(broken.status == .internalError && broken.errorMessage == "svc.broken failed: Broken()")
+        let refused = await host.ask(.call(ServiceCall(service: "svc", method: "refused")), id: "r")
+        #expect(refused.status == .conflict && refused.errorMessage == "not now")
+        gate.open()
+        let slow = await host.connection.nextAnswer()
+        #expect(slow.requestID == Array("s".utf8))
+        #expect(try slow.json() == "slow", "the suspended call is answered once it goes on")
         try await host.stop()
     }
 }

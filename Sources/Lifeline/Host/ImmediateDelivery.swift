@@ -1,26 +1,22 @@
 import LifelineProtocol
 import Synchronization
 
-/// Runs the handler of a bus event on the socket thread the moment the event is received, when the
-/// handler does not `await` and nothing delivered before it is still waiting or being handled (the
-/// handlers' queue is empty, its consumer is parked, no drop is untold). Such an event skips the
-/// queue, a task resumption and a suspension; any other goes through the queue, so bus order holds.
+/// Runs handlers that do not `await` on the socket thread the moment their delivery is received:
+/// a bus event's, when nothing delivered before it is still waiting or being handled (the handlers'
+/// queue is empty, its consumer is parked, no drop is untold), so that bus order holds; and a call's
+/// method, whose answer then leaves at once. Such a delivery skips the queue or the task a request
+/// runs in, a task resumption and a suspension; any other goes the usual way.
 final class ImmediateDelivery: Sendable {
     private struct Entry: Sendable {
         let handler: Service.ImmediateEventHandler
         let counter: HandlerCounts.Counter?
     }
 
-    private struct Target: Sendable {
-        let context: ServiceContext
-        let client: LifelineClient
-    }
-
     private let entries: [EventName: Entry]
     private let drops: DropCounter
     private let inbound: InboundQueue<ConnectionEvent>
-    /// Set once the service's context exists; until then every event is queued.
-    private let target = Mutex<Target?>(nil)
+    /// Set once the service's responder exists; until then every delivery goes the usual way.
+    private let target = Mutex<ServiceResponder?>(nil)
 
     init(service: Service, handled: HandlerCounts, drops: DropCounter, inbound: InboundQueue<ConnectionEvent>)
     {
@@ -35,9 +31,19 @@ final class ImmediateDelivery: Sendable {
         self.inbound = inbound
     }
 
-    /// Lets events be handled here from now on.
-    func attach(context: ServiceContext, client: LifelineClient) {
-        target.withLock { $0 = Target(context: context, client: client) }
+    /// Lets deliveries be handled here from now on.
+    func attach(_ responder: ServiceResponder) {
+        target.withLock { $0 = responder }
+    }
+
+    /// Answers `request` now and returns true when it is a call whose answer needs no suspension
+    /// (see ``ServiceResponder/answerNow(_:id:)``); false when it must run in a task.
+    func answer(_ request: BrokerRequest, id: [UInt8]) -> Bool {
+        guard case .call(let call) = request, let responder = target.withLock({ $0 }),
+            let reply = responder.answerNow(call, id: id)
+        else { return false }
+        responder.client.answer(reply)
+        return true
     }
 
     /// Runs the handler of `message` now and returns true, or returns false when it must be queued.

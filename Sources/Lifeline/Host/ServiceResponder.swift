@@ -110,11 +110,18 @@ struct ServiceResponder: Sendable {
     {
         do {
             return ControlReply(requestID: id, json: try await body())
-        } catch let error as ServiceError {
-            return ControlReply(requestID: id, status: error.status, json: error.body)
         } catch {
-            return .error(.internalError, "\(what): \(error)", requestID: id)
+            return Self.reply(to: error, id: id, what)
         }
+    }
+
+    /// The error reply for what a handler threw: a ``ServiceError`` with its own status, anything
+    /// else as 500 saying `what` failed.
+    private static func reply(to error: any Error, id: [UInt8], _ what: String) -> ControlReply {
+        if let error = error as? ServiceError {
+            return ControlReply(requestID: id, status: error.status, json: error.body)
+        }
+        return .error(.internalError, "\(what): \(error)", requestID: id)
     }
 
     private func answer(_ offer: DispatchOffer, id: [UInt8]) async -> ControlReply {
@@ -211,27 +218,65 @@ struct ServiceResponder: Sendable {
 
     /// A call to one of the methods of this service or of one it registered at run time.
     private func answer(_ call: ServiceCall, id: [UInt8]) async -> ControlReply {
+        switch prepare(call, id: id) {
+        case .failure(let refusal): return refusal.reply
+        case .success(let (method, request, what)):
+            return await replying(id, what) { try await method.run(request) }
+        }
+    }
+
+    /// The answer to `call` when it can be given without suspending — the method does not `await`,
+    /// or the call is refused — for the socket thread to send at once; nil when the method must run
+    /// in a task.
+    func answerNow(_ call: ServiceCall, id: [UInt8]) -> ControlReply? {
+        switch prepare(call, id: id) {
+        case .failure(let refusal): return refusal.reply
+        case .success(let (method, request, what)):
+            guard let immediate = method.immediate else { return nil }
+            do {
+                return ControlReply(requestID: id, json: try immediate(request))
+            } catch {
+                return Self.reply(to: error, id: id, what)
+            }
+        }
+    }
+
+    private struct Refusal: Error { let reply: ControlReply }
+
+    /// The method `call` asks for and its request (with what to say if it fails), or the refusal.
+    private func prepare(_ call: ServiceCall, id: [UInt8]) -> Result<
+        (Service.Method, CallRequest, String), Refusal
+    > {
         var (service, name, context) = (self.service, self.name, self.context)
         if call.service != name {
             guard let added = runtime.service(named: call.service) else {
-                return .error(.notFound, "this process serves no service '\(call.service)'", requestID: id)
+                return .failure(
+                    Refusal(
+                        reply: .error(
+                            .notFound, "this process serves no service '\(call.service)'", requestID: id)))
             }
             (service, name) = (added, call.service)
             context = ServiceContext(serviceName: call.service, client: client, runtimeServices: runtime)
         }
-        guard let handler = service.methodHandlers[call.method] else {
-            return .error(.notFound, "service '\(name)' has no method '\(call.method)'", requestID: id)
+        guard let method = service.methodHandlers[call.method] else {
+            return .failure(
+                Refusal(
+                    reply: .error(
+                        .notFound, "service '\(name)' has no method '\(call.method)'", requestID: id)))
         }
         let body: JSONValue
         do {
             body = call.body.isEmpty ? .null : try JSONParser.parse(call.body)
         } catch {
-            return .error(
-                .badRequest, "the body of \(name).\(call.method) is not JSON: \(error)", requestID: id)
+            return .failure(
+                Refusal(
+                    reply: .error(
+                        .badRequest, "the body of \(name).\(call.method) is not JSON: \(error)", requestID: id
+                    )))
         }
         let request = CallRequest(
             method: call.method, body: body, timeout: .milliseconds(call.timeoutMilliseconds ?? 0),
             context: context)
-        return await replying(id, "\(name).\(call.method) failed") { try await handler(request) }
+        return .success((method, request, "\(name).\(call.method) failed"))
     }
 }

@@ -82,6 +82,8 @@ public final class ServiceRunner: Sendable {
                     return
                 }
                 if case .event(let message, _, _)? = inbound.push(event) { drops.record(message) }
+            } else if case .request(let request, let id) = event, immediate.answer(request, id: id) {
+                return
             } else {
                 controlSink.yield(event)
             }
@@ -95,7 +97,7 @@ public final class ServiceRunner: Sendable {
             handled: handled,
             sessions: HostedSessions(
                 factories: service.appFactories, actions: service.appActions, context: context))
-        immediate.attach(context: context, client: client)
+        immediate.attach(responder)
 
         var refusal: LifelineError?
         // The runner, its handlers and its request tasks run on the socket thread (see
