@@ -255,6 +255,8 @@ public final class ZMQSocket {
                 throw ZeroMQError(code: code, operation: "zmq_msg_recv(\(type))")
             }
             inspect(scratch)
+            // Lifeline's messages are 2 to 6 frames: one allocation instead of one per doubling.
+            if frames.isEmpty { frames.reserveCapacity(6) }
             let size = zmq_msg_size(scratch)
             frames.append(
                 size == 0 ? [] : [UInt8](UnsafeRawBufferPointer(start: zmq_msg_data(scratch), count: size)))
