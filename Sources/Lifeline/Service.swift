@@ -87,8 +87,9 @@ public struct Service: Sendable {
 
     /// Handles `event` with a handler that does not `await` (a closure without `await` picks this
     /// form). Such a handler runs on the socket thread as soon as its event is received, when no
-    /// earlier delivery is still being handled: no queue, no task switch. Same order and guarantees
-    /// as the `async` form; keep it short (it holds up the service's socket while it runs).
+    /// earlier delivery is still being handled: no queue, no task switch. Same order as the `async`
+    /// form (it never overtakes an earlier event); it may run outside any task (no task-locals, no
+    /// cancellation). Keep it short: it holds up the service's socket while it runs.
     public func on(
         _ event: EventName, priority: Int? = nil, deadline: Duration? = nil,
         perform handler: @escaping ImmediateEventHandler

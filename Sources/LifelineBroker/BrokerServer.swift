@@ -235,15 +235,16 @@ public final class BrokerServer {
             }
             if routerMayHaveInput {
                 routerMayHaveInput = false
-                drainRouter()
+                if drainRouter() { lastActivity = now }
             }
             if busMayHaveInput {
                 busMayHaveInput = false
-                drainBus()
+                if drainBus() { lastActivity = now }
             }
             // A socket left with possible input (a drain sent on it) is drained again before waiting.
             var ready: UInt32 = 0
             if !routerMayHaveInput && !busMayHaveInput {
+                let now = SystemClock.monotonicNanoseconds()
                 var timeout = SystemClock.pollTimeout(
                     until: min(core.nextDeadline().nanoseconds, watchdog == nil ? .max : nextWatchdog),
                     now: now)
@@ -289,21 +290,27 @@ public final class BrokerServer {
     /// Handles what waits on the control socket, flushing after every batch of up to 64 messages
     /// (a single message goes out at once): the journal records of a batch are then written with one
     /// `write`, before any of its events goes on the bus.
-    private func drainRouter() {
+    /// Returns true when it received anything.
+    @discardableResult
+    private func drainRouter() -> Bool {
         var batch = 0
+        var received = false
         defer { flush() }
         while true {
             let frames: [[UInt8]]
             do {
-                let received =
+                let message =
                     zap == nil
                     ? try router.receiveFrames(dontWait: true)
                     : try router.receiveFrames(dontWait: true, sender: &sender)
-                guard let received else { return }
-                frames = received
+                guard let message else { return received }
+                frames = message
+                received = true
             } catch {
                 log("receive failed on the control socket: \(error)")
-                return
+                // What is queued behind the failure would not make the descriptor readable again.
+                routerMayHaveInput = true
+                return received
             }
             guard frames.count >= 2 else { continue }
             if zap != nil { note(sender) }
@@ -321,10 +328,26 @@ public final class BrokerServer {
 
     /// Applies (or refuses) each subscription notice as it arrives: in manual mode a subscription
     /// is set on the XPUB right after its notice is read, for the subscriber that sent it.
-    private func drainBus() {
-        while let notice = zap == nil
-            ? try? bus.receiveFrames(dontWait: true) : try? bus.receiveFrames(dontWait: true, sender: &sender)
-        {
+    /// Returns true when it received anything.
+    @discardableResult
+    private func drainBus() -> Bool {
+        var received = false
+        defer { flush() }
+        while true {
+            let notice: [[UInt8]]
+            do {
+                let message =
+                    zap == nil
+                    ? try bus.receiveFrames(dontWait: true)
+                    : try bus.receiveFrames(dontWait: true, sender: &sender)
+                guard let message else { return received }
+                notice = message
+                received = true
+            } catch {
+                log("receive failed on the bus socket: \(error)")
+                busMayHaveInput = true
+                return received
+            }
             guard let first = notice.first, let kind = first.first, kind <= 1 else { continue }
             let topic = first.dropFirst()
             if let problem = BusSubscriptionRule.problem(topic) {
@@ -345,7 +368,6 @@ public final class BrokerServer {
             }
             core.handleBusNotice(first, now: SystemClock.now, into: &output)
         }
-        flush()
     }
 
     /// Writes the journal records of the output first, in order — consecutive records with one

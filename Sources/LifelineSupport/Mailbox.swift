@@ -2,8 +2,8 @@ import Glibc
 import Synchronization
 
 /// The command pipe of a socket-owning thread: any thread posts, the owner drains. The owner polls
-/// ``fileDescriptor`` (the read end of a non-blocking pipe) together with its sockets in `zmq_poll`,
-/// so a post wakes it.
+/// ``fileDescriptor`` (the read end of a non-blocking pipe) together with its sockets, so a post
+/// wakes it.
 public final class Mailbox<Message: Sendable>: Sendable {
     /// Readable when messages are waiting.
     public let fileDescriptor: Int32

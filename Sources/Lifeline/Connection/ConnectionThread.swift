@@ -6,7 +6,8 @@ import ZeroMQ
 
 /// Owns the sockets of one ``BrokerConnection`` on a dedicated thread (the zactor pattern): a DEALER to
 /// the broker, a SUB on the bus, and a ``Mailbox`` for commands from other threads, all under one
-/// `zmq_poll`, whose timeout drives the connection's timers. No ZeroMQ call runs anywhere else.
+/// wait (``ReadinessPoller``: the mailbox and the sockets' `ZMQ_FD`), whose timeout drives the
+/// connection's timers. No ZeroMQ call runs anywhere else.
 /// Request completions resume their waiters in `pending`; every other delivery leaves through
 /// `deliver`, called on the socket thread.
 final class ConnectionThread: Connection {
@@ -232,6 +233,8 @@ private struct SocketLoop {
             if let control {
                 poller.unwatch(controlDescriptor)
                 control.close()
+                self.control = nil
+                controlDescriptor = -1
             }
             let socket = try ZMQSocket(context, type: .dealer)
             try socket.set(.sendHighWaterMark, 100_000)
@@ -255,6 +258,8 @@ private struct SocketLoop {
             if let bus {
                 poller.unwatch(busDescriptor)
                 bus.close()
+                self.bus = nil
+                busDescriptor = -1
             }
             let socket = try ZMQSocket(context, type: .sub)
             // Bounded: past it the broker's bus drops this subscriber's events, and the topic

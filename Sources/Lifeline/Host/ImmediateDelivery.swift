@@ -4,8 +4,11 @@ import Synchronization
 /// Runs handlers that do not `await` on the socket thread the moment their delivery is received:
 /// a bus event's, when nothing delivered before it is still waiting or being handled (the handlers'
 /// queue is empty, its consumer is parked, no drop is untold), so that bus order holds; and a call's
-/// method, whose answer then leaves at once. Such a delivery skips the queue or the task a request
+/// method, whose answer is then sent in the same turn of the socket loop. Such a delivery skips the queue or the task a request
 /// runs in, a task resumption and a suspension; any other goes the usual way.
+///
+/// Deliveries must reach it one at a time from one thread (the socket thread): between the check that
+/// the consumer is parked and the end of the handler, nothing else may push to its queue.
 final class ImmediateDelivery: Sendable {
     private struct Entry: Sendable {
         let handler: Service.ImmediateEventHandler
@@ -31,7 +34,7 @@ final class ImmediateDelivery: Sendable {
         self.inbound = inbound
     }
 
-    /// Lets deliveries be handled here from now on.
+    /// Lets deliveries be handled here from now on (once the service's didCreate has returned).
     func attach(_ responder: ServiceResponder) {
         target.withLock { $0 = responder }
     }

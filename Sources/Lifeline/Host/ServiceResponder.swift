@@ -229,6 +229,8 @@ struct ServiceResponder: Sendable {
     /// or the call is refused — for the socket thread to send at once; nil when the method must run
     /// in a task.
     func answerNow(_ call: ServiceCall, id: [UInt8]) -> ControlReply? {
+        let target = call.service == name ? service : runtime.service(named: call.service)
+        if let method = target?.methodHandlers[call.method], method.immediate == nil { return nil }
         switch prepare(call, id: id) {
         case .failure(let refusal): return refusal.reply
         case .success(let (method, request, what)):

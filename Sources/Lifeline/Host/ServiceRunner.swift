@@ -97,7 +97,6 @@ public final class ServiceRunner: Sendable {
             handled: handled,
             sessions: HostedSessions(
                 factories: service.appFactories, actions: service.appActions, context: context))
-        immediate.attach(responder)
 
         var refusal: LifelineError?
         // The runner, its handlers and its request tasks run on the socket thread (see
@@ -121,6 +120,9 @@ public final class ServiceRunner: Sendable {
                             if let hook = service.didCreateHook {
                                 do { try await hook() } catch { context.log("didCreate failed: \(error)") }
                             }
+                            // Only now may handlers run inside deliveries: nothing is answered
+                            // before didCreate has returned.
+                            immediate.attach(responder)
                             Console.out(
                                 "READY service=\(name) pid=\(Environment.processID) epoch=\(epoch) sequence=\(sequence) lifecycle=\(lifecycle)"
                             )
