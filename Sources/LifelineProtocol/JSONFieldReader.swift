@@ -7,7 +7,34 @@ public enum JSONFieldReader {
     public static func value(of name: String, in bytes: [UInt8]) -> JSONValue?? {
         bytes.withUnsafeBufferPointer { buffer in
             var reader = Reader(input: buffer)
-            return reader.member(Array(name.utf8))
+            var name = name
+            return name.withUTF8 { reader.member($0) }
+        }
+    }
+
+    /// A scalar read in place — an integer, `true`, `false`, `null`, or a string without escapes —
+    /// or nil for anything else (then the parser reads it).
+    static func scalar(_ text: UnsafeBufferPointer<UInt8>) -> JSONValue? {
+        guard let first = text.first else { return nil }
+        switch first {
+        case UInt8(ascii: "\""):
+            guard text.count >= 2, text[text.count - 1] == UInt8(ascii: "\""),
+                !text.contains(UInt8(ascii: "\\")), text.allSatisfy({ $0 >= 0x20 })
+            else { return nil }
+            return .string(String(decoding: UnsafeBufferPointer(rebasing: text[1..<(text.count - 1)]), as: UTF8.self))
+        case UInt8(ascii: "t"): return text.elementsEqual("true".utf8) ? .bool(true) : nil
+        case UInt8(ascii: "f"): return text.elementsEqual("false".utf8) ? .bool(false) : nil
+        case UInt8(ascii: "n"): return text.elementsEqual("null".utf8) ? .null : nil
+        default:
+            // Up to 18 digits cannot overflow Int64; longer numbers, fractions and exponents go to the parser.
+            let negative = first == UInt8(ascii: "-")
+            let digits = UnsafeBufferPointer(rebasing: text[(negative ? 1 : 0)...])
+            guard !digits.isEmpty, digits.count <= 18, digits.count == 1 || digits[0] != UInt8(ascii: "0"),
+                digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+            else { return nil }
+            var value: Int64 = 0
+            for digit in digits { value = value * 10 + Int64(digit - UInt8(ascii: "0")) }
+            return .int(negative ? -value : value)
         }
     }
 
@@ -26,7 +53,7 @@ public enum JSONFieldReader {
 
         private func at(_ byte: UInt8) -> Bool { position < input.count && input[position] == byte }
 
-        mutating func member(_ name: [UInt8]) -> JSONValue?? {
+        mutating func member(_ name: UnsafeBufferPointer<UInt8>) -> JSONValue?? {
             skipWhitespace()
             guard at(UInt8(ascii: "{")) else { return .some(nil) }
             position += 1
@@ -47,7 +74,7 @@ public enum JSONFieldReader {
                 guard skipValue(depth: 0) else { return .some(nil) }
                 if input[keyStart..<keyEnd].elementsEqual(name) {
                     let value = UnsafeBufferPointer(rebasing: input[valueStart..<position])
-                    return .some(try? JSONParser.parse(value))
+                    return .some(JSONFieldReader.scalar(value) ?? (try? JSONParser.parse(value)))
                 }
                 skipWhitespace()
                 if at(UInt8(ascii: ",")) {

@@ -108,6 +108,26 @@ struct JSONFieldReaderTests {
         }
     }
 
+    @Test(
+        "a scalar read in place is what the parser reads, and what it cannot read in place goes to the parser",
+        arguments: [
+            "0", "-0", "7", "-42", "123456789012345678", "1234567890123456789", "99999999999999999999", "01", "1.5",
+            "-1e3", "true", "false", "null", "nul", "\"\"", "\"plain é\"", "\"a\\nb\"", "\"unterminated", "-",
+        ])
+    func scalarsAsParsed(_ text: String) {
+        let bytes = Array(text.utf8)
+        let inPlace = bytes.withUnsafeBufferPointer { JSONFieldReader.scalar($0) }
+        if let inPlace {
+            #expect(inPlace == (try? JSONParser.parse(bytes)), "\(text)")
+        }
+        let member = JSONFieldReader.value(of: "k", in: Array("{\"k\":\(text)}".utf8))
+        switch member {
+        case .some(let value?): #expect(value == (try? JSONParser.parse(bytes)), "\(text) as a member")
+        case .some(nil): #expect((try? JSONParser.parse(bytes)) == nil, "\(text): gave up only on bad JSON")
+        case .none: Issue.record("the member is there: \(text)")
+        }
+    }
+
     @Test("text that is not an object makes it give up rather than guess")
     func notAnObject() {
         for text in ["[1]", "", "{\"k\"", "{\"k\":}", "{\"k\" 1}"] {

@@ -256,7 +256,8 @@ struct BrokerConnection {
 
     /// When ``tick(now:into:)`` next has work.
     var nextDeadline: UInt64 {
-        var deadline = outstanding.values.lazy.map(\.deadline).min() ?? .max
+        var deadline = UInt64.max
+        for request in outstanding.values where request.deadline < deadline { deadline = request.deadline }
         switch phase {
         case .greeting(let until), .joining(let until), .backingOff(let until), .leaving(let until):
             deadline = min(deadline, until)

@@ -18,8 +18,22 @@ final class ImmediateDelivery: Sendable {
     private let entries: [EventName: Entry]
     private let drops: DropCounter
     private let inbound: InboundQueue<ConnectionEvent>
+    /// The responder, with what every event needs of it at hand (one reference to take per delivery,
+    /// not a copy of the responder).
+    private final class Target: Sendable {
+        let responder: ServiceResponder
+        let context: ServiceContext
+        let client: LifelineClient
+
+        init(_ responder: ServiceResponder) {
+            self.responder = responder
+            context = responder.context
+            client = responder.client
+        }
+    }
+
     /// Set once the service's responder exists; until then every delivery goes the usual way.
-    private let target = Mutex<ServiceResponder?>(nil)
+    private let target = Mutex<Target?>(nil)
 
     init(service: Service, handled: HandlerCounts, drops: DropCounter, inbound: InboundQueue<ConnectionEvent>)
     {
@@ -36,16 +50,17 @@ final class ImmediateDelivery: Sendable {
 
     /// Lets deliveries be handled here from now on (once the service's didCreate has returned).
     func attach(_ responder: ServiceResponder) {
-        target.withLock { $0 = responder }
+        let attached = Target(responder)
+        target.withLock { $0 = attached }
     }
 
     /// Answers `request` now and returns true when it is a call whose answer needs no suspension
     /// (see ``ServiceResponder/answerNow(_:id:)``); false when it must run in a task.
     func answer(_ request: BrokerRequest, id: [UInt8]) -> Bool {
-        guard case .call(let call) = request, let responder = target.withLock({ $0 }),
-            let reply = responder.answerNow(call, id: id)
+        guard case .call(let call) = request, let target = target.withLock({ $0 }),
+            let reply = target.responder.answerNow(call, id: id)
         else { return false }
-        responder.client.answer(reply)
+        target.client.answer(reply)
         return true
     }
 

@@ -16,6 +16,9 @@ final class InboundQueue<Element: Sendable>: Sendable {
     }
 
     private let state = Mutex(State())
+    /// True while the consumer is parked in ``next()`` (set and cleared with `state.waiter`, under
+    /// the lock), readable without it.
+    private let parked = Atomic<Bool>(false)
     let limit: Int
     private let droppable: @Sendable (Element) -> Bool
 
@@ -32,6 +35,7 @@ final class InboundQueue<Element: Sendable>: Sendable {
             guard !state.finished else { return nil }
             if let waiter = state.waiter {
                 state.waiter = nil
+                parked.store(false, ordering: .releasing)
                 return waiter
             }
             if state.items.count - state.head >= limit {
@@ -57,9 +61,7 @@ final class InboundQueue<Element: Sendable>: Sendable {
     }
 
     /// True when nothing waits and the consumer is parked in ``next()``: it is handling nothing.
-    var consumerIsWaiting: Bool {
-        state.withLock { $0.waiter != nil && $0.head == $0.items.count && !$0.finished }
-    }
+    var consumerIsWaiting: Bool { parked.load(ordering: .acquiring) }
 
     /// How many elements wait.
     var count: Int { state.withLock { $0.items.count - $0.head } }
@@ -68,6 +70,7 @@ final class InboundQueue<Element: Sendable>: Sendable {
     func finish() {
         let waiter = state.withLock { state -> CheckedContinuation<Element?, Never>? in
             state.finished = true
+            parked.store(false, ordering: .releasing)
             defer { state.waiter = nil }
             return state.waiter
         }
@@ -108,6 +111,7 @@ final class InboundQueue<Element: Sendable>: Sendable {
                 }
                 if state.finished { return .some(nil) }
                 state.waiter = continuation
+                parked.store(true, ordering: .releasing)
                 return nil
             }
             if let ready { continuation.resume(returning: ready) }
