@@ -21,7 +21,8 @@ public enum JSONFieldReader {
             guard text.count >= 2, text[text.count - 1] == UInt8(ascii: "\""),
                 !text.contains(UInt8(ascii: "\\")), text.allSatisfy({ $0 >= 0x20 })
             else { return nil }
-            return .string(String(decoding: UnsafeBufferPointer(rebasing: text[1..<(text.count - 1)]), as: UTF8.self))
+            return .string(
+                String(decoding: UnsafeBufferPointer(rebasing: text[1..<(text.count - 1)]), as: UTF8.self))
         case UInt8(ascii: "t"): return text.elementsEqual("true".utf8) ? .bool(true) : nil
         case UInt8(ascii: "f"): return text.elementsEqual("false".utf8) ? .bool(false) : nil
         case UInt8(ascii: "n"): return text.elementsEqual("null".utf8) ? .null : nil

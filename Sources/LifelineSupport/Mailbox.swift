@@ -12,6 +12,9 @@ public final class Mailbox<Message: Sendable>: Sendable {
     /// How many messages `queue` holds, readable without the lock (and without generic code: the
     /// owner asks on every turn of its loop).
     private let waiting = Atomic<Int>(0)
+    /// Set after a byte was written to the pipe: only then does ``drain()`` read it (set after the
+    /// write, so a drain never leaves a byte it did not see the flag for).
+    private let signalled = Atomic<Bool>(false)
 
     /// Creates an empty mailbox.
     public init() {
@@ -37,10 +40,7 @@ public final class Mailbox<Message: Sendable>: Sendable {
             waiting.store(messages.count, ordering: .releasing)
             return messages.count == 1
         }
-        if wasEmpty {
-            var byte: UInt8 = 1
-            _ = write(writeDescriptor, &byte, 1)
-        }
+        if wasEmpty { wake() }
     }
 
     /// Queues `message` without waking anyone: for the owner thread itself, which looks at
@@ -59,12 +59,16 @@ public final class Mailbox<Message: Sendable>: Sendable {
     public func wake() {
         var byte: UInt8 = 1
         _ = write(writeDescriptor, &byte, 1)
+        signalled.store(true, ordering: .releasing)
     }
 
     /// Takes every queued message, oldest first (owner thread only).
     public func drain() -> [Message] {
-        var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        while withUnsafeMutableBytes(of: &buffer, { read(fileDescriptor, $0.baseAddress, $0.count) }) > 0 {}
+        if signalled.exchange(false, ordering: .acquiringAndReleasing) {
+            var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+            while withUnsafeMutableBytes(of: &buffer, { read(fileDescriptor, $0.baseAddress, $0.count) }) > 0
+            {}
+        }
         return queue.withLock { messages in
             waiting.store(0, ordering: .releasing)
             defer { messages.removeAll(keepingCapacity: true) }

@@ -111,7 +111,8 @@ struct JSONFieldReaderTests {
     @Test(
         "a scalar read in place is what the parser reads, and what it cannot read in place goes to the parser",
         arguments: [
-            "0", "-0", "7", "-42", "123456789012345678", "1234567890123456789", "99999999999999999999", "01", "1.5",
+            "0", "-0", "7", "-42", "123456789012345678", "1234567890123456789", "99999999999999999999", "01",
+            "1.5",
             "-1e3", "true", "false", "null", "nul", "\"\"", "\"plain é\"", "\"a\\nb\"", "\"unterminated", "-",
         ])
     func scalarsAsParsed(_ text: String) {

@@ -185,6 +185,11 @@ private struct SocketLoop {
             connection.handleControl(frames, now: SystemClock.monotonicNanoseconds(), into: &effects)
             apply()
             if self.control !== control { return }
+            // An answer a handler gave inside this delivery leaves now, not after the next receive.
+            if mailbox.hasMessages {
+                handleCommands()
+                if self.control !== control { return }
+            }
         }
     }
 

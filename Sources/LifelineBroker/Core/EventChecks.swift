@@ -77,10 +77,10 @@ enum EventChecks {
 
     /// didFinishLaunching and didBecomeActive are announced: the boot loader reacts to them.
     static func announceLaunch(
-        _ name: EventName, payload: [UInt8], by reason: String, in core: inout BrokerCore
+        _ name: EventName, payload: [UInt8], by reason: @autoclosure () -> String, in core: inout BrokerCore
     ) {
         guard name == .didFinishLaunching || name == .didBecomeActive else { return }
         let json = (try? JSONParser.parse(payload)) ?? .emptyObject
-        core.announce(.launched(name, payload: json, by: reason))
+        core.announce(.launched(name, payload: json, by: reason()))
     }
 }
