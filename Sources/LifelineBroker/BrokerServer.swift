@@ -287,14 +287,15 @@ public final class BrokerServer {
         metrics?.stop()
     }
 
-    /// Handles what waits on the control socket, flushing after every batch of up to 64 messages
-    /// (a single message goes out at once): the journal records of a batch are then written with one
-    /// `write`, before any of its events goes on the bus.
-    /// Returns true when it received anything.
+    /// Handles what waits on the control socket, flushing after its first message (which goes out
+    /// at once) and then after every batch of up to 64 messages: the journal records of a batch are
+    /// written with one `write`, before any of its events goes on the bus. Returns true when it
+    /// received anything.
     @discardableResult
     private func drainRouter() -> Bool {
         var batch = 0
         var received = false
+        var flushedFirst = false
         defer { flush() }
         while true {
             let frames: [[UInt8]]
@@ -319,7 +320,10 @@ public final class BrokerServer {
                 now: SystemClock.now,
                 into: &output)
             batch += 1
-            if batch == 64 {
+            // The first message of a wake-up is answered before the socket is read again (that read,
+            // usually empty, costs two system calls); a burst is then flushed 64 messages at a time.
+            if batch == 64 || !flushedFirst {
+                flushedFirst = true
                 flush()
                 batch = 0
             }

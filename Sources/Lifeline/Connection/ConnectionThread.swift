@@ -199,10 +199,14 @@ private struct SocketLoop {
     private mutating func drainBus() {
         guard let bus else { return }
         var batch = 0
+        var first = true
         while let frames = receive(bus) {
             let stamp = SystemClock.monotonicNanoseconds()
             batch += connection.handleBus(frames, receivedAt: stamp, into: &effects)
-            if batch >= 64 {
+            // The first message of a wake-up is handled before the socket is read again (that read,
+            // usually empty, costs two system calls); a burst is then handled 64 events at a time.
+            if batch >= 64 || first {
+                first = false
                 apply()
                 if self.bus !== bus { return }
                 batch = 0
