@@ -19,8 +19,8 @@ public final class BrokerServer {
     /// The broker's own context: releasing the server terminates it, which waits (up to the linger)
     /// until the last messages, such as DISCONNECT, have left.
     private let context: ZMQContext
-    private let router: ZMQSocket
-    private let bus: ZMQSocket
+    let router: ZMQSocket
+    let bus: ZMQSocket
     private let mailbox = Mailbox<Signal>()
     private enum Signal: Sendable {
         case stop, reload
@@ -37,14 +37,14 @@ public final class BrokerServer {
     private var descriptors: [String: Set<Int32>] = [:]
     private var owners: [Int32: String] = [:]
     private var sender = ZMQSocket.Sender()
-    private var core: Broker
-    private var output: [BrokerOutput] = []
-    private let log: @Sendable (String) -> Void
+    var core: Broker
+    var output: [BrokerOutput] = []
+    let log: @Sendable (String) -> Void
     private let stateDirectory: URL?
-    private var journal: JournalFile?
+    var journal: JournalFile?
     private let spin: UInt64
-    private var routerMayHaveInput = true
-    private var busMayHaveInput = true
+    var routerMayHaveInput = true
+    var busMayHaveInput = true
 
     /// Binds the sockets on the calling thread; ``run()`` must be called on the same thread.
     public init(
@@ -147,7 +147,7 @@ public final class BrokerServer {
     }
 
     /// Writes `document` to `file` in the state directory: a temporary file, then a rename.
-    private func persist(_ file: String, _ document: JSONValue) {
+    func persist(_ file: String, _ document: JSONValue) {
         guard let stateDirectory else { return }
         do {
             try Data(JSONWriter.encode(document)).write(
@@ -297,22 +297,8 @@ public final class BrokerServer {
         var received = false
         var flushedFirst = false
         defer { flush() }
-        while true {
-            let frames: [[UInt8]]
-            do {
-                let message =
-                    zap == nil
-                    ? try router.receiveFrames(dontWait: true)
-                    : try router.receiveFrames(dontWait: true, sender: &sender)
-                guard let message else { return received }
-                frames = message
-                received = true
-            } catch {
-                log("receive failed on the control socket: \(error)")
-                // What is queued behind the failure would not make the descriptor readable again.
-                routerMayHaveInput = true
-                return received
-            }
+        while let frames = next(on: router, "control", mayHaveInput: &routerMayHaveInput) {
+            received = true
             guard frames.count >= 2 else { continue }
             if zap != nil { note(sender) }
             core.handleControl(
@@ -328,6 +314,7 @@ public final class BrokerServer {
                 batch = 0
             }
         }
+        return received
     }
 
     /// Applies (or refuses) each subscription notice as it arrives: in manual mode a subscription
@@ -337,21 +324,8 @@ public final class BrokerServer {
     private func drainBus() -> Bool {
         var received = false
         defer { flush() }
-        while true {
-            let notice: [[UInt8]]
-            do {
-                let message =
-                    zap == nil
-                    ? try bus.receiveFrames(dontWait: true)
-                    : try bus.receiveFrames(dontWait: true, sender: &sender)
-                guard let message else { return received }
-                notice = message
-                received = true
-            } catch {
-                log("receive failed on the bus socket: \(error)")
-                busMayHaveInput = true
-                return received
-            }
+        while let notice = next(on: bus, "bus", mayHaveInput: &busMayHaveInput) {
+            received = true
             guard let first = notice.first, let kind = first.first, kind <= 1 else { continue }
             let topic = first.dropFirst()
             if let problem = BusSubscriptionRule.problem(topic) {
@@ -372,78 +346,21 @@ public final class BrokerServer {
             }
             core.handleBusNotice(first, now: SystemClock.now, into: &output)
         }
+        return received
     }
 
-    /// Writes the journal records of the output first, in order — consecutive records with one
-    /// `write` — so that every event is on disk before it goes on the bus.
-    private func writeJournal() {
-        var pending: [UInt8] = []
-        func append() {
-            if !pending.isEmpty, let error = journal?.append(pending) { abandonJournal("append to", error) }
-            pending.removeAll(keepingCapacity: true)
+    /// The next message waiting on `socket` (its sender in `sender` when CURVE is on); nil when none
+    /// waits, or when receiving failed: then it says so and leaves `mayHaveInput` set, since what is
+    /// queued behind the failure would not make the descriptor readable again.
+    private func next(on socket: ZMQSocket, _ name: String, mayHaveInput: inout Bool) -> [[UInt8]]? {
+        do {
+            return zap == nil
+                ? try socket.receiveFrames(dontWait: true)
+                : try socket.receiveFrames(dontWait: true, sender: &sender)
+        } catch {
+            log("receive failed on the \(name) socket: \(error)")
+            mayHaveInput = true
+            return nil
         }
-        for item in output {
-            switch item {
-            case .record(let record): pending += record
-            case .rewriteJournal(let records):
-                append()
-                if let error = journal?.rewrite(records) { abandonJournal("rewrite", error) }
-            default: break
-            }
-        }
-        append()
-    }
-
-    /// A journal with a hole would replay a history with events missing: after a failed write the
-    /// file is removed and no more written, so a restart begins a new epoch instead.
-    private func abandonJournal(_ what: String, _ error: Int32) {
-        guard let file = journal else { return }
-        journal = nil
-        unlink(file.path)
-        log(
-            "could not \(what) \(file.path) (\(String(cString: strerror(error)))): removed it; events are not kept across a restart any more, which will begin a new epoch"
-        )
-    }
-
-    private func flush() {
-        writeJournal()
-        var run = BusRun()
-        for item in output {
-            if case .publish(let message) = item {
-                if !run.accepts(message) { send(&run) }
-                run.add(message)
-                continue
-            }
-            send(&run)
-            switch item {
-            case .send(let peer, let frames):
-                routerMayHaveInput = true
-                do {
-                    let queued = try peer.withUnsafeBytes { try router.send($0, more: true, dontWait: true) }
-                    if queued {
-                        try router.send(frames: frames)
-                    } else {
-                        log("dropped a message to \(core.peerName(peer)): its queue is full")
-                    }
-                } catch let error as ZeroMQError where error.code == EHOSTUNREACH {
-                    log("dropped a message to \(core.peerName(peer)): it has disconnected")
-                } catch {
-                    log("send to \(core.peerName(peer)) failed: \(error)")
-                }
-            case .publish: break
-            case .log(let line): log(line)
-            case .persist(let file, let document): persist(file, document)
-            case .record, .rewriteJournal: break
-            }
-        }
-        send(&run)
-        output.removeAll(keepingCapacity: true)
-    }
-
-    /// Sends the events gathered in `run` as one bus message, and empties it.
-    private func send(_ run: inout BusRun) {
-        guard !run.isEmpty else { return }
-        busMayHaveInput = true
-        do { try run.send(on: bus) } catch { log("publish failed: \(error)") }
     }
 }

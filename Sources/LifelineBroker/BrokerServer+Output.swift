@@ -1,0 +1,82 @@
+import Glibc
+import LifelineProtocol
+import ZeroMQ
+
+/// Sending what a step of the broker produced, in order: the journal records first (consecutive
+/// ones with one `write`, so every event is on disk before it goes on the bus), then replies on the
+/// ROUTER and events on the XPUB — consecutive events of one name as one bus message.
+extension BrokerServer {
+    /// Writes the journal records of the output first, in order — consecutive records with one
+    /// `write` — so that every event is on disk before it goes on the bus.
+    private func writeJournal() {
+        var pending: [UInt8] = []
+        func append() {
+            if !pending.isEmpty, let error = journal?.append(pending) { abandonJournal("append to", error) }
+            pending.removeAll(keepingCapacity: true)
+        }
+        for item in output {
+            switch item {
+            case .record(let record): pending += record
+            case .rewriteJournal(let records):
+                append()
+                if let error = journal?.rewrite(records) { abandonJournal("rewrite", error) }
+            default: break
+            }
+        }
+        append()
+    }
+
+    /// A journal with a hole would replay a history with events missing: after a failed write the
+    /// file is removed and no more written, so a restart begins a new epoch instead.
+    private func abandonJournal(_ what: String, _ error: Int32) {
+        guard let file = journal else { return }
+        journal = nil
+        unlink(file.path)
+        log(
+            "could not \(what) \(file.path) (\(String(cString: strerror(error)))): removed it; events are not kept across a restart any more, which will begin a new epoch"
+        )
+    }
+
+    /// Sends everything the output holds, in order, and empties it.
+    func flush() {
+        writeJournal()
+        var run = BusRun()
+        for item in output {
+            if case .publish(let message) = item {
+                if !run.accepts(message) { send(&run) }
+                run.add(message)
+                continue
+            }
+            send(&run)
+            switch item {
+            case .send(let peer, let frames):
+                routerMayHaveInput = true
+                do {
+                    let queued = try peer.withUnsafeBytes { try router.send($0, more: true, dontWait: true) }
+                    if queued {
+                        try router.send(frames: frames)
+                    } else {
+                        log("dropped a message to \(core.peerName(peer)): its queue is full")
+                    }
+                } catch let error as ZeroMQError where error.code == EHOSTUNREACH {
+                    log("dropped a message to \(core.peerName(peer)): it has disconnected")
+                } catch {
+                    log("send to \(core.peerName(peer)) failed: \(error)")
+                }
+            case .publish: break
+            case .log(let line): log(line)
+            case .persist(let file, let document): persist(file, document)
+            case .record, .rewriteJournal: break
+            }
+        }
+        send(&run)
+        output.removeAll(keepingCapacity: true)
+    }
+
+    /// Sends the events gathered in `run` as one bus message, and empties it.
+    private func send(_ run: inout BusRun) {
+        guard !run.isEmpty else { return }
+        busMayHaveInput = true
+        do { try run.send(on: bus) } catch { log("publish failed: \(error)") }
+    }
+}
