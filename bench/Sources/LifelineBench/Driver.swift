@@ -352,21 +352,12 @@ final class Driver {
                 }
                 if !drained && sent - answered >= 1000 { try replies.poll(timeoutMilliseconds: 1) }
             }
-            let accepted = SystemClock.monotonicNanoseconds()
-            let (arrival, count) = try lastArrival(key: first + UInt64(total - 1), countBefore: before)
-            let rate = arrival > start ? Double(total) / (Double(arrival - start) / 1e9) : 0
-            progress(
-                String(
-                    format:
-                        "  lifeline%@: %.0f events/s delivered, publisher done at %.0f/s, %d received of %d",
-                    replied ? "" : " (no reply)", rate, Double(total) / (Double(accepted - start) / 1e9),
-                    count, total))
-            figures.append(
-                Figure(
-                    scenario: "throughput", system: replied ? "lifeline" : "lifeline no-reply",
-                    transport: topology.transport, fanout: 1, size: 64, metric: "events/s",
-                    mode: replied ? "open-loop, 1000 replies outstanding" : "open-loop, PUBLISH reply:false",
-                    rate: rate, lost: total - Int(count)))
+            try recordThroughput(
+                system: replied ? "lifeline" : "lifeline no-reply",
+                label: replied ? "lifeline" : "lifeline (no reply)",
+                mode: replied ? "open-loop, 1000 replies outstanding" : "open-loop, PUBLISH reply:false",
+                transport: topology.transport, total: total, start: start, lastKey: first + UInt64(total - 1),
+                countBefore: before)
         }
 
         // Lifeline, batched: publish(contentsOf:), 1000 events to a PUBLISH, 4 batches outstanding.
@@ -381,20 +372,11 @@ final class Driver {
             }
             let start = SystemClock.monotonicNanoseconds()
             try topology.client.publish(contentsOf: events, batchSize: 1000, window: 4, timeout: .seconds(30))
-            let accepted = SystemClock.monotonicNanoseconds()
-            let (arrival, count) = try lastArrival(key: first + UInt64(total - 1), countBefore: before)
-            let rate = arrival > start ? Double(total) / (Double(arrival - start) / 1e9) : 0
-            progress(
-                String(
-                    format:
-                        "  lifeline (batched): %.0f events/s delivered, publisher done at %.0f/s, %d received of %d",
-                    rate, Double(total) / (Double(accepted - start) / 1e9), count, total))
-            figures.append(
-                Figure(
-                    scenario: "throughput", system: "lifeline batched", transport: topology.transport,
-                    fanout: 1, size: 64, metric: "events/s",
-                    mode: "publish(contentsOf:), 1000 events per PUBLISH, 4 PUBLISH outstanding",
-                    rate: rate, lost: total - Int(count)))
+            try recordThroughput(
+                system: "lifeline batched", label: "lifeline (batched)",
+                mode: "publish(contentsOf:), 1000 events per PUBLISH, 4 PUBLISH outstanding",
+                transport: topology.transport, total: total, start: start, lastKey: first + UInt64(total - 1),
+                countBefore: before)
         }
 
         // Baseline: PUB -> zmq_proxy -> SUB, as fast as the PUB accepts.
@@ -423,6 +405,26 @@ final class Driver {
 
     /// When the last event of a burst arrived and how many of the burst the subscriber counted
     /// (0, 0 when it never arrived within 10 s).
+    /// A Lifeline throughput row, once the publisher is done (now): the rate until the last event's
+    /// arrival, printed and added to the figures.
+    private func recordThroughput(
+        system: String, label: String, mode: String, transport: String, total: Int, start: UInt64,
+        lastKey: UInt64, countBefore: UInt64
+    ) throws {
+        let accepted = SystemClock.monotonicNanoseconds()
+        let (arrival, count) = try lastArrival(key: lastKey, countBefore: countBefore)
+        let rate = arrival > start ? Double(total) / (Double(arrival - start) / 1e9) : 0
+        progress(
+            String(
+                format: "  %@: %.0f events/s delivered, publisher done at %.0f/s, %d received of %d", label,
+                rate,
+                Double(total) / (Double(accepted - start) / 1e9), count, total))
+        figures.append(
+            Figure(
+                scenario: "throughput", system: system, transport: transport, fanout: 1, size: 64,
+                metric: "events/s", mode: mode, rate: rate, lost: total - Int(count)))
+    }
+
     private func lastArrival(key last: UInt64, countBefore: UInt64) throws -> (UInt64, UInt64) {
         while let ack = try receiveAck(until: SystemClock.monotonicNanoseconds() + 10_000_000_000) {
             if ack.key == last { return (ack.received, ack.count - countBefore) }
