@@ -62,7 +62,12 @@ struct EventJournal {
 
     /// Forgets events older than the maximum age.
     mutating func trim(now: UInt64) {
-        while head < entries.count, now &- entries[head].recordedAt > maximumAge { dropOldest() }
+        // Read through the buffer: `entries[head].recordedAt` would copy the whole entry (and retain
+        // its payload, the coldest memory in the journal) on every publish.
+        func oldestIsTooOld() -> Bool {
+            entries.withUnsafeBufferPointer { head < $0.count && now &- $0[head].recordedAt > maximumAge }
+        }
+        while oldestIsTooOld() { dropOldest() }
         if head > 1024 && head * 2 > entries.count {
             entries.removeFirst(head)
             head = 0
