@@ -218,37 +218,54 @@ struct ServiceResponder: Sendable {
 
     /// A call to one of the methods of this service or of one it registered at run time.
     private func answer(_ call: ServiceCall, id: [UInt8]) async -> ControlReply {
-        switch prepare(call, id: id) {
+        let target: Target
+        let request: CallRequest
+        switch resolve(call, id: id) {
         case .failure(let refusal): return refusal.reply
-        case .success(let (method, request, what)):
-            return await replying(id, what) { try await method.run(request) }
+        case .success(let resolved): target = resolved
         }
+        switch self.request(for: call, to: target, id: id) {
+        case .failure(let refusal): return refusal.reply
+        case .success(let made): request = made
+        }
+        return await replying(id, target.failure) { try await target.method.run(request) }
     }
 
     /// The answer to `call` when it can be given without suspending — the method does not `await`,
     /// or the call is refused — for the socket thread to send at once; nil when the method must run
-    /// in a task.
+    /// in a task (its body is then not parsed here).
     func answerNow(_ call: ServiceCall, id: [UInt8]) -> ControlReply? {
-        let target = call.service == name ? service : runtime.service(named: call.service)
-        if let method = target?.methodHandlers[call.method], method.immediate == nil { return nil }
-        switch prepare(call, id: id) {
+        let target: Target
+        switch resolve(call, id: id) {
         case .failure(let refusal): return refusal.reply
-        case .success(let (method, request, what)):
-            guard let immediate = method.immediate else { return nil }
+        case .success(let resolved): target = resolved
+        }
+        guard let immediate = target.method.immediate else { return nil }
+        switch request(for: call, to: target, id: id) {
+        case .failure(let refusal): return refusal.reply
+        case .success(let request):
             do {
                 return ControlReply(requestID: id, json: try immediate(request))
             } catch {
-                return Self.reply(to: error, id: id, what)
+                return Self.reply(to: error, id: id, target.failure)
             }
         }
     }
 
+    /// A refused call's reply.
     private struct Refusal: Error { let reply: ControlReply }
 
-    /// The method `call` asks for and its request (with what to say if it fails), or the refusal.
-    private func prepare(_ call: ServiceCall, id: [UInt8]) -> Result<
-        (Service.Method, CallRequest, String), Refusal
-    > {
+    /// The method a call reaches, the context it runs in, and what to say if it fails.
+    private struct Target {
+        let method: Service.Method
+        let name: String
+        let context: ServiceContext
+        /// What an error reply says failed (`service.method failed`).
+        let failure: String
+    }
+
+    /// The method `call` asks for (of this service or one registered at run time), or the refusal.
+    private func resolve(_ call: ServiceCall, id: [UInt8]) -> Result<Target, Refusal> {
         var (service, name, context) = (self.service, self.name, self.context)
         if call.service != name {
             guard let added = runtime.service(named: call.service) else {
@@ -266,6 +283,14 @@ struct ServiceResponder: Sendable {
                     reply: .error(
                         .notFound, "service '\(name)' has no method '\(call.method)'", requestID: id)))
         }
+        return .success(
+            Target(method: method, name: name, context: context, failure: "\(name).\(call.method) failed"))
+    }
+
+    /// The request the method gets: `call`'s body parsed, or the refusal when it is not JSON.
+    private func request(for call: ServiceCall, to target: Target, id: [UInt8]) -> Result<
+        CallRequest, Refusal
+    > {
         let body: JSONValue
         do {
             body = call.body.isEmpty ? .null : try JSONParser.parse(call.body)
@@ -273,12 +298,12 @@ struct ServiceResponder: Sendable {
             return .failure(
                 Refusal(
                     reply: .error(
-                        .badRequest, "the body of \(name).\(call.method) is not JSON: \(error)", requestID: id
-                    )))
+                        .badRequest, "the body of \(target.name).\(call.method) is not JSON: \(error)",
+                        requestID: id)))
         }
-        let request = CallRequest(
-            method: call.method, body: body, timeout: .milliseconds(call.timeoutMilliseconds ?? 0),
-            context: context)
-        return .success((method, request, "\(name).\(call.method) failed"))
+        return .success(
+            CallRequest(
+                method: call.method, body: body, timeout: .milliseconds(call.timeoutMilliseconds ?? 0),
+                context: target.context))
     }
 }
