@@ -4,8 +4,9 @@ import Synchronization
 /// Runs handlers that do not `await` on the socket thread the moment their delivery is received:
 /// a bus event's, when nothing delivered before it is still waiting or being handled (the handlers'
 /// queue is empty, its consumer is parked, no drop is untold), so that bus order holds; and a call's
-/// method, whose answer is then sent in the same turn of the socket loop. Such a delivery skips the queue or the task a request
-/// runs in, a task resumption and a suspension; any other goes the usual way.
+/// method, whose answer is then sent in the same turn of the socket loop. Such a delivery skips the
+/// queue (or the task a request runs in), a task resumption and a suspension; any other goes the
+/// usual way.
 ///
 /// Deliveries must reach it one at a time from one thread (the socket thread): between the check that
 /// the consumer is parked and the end of the handler, nothing else may push to its queue.
@@ -15,9 +16,6 @@ final class ImmediateDelivery: Sendable {
         let counter: HandlerCounts.Counter?
     }
 
-    private let entries: [EventName: Entry]
-    private let drops: DropCounter
-    private let inbound: InboundQueue<ConnectionEvent>
     /// The responder, with what every event needs of it at hand (one reference to take per delivery,
     /// not a copy of the responder).
     private final class Target: Sendable {
@@ -32,6 +30,9 @@ final class ImmediateDelivery: Sendable {
         }
     }
 
+    private let entries: [EventName: Entry]
+    private let drops: DropCounter
+    private let inbound: InboundQueue<ConnectionEvent>
     /// Set once the service's responder exists; until then every delivery goes the usual way.
     private let target = Mutex<Target?>(nil)
 
