@@ -26,6 +26,8 @@ public struct Broker {
     }
     /// The key name each peer authenticated with (CURVE), as its messages say.
     var keysByPeer: [[UInt8]: String] = [:]
+    /// The last single-event PUBLISH header and what it decoded to (a publisher repeats it).
+    private var publishHeaders = PublishHeaderCache()
     /// Things worth a log line that happened while the broker was created (e.g. an unreadable state file).
     public private(set) var startupNotes: [String] = []
 
@@ -196,6 +198,11 @@ public struct Broker {
                     requestID: requestID))
             return
         }
+        if let (id, publish) = publishHeaders.match(frames) {
+            core.registry.touch(peer: peer, now: core.nanoseconds)
+            admit(.publish(publish), id: id, from: peer, key: key)
+            return
+        }
         let message: ControlMessage
         do {
             message = try ControlMessage.decode(frames)
@@ -218,17 +225,24 @@ public struct Broker {
                 }
                 return
             }
-            if let policy, let key, let denial = denial(of: typed, key: key, peer: peer, in: policy) {
-                core.log(
-                    "denied \(request.command.rawValue) from \(core.peerName(peer)): \(denial)")
-                if typed.command != .heartbeat && typed.command != .ack {
-                    core.fail(peer, request.requestID, .forbidden, denial)
-                }
-                return
+            if case .publish(let publish) = typed {
+                publishHeaders.remember(frames, request: request, publish: publish)
             }
-            core.requestsHandled &+= 1
-            handle(typed, from: peer, id: request.requestID)
+            admit(typed, id: request.requestID, from: peer, key: key)
         }
+    }
+
+    /// Hands a decoded request to its feature, unless the access policy denies it.
+    private mutating func admit(_ typed: ClientRequest, id: [UInt8], from peer: [UInt8], key: String?) {
+        if let policy, let key, let denial = denial(of: typed, key: key, peer: peer, in: policy) {
+            core.log("denied \(typed.command.rawValue) from \(core.peerName(peer)): \(denial)")
+            if typed.command != .heartbeat && typed.command != .ack {
+                core.fail(peer, id, .forbidden, denial)
+            }
+            return
+        }
+        core.requestsHandled &+= 1
+        handle(typed, from: peer, id: id)
     }
 
     private mutating func handle(_ request: ClientRequest, from peer: [UInt8], id: [UInt8]) {

@@ -52,22 +52,35 @@ public enum JSONWriter {
         }
         var magnitude = number.magnitude
         if number < 0 { output.append(UInt8(ascii: "-")) }
-        let start = output.count
-        while magnitude > 0 {
-            output.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
+        // Digits are written backwards into a buffer on the stack, then appended at once.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = 20
+            while magnitude > 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start..<20]))
         }
-        output[start...].reverse()
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
 
     /// Appends `text` as a quoted JSON string.
     public static func writeString(_ text: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         let utf8 = text.utf8
-        if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            output.append(contentsOf: utf8)
+        let copied =
+            utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+                guard !bytes.contains(where: needsEscape) else { return false }
+                output.append(contentsOf: bytes)
+                return true
+            } ?? false
+        if copied {
             output.append(UInt8(ascii: "\""))
             return
         }

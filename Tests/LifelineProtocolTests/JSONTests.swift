@@ -31,6 +31,24 @@ struct JSONTests {
         #expect(throws: JSONParseError.self) { try JSONParser.parse(#""\ude00x""#) }
     }
 
+    @Test("the writer: integers at their limits, plain and escaped strings, object keys in order")
+    func writer() throws {
+        for number: Int64 in [0, 7, -7, 10, 1_796_022_761_636_622_627, .max, .min] {
+            var bytes: [UInt8] = []
+            JSONWriter.writeInteger(number, into: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == String(number))
+        }
+        for text in ["", "bench.n1", "é😀", "say \"hi\"\\", "tab\tnl\n\u{1F}"] {
+            var bytes: [UInt8] = []
+            JSONWriter.writeString(text, into: &bytes)
+            #expect(try JSONParser.parse(bytes) == .string(text))
+        }
+        var object = JSONObjectWriter()
+        object.add("epoch", Int64(-3))
+        object.add("event", "a\"b")
+        #expect(String(decoding: object.finish(), as: UTF8.self) == #"{"epoch":-3,"event":"a\"b"}"#)
+    }
+
     @Test("integers stay exact; big numbers fall back to double")
     func numbers() throws {
         #expect(try JSONParser.parse("1234567890123456789") == .int(1_234_567_890_123_456_789))
