@@ -26,8 +26,8 @@ public struct Broker {
     }
     /// The key name each peer authenticated with (CURVE), as its messages say.
     var keysByPeer: [[UInt8]: String] = [:]
-    /// The last single-event PUBLISH header and what it decoded to (a publisher repeats it).
-    private var publishHeaders = PublishHeaderCache()
+    /// The last PUBLISH and CALL headers and what they decoded to (publishers and callers repeat them).
+    private var repeatedHeaders = RequestHeaderCache()
     /// Things worth a log line that happened while the broker was created (e.g. an unreadable state file).
     public private(set) var startupNotes: [String] = []
 
@@ -198,9 +198,9 @@ public struct Broker {
                     requestID: requestID))
             return
         }
-        if let (id, publish) = publishHeaders.match(frames) {
+        if let (id, typed) = repeatedHeaders.match(frames) {
             core.registry.touch(peer: peer, now: core.nanoseconds)
-            admit(.publish(publish), id: id, from: peer, key: key)
+            admit(typed, id: id, from: peer, key: key)
             return
         }
         let message: ControlMessage
@@ -225,9 +225,7 @@ public struct Broker {
                 }
                 return
             }
-            if case .publish(let publish) = typed {
-                publishHeaders.remember(frames, request: request, publish: publish)
-            }
+            repeatedHeaders.remember(frames, request: request, decoded: typed)
             admit(typed, id: request.requestID, from: peer, key: key)
         }
     }

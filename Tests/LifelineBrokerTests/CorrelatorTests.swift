@@ -59,6 +59,18 @@ struct CorrelatorTests {
         #expect(taken.owner == .services && taken.key == 1)
         let again = correlator.take(alice, from: Array("alice".utf8))
         #expect(again == nil, "a wait is answered once")
+        let other = correlator.open(.services, key: 3, peer: Array("alice".utf8), deadline: nil)
+        let upper = Array(String(decoding: other, as: UTF8.self).uppercased().utf8)
+        for id in [
+            Array(other.dropLast()), other + [UInt8(ascii: "0")], upper,
+            Array(repeating: UInt8(ascii: "g"), count: 16),
+        ]
+        where id != other {
+            #expect(correlator.take(id, from: Array("alice".utf8)) == nil, "never issued: \(id)")
+            #expect(!correlator.isForeign(id, from: Array("bob".utf8)))
+        }
+        let exact = correlator.take(other, from: Array("alice".utf8))
+        #expect(exact?.key == 3)
         let expired = correlator.removeExpired(now: Self.at(200))
         #expect(expired.map(\.key) == [2])
         #expect(correlator.count == 0)

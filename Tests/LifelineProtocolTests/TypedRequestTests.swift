@@ -177,4 +177,16 @@ struct TypedRequestTests {
                 == OfferAnswer(.returnNO, payload: ["u": 1], completion: "newData"))
         #expect(throws: ProtocolError.self) { try OfferAnswer(json: ["result": "maybe"]) }
     }
+
+    @Test("a forwarded CALL written directly has the frames of the typed request")
+    func forwardedCallFrames() {
+        for call in [
+            ServiceCall(service: "url", method: "resolve", body: Array("{}".utf8)),
+            ServiceCall(service: "push-2", method: "status.get", timeoutMilliseconds: 2500),
+        ] {
+            #expect(
+                call.forwardedFrames(id: Array("k1".utf8))
+                    == BrokerRequest.call(call).controlRequest(id: Array("k1".utf8)).frames())
+        }
+    }
 }

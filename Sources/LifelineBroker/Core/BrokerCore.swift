@@ -115,6 +115,11 @@ struct BrokerCore {
         output.append(.send(peer: peer, frames: request.controlRequest(id: id).frames()))
     }
 
+    /// Sends a message already in frames (a hot path that writes its own).
+    mutating func send(_ peer: [UInt8], frames: [[UInt8]]) {
+        output.append(.send(peer: peer, frames: frames))
+    }
+
     mutating func reply(_ peer: [UInt8], _ id: [UInt8], _ json: JSONValue) {
         send(peer, ControlReply(requestID: id, json: json))
     }

@@ -23,9 +23,11 @@ struct Correlator {
         let deadline: MonotonicInstant?
     }
 
-    private var entries: [[UInt8]: Entry] = [:]
-    private var ids: [Owner: [UInt64: [UInt8]]] = [:]
-    private var deadlines = DeadlineHeap<[UInt8]>()
+    /// Waits by the value their id is the hex digits of (a `[UInt8]` key would be hashed byte by byte
+    /// on every reply).
+    private var entries: [UInt64: Entry] = [:]
+    private var ids: [Owner: [UInt64: UInt64]] = [:]
+    private var deadlines = DeadlineHeap<UInt64>()
     private var random = RandomPool()
 
     var count: Int { entries.count }
@@ -35,33 +37,42 @@ struct Correlator {
     mutating func open(
         _ owner: Owner, key: UInt64, peer: [UInt8]?, deadline: MonotonicInstant?
     ) -> [UInt8] {
-        var id: [UInt8]
-        repeat { id = Self.hex(random.next()) } while entries[id] != nil
-        entries[id] = Entry(id: id, owner: owner, key: key, peer: peer, deadline: deadline)
-        ids[owner, default: [:]][key] = id
-        if let deadline { deadlines.schedule(id, at: deadline) }
+        var value: UInt64
+        repeat { value = random.next() } while entries[value] != nil
+        let id = Self.hex(value)
+        entries[value] = Entry(id: id, owner: owner, key: key, peer: peer, deadline: deadline)
+        ids[owner, default: [:]][key] = value
+        if let deadline { deadlines.schedule(value, at: deadline) }
         return id
     }
 
     /// The wait answered by a reply with `id` from `peer`, removed; nil when there is none or it
     /// went to another peer (``isForeign(_:from:)`` tells which).
     mutating func take(_ id: [UInt8], from peer: [UInt8]) -> Entry? {
-        guard let entry = entries[id], entry.peer == peer else { return nil }
-        return close(id)
+        guard let value = Self.value(of: id), let entry = entries[value], entry.peer == peer else {
+            return nil
+        }
+        return close(value: value)
     }
 
     /// True when `id` is waiting on a peer other than `peer`.
     func isForeign(_ id: [UInt8], from peer: [UInt8]) -> Bool {
-        guard let entry = entries[id] else { return false }
+        guard let value = Self.value(of: id), let entry = entries[value] else { return false }
         return entry.peer != peer
     }
 
     /// Removes a wait (answered some other way, or given up).
     @discardableResult
     mutating func close(_ id: [UInt8]) -> Entry? {
-        guard let entry = entries.removeValue(forKey: id) else { return nil }
+        guard let value = Self.value(of: id) else { return nil }
+        return close(value: value)
+    }
+
+    @discardableResult
+    private mutating func close(value: UInt64) -> Entry? {
+        guard let entry = entries.removeValue(forKey: value) else { return nil }
         ids[entry.owner]?[entry.key] = nil
-        deadlines.cancel(id)
+        deadlines.cancel(value)
         return entry
     }
 
@@ -69,23 +80,23 @@ struct Correlator {
     /// connection was to answer are answered from the new one.
     mutating func repoint(from old: [UInt8], to new: [UInt8]) {
         guard old != new else { return }
-        for (id, entry) in entries where entry.peer == old {
-            entries[id] = Entry(
-                id: id, owner: entry.owner, key: entry.key, peer: new, deadline: entry.deadline)
+        for (value, entry) in entries where entry.peer == old {
+            entries[value] = Entry(
+                id: entry.id, owner: entry.owner, key: entry.key, peer: new, deadline: entry.deadline)
         }
     }
 
     /// Removes the wait `owner` filed under `key` (a feature giving up on it). Keys are unique per
     /// owner.
     mutating func close(owner: Owner, key: UInt64) {
-        guard let id = ids[owner]?[key] else { return }
-        close(id)
+        guard let value = ids[owner]?[key] else { return }
+        close(value: value)
     }
 
     /// Removes and returns the waits whose deadline has passed, earliest first.
     mutating func removeExpired(now: MonotonicInstant) -> [Entry] {
-        deadlines.popDue(now: now).compactMap { id in
-            guard let entry = entries.removeValue(forKey: id) else { return nil }
+        deadlines.popDue(now: now).compactMap { value in
+            guard let entry = entries.removeValue(forKey: value) else { return nil }
             ids[entry.owner]?[entry.key] = nil
             return entry
         }
@@ -94,9 +105,29 @@ struct Correlator {
     /// The earliest deadline of any wait.
     mutating func nextDeadline() -> MonotonicInstant? { deadlines.peek() }
 
+    /// The value whose ``hex(_:)`` `id` is; nil for anything this correlator never made.
+    private static func value(of id: [UInt8]) -> UInt64? {
+        guard id.count == 16 else { return nil }
+        var value: UInt64 = 0
+        for digit in id {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = value << 4 | UInt64(digit - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"):
+                value = value << 4 | UInt64(digit - UInt8(ascii: "a") + 10)
+            default: return nil
+            }
+        }
+        return value
+    }
+
     private static func hex(_ value: UInt64) -> [UInt8] {
-        let digits = Array("0123456789abcdef".utf8)
-        return (0..<16).map { digits[Int((value >> (60 - 4 * UInt64($0))) & 0xF)] }
+        [UInt8](unsafeUninitializedCapacity: 16) { digits, count in
+            for index in 0..<16 {
+                let nibble = UInt8(truncatingIfNeeded: value >> (60 - 4 * UInt64(index))) & 0xF
+                digits[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+            }
+            count = 16
+        }
     }
 }
 

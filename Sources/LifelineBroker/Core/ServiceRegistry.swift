@@ -111,12 +111,16 @@ struct ServiceRegistry {
     mutating func touch(peer: [UInt8], now: UInt64) -> Bool {
         guard let names = namesByPeer[peer] else { return false }
         for name in names {
-            entries[name]?.lastSeen = now
-            if let expiry = entries[name]?.registration.heartbeat.expiryNanoseconds {
-                expiryTimes[name] = now &+ expiry
-            }
+            guard let index = entries.index(forKey: name) else { continue }
+            expiryTimes[name] = Self.see(&entries.values[index], at: now)
         }
         return true
+    }
+
+    /// Marks `entry` seen at `now` in place; returns when it would expire.
+    private static func see(_ entry: inout Entry, at now: UInt64) -> UInt64 {
+        entry.lastSeen = now
+        return entry.expiryTime
     }
 
     /// Removes and returns every entry silent for longer than its `interval × liveness`.

@@ -28,6 +28,18 @@ public struct ServiceCall: Sendable, Equatable {
         self.body = body ?? []
     }
 
+    /// The CALL the broker forwards to the service, with request id `id`: the frames
+    /// `ClientRequest.call(self).controlRequest(id:)` has, its header written without a tree.
+    public func forwardedFrames(id: [UInt8]) -> [[UInt8]] {
+        var header = JSONObjectWriter(capacity: 48 + method.utf8.count + service.utf8.count)
+        header.add("method", method)
+        header.add("service", service)
+        if let timeoutMilliseconds { header.add("timeoutMs", Int64(timeoutMilliseconds)) }
+        return [ProtocolID.controlBytes, Self.commandBytes, id, header.finish(), body]
+    }
+
+    private static let commandBytes = Array(Command.call.rawValue.utf8)
+
     var header: JSONValue {
         var members: [String: JSONValue] = ["service": .string(service), "method": .string(method)]
         if let timeoutMilliseconds { members["timeoutMs"] = .int(Int64(timeoutMilliseconds)) }

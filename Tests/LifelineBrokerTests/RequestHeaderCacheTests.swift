@@ -4,13 +4,14 @@ import Testing
 @testable import LifelineBroker
 
 @Suite(
-    "A repeated PUBLISH header is decoded once; a repeat says exactly what a first decode would",
+    "A repeated PUBLISH or CALL header is decoded once; a repeat says exactly what a first decode would",
     .timeLimit(.minutes(1)))
-struct PublishHeaderCacheTests {
+struct RequestHeaderCacheTests {
     private static func frames(
-        _ header: String, payload: String?, id: String = "p1", version: String = "LLC01"
+        _ header: String, payload: String?, id: String = "p1", version: String = "LLC01",
+        command: String = "PUBLISH"
     ) -> [[UInt8]] {
-        [Array(version.utf8), Array("PUBLISH".utf8), Array(id.utf8), Array(header.utf8)]
+        [Array(version.utf8), Array(command.utf8), Array(id.utf8), Array(header.utf8)]
             + (payload.map { [Array($0.utf8)] } ?? [])
     }
 
@@ -101,5 +102,30 @@ struct PublishHeaderCacheTests {
         let reply = try #require(answer)
         let receipt = PublishReceipt(json: try reply.json())
         #expect(receipt.event == "app.a")
+    }
+
+    @Test("repeated CALL headers forward each body; a missing method is refused every time")
+    func repeatedCalls() throws {
+        var broker = BrokerHarness()
+        broker.register("url", peer: "svc", methods: ["resolve"])
+        let header = #"{"method":"resolve","service":"url"}"#
+        for index in 0..<2 {
+            broker.raw(
+                "cli", Self.frames(header, payload: "{\"n\":\(index)}", id: "c\(index)", command: "CALL"))
+            let forwarded = try #require(broker.requests(to: "svc").last)
+            #expect(forwarded.command == .call && forwarded.payload == Array("{\"n\":\(index)}".utf8))
+            #expect(forwarded.header == ["method": "resolve", "service": "url", "timeoutMs": 5000])
+            broker.raw(
+                "svc", ControlReply(requestID: forwarded.requestID, json: ["n": .int(Int64(index))]).frames())
+            let answer = try #require(broker.replies(to: "cli").last)
+            let body = try answer.json()
+            #expect(answer.requestID == Array("c\(index)".utf8) && body == ["n": .int(Int64(index))])
+        }
+        let missing = #"{"method":"nope","service":"url"}"#
+        for _ in 0..<2 {
+            let answer = broker.raw("cli", Self.frames(missing, payload: nil, command: "CALL"))
+            #expect(answer?.status == .notFound)
+            #expect(answer?.errorMessage == "service 'url' has no method 'nope'; it answers: resolve")
+        }
     }
 }
