@@ -1,5 +1,6 @@
 import Lifeline
 import LifelineBroker
+import LifelineProtocol
 import LifelineSupport
 
 /// CPU cost of the runtime's own code on the hot path, without sockets: what a publish costs the
@@ -13,6 +14,38 @@ enum Micro {
         for _ in 0..<iterations { try body() }
         let perOperation = Double(SystemClock.monotonicNanoseconds() - start) / Double(iterations)
         return (name, perOperation)
+    }
+
+    /// A CALL from a client routed to a registered service, and the service's answer routed back.
+    private static func callRoundTrip(in core: inout Broker, iterations: Int) throws -> (String, Double) {
+        var output: [BrokerOutput] = []
+        let service: [UInt8] = [9, 9, 9]
+        let registration = ServiceRegistration(
+            name: "echo", instance: "echo-1", pid: 1, host: "h", events: [], methods: ["echo"],
+            attachToken: "echo-1")
+        core.handleBusNotice([1] + Array("!echo-1".utf8), now: SystemClock.now, into: &output)
+        core.handleControl(
+            peer: service,
+            frames: ControlRequest(.register, requestID: Array("r1".utf8), header: registration.json)
+                .frames()[...],
+            now: SystemClock.now, into: &output)
+        let call = ClientRequest.call(
+            ServiceCall(service: "echo", method: "echo", body: Payload.json(key: 1, size: 64))
+        ).controlRequest(id: Array("c42".utf8)).frames()
+        let client: [UInt8] = [0, 1, 2, 3, 4]
+        return try measure(
+            "broker: route a CALL to its service and the answer back", iterations: iterations
+        ) {
+            output.removeAll(keepingCapacity: true)
+            core.handleControl(peer: client, frames: call[...], now: SystemClock.now, into: &output)
+            guard case .send(let peer, let frames)? = output.last, peer == service, frames.count > 2 else {
+                throw LifelineError(.internalError, "the CALL was not routed")
+            }
+            let answer = ControlReply(requestID: frames[2], status: .ok, body: Array("{\"ok\":true}".utf8))
+                .frames()
+            output.removeAll(keepingCapacity: true)
+            core.handleControl(peer: service, frames: answer[...], now: SystemClock.now, into: &output)
+        }
     }
 
     static func run(iterations: Int) throws -> [(String, Double)] {
@@ -36,6 +69,8 @@ enum Micro {
                 core.handleControl(
                     peer: peer, frames: publish[...], now: SystemClock.now, into: &output)
             })
+        results.append(
+            try callRoundTrip(in: &core, iterations: iterations))
         results.append(
             try measure("protocol: decode a PUBLISH request", iterations: iterations) {
                 _ = try ControlMessage.decode(publish[...])
