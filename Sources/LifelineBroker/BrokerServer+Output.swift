@@ -1,5 +1,6 @@
 import Glibc
 import LifelineProtocol
+import LifelineSupport
 import ZeroMQ
 
 /// Sending what a step of the broker produced, in order: the journal records first (consecutive
@@ -76,7 +77,7 @@ extension BrokerServer {
     /// Sends the events gathered in `run` as one bus message, and empties it.
     private func send(_ run: inout BusRun) {
         guard !run.isEmpty else { return }
-        busMayHaveInput = true
+        if busReadDue == nil { busReadDue = SystemClock.monotonicNanoseconds() &+ 10_000_000 }
         do { try run.send(on: bus) } catch { log("publish failed: \(error)") }
     }
 }

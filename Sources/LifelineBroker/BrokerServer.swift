@@ -43,8 +43,16 @@ public final class BrokerServer {
     private let stateDirectory: URL?
     var journal: JournalFile?
     private let spin: UInt64
+    /// True when a socket may hold input that its ZMQ_FD will not signal again: after the descriptor
+    /// was readable, after a failed receive, after a reply went out on the ROUTER (a send may take in
+    /// the signal); a read that comes back empty settles it.
     var routerMayHaveInput = true
     var busMayHaveInput = true
+    /// When the XPUB is read after events went out on it (monotonic nanoseconds): a send may take in
+    /// the signal of a subscription notice that arrived just before it (libzmq looks at a socket's
+    /// commands on a send about once a millisecond), and such a notice is then read within 10 ms
+    /// instead of the XPUB being read after every publish.
+    var busReadDue: UInt64?
 
     /// Binds the sockets on the calling thread; ``run()`` must be called on the same thread.
     public init(
@@ -237,8 +245,9 @@ public final class BrokerServer {
                 routerMayHaveInput = false
                 if drainRouter() { lastActivity = now }
             }
-            if busMayHaveInput {
+            if busMayHaveInput || busReadDue.map({ now >= $0 }) == true {
                 busMayHaveInput = false
+                busReadDue = nil
                 if drainBus() { lastActivity = now }
             }
             // A socket left with possible input (a drain sent on it) is drained again before waiting.
@@ -246,7 +255,9 @@ public final class BrokerServer {
             if !routerMayHaveInput && !busMayHaveInput {
                 let now = SystemClock.monotonicNanoseconds()
                 var timeout = SystemClock.pollTimeout(
-                    until: min(core.nextDeadline().nanoseconds, watchdog == nil ? .max : nextWatchdog),
+                    until: min(
+                        core.nextDeadline().nanoseconds, watchdog == nil ? .max : nextWatchdog,
+                        busReadDue ?? .max),
                     now: now)
                 if spin > 0 && now &- lastActivity < spin { timeout = 0 }
                 guard let readable = poller.wait(timeoutMilliseconds: Int32(clamping: timeout)) else {
@@ -353,6 +364,8 @@ public final class BrokerServer {
     /// waits, or when receiving failed: then it says so and leaves `mayHaveInput` set, since what is
     /// queued behind the failure would not make the descriptor readable again.
     private func next(on socket: ZMQSocket, _ name: String, mayHaveInput: inout Bool) -> [[UInt8]]? {
+        // This read settles what was possible before it; a send after it raises the flag again.
+        mayHaveInput = false
         do {
             return zap == nil
                 ? try socket.receiveFrames(dontWait: true)

@@ -181,7 +181,10 @@ private struct SocketLoop {
 
     private mutating func drainControl() {
         guard let control else { return }
-        while let frames = receive(control) {
+        while true {
+            // This read settles what was possible before it; a send after it raises the flag again.
+            controlMayHaveInput = false
+            guard let frames = receive(control) else { break }
             connection.handleControl(frames, now: SystemClock.monotonicNanoseconds(), into: &effects)
             apply()
             if self.control !== control { return }
@@ -200,7 +203,9 @@ private struct SocketLoop {
         guard let bus else { return }
         var batch = 0
         var first = true
-        while let frames = receive(bus) {
+        while true {
+            busMayHaveInput = false
+            guard let frames = receive(bus) else { break }
             let stamp = SystemClock.monotonicNanoseconds()
             batch += connection.handleBus(frames, receivedAt: stamp, into: &effects)
             // The first message of a wake-up is handled before the socket is read again (that read,
