@@ -131,6 +131,37 @@ struct BrokerConnectionTests {
         #expect(harness.session.cursor == EventCursor(epoch: 99, sequence: 3))
     }
 
+    @Test("calls with a repeated header are delivered with their own ids and bodies; a bad one is refused")
+    func repeatedCallHeaders() throws {
+        var harness = ConnectionHarness()
+        let header: JSONValue = ["method": "resolve", "service": "svc", "timeoutMs": 5000]
+        for index in 0..<3 {
+            let frames = ControlRequest(
+                .call, requestID: Array("k\(index)".utf8), header: header,
+                payload: Array("{\"n\":\(index)}".utf8)
+            ).frames()
+            harness.step { session, effects, now in session.handleControl(frames, now: now, into: &effects) }
+            let delivered = harness.effects.compactMap { effect -> (BrokerRequest, [UInt8])? in
+                guard case .deliver(.request(let request, let id)) = effect else { return nil }
+                return (request, id)
+            }
+            let expected = ServiceCall(
+                service: "svc", method: "resolve", timeoutMilliseconds: 5000,
+                body: Array("{\"n\":\(index)}".utf8))
+            #expect(delivered.count == 1)
+            #expect(delivered.first?.0 == .call(expected) && delivered.first?.1 == Array("k\(index)".utf8))
+        }
+        let bad = ControlRequest(.call, requestID: Array("k9".utf8), header: ["method": "resolve"]).frames()
+        harness.step { session, effects, now in session.handleControl(bad, now: now, into: &effects) }
+        let refusals = harness.effects.compactMap { effect -> ControlReply? in
+            guard case .sendControl(let frames) = effect,
+                case .reply(let reply)? = try? ControlMessage.decode(frames[...])
+            else { return nil }
+            return reply
+        }
+        #expect(refusals.map(\.status) == [.badRequest])
+    }
+
     @Test("bus events that arrive while joining wait for the snapshot; those it covers are dropped")
     func joinBuffersAndDeduplicates() {
         var harness = ConnectionHarness()

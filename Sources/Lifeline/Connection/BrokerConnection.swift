@@ -70,6 +70,8 @@ struct BrokerConnection {
     /// A service's requests made while it greets or joins: sent once it is registered, so that the
     /// broker sees them after the registration (a restored micro-app session, say, is back by then).
     var unsent: [ControlRequest] = []
+    /// The last CALL header the broker forwarded and what it decoded to (calls of one method repeat it).
+    var repeatedCalls = RequestHeaderCache()
 
     init(configuration: ConnectionConfiguration) {
         self.configuration = configuration
@@ -91,6 +93,11 @@ struct BrokerConnection {
 
     /// Handles one message from the control socket.
     mutating func handleControl(_ frames: [[UInt8]], now: UInt64, into effects: inout [ConnectionEffect]) {
+        if let (id, repeated) = repeatedCalls.match(frames[...]), case .call(let call) = repeated {
+            if registers { brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds }
+            effects.append(.deliver(.request(.call(call), id: id)))
+            return
+        }
         let message: ControlMessage
         do {
             message = try ControlMessage.decode(frames[...])
@@ -121,7 +128,10 @@ struct BrokerConnection {
                     lose("the broker disconnected us (\(reason))", retryAt: now, now: now, into: &effects)
                 }
             case .event(let message): replayed(message, into: &effects)
-            case .call, .offer, .app, .intercept, .start, .boot:
+            case .call(let call):
+                repeatedCalls.remember(frames[...], request: request, decoded: .call(call))
+                effects.append(.deliver(.request(typed, id: request.requestID)))
+            case .offer, .app, .intercept, .start, .boot:
                 effects.append(.deliver(.request(typed, id: request.requestID)))
             }
         }
