@@ -31,11 +31,11 @@ public final class BlockingClient {
     /// Throws ``LifelineError`` (504) when the broker does not answer in time.
     public func send(_ request: ClientRequest, timeout: Duration = .seconds(5)) throws -> ControlReply {
         counter += 1
-        let request = request.controlRequest(id: Array("k\(counter)".utf8))
+        let id = Array("k\(counter)".utf8)
         let deadline = SystemClock.monotonicNanoseconds() + timeout.wholeNanoseconds
         // Without a connection (no broker, or one that refused our key) a DEALER cannot queue:
         // wait a moment for one instead of blocking for ever.
-        try sendWaitingForConnection(request.frames(), until: deadline)
+        try sendWaitingForConnection(request.frames(id: id), until: deadline)
         while true {
             let now = SystemClock.monotonicNanoseconds()
             guard now < deadline else {
@@ -46,9 +46,7 @@ public final class BlockingClient {
             // `zmq_poll` and a receive after it would cost three more system calls per request.
             try socket.set(.receiveTimeout, max(1, SystemClock.pollTimeout(until: deadline, now: now)))
             guard let frames = try socket.receiveFrames() else { continue }
-            if case .reply(let reply) = try? ControlMessage.decode(frames[...]),
-                reply.requestID == request.requestID
-            {
+            if case .reply(let reply) = try? ControlMessage.decode(frames[...]), reply.requestID == id {
                 return reply
             }
         }

@@ -29,6 +29,14 @@ public struct JSONObjectWriter {
         JSONWriter.writeString(value, into: &bytes)
     }
 
+    public mutating func add(_ name: StaticString, _ value: Bool) {
+        key(name)
+        bytes.append(contentsOf: value ? Self.trueBytes : Self.falseBytes)
+    }
+
+    private static let trueBytes = Array("true".utf8)
+    private static let falseBytes = Array("false".utf8)
+
     public mutating func add(_ name: StaticString, _ value: JSONValue) {
         key(name)
         bytes.append(contentsOf: JSONWriter.encode(value))

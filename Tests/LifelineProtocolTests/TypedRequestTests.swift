@@ -178,14 +178,33 @@ struct TypedRequestTests {
         #expect(throws: ProtocolError.self) { try OfferAnswer(json: ["result": "maybe"]) }
     }
 
-    @Test("a forwarded CALL written directly has the frames of the typed request")
+    @Test("a PUBLISH written directly has the frames of the typed request, whatever its options")
+    func directPublishFrames() {
+        for publish in [
+            PublishRequest(event: "app.tick", payload: Array("{}".utf8)),
+            PublishRequest(event: "didBecomeActive", acknowledged: false, force: true, reply: false),
+            PublishRequest(
+                event: "app.x", payload: Array("{\"a\":1}".utf8), acknowledged: true,
+                timeoutMilliseconds: 250,
+                publishID: "p-\"1\""),
+        ] {
+            let request = ClientRequest.publish(publish)
+            #expect(
+                request.frames(id: Array("k2".utf8)) == request.controlRequest(id: Array("k2".utf8)).frames())
+        }
+        let batch = ClientRequest.publish(
+            PublishRequest(batch: [PublishedEvent("app.a"), PublishedEvent("app.b")]))
+        #expect(batch.frames(id: [1]) == batch.controlRequest(id: [1]).frames())
+    }
+
+    @Test("a CALL written directly has the frames of the typed request")
     func forwardedCallFrames() {
         for call in [
             ServiceCall(service: "url", method: "resolve", body: Array("{}".utf8)),
             ServiceCall(service: "push-2", method: "status.get", timeoutMilliseconds: 2500),
         ] {
             #expect(
-                call.forwardedFrames(id: Array("k1".utf8))
+                ClientRequest.call(call).frames(id: Array("k1".utf8))
                     == BrokerRequest.call(call).controlRequest(id: Array("k1".utf8)).frames())
         }
     }

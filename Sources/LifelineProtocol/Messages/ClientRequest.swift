@@ -113,6 +113,16 @@ public enum ClientRequest: Sendable, Equatable {
         }
     }
 
+    /// The frames of ``controlRequest(id:)``; the header of a CALL and of a single event's PUBLISH is
+    /// written without a tree.
+    public func frames(id: [UInt8]) -> [[UInt8]] {
+        switch self {
+        case .call(let call): return call.frames(id: id)
+        case .publish(let publish): return publish.frames(id: id) ?? controlRequest(id: id).frames()
+        default: return controlRequest(id: id).frames()
+        }
+    }
+
     /// The request on the wire, with request id `id`.
     public func controlRequest(id: [UInt8] = []) -> ControlRequest {
         switch self {

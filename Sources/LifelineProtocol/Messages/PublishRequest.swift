@@ -110,6 +110,22 @@ public struct PublishRequest: Sendable, Equatable {
         return payloads.map { PublishedEvent(name, payload: $0) }
     }
 
+    /// A single event's PUBLISH with request id `id`: the frames of its ControlRequest, its header
+    /// written without a tree (nil for a batch).
+    public func frames(id: [UInt8]) -> [[UInt8]]? {
+        guard rest.isEmpty else { return nil }
+        var header = JSONObjectWriter(capacity: 32 + event.rawValue.utf8.count)
+        if let acknowledged { header.add("ack", acknowledged) }
+        header.add("event", event.rawValue)
+        if force { header.add("force", true) }
+        if let publishID { header.add("publishId", publishID) }
+        if !reply { header.add("reply", false) }
+        if let timeoutMilliseconds { header.add("timeoutMs", Int64(timeoutMilliseconds)) }
+        return [ProtocolID.controlBytes, Self.commandBytes, id, header.finish(), payload]
+    }
+
+    private static let commandBytes = Array(Command.publish.rawValue.utf8)
+
     var header: JSONValue {
         var members: [String: JSONValue] =
             isMixed

@@ -28,9 +28,9 @@ public struct ServiceCall: Sendable, Equatable {
         self.body = body ?? []
     }
 
-    /// The CALL the broker forwards to the service, with request id `id`: the frames
-    /// `ClientRequest.call(self).controlRequest(id:)` has, its header written without a tree.
-    public func forwardedFrames(id: [UInt8]) -> [[UInt8]] {
+    /// The CALL with request id `id`, as a client sends it and the broker forwards it: the frames of
+    /// `ClientRequest.call(self).controlRequest(id:)`, its header written without a tree.
+    public func frames(id: [UInt8]) -> [[UInt8]] {
         var header = JSONObjectWriter(capacity: 48 + method.utf8.count + service.utf8.count)
         header.add("method", method)
         header.add("service", service)

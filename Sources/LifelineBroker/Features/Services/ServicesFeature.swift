@@ -77,7 +77,7 @@ struct ServicesFeature: BrokerFeature {
             .services, key: key, peer: entry.peer, deadline: core.deadline(timeout))
         var forwarded = call
         forwarded.timeoutMilliseconds = timeout
-        core.send(entry.peer, frames: forwarded.forwardedFrames(id: forwardID))
+        core.send(entry.peer, frames: forwarded.frames(id: forwardID))
     }
 
     // MARK: Starts
