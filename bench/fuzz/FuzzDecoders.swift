@@ -22,11 +22,29 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     _ = JSONFieldReader.value(of: "k", in: bytes)
     if let message = try? ControlMessage.decode(frames[...]) {
         if case .request(let request) = message {
-            _ = try? ClientRequest.decode(request)
+            if let typed = try? ClientRequest.decode(request) { checkHeaderCache(frames, request, typed) }
             _ = try? BrokerRequest.decode(request)
         }
         if case .reply(let reply) = message { _ = try? reply.json() }
     }
     _ = try? BusMessage.decodeBatch(frames)
     return 0
+}
+
+/// A remembered header must give back exactly what decoding gave, for the message itself and for
+/// the same header with another payload.
+private func checkHeaderCache(_ frames: [[UInt8]], _ request: ControlRequest, _ typed: ClientRequest) {
+    var cache = RequestHeaderCache()
+    cache.remember(frames[...], request: request, decoded: typed)
+    if let (id, repeated) = cache.match(frames[...]) {
+        precondition(id == request.requestID && repeated == typed, "the cache changed a request")
+    }
+    guard frames.count == 5 else { return }
+    var other = frames
+    other[4] = Array("{\"other\":1}".utf8)
+    if let (_, repeated) = cache.match(other[...]) {
+        let decoded = try? ClientRequest.decode(
+            ControlRequest(request.command, requestID: request.requestID, header: request.header, payload: other[4]))
+        precondition(repeated == decoded, "the cache changed a request with another payload")
+    }
 }
