@@ -47,6 +47,7 @@ public final class BrokerServer {
     /// was readable, after a failed receive, after a reply went out on the ROUTER (a send may take in
     /// the signal); a read that comes back empty settles it.
     var routerMayHaveInput = true
+    /// The same for the XPUB (subscription notices), set when its descriptor was readable.
     var busMayHaveInput = true
     /// When the XPUB is read after events went out on it (monotonic nanoseconds): a send may take in
     /// the signal of a subscription notice that arrived just before it (libzmq looks at a socket's

@@ -19,16 +19,19 @@ public struct JSONObjectWriter {
         bytes.append(UInt8(ascii: ":"))
     }
 
+    /// Adds the member `name` with an integer.
     public mutating func add(_ name: StaticString, _ value: Int64) {
         key(name)
         JSONWriter.writeInteger(value, into: &bytes)
     }
 
+    /// Adds the member `name` with a string, escaped.
     public mutating func add(_ name: StaticString, _ value: String) {
         key(name)
         JSONWriter.writeString(value, into: &bytes)
     }
 
+    /// Adds the member `name` with `true` or `false`.
     public mutating func add(_ name: StaticString, _ value: Bool) {
         key(name)
         bytes.append(contentsOf: value ? Self.trueBytes : Self.falseBytes)
@@ -37,6 +40,7 @@ public struct JSONObjectWriter {
     private static let trueBytes = Array("true".utf8)
     private static let falseBytes = Array("false".utf8)
 
+    /// Adds the member `name` with any JSON value.
     public mutating func add(_ name: StaticString, _ value: JSONValue) {
         key(name)
         bytes.append(contentsOf: JSONWriter.encode(value))

@@ -39,12 +39,24 @@ private func checkHeaderCache(_ frames: [[UInt8]], _ request: ControlRequest, _ 
     if let (id, repeated) = cache.match(frames[...]) {
         precondition(id == request.requestID && repeated == typed, "the cache changed a request")
     }
-    guard frames.count == 5 else { return }
-    var other = frames
-    other[4] = Array("{\"other\":1}".utf8)
-    if let (_, repeated) = cache.match(other[...]) {
-        let decoded = try? ClientRequest.decode(
-            ControlRequest(request.command, requestID: request.requestID, header: request.header, payload: other[4]))
-        precondition(repeated == decoded, "the cache changed a request with another payload")
+    // The same header with another payload, without one, with another id or version: a hit must
+    // be what a fresh decode of those frames gives.
+    var variants: [[[UInt8]]] = []
+    if frames.count >= 4 {
+        variants.append(Array(frames.prefix(4)) + [Array("{\"other\":1}".utf8)])
+        variants.append(Array(frames.prefix(4)))
+        var id = frames
+        id[2] = Array("another-id".utf8)
+        variants.append(id)
+        var version = frames
+        version[0] = Array("LLC02".utf8)
+        variants.append(version)
+    }
+    for variant in variants {
+        guard let (id, repeated) = cache.match(variant[...]) else { continue }
+        guard case .request(let fresh)? = try? ControlMessage.decode(variant[...]),
+            let decoded = try? ClientRequest.decode(fresh)
+        else { preconditionFailure("the cache took frames a fresh decode refuses") }
+        precondition(id == fresh.requestID && repeated == decoded, "the cache changed a request")
     }
 }

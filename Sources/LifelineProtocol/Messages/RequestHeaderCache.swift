@@ -17,6 +17,7 @@ public struct RequestHeaderCache: Sendable {
     private var publish: Slot?
     private var call: Slot?
 
+    /// A cache that remembers nothing yet.
     public init() {}
 
     /// The request id and request of `frames` (a message after its routing envelope) when they are
