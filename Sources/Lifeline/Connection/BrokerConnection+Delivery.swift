@@ -1,0 +1,100 @@
+import LifelineProtocol
+
+/// Delivery, deduplication and gaps: each live event is delivered once, in topic order; a skipped
+/// topic sequence holds the bus and asks the broker's journal for what is missing.
+extension BrokerConnection {
+    /// Delivers a live event unless it is a duplicate; a skipped topic sequence starts a recovery.
+    mutating func accept(
+        _ message: BusMessage, receivedAt: UInt64 = 0, into effects: inout [ConnectionEffect]
+    ) {
+        guard message.header.epoch == epoch else { return }
+        // The common case, the next event of its name, moves the cursor in place (one lookup).
+        let next = { (cursor: inout TopicCursor) -> Bool in
+            guard message.header.sequence > cursor.sequence,
+                message.header.topicSequence == cursor.topicSequence + 1
+            else { return false }
+            cursor = TopicCursor(
+                sequence: message.header.sequence, topicSequence: message.header.topicSequence)
+            return true
+        }(&topics[message.name, default: TopicCursor()])
+        if next {
+            lastSequence = max(lastSequence, message.header.sequence)
+            effects.append(.deliver(.event(message, receivedAt: receivedAt, replayed: false)))
+            return
+        }
+        let cursor = topics[message.name] ?? TopicCursor()
+        if message.header.sequence <= cursor.sequence { return }
+        if message.header.topicSequence <= cursor.topicSequence {
+            // The broker numbers this name afresh (it lost part of its journal): go on from here.
+            effects.append(
+                .deliver(
+                    .log(
+                        "\(message.name): the broker's topic sequence went back to \(message.header.topicSequence); going on from it"
+                    )))
+            deliver(message, replayed: false, receivedAt: receivedAt, into: &effects)
+            return
+        }
+        if message.header.topicSequence != cursor.topicSequence + 1 {
+            let missing = message.header.topicSequence &- cursor.topicSequence &- 1
+            effects.append(
+                .deliver(
+                    .log(
+                        "\(message.name): \(missing) event(s) missing before #\(message.header.sequence); asking the broker to replay"
+                    )))
+            held.append(message)
+            recovering = true
+            let id = nextID("s")
+            internalRequests[id] = .replay
+            let replay = ReplayRequest(
+                after: cursor.sequence, epoch: message.header.epoch, events: [message.name])
+            effects.append(.sendControl(ClientRequest.replay(replay).controlRequest(id: id).frames()))
+            return
+        }
+        deliver(message, replayed: false, receivedAt: receivedAt, into: &effects)
+    }
+
+    /// `receivedAt`: when the bus message came (0: stamped when delivered).
+    mutating func deliver(
+        _ message: BusMessage, replayed: Bool, receivedAt: UInt64 = 0, into effects: inout [ConnectionEffect]
+    ) {
+        topics[message.name] = TopicCursor(
+            sequence: message.header.sequence, topicSequence: message.header.topicSequence)
+        lastSequence = max(lastSequence, message.header.sequence)
+        effects.append(.deliver(.event(message, receivedAt: receivedAt, replayed: replayed)))
+    }
+
+    /// An EVENT from the journal: delivered in order unless already seen.
+    mutating func replayed(_ message: BusMessage, into effects: inout [ConnectionEffect]) {
+        if let current = epoch, message.header.epoch != current {
+            // Joining a broker that restarted without its journal: it replays its own epoch from the
+            // start, and the positions of the old one mean nothing any more.
+            guard case .joining = phase else { return }
+            topics.removeAll()
+            lastSequence = 0
+            epoch = message.header.epoch
+        }
+        if message.header.sequence <= (topics[message.name]?.sequence ?? 0) { return }
+        deliver(message, replayed: true, into: &effects)
+    }
+
+    /// Takes the topics' positions from a snapshot (where the broker stands for each of our events).
+    mutating func adopt(_ snapshot: TopicPositions) {
+        for (name, position) in snapshot.positions {
+            let given = TopicCursor(sequence: position.sequence, topicSequence: position.topicSequence)
+            if given.sequence > (topics[name]?.sequence ?? 0) { topics[name] = given }
+        }
+    }
+
+    /// Delivers the events held while joining or recovering, in order, through the duplicate filter.
+    mutating func releaseHeld(into effects: inout [ConnectionEffect]) {
+        let pending = held.sorted { $0.header.sequence < $1.header.sequence }
+        held.removeAll()
+        for (index, message) in pending.enumerated() {
+            accept(message, into: &effects)
+            if recovering {
+                held.append(contentsOf: pending[(index + 1)...])
+                return
+            }
+        }
+    }
+}
