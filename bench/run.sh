@@ -2,7 +2,7 @@
 # The dispatch-latency benchmark: Lifeline against raw libzmq in the same run.
 #
 #   bench/run.sh              full run (about 10 minutes on 2 cores)
-#   bench/run.sh --quick      smaller samples (about 3 minutes)
+#   bench/run.sh --quick      smaller samples (2–3 minutes)
 #   bench/run.sh --only broadcast|roundtrip|throughput|paced|sustained   [--transports ipc] [--out DIR]
 #
 # Builds in release mode, starts real broker, service and baseline processes on loopback, prints a
