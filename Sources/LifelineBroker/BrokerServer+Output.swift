@@ -41,7 +41,10 @@ extension BrokerServer {
     /// Sends everything the output holds, in order, and empties it.
     func flush() {
         writeJournal()
-        var run = BusRun()
+        // The run is kept between flushes (with its buffers and last topic), taken out while in use.
+        var run = busRun
+        busRun = BusRun()
+        defer { busRun = run }
         for item in output {
             if case .publish(let message) = item {
                 if !run.accepts(message) { send(&run) }

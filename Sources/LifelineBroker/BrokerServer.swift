@@ -39,6 +39,7 @@ public final class BrokerServer {
     private var sender = ZMQSocket.Sender()
     var core: Broker
     var output: [BrokerOutput] = []
+    var busRun = BusRun()
     let log: @Sendable (String) -> Void
     private let stateDirectory: URL?
     var journal: JournalFile?

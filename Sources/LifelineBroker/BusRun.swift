@@ -10,6 +10,9 @@ struct BusRun {
     /// The payloads, each after its length, as a bus message of several events carries them.
     private var payloads: [UInt8] = []
     private var bytes = 0
+    /// The topic frame of the last name sent (consecutive runs are mostly of one name).
+    private var topicName: EventName?
+    private var topic: [UInt8] = []
 
     var isEmpty: Bool { messages.isEmpty }
 
@@ -20,9 +23,11 @@ struct BusRun {
     }
 
     mutating func add(_ message: BusMessage) {
+        // A single event goes with its own payload: the packed frame is built from the second on.
+        if messages.count == 1 { PackedPayloads.append(messages[0].payload, to: &payloads) }
+        if !messages.isEmpty { PackedPayloads.append(message.payload, to: &payloads) }
         messages.append(message)
         message.header.append(to: &headers)
-        PackedPayloads.append(message.payload, to: &payloads)
         bytes += message.payload.count
     }
 
@@ -37,7 +42,11 @@ struct BusRun {
     mutating func send(on bus: ZMQSocket) throws {
         defer { clear() }
         guard let first = messages.first else { return }
-        try first.name.topic.withUnsafeBytes { _ = try bus.send($0, more: true, dontWait: true) }
+        if first.name != topicName {
+            topicName = first.name
+            topic = first.name.topic
+        }
+        try topic.withUnsafeBytes { _ = try bus.send($0, more: true, dontWait: true) }
         try Self.version.withUnsafeBytes { _ = try bus.send($0, more: true) }
         try headers.withUnsafeBytes { _ = try bus.send($0, more: true) }
         try (messages.count == 1 ? first.payload : payloads).withUnsafeBytes { _ = try bus.send($0) }

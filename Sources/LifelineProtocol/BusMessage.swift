@@ -32,28 +32,27 @@ public struct BusHeader: Sendable, Equatable {
 
     /// The 48 bytes of the header.
     public func encoded() -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: BusHeader.size) { buffer, count in
-            let raw = UnsafeMutableRawBufferPointer(buffer)
-            for (index, field) in [
-                epoch, sequence, topicSequence, flags, publishedWallNanoseconds,
-                publishedMonotonicNanoseconds,
-            ].enumerated() {
-                raw.storeBytes(of: field.bigEndian, toByteOffset: index * 8, as: UInt64.self)
-            }
-            count = BusHeader.size
-        }
+        var bytes: [UInt8] = []
+        append(to: &bytes)
+        return bytes
     }
 
     /// Appends the 48 bytes of the header to `bytes`.
     public func append(to bytes: inout [UInt8]) {
-        func add(_ field: UInt64) { withUnsafeBytes(of: field.bigEndian) { bytes.append(contentsOf: $0) } }
-        add(epoch)
-        add(sequence)
-        add(topicSequence)
-        add(flags)
-        add(publishedWallNanoseconds)
-        add(publishedMonotonicNanoseconds)
+        let start = bytes.count
+        bytes.append(contentsOf: Self.zeros)
+        bytes.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: epoch.bigEndian, toByteOffset: start, as: UInt64.self)
+            raw.storeBytes(of: sequence.bigEndian, toByteOffset: start + 8, as: UInt64.self)
+            raw.storeBytes(of: topicSequence.bigEndian, toByteOffset: start + 16, as: UInt64.self)
+            raw.storeBytes(of: flags.bigEndian, toByteOffset: start + 24, as: UInt64.self)
+            raw.storeBytes(of: publishedWallNanoseconds.bigEndian, toByteOffset: start + 32, as: UInt64.self)
+            raw.storeBytes(
+                of: publishedMonotonicNanoseconds.bigEndian, toByteOffset: start + 40, as: UInt64.self)
+        }
     }
+
+    private static let zeros = [UInt8](repeating: 0, count: size)
 
     /// Reads the 48 header bytes at `offset` of `raw` (which holds them).
     init(_ raw: UnsafeRawBufferPointer, at offset: Int) {
@@ -135,7 +134,11 @@ public struct BusMessage: Sendable, Equatable {
 
     /// Decodes a bus message of one or more events (in order), saying what is wrong when it does
     /// not follow the protocol.
-    public static func decodeBatch(_ frames: [[UInt8]]) throws(ProtocolError) -> [BusMessage] {
+    /// `lastName`: the name of the previous bus message the caller decoded; when the topic is its
+    /// topic the name is taken as it is instead of being made again from the bytes.
+    public static func decodeBatch(_ frames: [[UInt8]], lastName: EventName? = nil) throws(ProtocolError)
+        -> [BusMessage]
+    {
         guard frames.count == 4 else {
             throw ProtocolError(
                 .badRequest,
@@ -145,7 +148,7 @@ public struct BusMessage: Sendable, Equatable {
         guard topic.last == 0, topic.count > 1 else {
             throw ProtocolError(.badRequest, "bus topic must end with a NUL byte")
         }
-        guard frames[1] == ProtocolID.busBytes else {
+        guard ByteComparison.equal(frames[1], ProtocolID.busBytes) else {
             throw ProtocolError(
                 .versionNotSupported,
                 "bus protocol \(ControlMessage.printable(frames[1])) is not \(ProtocolID.bus)")
@@ -157,15 +160,22 @@ public struct BusMessage: Sendable, Equatable {
             )
         }
         let count = headers.count / BusHeader.size
-        let name = EventName(rawValue: String(decoding: topic.dropLast(), as: UTF8.self))
+        let name =
+            if let lastName, ByteComparison.isTopic(topic, of: lastName) {
+                lastName
+            } else {
+                EventName(rawValue: String(decoding: topic.dropLast(), as: UTF8.self))
+            }
+        if count == 1 {
+            // An array literal: reserveCapacity would take the runtime's unspecialized allocation.
+            return [
+                headers.withUnsafeBytes {
+                    BusMessage(name: name, header: BusHeader($0, at: 0), payload: frames[3])
+                }
+            ]
+        }
         var messages: [BusMessage] = []
         messages.reserveCapacity(count)
-        if count == 1 {
-            headers.withUnsafeBytes {
-                messages.append(BusMessage(name: name, header: BusHeader($0, at: 0), payload: frames[3]))
-            }
-            return messages
-        }
         let payloads = try PackedPayloads.unpack(frames[3], count: count, what: "bus payloads frame")
         headers.withUnsafeBytes { raw in
             for index in 0..<count {

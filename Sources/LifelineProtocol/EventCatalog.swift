@@ -248,7 +248,9 @@ public enum EventCatalog {
         uniqueKeysWithValues: all.map { ($0.name, $0) })
 
     /// The descriptor of a built-in event, or nil.
-    public static func descriptor(for name: EventName) -> EventDescriptor? { byName[name] }
+    public static func descriptor(for name: EventName) -> EventDescriptor? {
+        name.isCustom ? nil : byName[name]
+    }
 
     /// Every built-in name, in catalog order.
     public static var names: [EventName] { all.map(\.name) }

@@ -100,9 +100,14 @@ public enum JSONValidator {
         /// The type of a literal or of a short number in plain notation, checked here; nil for
         /// anything else (long numbers, exponents, mistakes), which the full parser judges.
         static func plainScalar(_ text: UnsafeBufferPointer<UInt8>) -> String? {
-            if text.elementsEqual("true".utf8) || text.elementsEqual("false".utf8) { return "boolean" }
-            if text.elementsEqual("null".utf8) { return "null" }
-            guard !text.isEmpty, text.count <= 15 else { return nil }
+            guard !text.isEmpty else { return nil }
+            switch text[0] {
+            case UInt8(ascii: "t"): return literal(text, "true") ? "boolean" : nil
+            case UInt8(ascii: "f"): return literal(text, "false") ? "boolean" : nil
+            case UInt8(ascii: "n"): return literal(text, "null") ? "null" : nil
+            default: break
+            }
+            guard text.count <= 15 else { return nil }
             var index = text[0] == UInt8(ascii: "-") ? 1 : 0
             let digits = index
             while index < text.count, text[index] >= UInt8(ascii: "0"), text[index] <= UInt8(ascii: "9") {
@@ -119,6 +124,12 @@ public enum JSONValidator {
                 index += 1
             }
             return index == text.count ? "number" : nil
+        }
+
+        static func literal(_ text: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
+            guard text.count == word.utf8CodeUnitCount else { return false }
+            for index in 0..<text.count where text[index] != word.utf8Start[index] { return false }
+            return true
         }
 
         mutating func string() throws(JSONParseError) {

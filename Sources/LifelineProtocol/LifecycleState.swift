@@ -15,7 +15,10 @@ public enum LifecycleState: String, Sendable, CaseIterable {
     /// The state `event` leads to from here, nil when the event does not move the state, or the
     /// reason it makes no sense here.
     public func applying(_ event: EventName) -> Result<LifecycleState?, LifecycleError> {
-        guard let transition = LifecycleState.transitions[event] else { return .success(nil) }
+        // Only built-in names (no dots) move the state: a custom name is not looked up.
+        guard !event.isCustom, let transition = LifecycleState.transitions[event] else {
+            return .success(nil)
+        }
         guard transition.from.contains(self) else {
             return .failure(LifecycleError(event: event, state: self, expected: transition.from))
         }
@@ -23,7 +26,9 @@ public enum LifecycleState: String, Sendable, CaseIterable {
     }
 
     /// The state `event` leads to whatever the current state (used when an event is forced).
-    public static func target(of event: EventName) -> LifecycleState? { transitions[event]?.to }
+    public static func target(of event: EventName) -> LifecycleState? {
+        event.isCustom ? nil : transitions[event]?.to
+    }
 
     static let transitions: [EventName: (from: Set<LifecycleState>, to: LifecycleState)] = [
         .didFinishLaunching: ([.notRunning, .terminating], .launching),

@@ -156,13 +156,32 @@ struct JSONFieldReaderTests {
     }
 }
 
+@Suite("Bytes written at their exact length")
+struct ByteCursorTests {
+    @Test("decimals are written as the JSON writer writes them, in as many bytes as counted")
+    func decimals() {
+        for number: Int64 in [0, 7, 9, 10, 99, 100, -1, -10, 1_796_147_865_981_131_357, .max, .min] {
+            var expected: [UInt8] = []
+            JSONWriter.writeInteger(number, into: &expected)
+            #expect(ByteCursor.digits(of: number) == expected.count, "\(number)")
+            let written = ByteCursor.bytes(count: expected.count + 2) { cursor in
+                cursor.put(UInt8(ascii: "["))
+                cursor.put(decimal: number)
+                cursor.put("]")
+            }
+            #expect(written == [UInt8(ascii: "[")] + expected + [UInt8(ascii: "]")], "\(number)")
+        }
+    }
+}
+
 @Suite("The validator judges scalars as the parser does")
 struct JSONValidatorScalarTests {
     @Test(
         "accepted exactly when the parser accepts, with the same type",
         arguments: [
             "0", "-0", "01", "1.", ".5", "-", "1.5", "-12.25", "12345678901234567890", "1e5", "1E-2", "true",
-            "false", "null", "truex", "nul", "--1", "1.2.3", "0x10", "123456789012345",
+            "false", "null", "truex", "nul", "--1", "1.2.3", "0x10", "123456789012345", "t", "fals", "falsey",
+            "nulll", "n", "True", "NULL",
         ])
     func sameVerdict(_ scalar: String) {
         let document = Array("{\"v\":\(scalar)}".utf8)

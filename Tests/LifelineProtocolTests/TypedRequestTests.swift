@@ -167,6 +167,25 @@ struct TypedRequestTests {
                     event: "a.b", sequence: 1, epoch: 2, subscribers: 0, lifecycle: .active
                 ).body, as: UTF8.self)
                 == #"{"epoch":2,"event":"a.b","lifecycle":"active","sequence":1,"subscribers":0}"#)
+        // The plain receipt is written at its exact length: the same bytes as the tree encoder.
+        for (event, sequence, epoch, subscribers, lifecycle) in [
+            (EventName("bench.n1"), UInt64(0), UInt64(0), 0, LifecycleState?.none),
+            ("a.b", 9, 10, 1, .active),
+            ("com.example.x-y_z", 1_234_567, 1_796_147_865_981_131_357, 16, .launching),
+            (.didFinishLaunching, 99, 100, 123_456, .notRunning), ("q.\"odd\\\n", 5, 6, 7, .background),
+        ] {
+            let plain = PublishReceipt(
+                event: event, sequence: sequence, epoch: epoch, subscribers: subscribers, lifecycle: lifecycle
+            )
+            var tree: [String: JSONValue] = [
+                "event": .string(event.rawValue), "sequence": .int(Int64(sequence)),
+                "epoch": .int(Int64(epoch)),
+                "subscribers": .int(Int64(subscribers)),
+            ]
+            if let lifecycle { tree["lifecycle"] = .string(lifecycle.rawValue) }
+            #expect(plain.body == JSONWriter.encode(.object(tree)), "\(event)")
+            #expect(PublishReceipt(json: try JSONParser.parse(plain.body)) == plain)
+        }
         for decision in [
             StartDecision.allow, .refuse("no"), .change(app: "b", params: ["x": 1], mode: .pushNoAnimation),
         ] {

@@ -33,6 +33,22 @@ struct ZMQSocketTests {
         #expect(try client.receiveFrames() == [big])
     }
 
+    @Test("a message still held is untouched by the next receive (the socket reuses its frame array)")
+    func heldFramesSurviveTheNextReceive() throws {
+        let (server, client) = try pair(.router, .dealer, transport: "inproc://held")
+        try client.send(frames: [Array("one".utf8), Array("two".utf8)])
+        try client.send(frames: [Array("three".utf8)])
+        let first = try #require(try server.receiveFrames())
+        let second = try #require(try server.receiveFrames())
+        #expect(Array(first.dropFirst()) == [Array("one".utf8), Array("two".utf8)])
+        #expect(Array(second.dropFirst()) == [Array("three".utf8)])
+        #expect(try server.receiveFrames(dontWait: true) == nil)
+        #expect(first.count == 3 && second.count == 2)
+        try client.send(frames: [Array("four".utf8)])
+        let third = try #require(try server.receiveFrames())
+        #expect(Array(third.dropFirst()) == [Array("four".utf8)])
+    }
+
     @Test("non-blocking receive returns nil instead of failing")
     func againIsAValue() throws {
         let (server, _) = try pair(.router, .dealer, transport: "inproc://again")

@@ -55,6 +55,8 @@ struct BrokerConnection {
     var topics: [EventName: TopicCursor] = [:]
     /// Bus events held while joining or while a gap is being recovered.
     var held: [BusMessage] = []
+    /// The name of the last bus message: its successor, usually of the same name, reuses it.
+    var lastBusName: EventName?
     var recovering = false
     var brokerHeartbeat = HeartbeatSettings.standard
     var brokerDeadline = UInt64.max
@@ -145,11 +147,12 @@ struct BrokerConnection {
     ) -> Int {
         let messages: [BusMessage]
         do {
-            messages = try BusMessage.decodeBatch(frames)
+            messages = try BusMessage.decodeBatch(frames, lastName: lastBusName)
         } catch {
             effects.append(.deliver(.log("ignored a malformed bus message: \(error.message)")))
             return 0
         }
+        lastBusName = messages.last?.name
         for message in messages {
             if case .joining = phase {
                 held.append(message)

@@ -71,12 +71,13 @@ public struct PublishReceipt: Sendable, Equatable {
 
     /// The reply body, keys in a fixed order (the hot path writes it without building a tree).
     public var body: [UInt8] {
+        if acknowledged == nil && count <= 1, let plain = plainBody() { return plain }
         var writer = JSONObjectWriter()
         if let acknowledged {
             writer.add("acknowledged", .array(acknowledged.sorted().map { .string($0) }))
         }
         if count > 1 { writer.add("count", Int64(count)) }
-        writer.add("epoch", Int64(epoch))
+        writer.add("epoch", Int64(bitPattern: epoch))
         writer.add("event", event.rawValue)
         if acknowledged != nil {
             writer.add(
@@ -96,8 +97,40 @@ public struct PublishReceipt: Sendable, Equatable {
                         ["service": .string($0.service), "reason": .string($0.reason)]
                     }))
         }
-        writer.add("sequence", Int64(sequence))
+        writer.add("sequence", Int64(bitPattern: sequence))
         writer.add("subscribers", Int64(subscribers))
         return writer.finish()
+    }
+
+    /// The body of an unacknowledged single event (the usual receipt) written at its exact length —
+    /// the same bytes as the general path; nil when a name needs escaping.
+    private func plainBody() -> [UInt8]? {
+        event.rawValue.utf8.withContiguousStorageIfAvailable { name -> [UInt8]? in
+            guard !name.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+            else { return nil }
+            let (epoch, sequence, subscribers) = (
+                Int64(bitPattern: epoch), Int64(bitPattern: sequence), Int64(subscribers)
+            )
+            let state = lifecycle?.rawValue.utf8
+            // {"epoch":E,"event":"N","lifecycle":"L","sequence":S,"subscribers":C}
+            var count = 48 + name.count + ByteCursor.digits(of: epoch) + ByteCursor.digits(of: sequence)
+            count += ByteCursor.digits(of: subscribers)
+            if let state { count += 15 + state.count }
+            return ByteCursor.bytes(count: count) { cursor in
+                cursor.put(#"{"epoch":"#)
+                cursor.put(decimal: epoch)
+                cursor.put(#","event":""#)
+                cursor.put(name)
+                if let state {
+                    cursor.put(#"","lifecycle":""#)
+                    for byte in state { cursor.put(byte) }
+                }
+                cursor.put(#"","sequence":"#)
+                cursor.put(decimal: sequence)
+                cursor.put(#","subscribers":"#)
+                cursor.put(decimal: subscribers)
+                cursor.put(UInt8(ascii: "}"))
+            }
+        } ?? nil
     }
 }

@@ -4,6 +4,8 @@ import LifelineProtocol
 struct PublishFeature: BrokerFeature {
     private var acknowledgements = PendingAcknowledgements()
     private var recent: RecentPublications
+    /// The last custom name whose syntax passed: a publisher repeats its name, the check need not.
+    private var lastCustomName: EventName?
 
     init(configuration: BrokerConfiguration) {
         recent = RecentPublications(capacity: configuration.rememberedPublications)
@@ -66,7 +68,10 @@ struct PublishFeature: BrokerFeature {
             publishBatch(request, from: peer, id: id, in: &core)
             return
         }
-        if let problem = EventChecks.publicationProblem(name, payload: request.payload) {
+        let nameChecked = name == lastCustomName
+        if let problem = EventChecks.publicationProblem(
+            name, payload: request.payload, nameChecked: nameChecked)
+        {
             if !request.reply {
                 core.log(
                     "refused a PUBLISH without reply from \(core.peerName(peer)): \(problem.message)"
@@ -76,6 +81,7 @@ struct PublishFeature: BrokerFeature {
             core.fail(peer, id, problem.status, problem.message)
             return
         }
+        if !nameChecked && name.isCustom { lastCustomName = name }
         guard EventChecks.admitName(name, peer: peer, id: id, reply: request.reply, in: &core) else { return }
         let acknowledged =
             request.acknowledged ?? EventCatalog.descriptor(for: name)?.requiresAcknowledgement ?? false
