@@ -126,6 +126,18 @@ public enum JSONValidator {
             return index == text.count ? "number" : nil
         }
 
+        /// True when none of the eight bytes in `word` ends a string, escapes, is a control
+        /// character or is outside ASCII (each of those needs the byte-by-byte path).
+        static func isPlain(_ word: UInt64) -> Bool {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
+            if word & highs != 0 { return false }
+            // With every byte below 0x80, this finds exactly the bytes below 0x20.
+            if (word &- 0x20 &* ones) & ~word & highs != 0 { return false }
+            return !hasZeroByte(word ^ (0x22 &* ones)) && !hasZeroByte(word ^ (0x5C &* ones))
+        }
+
         static func literal(_ text: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
             guard text.count == word.utf8CodeUnitCount else { return false }
             for index in 0..<text.count where text[index] != word.utf8Start[index] { return false }
@@ -138,6 +150,14 @@ public enum JSONValidator {
             var plain = true
             var ascii = true
             while position < input.count {
+                // Eight plain bytes at a time (payloads are mostly long runs of plain text).
+                while position + 8 <= input.count,
+                    Self.isPlain(
+                        UnsafeRawPointer(input.baseAddress! + position).loadUnaligned(as: UInt64.self))
+                {
+                    position += 8
+                }
+                guard position < input.count else { break }
                 let byte = input[position]
                 if byte == UInt8(ascii: "\"") {
                     position += 1

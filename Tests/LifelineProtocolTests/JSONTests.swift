@@ -176,6 +176,27 @@ struct ByteCursorTests {
 
 @Suite("The validator judges scalars as the parser does")
 struct JSONValidatorScalarTests {
+    @Test("strings read eight bytes at a time: a special byte at any offset is judged as the parser does")
+    func specialBytesAtEveryOffset() {
+        let specials: [[UInt8]] = [
+            [0x22], [0x5C, 0x22], [0x5C, 0x6E], [0x5C], [0x0A], [0x1F], [0x7F], [0xC3, 0xA9], [0xC3], [0xFF],
+            [0x5C, 0x75, 0x30, 0x30, 0x34, 0x31],
+        ]
+        for special in specials {
+            for offset in 0..<20 {
+                for tail in [0, 1, 9] {
+                    let text =
+                        [UInt8](repeating: UInt8(ascii: "x"), count: offset) + special
+                        + [UInt8](repeating: UInt8(ascii: "y"), count: tail)
+                    let document = Array("{\"p\":\"".utf8) + text + Array("\"}".utf8)
+                    let parsed = try? JSONParser.parse(document)
+                    let validated = try? JSONValidator.topLevelType(of: document)
+                    #expect((parsed != nil) == (validated != nil), "\(special) at \(offset), tail \(tail)")
+                }
+            }
+        }
+    }
+
     @Test(
         "accepted exactly when the parser accepts, with the same type",
         arguments: [
