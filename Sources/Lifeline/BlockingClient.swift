@@ -78,8 +78,7 @@ public final class BlockingClient {
     public func publish(_ publication: PublishRequest, timeout: Duration = .seconds(5)) throws
         -> PublishReceipt
     {
-        PublishReceipt(
-            json: try request(.publish(publication), timeout: timeout).json())
+        try PublishReceipt(body: request(.publish(publication), timeout: timeout).body)
     }
 
     /// Publishes `events` in order, `batchSize` events to a PUBLISH (consecutive sequences and one
@@ -141,7 +140,7 @@ public final class BlockingClient {
                     let entry = waiting.removeValue(forKey: reply.requestID)
                 else { continue }
                 if reply.status.isSuccess {
-                    answered[entry.index] = PublishReceipt(json: try reply.json())
+                    answered[entry.index] = try PublishReceipt(body: reply.body)
                 } else if refusal == nil {
                     refusal = LifelineError(reply: reply)
                 }

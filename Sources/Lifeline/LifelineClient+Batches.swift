@@ -66,7 +66,7 @@ extension LifelineClient {
                     do {
                         let attempt = min(deadline - clock.now, Self.publishAttempt)
                         let reply = try await self.request(.publish(publication), timeout: attempt)
-                        return (index, publication, .success(PublishReceipt(json: try reply.json())))
+                        return (index, publication, .success(try PublishReceipt(body: reply.body)))
                     } catch {
                         return (index, publication, .failure(error))
                     }
@@ -114,7 +114,7 @@ extension LifelineClient {
         while true {
             do {
                 let attempt = min(deadline - clock.now, Self.publishAttempt)
-                return PublishReceipt(json: try await request(.publish(publication), timeout: attempt).json())
+                return try PublishReceipt(body: await request(.publish(publication), timeout: attempt).body)
             } catch let error as LifelineError where error.status == .timeout || error.status == .unavailable
             {
                 guard clock.now + Self.publishRetryPause < deadline else { throw error }

@@ -109,7 +109,7 @@ public final class LifelineClient: Sendable {
             let remaining = deadline - clock.now
             let attempt = acknowledged ? remaining : min(remaining, Self.publishAttempt)
             do {
-                return PublishReceipt(json: try await request(.publish(publish), timeout: attempt).json())
+                return try PublishReceipt(body: await request(.publish(publish), timeout: attempt).body)
             } catch let error as LifelineError where error.status == .timeout || error.status == .unavailable
             {
                 guard clock.now + Self.publishRetryPause < deadline else { throw error }

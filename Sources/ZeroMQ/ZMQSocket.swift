@@ -11,7 +11,6 @@ public final class ZMQSocket {
     private let context: ZMQContext
     private var handle: UnsafeMutableRawPointer?
     private let scratch: UnsafeMutablePointer<zmq_msg_t> = .allocate(capacity: 1)
-    private var lastFrames: [[UInt8]] = []
 
     /// Creates a socket of `type` in `context`.
     public init(_ context: ZMQContext, type: SocketType) throws {
@@ -244,12 +243,7 @@ public final class ZMQSocket {
         dontWait: Bool, inspect: (UnsafeMutablePointer<zmq_msg_t>) -> Void
     ) throws -> [[UInt8]]? {
         let handle = try live("zmq_msg_recv")
-        // The array of the last message is reused when its receiver has let go of it (the usual
-        // case): growing a new one costs three allocations through the runtime's generic path.
-        var frames = lastFrames
-        lastFrames = []
-        frames.removeAll(keepingCapacity: true)
-        defer { lastFrames = frames }
+        var frames: [[UInt8]] = []
         while true {
             zmq_msg_init(scratch)
             let flags: Int32 = (dontWait && frames.isEmpty) ? ZMQ_DONTWAIT : 0
@@ -261,7 +255,8 @@ public final class ZMQSocket {
                 throw ZeroMQError(code: code, operation: "zmq_msg_recv(\(type))")
             }
             inspect(scratch)
-            if frames.capacity == 0 { frames.reserveCapacity(6) }
+            // Lifeline's messages are 2 to 6 frames: one allocation instead of one per doubling.
+            if frames.isEmpty { frames.reserveCapacity(6) }
             let size = zmq_msg_size(scratch)
             if size == 0 {
                 frames.append([])

@@ -186,6 +186,38 @@ struct TypedRequestTests {
             #expect(plain.body == JSONWriter.encode(.object(tree)), "\(event)")
             #expect(PublishReceipt(json: try JSONParser.parse(plain.body)) == plain)
         }
+        // A receipt read in place is the receipt the tree gives, for every body (or both fail).
+        var bodies: [String] = [
+            "", "{}", "null", #"{"epoch":1,"event":"a.b","sequence":2,"subscribers":3}"#,
+            #"{"epoch":-1,"event":"a.b","lifecycle":"active","sequence":-2,"subscribers":0}"#,
+            #"{"epoch":9223372036854775807,"event":"a.b","sequence":9223372036854775808,"subscribers":1}"#,
+            #"{"epoch":-9223372036854775808,"event":"a.b","sequence":1.5,"subscribers":1e2}"#,
+            #"{"epoch":01,"event":"a.b","sequence":2,"subscribers":3}"#,
+            #"{"epoch":1,"event":"a\"b","sequence":2,"subscribers":3}"#,
+            #"{"epoch":1,"event":"a.b","lifecycle":"sleepy","sequence":2,"subscribers":3}"#,
+            #"{"epoch": 1,"event":"a.b","sequence":2,"subscribers":3}"#,
+            #"{"epoch":1,"event":"a.b","sequence":2,"subscribers":3} "#,
+            #"{"epoch":1,"event":"a.b","sequence":2,"subscribers":3,"x":1}"#,
+            #"{"epoch":1,"event":"a.b","sequence":2,"subscribers":3"#,
+            #"{"acknowledged":["p"],"epoch":1,"event":"a.b","failed":[],"missing":[],"sequence":2,"subscribers":1}"#,
+            #"{"count":3,"epoch":1,"event":"a.b","firstSequence":1,"sequence":3,"subscribers":1}"#,
+            #"{"epoch":1,"event":"é.x","sequence":2,"subscribers":3}"#, #"{"epoch":-,"event":"a"}"#,
+        ]
+        bodies += [
+            PublishReceipt(
+                event: "bench.n1", sequence: 7, epoch: 1_796_147_865_981_131_357, subscribers: 16,
+                lifecycle: nil),
+            PublishReceipt(
+                event: .didBecomeActive, sequence: 0, epoch: 0, subscribers: 0, lifecycle: .active),
+        ].map { String(decoding: $0.body, as: UTF8.self) }
+        for text in bodies {
+            let body = Array(text.utf8)
+            let tree = try? PublishReceipt(json: body.isEmpty ? .null : JSONParser.parse(body))
+            #expect((try? PublishReceipt(body: body)) == tree, "\(text)")
+        }
+        var invalid = Array(#"{"epoch":1,"event":"a.b","sequence":2,"subscribers":3}"#.utf8)
+        invalid[20] = 0xFF
+        #expect((try? PublishReceipt(body: invalid)) == nil)
         for decision in [
             StartDecision.allow, .refuse("no"), .change(app: "b", params: ["x": 1], mode: .pushNoAnimation),
         ] {

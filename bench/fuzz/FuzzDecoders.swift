@@ -17,8 +17,14 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             index += 1
         }
     }
-    _ = try? JSONParser.parse(bytes)
-    _ = try? JSONValidator.topLevelType(of: bytes)
+    let validated = try? JSONValidator.topLevelType(of: bytes)
+    if (validated != nil) != ((try? JSONParser.parse(bytes)) != nil) {
+        fatalError("the validator and the parser disagree on \(bytes)")
+    }
+    let tree = try? PublishReceipt(json: bytes.isEmpty ? .null : JSONParser.parse(bytes))
+    if (try? PublishReceipt(body: bytes)) != tree {
+        fatalError("a receipt read in place differs from the parsed one: \(bytes)")
+    }
     _ = JSONFieldReader.value(of: "k", in: bytes)
     if let message = try? ControlMessage.decode(frames[...]) {
         if case .request(let request) = message {
@@ -27,7 +33,13 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
         if case .reply(let reply) = message { _ = try? reply.json() }
     }
-    _ = try? BusMessage.decodeBatch(frames)
+    let fresh = try? BusMessage.decodeBatch(frames)
+    if let first = fresh?.first, (try? BusMessage.decodeBatch(frames, lastName: first.name)) != fresh {
+        fatalError("a bus message decoded with its name remembered differs")
+    }
+    if (try? BusMessage.decodeBatch(frames, lastName: "zz.other")) != fresh {
+        fatalError("a bus message decoded beside another remembered name differs")
+    }
     return 0
 }
 
