@@ -10,6 +10,8 @@ extension BrokerServer {
     /// Writes the journal records of the output first, in order — consecutive records with one
     /// `write` — so that every event is on disk before it goes on the bus.
     private func writeJournal() {
+        // Without a journal file (none configured, or abandoned) there is nothing to write.
+        guard journal != nil else { return }
         var pending: [UInt8] = []
         func append() {
             if !pending.isEmpty, let error = journal?.append(pending) { abandonJournal("append to", error) }

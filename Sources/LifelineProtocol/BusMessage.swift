@@ -148,7 +148,7 @@ public struct BusMessage: Sendable, Equatable {
         guard topic.last == 0, topic.count > 1 else {
             throw ProtocolError(.badRequest, "bus topic must end with a NUL byte")
         }
-        guard ByteComparison.equal(frames[1], ProtocolID.busBytes) else {
+        guard ByteComparison.equal(frames[1], ProtocolID.busLiteral) else {
             throw ProtocolError(
                 .versionNotSupported,
                 "bus protocol \(ControlMessage.printable(frames[1])) is not \(ProtocolID.bus)")

@@ -9,6 +9,14 @@ enum ByteComparison {
         }
     }
 
+    /// True when `a` holds the bytes of `text` (a literal: no global to initialize on each use).
+    static func equal(_ a: [UInt8], _ text: StaticString) -> Bool {
+        a.count == text.utf8CodeUnitCount
+            && a.withUnsafeBufferPointer {
+                same($0, UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+            }
+    }
+
     /// True when `topic` is the bus topic of `name`: its UTF-8 bytes and a NUL.
     static func isTopic(_ topic: [UInt8], of name: EventName) -> Bool {
         var name = name.rawValue

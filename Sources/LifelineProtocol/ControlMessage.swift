@@ -7,6 +7,9 @@ public enum ProtocolID {
 
     static let controlBytes = Array(control.utf8)
     static let busBytes = Array(bus.utf8)
+    /// ``bus`` as a literal, for the bus decoder: a global array is initialized through `swift_once`
+    /// on every use, a literal is not.
+    static let busLiteral: StaticString = "LLB01"
     static let replyBytes = Array(Command.reply.rawValue.utf8)
     static let okBytes = Array("200".utf8)
 }

@@ -19,7 +19,11 @@ public struct EventName: RawRepresentable, Hashable, Sendable, Comparable, Expre
     public static func < (lhs: EventName, rhs: EventName) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// True for names with a namespace (custom events).
-    public var isCustom: Bool { rawValue.utf8.contains(UInt8(ascii: ".")) }
+    public var isCustom: Bool {
+        // Over the contiguous bytes: the generic `contains` of the UTF-8 view is several times slower.
+        rawValue.utf8.withContiguousStorageIfAvailable { $0.contains(UInt8(ascii: ".")) }
+            ?? rawValue.utf8.contains(UInt8(ascii: "."))
+    }
 
     /// The bus topic of this name: its UTF-8 bytes and a NUL (see ``BusMessage/topic(for:)``).
     public var topic: [UInt8] {

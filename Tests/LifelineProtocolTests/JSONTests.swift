@@ -156,6 +156,24 @@ struct JSONFieldReaderTests {
     }
 }
 
+@Suite("Byte comparisons of the decoders")
+struct ByteComparisonTests {
+    @Test("arrays, literals and topics compare as their bytes do")
+    func comparisons() {
+        #expect(ProtocolID.busLiteral.description == ProtocolID.bus)
+        #expect(ByteComparison.equal(Array("LLB01".utf8), ProtocolID.busLiteral))
+        #expect(!ByteComparison.equal(Array("LLB02".utf8), ProtocolID.busLiteral))
+        #expect(!ByteComparison.equal(Array("LLB0".utf8), ProtocolID.busLiteral))
+        #expect(ByteComparison.equal([1, 2, 3], [1, 2, 3]) && !ByteComparison.equal([1, 2, 3], [1, 2]))
+        #expect(!ByteComparison.equal([1, 2, 3], [1, 2, 4]) && ByteComparison.equal([], []))
+        #expect(ByteComparison.isTopic(Array("a.b".utf8) + [0], of: "a.b"))
+        #expect(!ByteComparison.isTopic(Array("a.b".utf8), of: "a.b"))
+        #expect(!ByteComparison.isTopic(Array("a.c".utf8) + [0], of: "a.b"))
+        #expect(!ByteComparison.isTopic(Array("a.bc".utf8) + [0], of: "a.b"))
+        #expect(!ByteComparison.isTopic(Array("a.b".utf8) + [1], of: "a.b"))
+    }
+}
+
 @Suite("Bytes written at their exact length")
 struct ByteCursorTests {
     @Test("decimals are written as the JSON writer writes them, in as many bytes as counted")

@@ -42,7 +42,7 @@ enum EventChecks {
         _ name: EventName, peer: [UInt8], id: [UInt8], reply: Bool, in core: inout BrokerCore
     ) -> Bool {
         let limit = core.configuration.maximumEventNames
-        guard core.journal.topics[name] == nil, core.journal.topics.count >= limit else { return true }
+        guard core.journal.topics.count >= limit, core.journal.topics[name] == nil else { return true }
         let message =
             "the broker already keeps \(limit) event names, its limit (--max-event-names): \(name) would be one more"
         if reply {

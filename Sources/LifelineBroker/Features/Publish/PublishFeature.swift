@@ -85,8 +85,6 @@ struct PublishFeature: BrokerFeature {
         guard EventChecks.admitName(name, peer: peer, id: id, reply: request.reply, in: &core) else { return }
         let acknowledged =
             request.acknowledged ?? EventCatalog.descriptor(for: name)?.requiresAcknowledgement ?? false
-        let timeout =
-            request.timeoutMilliseconds ?? core.configuration.acknowledgementTimeout.wholeMilliseconds
         guard EventChecks.moveLifecycle(name, force: request.force, peer: peer, id: id, in: &core) else {
             return
         }
@@ -100,6 +98,8 @@ struct PublishFeature: BrokerFeature {
             event: name, sequence: header.sequence, epoch: header.epoch, subscribers: subscribers,
             lifecycle: core.lifecycle)
         if acknowledged {
+            let timeout =
+                request.timeoutMilliseconds ?? core.configuration.acknowledgementTimeout.wholeMilliseconds
             let handlers = core.registry.handlers(of: name)
             receipt.subscribers = handlers.count
             receipt.acknowledged = []
