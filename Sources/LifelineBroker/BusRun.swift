@@ -42,7 +42,7 @@ struct BusRun {
     mutating func send(on bus: ZMQSocket) throws {
         defer { clear() }
         guard let first = messages.first else { return }
-        if first.name != topicName {
+        if topicName?.isIdentical(to: first.name) != true {
             topicName = first.name
             topic = first.name.topic
         }

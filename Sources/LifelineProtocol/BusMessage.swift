@@ -39,20 +39,13 @@ public struct BusHeader: Sendable, Equatable {
 
     /// Appends the 48 bytes of the header to `bytes`.
     public func append(to bytes: inout [UInt8]) {
-        let start = bytes.count
-        bytes.append(contentsOf: Self.zeros)
-        bytes.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: epoch.bigEndian, toByteOffset: start, as: UInt64.self)
-            raw.storeBytes(of: sequence.bigEndian, toByteOffset: start + 8, as: UInt64.self)
-            raw.storeBytes(of: topicSequence.bigEndian, toByteOffset: start + 16, as: UInt64.self)
-            raw.storeBytes(of: flags.bigEndian, toByteOffset: start + 24, as: UInt64.self)
-            raw.storeBytes(of: publishedWallNanoseconds.bigEndian, toByteOffset: start + 32, as: UInt64.self)
-            raw.storeBytes(
-                of: publishedMonotonicNanoseconds.bigEndian, toByteOffset: start + 40, as: UInt64.self)
-        }
+        // One append of the six fields laid out in a tuple (contiguous, no padding).
+        var fields = (
+            epoch.bigEndian, sequence.bigEndian, topicSequence.bigEndian, flags.bigEndian,
+            publishedWallNanoseconds.bigEndian, publishedMonotonicNanoseconds.bigEndian
+        )
+        withUnsafeBytes(of: &fields) { bytes.append(contentsOf: $0) }
     }
-
-    private static let zeros = [UInt8](repeating: 0, count: size)
 
     /// Reads the 48 header bytes at `offset` of `raw` (which holds them).
     init(_ raw: UnsafeRawBufferPointer, at offset: Int) {

@@ -9,6 +9,15 @@ enum ByteComparison {
         }
     }
 
+    /// True when `a` and `b` have the same UTF-8 bytes (not merely canonically equivalent text).
+    static func equal(_ a: String, _ b: String) -> Bool {
+        let (x, y) = (a.utf8, b.utf8)
+        guard x.count == y.count else { return false }
+        return x.withContiguousStorageIfAvailable { p in
+            y.withContiguousStorageIfAvailable { q in same(p, q) } ?? x.elementsEqual(y)
+        } ?? x.elementsEqual(y)
+    }
+
     /// True when `a` holds the bytes of `text` (a literal: no global to initialize on each use).
     static func equal(_ a: [UInt8], _ text: StaticString) -> Bool {
         a.count == text.utf8CodeUnitCount

@@ -2,9 +2,17 @@
 /// encoders whose exact length is known, one allocation and no growth checks.
 struct ByteCursor {
     private let start: UnsafeMutablePointer<UInt8>
+    private let count: Int
     private(set) var position = 0
 
-    private init(_ start: UnsafeMutablePointer<UInt8>) { self.start = start }
+    private init(_ start: UnsafeMutablePointer<UInt8>, count: Int) {
+        self.start = start
+        self.count = count
+    }
+
+    private func reserve(_ bytes: Int) {
+        precondition(position + bytes <= count, "ByteCursor: \(position + bytes) bytes written into \(count)")
+    }
 
     /// An array of exactly `count` bytes, all written by `write` (checked).
     static func bytes(count: Int, _ write: (inout ByteCursor) -> Void) -> [UInt8] {
@@ -12,7 +20,7 @@ struct ByteCursor {
         // Array(unsafeUninitializedCapacity:) and Array(repeating:count:) take the unspecialized
         // allocation path of the runtime (about 4× the instructions of the copy).
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
-            var cursor = ByteCursor(buffer.baseAddress!)
+            var cursor = ByteCursor(buffer.baseAddress!, count: count)
             write(&cursor)
             precondition(cursor.position == count, "ByteCursor: wrote \(cursor.position) of \(count) bytes")
             return Array(UnsafeBufferPointer(rebasing: buffer[0..<count]))
@@ -20,17 +28,20 @@ struct ByteCursor {
     }
 
     mutating func put(_ byte: UInt8) {
+        reserve(1)
         start[position] = byte
         position += 1
     }
 
     mutating func put(_ text: StaticString) {
+        reserve(text.utf8CodeUnitCount)
         (start + position).update(from: text.utf8Start, count: text.utf8CodeUnitCount)
         position += text.utf8CodeUnitCount
     }
 
     mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let base = bytes.baseAddress else { return }
+        reserve(bytes.count)
         (start + position).update(from: base, count: bytes.count)
         position += bytes.count
     }
@@ -40,6 +51,7 @@ struct ByteCursor {
         var magnitude = number.magnitude
         if number < 0 { put(UInt8(ascii: "-")) }
         let end = position + Self.digitCount(of: magnitude)
+        reserve(end - position)
         var index = end
         repeat {
             index -= 1

@@ -25,6 +25,12 @@ public struct EventName: RawRepresentable, Hashable, Sendable, Comparable, Expre
             ?? rawValue.utf8.contains(UInt8(ascii: "."))
     }
 
+    /// True when `other` is this name byte for byte (`==` on the names compares their text as Unicode
+    /// does: "K" equals the Kelvin sign, which the naming rule refuses).
+    public func isIdentical(to other: EventName) -> Bool {
+        ByteComparison.equal(rawValue, other.rawValue)
+    }
+
     /// The bus topic of this name: its UTF-8 bytes and a NUL (see ``BusMessage/topic(for:)``).
     public var topic: [UInt8] {
         var bytes: [UInt8] = []

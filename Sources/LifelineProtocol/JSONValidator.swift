@@ -33,14 +33,19 @@ public enum JSONValidator {
             position += 1
         }
 
-        mutating func value(depth: Int) throws(JSONParseError) -> String {
+        /// As the parser counts: the containers around a value, scalars not included.
+        func enter(_ depth: Int) throws(JSONParseError) {
             guard depth < JSONParser.maximumDepth else {
                 throw fail("nested deeper than \(JSONParser.maximumDepth) levels")
             }
+        }
+
+        mutating func value(depth: Int) throws(JSONParseError) -> String {
             skipWhitespace()
             guard position < input.count else { throw fail("unexpected end of input") }
             switch input[position] {
             case UInt8(ascii: "{"):
+                try enter(depth)
                 position += 1
                 skipWhitespace()
                 if position < input.count, input[position] == UInt8(ascii: "}") {
@@ -63,6 +68,7 @@ public enum JSONValidator {
                     guard byte == UInt8(ascii: ",") else { throw fail("expected ',' or '}'") }
                 }
             case UInt8(ascii: "["):
+                try enter(depth)
                 position += 1
                 skipWhitespace()
                 if position < input.count, input[position] == UInt8(ascii: "]") {

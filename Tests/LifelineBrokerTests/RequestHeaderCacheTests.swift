@@ -33,6 +33,21 @@ struct RequestHeaderCacheTests {
         }
     }
 
+    @Test("a name is taken as checked only when its bytes repeat: text equal as Unicode is checked again")
+    func nameCheckSkippedOnlyForTheSameBytes() throws {
+        var broker = BrokerHarness()
+        let first = broker.raw("cli", Self.frames(#"{"event":"app.K"}"#, payload: "{}"))
+        #expect(first?.status == .ok)
+        // The Kelvin sign equals "K" under String's ==; the naming rule refuses it.
+        let kelvin = broker.raw("cli", Self.frames("{\"event\":\"app.\u{212A}\"}", payload: "{}", id: "p2"))
+        let reply = try #require(kelvin)
+        #expect(reply.status == .badRequest)
+        #expect(reply.errorMessage.contains("must start with a letter"))
+        #expect(broker.published.isEmpty)
+        let again = broker.raw("cli", Self.frames(#"{"event":"app.K"}"#, payload: "{}", id: "p3"))
+        #expect(again?.status == .ok)
+    }
+
     @Test("a repeated header still has its payload checked")
     func payloadCheckedOnRepeat() throws {
         var broker = BrokerHarness()

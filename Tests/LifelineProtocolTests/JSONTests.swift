@@ -171,6 +171,23 @@ struct ByteComparisonTests {
         #expect(!ByteComparison.isTopic(Array("a.c".utf8) + [0], of: "a.b"))
         #expect(!ByteComparison.isTopic(Array("a.bc".utf8) + [0], of: "a.b"))
         #expect(!ByteComparison.isTopic(Array("a.b".utf8) + [1], of: "a.b"))
+        let kelvin = EventName(rawValue: "a.\u{212A}")
+        #expect(kelvin == "a.K" && !kelvin.isIdentical(to: "a.K") && kelvin.isIdentical(to: kelvin))
+    }
+
+    @Test("a bus message decoded with a remembered name takes its name from the bytes unless they match")
+    func rememberedBusName() throws {
+        let message = BusMessage(
+            name: "a.K",
+            header: BusHeader(
+                epoch: 1, sequence: 2, topicSequence: 1, publishedWallNanoseconds: 3,
+                publishedMonotonicNanoseconds: 4), payload: Array("{}".utf8))
+        let frames = message.frames()
+        for remembered: EventName? in [nil, "a.K", "a.L", EventName(rawValue: "a.\u{212A}")] {
+            let decoded = try BusMessage.decodeBatch(frames, lastName: remembered)
+            #expect(decoded == [message], "\(String(describing: remembered))")
+            #expect(decoded[0].name.isIdentical(to: "a.K"))
+        }
     }
 }
 
@@ -194,11 +211,23 @@ struct ByteCursorTests {
 
 @Suite("The validator judges scalars as the parser does")
 struct JSONValidatorScalarTests {
+    @Test("nesting is limited as the parser limits it: 64 containers, a scalar inside them is fine")
+    func depthAsTheParser() {
+        for depth in [63, 64, 65] {
+            let document = Array(
+                (String(repeating: "[", count: depth) + "1" + String(repeating: "]", count: depth)).utf8)
+            let parsed = try? JSONParser.parse(document)
+            let validated = try? JSONValidator.topLevelType(of: document)
+            #expect((parsed != nil) == (validated != nil), "\(depth)")
+            #expect((validated != nil) == (depth <= 64), "\(depth)")
+        }
+    }
+
     @Test("strings read eight bytes at a time: a special byte at any offset is judged as the parser does")
     func specialBytesAtEveryOffset() {
         let specials: [[UInt8]] = [
             [0x22], [0x5C, 0x22], [0x5C, 0x6E], [0x5C], [0x0A], [0x1F], [0x7F], [0xC3, 0xA9], [0xC3], [0xFF],
-            [0x5C, 0x75, 0x30, 0x30, 0x34, 0x31],
+            [0x5C, 0x75, 0x30, 0x30, 0x34, 0x31], [0x00], [0x20], [0x21], [0x23], [0x5B], [0x5D], [0x80],
         ]
         for special in specials {
             for offset in 0..<20 {

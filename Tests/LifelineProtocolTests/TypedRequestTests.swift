@@ -202,6 +202,9 @@ struct TypedRequestTests {
             #"{"acknowledged":["p"],"epoch":1,"event":"a.b","failed":[],"missing":[],"sequence":2,"subscribers":1}"#,
             #"{"count":3,"epoch":1,"event":"a.b","firstSequence":1,"sequence":3,"subscribers":1}"#,
             #"{"epoch":1,"event":"é.x","sequence":2,"subscribers":3}"#, #"{"epoch":-,"event":"a"}"#,
+            #"{"epoch":-9223372036854775808,"event":"a.b","sequence":-0,"subscribers":1}"#,
+            #"{"epoch":12345678901234567890,"event":"a.b","sequence":2,"subscribers":3}"#,
+            #"{"epoch":-9223372036854775809,"event":"a.b","sequence":2,"subscribers":3}"#,
         ]
         bodies += [
             PublishReceipt(

@@ -4,7 +4,8 @@ import LifelineProtocol
 enum EventChecks {
     /// Why a client may not publish `name` with `payload`, or nil. Custom events need only a JSON
     /// object, checked without building it; catalogued events have their fields checked.
-    /// `nameChecked`: the name passed these checks already (the previous event of a batch had it).
+    /// `nameChecked`: the name passed these checks already (the previous event of a batch had it, or
+    /// the previous PUBLISH had the same bytes).
     static func publicationProblem(_ name: EventName, payload: [UInt8], nameChecked: Bool = false)
         -> ProtocolError?
     {

@@ -87,7 +87,7 @@ public struct PublishReceipt: Sendable, Equatable {
                         ["service": .string($0.service), "error": .string($0.error)]
                     }))
         }
-        if count > 1 { writer.add("firstSequence", Int64(firstSequence)) }
+        if count > 1 { writer.add("firstSequence", Int64(bitPattern: firstSequence)) }
         if let lifecycle { writer.add("lifecycle", lifecycle.rawValue) }
         if acknowledged != nil {
             writer.add(

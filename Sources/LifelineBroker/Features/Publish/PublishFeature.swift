@@ -68,7 +68,7 @@ struct PublishFeature: BrokerFeature {
             publishBatch(request, from: peer, id: id, in: &core)
             return
         }
-        let nameChecked = name == lastCustomName
+        let nameChecked = lastCustomName?.isIdentical(to: name) == true
         if let problem = EventChecks.publicationProblem(
             name, payload: request.payload, nameChecked: nameChecked)
         {
