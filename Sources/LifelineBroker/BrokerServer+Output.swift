@@ -43,17 +43,13 @@ extension BrokerServer {
     /// Sends everything the output holds, in order, and empties it.
     func flush() {
         writeJournal()
-        // The run is kept between flushes (with its buffers and last topic), taken out while in use.
-        var run = busRun
-        busRun = BusRun()
-        defer { busRun = run }
         for item in output {
             if case .publish(let message) = item {
-                if !run.accepts(message) { send(&run) }
-                run.add(message)
+                if !busRun.accepts(message) { sendBusRun() }
+                busRun.add(message)
                 continue
             }
-            send(&run)
+            sendBusRun()
             switch item {
             case .send(let peer, let frames):
                 routerMayHaveInput = true
@@ -75,14 +71,14 @@ extension BrokerServer {
             case .record, .rewriteJournal: break
             }
         }
-        send(&run)
+        sendBusRun()
         output.removeAll(keepingCapacity: true)
     }
 
-    /// Sends the events gathered in `run` as one bus message, and empties it.
-    private func send(_ run: inout BusRun) {
-        guard !run.isEmpty else { return }
+    /// Sends the events gathered in the bus run as one bus message, and empties it.
+    private func sendBusRun() {
+        guard !busRun.isEmpty else { return }
         if busReadDue == nil { busReadDue = SystemClock.monotonicNanoseconds() &+ 10_000_000 }
-        do { try run.send(on: bus) } catch { log("publish failed: \(error)") }
+        do { try busRun.send(on: bus) } catch { log("publish failed: \(error)") }
     }
 }

@@ -39,6 +39,7 @@ public final class BrokerServer {
     private var sender = ZMQSocket.Sender()
     var core: Broker
     var output: [BrokerOutput] = []
+    /// Events gathered for the next bus message; kept between flushes with its buffers and last topic.
     var busRun = BusRun()
     let log: @Sendable (String) -> Void
     private let stateDirectory: URL?

@@ -15,6 +15,14 @@ struct RequestHeaderCacheTests {
             + (payload.map { [Array($0.utf8)] } ?? [])
     }
 
+    /// A broker that has taken one PUBLISH of `header` (so the header is remembered).
+    private static func primed(_ header: String) -> BrokerHarness {
+        var broker = BrokerHarness()
+        let first = broker.raw("cli", frames(header, payload: "{}"))
+        #expect(first?.status == .ok)
+        return broker
+    }
+
     private static func payloads(_ broker: BrokerHarness) -> [String] {
         broker.published.map { String(decoding: $0.payload, as: UTF8.self) }
     }
@@ -35,9 +43,7 @@ struct RequestHeaderCacheTests {
 
     @Test("a name is taken as checked only when its bytes repeat: text equal as Unicode is checked again")
     func nameCheckSkippedOnlyForTheSameBytes() throws {
-        var broker = BrokerHarness()
-        let first = broker.raw("cli", Self.frames(#"{"event":"app.K"}"#, payload: "{}"))
-        #expect(first?.status == .ok)
+        var broker = Self.primed(#"{"event":"app.K"}"#)
         // The Kelvin sign equals "K" under String's ==; the naming rule refuses it.
         let kelvin = broker.raw("cli", Self.frames("{\"event\":\"app.\u{212A}\"}", payload: "{}", id: "p2"))
         let reply = try #require(kelvin)
@@ -50,10 +56,8 @@ struct RequestHeaderCacheTests {
 
     @Test("a repeated header still has its payload checked")
     func payloadCheckedOnRepeat() throws {
-        var broker = BrokerHarness()
         let header = #"{"event":"app.tick"}"#
-        let first = broker.raw("cli", Self.frames(header, payload: "{}"))
-        #expect(first?.status == .ok)
+        var broker = Self.primed(header)
         let array = broker.raw("cli", Self.frames(header, payload: "[1]"))
         let reply = try #require(array)
         #expect(reply.status == .unprocessable)
@@ -65,10 +69,8 @@ struct RequestHeaderCacheTests {
 
     @Test("the other frames of a repeat are checked as on a first decode")
     func framesCheckedOnRepeat() throws {
-        var broker = BrokerHarness()
         let header = #"{"event":"app.tick"}"#
-        let first = broker.raw("cli", Self.frames(header, payload: "{}"))
-        #expect(first?.status == .ok)
+        var broker = Self.primed(header)
         let version = broker.raw("cli", Self.frames(header, payload: "{}", version: "LLC02"))
         #expect(version?.status == .versionNotSupported)
         let longID = String(repeating: "x", count: ControlRequest.maximumRequestIDLength + 1)
