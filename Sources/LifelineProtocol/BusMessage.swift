@@ -132,21 +132,44 @@ public struct BusMessage: Sendable, Equatable {
     public static func decodeBatch(_ frames: [[UInt8]], lastName: EventName? = nil) throws(ProtocolError)
         -> [BusMessage]
     {
-        guard frames.count == 4 else {
+        try checkFrameCount(frames.count)
+        return try frames[0].withUnsafeBytes { topic in
+            frames[1].withUnsafeBytes { version in
+                frames[2].withUnsafeBytes { headers in
+                    frames[3].withUnsafeBytes { payloads in
+                        Result { () throws(ProtocolError) in
+                            try decodeBatch(
+                                topic: topic, protocolID: version, headers: headers, payloads: payloads,
+                                lastName: lastName)
+                        }
+                    }
+                }
+            }
+        }.get()
+    }
+
+    /// Says what is wrong when a bus message of `count` frames is not the four it must be.
+    public static func checkFrameCount(_ count: Int) throws(ProtocolError) {
+        guard count == 4 else {
             throw ProtocolError(
-                .badRequest,
-                "a bus message has 4 frames (topic, LLB01, headers, payloads), got \(frames.count)")
+                .badRequest, "a bus message has 4 frames (topic, LLB01, headers, payloads), got \(count)")
         }
-        let topic = frames[0]
-        guard topic.last == 0, topic.count > 1 else {
+    }
+
+    /// ``decodeBatch(_:lastName:)`` over the four frames read where they lie (a socket's buffers): only
+    /// the payloads are copied.
+    public static func decodeBatch(
+        topic: UnsafeRawBufferPointer, protocolID: UnsafeRawBufferPointer, headers: UnsafeRawBufferPointer,
+        payloads: UnsafeRawBufferPointer, lastName: EventName? = nil
+    ) throws(ProtocolError) -> [BusMessage] {
+        guard topic.count > 1, topic[topic.count - 1] == 0 else {
             throw ProtocolError(.badRequest, "bus topic must end with a NUL byte")
         }
-        guard ByteComparison.equal(frames[1], ProtocolID.busLiteral) else {
+        guard ByteComparison.equal(protocolID, ProtocolID.busLiteral) else {
             throw ProtocolError(
                 .versionNotSupported,
-                "bus protocol \(ControlMessage.printable(frames[1])) is not \(ProtocolID.bus)")
+                "bus protocol \(ControlMessage.printable(Array(protocolID))) is not \(ProtocolID.bus)")
         }
-        let headers = frames[2]
         guard !headers.isEmpty, headers.count % BusHeader.size == 0 else {
             throw ProtocolError(
                 .badRequest, "bus headers must be a multiple of \(BusHeader.size) bytes, got \(headers.count)"
@@ -157,26 +180,27 @@ public struct BusMessage: Sendable, Equatable {
             if let lastName, ByteComparison.isTopic(topic, of: lastName) {
                 lastName
             } else {
-                EventName(rawValue: String(decoding: topic.dropLast(), as: UTF8.self))
+                EventName(
+                    rawValue: String(
+                        decoding: UnsafeRawBufferPointer(rebasing: topic[..<(topic.count - 1)])
+                            .assumingMemoryBound(to: UInt8.self), as: UTF8.self))
             }
         if count == 1 {
             // An array literal: reserveCapacity would take the runtime's unspecialized allocation.
             return [
-                headers.withUnsafeBytes {
-                    BusMessage(name: name, header: BusHeader($0, at: 0), payload: frames[3])
-                }
+                BusMessage(
+                    name: name, header: BusHeader(headers, at: 0),
+                    payload: Array(payloads.assumingMemoryBound(to: UInt8.self)))
             ]
         }
         var messages: [BusMessage] = []
         messages.reserveCapacity(count)
-        let payloads = try PackedPayloads.unpack(frames[3], count: count, what: "bus payloads frame")
-        headers.withUnsafeBytes { raw in
-            for index in 0..<count {
-                messages.append(
-                    BusMessage(
-                        name: name, header: BusHeader(raw, at: index * BusHeader.size),
-                        payload: payloads[index]))
-            }
+        let payloads = try PackedPayloads.unpack(payloads, count: count, what: "bus payloads frame")
+        for index in 0..<count {
+            messages.append(
+                BusMessage(
+                    name: name, header: BusHeader(headers, at: index * BusHeader.size),
+                    payload: payloads[index]))
         }
         return messages
     }

@@ -20,20 +20,29 @@ enum ByteComparison {
 
     /// True when `a` holds the bytes of `text` (a literal: no global to initialize on each use).
     static func equal(_ a: [UInt8], _ text: StaticString) -> Bool {
+        a.withUnsafeBytes { equal($0, text) }
+    }
+
+    /// True when `a` holds the bytes of `text`.
+    static func equal(_ a: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
         a.count == text.utf8CodeUnitCount
-            && a.withUnsafeBufferPointer {
-                same($0, UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-            }
+            && same(
+                a.assumingMemoryBound(to: UInt8.self),
+                UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// True when `topic` is the bus topic of `name`: its UTF-8 bytes and a NUL.
     static func isTopic(_ topic: [UInt8], of name: EventName) -> Bool {
+        topic.withUnsafeBytes { isTopic($0, of: name) }
+    }
+
+    /// True when `topic` is the bus topic of `name`: its UTF-8 bytes and a NUL.
+    static func isTopic(_ topic: UnsafeRawBufferPointer, of name: EventName) -> Bool {
         var name = name.rawValue
         return name.withUTF8 { utf8 in
-            topic.count == utf8.count + 1
-                && topic.withUnsafeBufferPointer { bytes in
-                    bytes[utf8.count] == 0 && same(UnsafeBufferPointer(rebasing: bytes[0..<utf8.count]), utf8)
-                }
+            let bytes = topic.assumingMemoryBound(to: UInt8.self)
+            return topic.count == utf8.count + 1 && bytes[utf8.count] == 0
+                && same(UnsafeBufferPointer(rebasing: bytes[0..<utf8.count]), utf8)
         }
     }
 

@@ -17,6 +17,16 @@ public enum PackedPayloads {
 
     /// The `count` payloads in `frame`; `what` names the frame in the error (`bus payloads frame`).
     public static func unpack(_ frame: [UInt8], count: Int, what: String) throws(ProtocolError) -> [[UInt8]] {
+        try frame.withUnsafeBytes { raw in
+            Result { () throws(ProtocolError) in try unpack(raw, count: count, what: what) }
+        }
+        .get()
+    }
+
+    /// The `count` payloads in `frame`, read in place.
+    public static func unpack(_ frame: UnsafeRawBufferPointer, count: Int, what: String) throws(ProtocolError)
+        -> [[UInt8]]
+    {
         var payloads: [[UInt8]] = []
         payloads.reserveCapacity(count)
         var offset = 0
@@ -30,7 +40,10 @@ public enum PackedPayloads {
                 throw ProtocolError(
                     .badRequest, "payload \(index + 1) of \(count) is longer than the \(what)")
             }
-            payloads.append(Array(frame[offset..<offset + length]))
+            payloads.append(
+                Array(
+                    UnsafeRawBufferPointer(rebasing: frame[offset..<offset + length]).assumingMemoryBound(
+                        to: UInt8.self)))
             offset += length
         }
         guard offset == frame.count else {

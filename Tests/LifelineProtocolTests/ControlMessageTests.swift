@@ -172,6 +172,43 @@ struct BusBatchTests {
             error(frames[3], headers: Array(frames[2].dropLast()))
                 == "bus headers must be a multiple of 48 bytes, got 143")
         #expect(throws: ProtocolError.self) { try BusMessage.decode(frames) }
-        #expect(throws: ProtocolError.self) { try BusMessage.decodeBatch(frames + [[]]) }
+        let extra = #expect(throws: ProtocolError.self) { try BusMessage.decodeBatch(frames + [[]]) }
+        #expect(extra?.message == "a bus message has 4 frames (topic, LLB01, headers, payloads), got 5")
+    }
+
+    @Test("frames read in place decode to the events, or say what is wrong")
+    func inPlace() throws {
+        func decode(_ frames: [[UInt8]]) -> Result<[BusMessage], ProtocolError> {
+            frames[0].withUnsafeBytes { topic in
+                frames[1].withUnsafeBytes { version in
+                    frames[2].withUnsafeBytes { headers in
+                        frames[3].withUnsafeBytes { payloads in
+                            Result { () throws(ProtocolError) in
+                                try BusMessage.decodeBatch(
+                                    topic: topic, protocolID: version, headers: headers, payloads: payloads,
+                                    lastName: "app.tick")
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let one = [Self.message(1, "{}")]
+        let three = (1...3).map { Self.message(UInt64($0), "{\"n\":\($0)}") }
+        #expect(try decode(BusMessage.frames(batch: one)).get() == one)
+        #expect(try decode(BusMessage.frames(batch: three)).get() == three)
+        var frames = BusMessage.frames(batch: one)
+        frames[1] = Array("LLB02".utf8)
+        #expect(
+            decode(frames)
+                == .failure(ProtocolError(.versionNotSupported, "bus protocol 'LLB02' is not LLB01")))
+        frames = BusMessage.frames(batch: one)
+        frames[0] = Array("app.tick".utf8)
+        #expect(decode(frames) == .failure(ProtocolError(.badRequest, "bus topic must end with a NUL byte")))
+        frames = BusMessage.frames(batch: one)
+        frames[2] = []
+        #expect(
+            decode(frames)
+                == .failure(ProtocolError(.badRequest, "bus headers must be a multiple of 48 bytes, got 0")))
     }
 }

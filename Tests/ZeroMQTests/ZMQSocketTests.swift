@@ -141,4 +141,41 @@ struct ZMQSocketTests {
         #expect(received.bytes == Array("hello".utf8))
         #expect(!received.hasMore)
     }
+
+    @Test("a multipart holder reads the frames in place, reused message after message")
+    func multipartInPlace() throws {
+        let (server, client) = try pair(.pull, .push, transport: "inproc://multipart")
+        let message = ZMQMultipart(capacity: 4)
+        #expect(try server.receive(into: message, dontWait: true) == false)
+        #expect(message.count == 0)
+        try client.send(frames: [Array("topic".utf8), [], Array(repeating: 7, count: 300), Array("end".utf8)])
+        try client.send(frames: [Array("second".utf8)])
+        #expect(try server.receive(into: message))
+        #expect(message.count == 4)
+        #expect(Array(message[0]) == Array("topic".utf8))
+        #expect(message[1].count == 0)
+        #expect(Array(message[2]) == Array(repeating: 7, count: 300))
+        #expect(Array(message[3]) == Array("end".utf8))
+        #expect(try server.receive(into: message, dontWait: true))
+        #expect(message.count == 1 && Array(message[0]) == Array("second".utf8))
+        message.release()
+        #expect(message.count == 0)
+        #expect(try server.receive(into: message, dontWait: true) == false)
+    }
+
+    @Test("a message longer than the holder is received whole: its count says so, the rest is dropped")
+    func multipartOverflow() throws {
+        let (server, client) = try pair(.pull, .push, transport: "inproc://multipart-overflow")
+        let message = ZMQMultipart(capacity: 2)
+        try client.send(frames: (0..<7).map { [UInt8($0)] })
+        try client.send(frames: [Array("next".utf8)])
+        #expect(try server.receive(into: message))
+        #expect(message.count == 7)
+        #expect(Array(message[0]) == [0] && Array(message[1]) == [1])
+        #expect(try server.receive(into: message))
+        #expect(message.count == 1 && Array(message[0]) == Array("next".utf8))
+        let closed = try ZMQSocket(context, type: .pull)
+        closed.close()
+        #expect(throws: ZeroMQError.self) { try closed.receive(into: message) }
+    }
 }

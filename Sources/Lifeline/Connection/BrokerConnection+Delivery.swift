@@ -8,16 +8,10 @@ extension BrokerConnection {
         _ message: BusMessage, receivedAt: UInt64 = 0, into effects: inout [ConnectionEffect]
     ) {
         guard message.header.epoch == epoch else { return }
-        // The common case, the next event of its name, moves the cursor in place (one lookup).
-        let next = { (cursor: inout TopicCursor) -> Bool in
-            guard message.header.sequence > cursor.sequence,
-                message.header.topicSequence == cursor.topicSequence + 1
-            else { return false }
-            cursor = TopicCursor(
-                sequence: message.header.sequence, topicSequence: message.header.topicSequence)
-            return true
-        }(&topics[message.name, default: TopicCursor()])
-        if next {
+        // The common case, the next event of its name, moves the cursor in place.
+        if topics.advance(
+            message.name, sequence: message.header.sequence, topicSequence: message.header.topicSequence)
+        {
             lastSequence = max(lastSequence, message.header.sequence)
             effects.append(.deliver(.event(message, receivedAt: receivedAt, replayed: false)))
             return

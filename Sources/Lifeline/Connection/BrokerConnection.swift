@@ -35,11 +35,7 @@ struct BrokerConnection {
         var repeatable: (request: ControlRequest, order: UInt64)?
     }
 
-    /// The last event delivered for one name.
-    struct TopicCursor {
-        var sequence: UInt64 = 0
-        var topicSequence: UInt64 = 0
-    }
+    typealias TopicCursor = TopicCursors.Cursor
 
     let configuration: ConnectionConfiguration
     /// Whether `configuration` registers a service, kept apart: the loop asks on every turn, and looking
@@ -52,7 +48,7 @@ struct BrokerConnection {
     var epoch: UInt64?
     /// The highest sequence delivered in this epoch (where a reconnect resumes).
     var lastSequence: UInt64 = 0
-    var topics: [EventName: TopicCursor] = [:]
+    var topics = TopicCursors()
     /// Bus events held while joining or while a gap is being recovered.
     var held: [BusMessage] = []
     /// The name of the last bus message: its successor, usually of the same name, reuses it.
@@ -145,9 +141,22 @@ struct BrokerConnection {
     mutating func handleBus(
         _ frames: [[UInt8]], receivedAt: UInt64 = 0, into effects: inout [ConnectionEffect]
     ) -> Int {
+        handleBus(receivedAt: receivedAt, into: &effects) { (lastName) throws(ProtocolError) in
+            try BusMessage.decodeBatch(frames, lastName: lastName)
+        }
+    }
+
+    /// Handles one message from the bus socket that `decode` decodes, given the name of the previous
+    /// one (a socket thread decodes the frames where libzmq received them). Returns how many events
+    /// it carried.
+    @discardableResult
+    mutating func handleBus(
+        receivedAt: UInt64 = 0, into effects: inout [ConnectionEffect],
+        decode: (EventName?) throws(ProtocolError) -> [BusMessage]
+    ) -> Int {
         let messages: [BusMessage]
         do {
-            messages = try BusMessage.decodeBatch(frames, lastName: lastBusName)
+            messages = try decode(lastBusName)
         } catch {
             effects.append(.deliver(.log("ignored a malformed bus message: \(error.message)")))
             return 0

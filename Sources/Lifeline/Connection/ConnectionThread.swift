@@ -92,6 +92,8 @@ private struct SocketLoop {
     var control: ZMQSocket?
     var bus: ZMQSocket?
     var effects: [ConnectionEffect] = []
+    /// The bus message being handled, read in libzmq's buffers.
+    let busFrames = ZMQMultipart(capacity: 4)
     var finished = false
     /// The sockets' ZMQ_FD (see ``wait()``), read when each socket opens.
     var controlDescriptor: Int32 = -1
@@ -205,9 +207,22 @@ private struct SocketLoop {
         var first = true
         while true {
             busMayHaveInput = false
-            guard let frames = receive(bus) else { break }
+            do {
+                guard try bus.receive(into: busFrames, dontWait: true) else { break }
+            } catch {
+                deliver(.log("receive failed: \(error)"))
+                break
+            }
             let stamp = SystemClock.monotonicNanoseconds()
-            batch += connection.handleBus(frames, receivedAt: stamp, into: &effects)
+            let frames = busFrames
+            batch += connection.handleBus(receivedAt: stamp, into: &effects) {
+                (lastName) throws(ProtocolError) in
+                try BusMessage.checkFrameCount(frames.count)
+                return try BusMessage.decodeBatch(
+                    topic: frames[0], protocolID: frames[1], headers: frames[2], payloads: frames[3],
+                    lastName: lastName)
+            }
+            busFrames.release()
             // The first message of a wake-up is handled before the socket is read again (that read,
             // usually empty, costs two system calls); a burst is then handled 64 events at a time.
             if batch >= 64 || first {

@@ -31,6 +31,9 @@ final class ImmediateDelivery: Sendable {
     }
 
     private let entries: [EventName: Entry]
+    /// The same entries when there are only a few, compared byte for byte before the table is asked:
+    /// comparing a name with a handful costs less than hashing it.
+    private let few: [(name: EventName, entry: Entry)]
     private let drops: DropCounter
     private let inbound: InboundQueue<ConnectionEvent>
     /// Set once the service's responder exists; until then every delivery goes the usual way.
@@ -45,6 +48,7 @@ final class ImmediateDelivery: Sendable {
             }
         }
         self.entries = entries
+        few = entries.count <= 4 ? entries.map { ($0.key, $0.value) } : []
         self.drops = drops
         self.inbound = inbound
     }
@@ -67,7 +71,7 @@ final class ImmediateDelivery: Sendable {
 
     /// Runs the handler of `message` now and returns true, or returns false when it must be queued.
     func deliver(_ message: BusMessage, receivedAt: UInt64, replayed: Bool) -> Bool {
-        guard let entry = entries[message.name], !drops.hasUntold, inbound.consumerIsWaiting,
+        guard let entry = entry(for: message.name), !drops.hasUntold, inbound.consumerIsWaiting,
             let target = target.withLock({ $0 })
         else { return false }
         var failure: (any Error)?
@@ -80,5 +84,10 @@ final class ImmediateDelivery: Sendable {
         ServiceResponder.settle(
             message, failure: failure, counter: entry.counter, context: target.context, client: target.client)
         return true
+    }
+
+    private func entry(for name: EventName) -> Entry? {
+        for candidate in few where candidate.name.isIdentical(to: name) { return candidate.entry }
+        return entries[name]
     }
 }

@@ -1,0 +1,69 @@
+import LifelineProtocol
+import Testing
+
+@testable import Lifeline
+
+@Suite("TopicCursors: each name's position, the last name remembered", .timeLimit(.minutes(1)))
+struct TopicCursorsTests {
+    typealias Cursor = TopicCursors.Cursor
+
+    @Test("a name advances only to its next event; a new name starts from nothing")
+    func advance() {
+        var cursors = TopicCursors()
+        #expect(cursors["a.b"] == nil)
+        let moved1 = cursors.advance("a.b", sequence: 5, topicSequence: 1)
+        #expect(moved1)
+        #expect(cursors["a.b"] == Cursor(sequence: 5, topicSequence: 1))
+        let moved2 = cursors.advance("a.b", sequence: 6, topicSequence: 3)
+        #expect(!moved2, "a skipped topic sequence")
+        let moved3 = cursors.advance("a.b", sequence: 5, topicSequence: 2)
+        #expect(!moved3, "a sequence not past the cursor")
+        #expect(cursors["a.b"] == Cursor(sequence: 5, topicSequence: 1), "unchanged by refusals")
+        let moved4 = cursors.advance("c.d", sequence: 7, topicSequence: 4)
+        #expect(!moved4)
+        #expect(cursors["c.d"] == Cursor(), "looked at, it exists from nothing")
+        let moved5 = cursors.advance("a.b", sequence: 8, topicSequence: 2)
+        #expect(moved5)
+        #expect(cursors["a.b"] == Cursor(sequence: 8, topicSequence: 2))
+        #expect(cursors["c.d"] == Cursor())
+    }
+
+    @Test("names set, read and forgotten in any order keep their own positions")
+    func interleaved() {
+        var cursors = TopicCursors()
+        var expected: [String: Cursor] = [:]
+        var sequence: UInt64 = 0
+        for step in 0..<200 {
+            let name = "n.\(step * 7 % 5)"
+            sequence += 1
+            let before = expected[name] ?? Cursor()
+            let next = Cursor(sequence: sequence, topicSequence: before.topicSequence + 1)
+            if step % 3 == 0 {
+                cursors[EventName(rawValue: name)] = next
+            } else {
+                let moved = cursors.advance(
+                    EventName(rawValue: name), sequence: sequence, topicSequence: next.topicSequence)
+                #expect(moved)
+            }
+            expected[name] = next
+            for (other, cursor) in expected { #expect(cursors[EventName(rawValue: other)] == cursor) }
+            if step == 100 {
+                cursors.removeAll()
+                expected.removeAll()
+                for index in 0..<5 { #expect(cursors[EventName(rawValue: "n.\(index)")] == nil) }
+            }
+        }
+    }
+
+    @Test("the remembered name is matched by its bytes; canonically equal text still finds its entry")
+    func bytesNotText() {
+        var cursors = TopicCursors()
+        let moved6 = cursors.advance("app.K", sequence: 1, topicSequence: 1)
+        #expect(moved6)
+        let kelvin = EventName(rawValue: "app.\u{212A}")
+        #expect(cursors[kelvin] == Cursor(sequence: 1, topicSequence: 1), "the table compares as String does")
+        let moved7 = cursors.advance(kelvin, sequence: 2, topicSequence: 2)
+        #expect(moved7)
+        #expect(cursors["app.K"] == Cursor(sequence: 2, topicSequence: 2))
+    }
+}
