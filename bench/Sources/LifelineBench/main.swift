@@ -6,6 +6,7 @@ import LifelineSupport
 
 let usage = """
     usage: lifeline-bench run [--quick] [--durable] [--out DIR] [--only SCENARIO] [--transports ipc,tcp] [--no-curve]
+                            [--samples N] [--rounds N] [--fanouts 1,4,16] [--sizes 64,1024]
            lifeline-bench service|proxy|subscriber|echo|worker ...   (started by 'run')
 
     Scenarios: broadcast, roundtrip, throughput, paced, sustained. Results: a table on stdout, DIR/results.json,
@@ -28,6 +29,7 @@ do {
         if let samples = try arguments.integer("--samples", in: 10...10_000_000) {
             settings.samples = samples
         }
+        if let rounds = try arguments.integer("--rounds", in: 1...1000) { settings.rounds = rounds }
         if let fanouts = try arguments.option("--fanouts") {
             settings.fanouts = fanouts.split(separator: ",").compactMap { Int($0) }
         }
