@@ -8,7 +8,8 @@ import CZeroMQ
 /// dropped, and ``count`` still says how many the message had.
 public final class ZMQMultipart {
     private let parts: UnsafeMutablePointer<zmq_msg_t>
-    private let capacity: Int
+    /// The most frames held; ``subscript(_:)`` reads frames below it.
+    public let capacity: Int
     /// Receives the frames past the capacity, each dropped at once.
     private let spare: UnsafeMutablePointer<zmq_msg_t> = .allocate(capacity: 1)
     /// Frames held (at most the capacity).

@@ -46,6 +46,7 @@ struct TopicCursorsTests {
                 #expect(moved)
             }
             expected[name] = next
+            #expect(cursors[EventName(rawValue: name)] == next, "the remembered name, read back at once")
             for (other, cursor) in expected { #expect(cursors[EventName(rawValue: other)] == cursor) }
             if step == 100 {
                 cursors.removeAll()
@@ -55,7 +56,7 @@ struct TopicCursorsTests {
         }
     }
 
-    @Test("the remembered name is matched by its bytes; canonically equal text still finds its entry")
+    @Test("canonically equal names (the Kelvin sign) share one entry, as the table's String keys do")
     func bytesNotText() {
         var cursors = TopicCursors()
         let moved6 = cursors.advance("app.K", sequence: 1, topicSequence: 1)

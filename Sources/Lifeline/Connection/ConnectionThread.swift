@@ -218,6 +218,7 @@ private struct SocketLoop {
             batch += connection.handleBus(receivedAt: stamp, into: &effects) {
                 (lastName) throws(ProtocolError) in
                 try BusMessage.checkFrameCount(frames.count)
+                precondition(frames.capacity >= 4, "the bus holder keeps a message's four frames")
                 return try BusMessage.decodeBatch(
                     topic: frames[0], protocolID: frames[1], headers: frames[2], payloads: frames[3],
                     lastName: lastName)

@@ -24,7 +24,8 @@ struct TopicCursors {
             return slots[name].map { cursors[$0] }
         }
         set {
-            guard let newValue else { return }
+            // Names are forgotten all at once (removeAll), never one by one.
+            guard let newValue else { preconditionFailure("a topic cursor cannot be removed") }
             cursors[slot(of: name)] = newValue
         }
     }
@@ -35,6 +36,7 @@ struct TopicCursors {
     mutating func advance(_ name: EventName, sequence: UInt64, topicSequence: UInt64) -> Bool {
         let slot = slot(of: name)
         let cursor = cursors[slot]
+        // Wrapping: a cursor at the largest topic sequence (a hostile header) must not trap the client.
         guard sequence > cursor.sequence, topicSequence == cursor.topicSequence &+ 1 else { return false }
         cursors[slot] = Cursor(sequence: sequence, topicSequence: topicSequence)
         return true

@@ -137,7 +137,7 @@ final class Driver {
         for size in settings.sizes {
             for fanout in settings.fanouts {
                 progress(
-                    "broadcast \(topology.transport) N=\(fanout) \(size) B: \(settings.samples) events per system, \(settings.rounds) interleaved rounds"
+                    "broadcast \(topology.transport) N=\(fanout) \(size) B: \(max(1, settings.samples / settings.rounds) * settings.rounds) events per system, \(settings.rounds) interleaved rounds"
                 )
                 let event = EventName(rawValue: "bench.n\(fanout)")
                 let proxyTopic = Array("bench.n\(fanout)".utf8) + [0]
