@@ -16,15 +16,18 @@ struct ImmediateDeliveryTests {
     }
 
     @Test(
-        "an immediate handler runs inside the delivery only when its consumer waits with nothing queued and no drop untold"
-    )
-    func runsOnlyWhenNothingIsAhead() async throws {
+        "an immediate handler runs inside the delivery only when its consumer waits with nothing queued and no drop untold (with a few handlers, compared by name, and with more, looked up)",
+        arguments: [0, 3])
+    func runsOnlyWhenNothingIsAhead(extraHandlers: Int) async throws {
         struct Refused: Error {}
         let journal = Journal()
-        let service = Service("svc")
+        var service = Service("svc")
             .on("app.now") { event in journal.add("now #\(event.sequence) n=\(event["n"]?.intValue ?? 0)") }
             .on("app.fails") { _ in throw Refused() }
             .on("app.later") { _ in await Task.yield() }
+        for index in 0..<extraHandlers {
+            service = service.on(EventName(rawValue: "app.extra\(index)")) { _ in journal.add("extra") }
+        }
         let inbound = InboundQueue<ConnectionEvent>()
         let drops = DropCounter()
         let handled = HandlerCounts(events: service.events)
