@@ -57,4 +57,32 @@ extension Broker {
             "services": .object(services),
         ]
     }
+
+    /// The STATS reply as a key sees it: an admin key everything; any other only the events its
+    /// `subscribe` rule matches and the methods its `call` rule matches.
+    func statsReport(visibleTo grant: AccessPolicy.Grant) -> JSONValue {
+        let report = statsReport
+        guard !grant.admin, case .object(var members) = report else { return report }
+        func allowed(_ patterns: [String], _ text: String) -> Bool {
+            patterns.contains { AccessPolicy.matches($0, text) }
+        }
+        if case .object(let events)? = members["events"] {
+            members["events"] = .object(events.filter { allowed(grant.subscribe, $0.key) })
+        }
+        if case .object(let services)? = members["services"] {
+            var visible: [String: JSONValue] = [:]
+            for (name, record) in services {
+                guard case .object(var fields) = record else { continue }
+                if case .object(let methods)? = fields["methods"] {
+                    fields["methods"] = .object(methods.filter { allowed(grant.call, "\(name).\($0.key)") })
+                }
+                if case .object(let handled)? = fields["handled"] {
+                    fields["handled"] = .object(handled.filter { allowed(grant.subscribe, $0.key) })
+                }
+                visible[name] = .object(fields)
+            }
+            members["services"] = .object(visible)
+        }
+        return .object(members)
+    }
 }

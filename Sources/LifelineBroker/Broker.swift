@@ -18,14 +18,12 @@ public struct Broker {
     var boot: BootFeature
     private var nextHeartbeat: MonotonicInstant
     /// Who may do what, when the broker runs with CURVE and a policy; nil lets every peer do anything.
-    public private(set) var policy: AccessPolicy?
+    public var policy: AccessPolicy? { core.policy }
     /// True when the broker's sockets run CURVE (HELLO says so).
     public var curve: Bool {
         get { core.secure }
         set { core.secure = newValue }
     }
-    /// The key name each peer authenticated with (CURVE), as its messages say.
-    var keysByPeer: [[UInt8]: String] = [:]
     /// The last PUBLISH and CALL headers and what they decoded to (publishers and callers repeat them).
     private var repeatedHeaders = RequestHeaderCache()
     /// Things worth a log line that happened while the broker was created (e.g. an unreadable state file).
@@ -99,29 +97,60 @@ public struct Broker {
     // MARK: Input
 
     /// Handles one message from the ROUTER: `peer` is its routing id, `frames` what follows it, `key`
-    /// the name of the CURVE key it came with (checked against the policy).
+    /// the CURVE public key (Z85) it came with, checked against the policy.
     public mutating func handleControl(
         peer: [UInt8], frames: ArraySlice<[UInt8]>, key: String? = nil, now: MonotonicInstant,
         into output: inout [BrokerOutput]
     ) {
-        if let key, keysByPeer[peer] != key { keysByPeer[peer] = key }
+        if let key, core.peerKeys[peer] != key { core.peerKeys[peer] = key }
         step(now, into: &output) { broker in broker.control(peer: peer, frames: frames, key: key) }
     }
 
-    /// Takes a new policy (a reload): the services of peers whose key it no longer lists are
-    /// dropped, and those peers told so. Returns the key names that left.
+    /// Takes a new policy (a reload). A public key the new policy does not list — its entry removed,
+    /// or given another key — is revoked: the services it owns are dropped and the peers that spoke
+    /// with it are told so (DISCONNECT). A registration the new grants would refuse is dropped too.
+    /// Returns what the socket shell must do about connections.
     @discardableResult
     public mutating func apply(
         _ policy: AccessPolicy?, now: MonotonicInstant, into output: inout [BrokerOutput]
-    ) -> Set<String> {
-        let before = Set(self.policy?.grants.keys.map { $0 } ?? [])
-        self.policy = policy
-        guard let policy else { return [] }
-        let removed = before.subtracting(policy.grants.keys)
-        let revoked = Set(keysByPeer.filter { policy.grants[$0.value] == nil }.keys)
-        for peer in revoked { keysByPeer[peer] = nil }
-        step(now, into: &output) { broker in broker.registry.revoke(revoked, in: &broker.core) }
-        return removed
+    ) -> PolicyChange {
+        let previous = core.policy
+        core.policy = policy
+        guard let policy else { return PolicyChange() }
+        var change = PolicyChange()
+        for (publicKey, name) in previous?.names ?? [:] {
+            guard let grant = policy.grant(publicKey: publicKey) else {
+                change.revoked[publicKey] = name
+                continue
+            }
+            if grant.subscribe != previous?.grants[name]?.subscribe {
+                change.subscribeChanged.insert(publicKey)
+            }
+        }
+        for key in Set(core.peerKeys.values) where policy.names[key] == nil && change.revoked[key] == nil {
+            change.revoked[key] = key
+        }
+        let revoked = Set(change.revoked.keys)
+        let peers = Set(core.peerKeys.filter { revoked.contains($0.value) }.keys)
+        step(now, into: &output) { broker in
+            broker.registry.revoke(keys: revoked, peers: peers, policy: previous, in: &broker.core)
+            // A registration the new policy would refuse (its name or one of its events no longer
+            // granted) does not stay either.
+            var refused: [String: String] = [:]
+            for entry in broker.core.registry.entries.values {
+                guard let owner = entry.owner else { continue }
+                let registration = entry.registration
+                let denial =
+                    policy.denial(publicKey: owner, .register(registration.name))
+                    ?? registration.events.lazy.compactMap {
+                        policy.denial(publicKey: owner, .subscribe($0.rawValue))
+                    }.first
+                if let denial { refused[registration.name] = denial }
+            }
+            broker.registry.drop(refused, in: &broker.core)
+        }
+        for peer in peers { core.peerKeys[peer] = nil }
+        return change
     }
 
     /// Handles a subscription notice read from the XPUB socket.
@@ -232,7 +261,8 @@ public struct Broker {
 
     /// Hands a decoded request to its feature, unless the access policy denies it.
     private mutating func admit(_ typed: ClientRequest, id: [UInt8], from peer: [UInt8], key: String?) {
-        if let policy, let key, let denial = denial(of: typed, key: key, peer: peer, in: policy) {
+        if let policy = core.policy, let key, let denial = denial(of: typed, key: key, peer: peer, in: policy)
+        {
             core.log("denied \(typed.command.rawValue) from \(core.peerName(peer)): \(denial)")
             if typed.command != .heartbeat && typed.command != .ack {
                 core.fail(peer, id, .forbidden, denial)
@@ -252,7 +282,9 @@ public struct Broker {
         case .dispatch: dispatch.handle(request, from: peer, id: id, in: &core)
         case .apps: apps.handle(request, from: peer, id: id, in: &core)
         case .boot: boot.handle(request, from: peer, id: id, in: &core)
-        case .stats: core.reply(peer, id, statsReport)
+        case .stats:
+            let visible = core.peerKeys[peer].flatMap { core.policy?.grant(publicKey: $0) }
+            core.reply(peer, id, visible.map { statsReport(visibleTo: $0) } ?? statsReport)
         case .trace(let seconds):
             let until = core.now + .seconds(seconds)
             core.traceUntil = max(core.traceUntil ?? until, until)

@@ -75,6 +75,9 @@ public struct BrokerConfiguration: Sendable {
     public var insecure = false
     /// Where to serve Prometheus metrics (`HOST:PORT`), if anywhere.
     public var metricsAddress: String?
+    /// The bearer token `/metrics` asks for (`Authorization: Bearer TOKEN`); nil serves it to anyone
+    /// who reaches it, which only loopback (or `--insecure`) allows.
+    public var metricsToken: String?
 
     public init() {}
 
@@ -84,11 +87,21 @@ public struct BrokerConfiguration: Sendable {
         if policyPath != nil && curveKeys == nil {
             return "--policy needs --key: without CURVE peers have no keys to check"
         }
+        if let address = metricsAddress, metricsToken == nil, !insecure, !Self.isLoopbackHost(address) {
+            return
+                "refusing to serve /metrics on \(address) without a token: anyone who reaches it could read the broker's counters; give --metrics-token FILE, or --insecure"
+        }
         guard curveKeys == nil, !insecure else { return nil }
         let exposed = (controlEndpoints + busEndpoints).filter { !Self.isLoopback($0) }
         guard let first = exposed.first else { return nil }
         return
             "refusing to bind \(first) in plain text: anyone who reaches it could read the bus and act as any service; give --key FILE (and --policy FILE), or --insecure"
+    }
+
+    /// True for a `HOST:PORT` on a loopback address (an empty host means every address).
+    static func isLoopbackHost(_ address: String) -> Bool {
+        let host = address.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return host == "localhost" || host.hasPrefix("127.")
     }
 
     /// True for endpoints only this host can reach: ipc, inproc, and tcp on a loopback address.

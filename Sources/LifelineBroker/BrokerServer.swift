@@ -30,12 +30,14 @@ public final class BrokerServer {
     private var metrics: MetricsServer?
     /// Where `/metrics` is served (`HOST:PORT`), if it is.
     public var metricsAddress: String? { metrics?.address }
-    /// With CURVE: the ZAP handler, the policy file, and the connections (file descriptors) each key
-    /// last spoke on, to close those of a key that leaves the policy.
+    /// With CURVE: the ZAP handler, the policy file, and the connections each key last spoke on, to
+    /// close those of a key that leaves the policy.
     private let zap: ZAPHandler?
     private let policyPath: String?
-    private var descriptors: [String: Set<Int32>] = [:]
-    private var owners: [Int32: String] = [:]
+    private var connections = KeyConnections()
+    /// How long a revoked peer's connections stay open after its DISCONNECT was queued, so that
+    /// libzmq's I/O thread has written it before the connection is shut.
+    static let revocationGrace: UInt64 = 200_000_000
     private var sender = ZMQSocket.Sender()
     var core: Broker
     var output: [BrokerOutput] = []
@@ -92,6 +94,9 @@ public final class BrokerServer {
         // The broker applies each subscription itself (or refuses it): see BusSubscriptionRule.
         try bus.set(.xpubManual, 1)
         try bus.set(.sendHighWaterMark, configuration.busHighWaterMark)
+        // A subscriber sends only subscriptions: no accepted one is longer than a marker or an event
+        // name. A longer message closes its connection before libzmq allocates it.
+        try bus.set(.maxMessageSize, BusSubscriptionRule.maximumMessageBytes)
         var controls: [String] = []
         if let keys = configuration.curveKeys {
             try router.secureAsServer(keys, domain: "lifeline")
@@ -146,7 +151,7 @@ public final class BrokerServer {
         }
         if let address = configuration.metricsAddress {
             let mailbox = self.mailbox
-            metrics = try MetricsServer(address: address) {
+            metrics = try MetricsServer(address: address, token: configuration.metricsToken) {
                 let request = MetricsRequest()
                 mailbox.post(.metrics(request))
                 return request.wait(seconds: 2)
@@ -197,30 +202,35 @@ public final class BrokerServer {
             return
         }
         zap.update(policy.names)
-        let removed = core.apply(policy, now: SystemClock.now, into: &output)
-        flush()
-        var closed = 0
-        for key in removed {
-            for descriptor in descriptors.removeValue(forKey: key) ?? [] where owners[descriptor] == key {
-                owners[descriptor] = nil
-                if shutdown(descriptor, Int32(SHUT_RDWR)) == 0 { closed += 1 }
-            }
+        var change = core.apply(policy, now: SystemClock.now, into: &output)
+        // A key that spoke on the bus only (a subscriber that never sent a request) is revoked too.
+        for key in connections.keys where policy.names[key] == nil && change.revoked[key] == nil {
+            change.revoked[key] = key
         }
+        flush()
+        var revoked = 0
+        for key in change.revoked.keys {
+            // The bus at once (it must not deliver another event); the control connection once its
+            // DISCONNECT has left.
+            revoked += KeyConnections.close(connections.take(key, on: [.bus]))
+            let handles = connections.take(key, on: [.control])
+            revoked += handles.count
+            connections.close(handles, at: SystemClock.monotonicNanoseconds() + Self.revocationGrace)
+        }
+        var resubscribing = 0
+        for key in change.subscribeChanged {
+            resubscribing += KeyConnections.close(connections.take(key, on: [.bus]))
+        }
+        let removed = Set(change.revoked.values).sorted()
         log(
-            "reloaded \(path): \(policy.grants.count) key(s) allowed\(removed.isEmpty ? "" : "; removed \(removed.sorted().joined(separator: ", ")), \(closed) connection(s) closed")"
+            "reloaded \(path): \(policy.grants.count) key(s) allowed\(removed.isEmpty ? "" : "; removed \(removed.joined(separator: ", ")), \(revoked) connection(s) closing")\(resubscribing == 0 ? "" : "; \(resubscribing) bus connection(s) closed to subscribe again under a changed 'subscribe' rule")"
         )
     }
 
-    /// Remembers which connection `key` spoke on last.
-    private func note(_ sender: ZMQSocket.Sender) {
-        guard let key = sender.userID, sender.fileDescriptor >= 0 else { return }
-        if owners[sender.fileDescriptor] != key {
-            if let previous = owners[sender.fileDescriptor] {
-                descriptors[previous]?.remove(sender.fileDescriptor)
-            }
-            owners[sender.fileDescriptor] = key
-            descriptors[key, default: []].insert(sender.fileDescriptor)
-        }
+    /// Remembers which connection the last message's key spoke on.
+    private func note(_ sender: ZMQSocket.Sender, _ socket: KeyConnections.Socket) {
+        guard let key = sender.userID else { return }
+        connections.note(sender.fileDescriptor, key: key, socket: socket)
     }
 
     /// Serves until the stopper is called, then tells services it is leaving and closes the sockets.
@@ -260,7 +270,7 @@ public final class BrokerServer {
                 var timeout = SystemClock.pollTimeout(
                     until: min(
                         core.nextDeadline().nanoseconds, watchdog == nil ? .max : nextWatchdog,
-                        busReadDue ?? .max),
+                        busReadDue ?? .max, connections.nextDue ?? .max),
                     now: now)
                 if spin > 0 && now &- lastActivity < spin { timeout = 0 }
                 guard let readable = poller.wait(timeoutMilliseconds: Int32(clamping: timeout)) else {
@@ -285,6 +295,10 @@ public final class BrokerServer {
                     }
                 }
                 if stop { break }
+            }
+            if let due = connections.nextDue, SystemClock.monotonicNanoseconds() >= due {
+                let closed = connections.closeDue(now: SystemClock.monotonicNanoseconds())
+                if closed > 0 { log("closed \(closed) connection(s) of revoked keys") }
             }
             let after = SystemClock.now
             if after >= core.nextDeadline() {
@@ -314,7 +328,7 @@ public final class BrokerServer {
         while let frames = next(on: router, "control", mayHaveInput: &routerMayHaveInput) {
             received = true
             guard frames.count >= 2 else { continue }
-            if zap != nil { note(sender) }
+            if zap != nil { note(sender, .control) }
             core.handleControl(
                 peer: frames[0], frames: frames[1...], key: zap == nil ? nil : sender.userID,
                 now: SystemClock.now,
@@ -346,7 +360,7 @@ public final class BrokerServer {
                 log("refused a bus subscription: \(problem)")
                 continue
             }
-            if zap != nil { note(sender) }
+            if zap != nil { note(sender, .bus) }
             if kind == 1, let policy = core.policy, let key = sender.userID,
                 let denial = BusSubscriptionRule.denial(topic, key: key, in: policy)
             {

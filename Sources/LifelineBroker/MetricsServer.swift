@@ -5,15 +5,17 @@ import Synchronization
 
 /// A small HTTP/1.1 responder on its own thread for Prometheus: `GET /metrics` answers the
 /// broker's counters in the text exposition format (asked of the broker's thread each time);
-/// anything else is 404 or 405. One request per connection (`Connection: close`).
+/// anything else is 404 or 405. With a token, a request without `Authorization: Bearer TOKEN` gets
+/// 401. One request per connection (`Connection: close`).
 final class MetricsServer: Sendable {
     /// The address actually bound, `HOST:PORT`.
     let address: String
     private let listener: Int32
 
     /// Binds `address` (`HOST:PORT`, IPv4; port 0 picks one) and serves from a new thread;
-    /// `render` produces the body (nil: the broker did not answer in time).
-    init(address: String, render: @escaping @Sendable () -> String?) throws {
+    /// `render` produces the body (nil: the broker did not answer in time); `token`, when given, is
+    /// the bearer token every request must carry.
+    init(address: String, token: String? = nil, render: @escaping @Sendable () -> String?) throws {
         let parts = address.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, let port = UInt16(parts[1]) else {
             throw SecurityError("--metrics: expected HOST:PORT, e.g. 127.0.0.1:9464, not '\(address)'")
@@ -56,7 +58,7 @@ final class MetricsServer: Sendable {
                     if errno == EINTR || errno == ECONNABORTED { continue }
                     return
                 }
-                Self.serve(client, render: render)
+                Self.serve(client, token: token, render: render)
                 close(client)
             }
         }
@@ -66,7 +68,7 @@ final class MetricsServer: Sendable {
     /// Stops accepting (the thread ends).
     func stop() { shutdown(listener, Int32(SHUT_RDWR)) }
 
-    private static func serve(_ client: Int32, render: @Sendable () -> String?) {
+    private static func serve(_ client: Int32, token: String?, render: @Sendable () -> String?) {
         var timeout = timeval(tv_sec: 2, tv_usec: 0)
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var request: [UInt8] = []
@@ -81,10 +83,16 @@ final class MetricsServer: Sendable {
         let line = String(decoding: request.prefix { $0 != 13 && $0 != 10 }, as: UTF8.self)
         let parts = line.split(separator: " ")
         let (status, type, body): (String, String, String)
+        var challenge = ""
         if parts.count < 2 {
             (status, type, body) = ("400 Bad Request", "text/plain", "expected an HTTP request line\n")
         } else if parts[0] != "GET" && parts[0] != "HEAD" {
             (status, type, body) = ("405 Method Not Allowed", "text/plain", "only GET /metrics\n")
+        } else if let token, !Self.authorizes(request, token: token) {
+            (status, type, body) = (
+                "401 Unauthorized", "text/plain", "/metrics needs the header 'Authorization: Bearer TOKEN'\n"
+            )
+            challenge = "WWW-Authenticate: Bearer realm=\"lifeline\"\r\n"
         } else if parts[1].split(separator: "?").first != "/metrics" {
             (status, type, body) = ("404 Not Found", "text/plain", "only /metrics is served here\n")
         } else if let text = render() {
@@ -96,7 +104,7 @@ final class MetricsServer: Sendable {
         }
         let payload = Array(body.utf8)
         let head =
-            "HTTP/1.1 \(status)\r\nContent-Type: \(type)\r\nContent-Length: \(payload.count)\r\nConnection: close\r\n\r\n"
+            "HTTP/1.1 \(status)\r\n\(challenge)Content-Type: \(type)\r\nContent-Length: \(payload.count)\r\nConnection: close\r\n\r\n"
         let bytes = Array(head.utf8) + (parts.first == "HEAD" ? [] : payload)
         var sent = 0
         while sent < bytes.count {
@@ -106,6 +114,29 @@ final class MetricsServer: Sendable {
             if count <= 0 { break }
             sent += count
         }
+    }
+}
+
+extension MetricsServer {
+    /// True when the request's headers carry `Authorization: Bearer TOKEN` with this token (compared
+    /// in constant time).
+    static func authorizes(_ request: [UInt8], token: String) -> Bool {
+        let text = String(decoding: request, as: UTF8.self)
+        for line in text.split(separator: "\r\n").dropFirst() {
+            guard let colon = line.firstIndex(of: ":"),
+                line[..<colon].lowercased() == "authorization"
+            else { continue }
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            guard value.count > 7, value.prefix(7).lowercased() == "bearer " else { return false }
+            let given = Array(value.dropFirst(7).trimmingCharacters(in: .whitespaces).utf8)
+            let expected = Array(token.utf8)
+            var difference = given.count ^ expected.count
+            for index in expected.indices {
+                difference |= Int(expected[index] ^ (index < given.count ? given[index] : 0))
+            }
+            return difference == 0
+        }
+        return false
     }
 }
 

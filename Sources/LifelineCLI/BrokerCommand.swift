@@ -49,8 +49,12 @@ enum BrokerCommand: CLICommand {
                                     encrypt, and every peer must authenticate with a key of its own
           --policy FILE             the allow-list and what each key may do (JSON, see README); read
                                     again on SIGHUP; a key it drops is cut off. Needs --key
-          --insecure                allow binding a non-loopback endpoint without CURVE
-          --metrics HOST:PORT       serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464)
+          --insecure                allow binding a non-loopback endpoint without CURVE (and /metrics without
+                                    a token)
+          --metrics HOST:PORT       serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464);
+                                    off loopback only with --metrics-token (or --insecure)
+          --metrics-token FILE      /metrics answers only requests with 'Authorization: Bearer TOKEN', TOKEN
+                                    being the file's text (mode 0600); others get 401
         \(Console.usage)
         Endpoints may use wildcard ports, e.g. tcp://127.0.0.1:*; READY shows the ports chosen.
         """
@@ -152,6 +156,13 @@ enum BrokerCommand: CLICommand {
         configuration.policyPath = try arguments.option("--policy")
         configuration.insecure = arguments.flag("--insecure")
         configuration.metricsAddress = try arguments.option("--metrics")
+        if let tokenFile = try arguments.option("--metrics-token") {
+            do {
+                configuration.metricsToken = try KeyFile.secret(tokenFile)
+            } catch {
+                throw UsageError("--metrics-token: \(error)")
+            }
+        }
         try Console.configure(parsing: &arguments)
         if let problem = configuration.securityProblem { throw UsageError(problem) }
         try arguments.finish()

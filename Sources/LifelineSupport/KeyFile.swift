@@ -17,21 +17,39 @@ public enum KeyFile {
 
     /// The public and secret keys of the key pair file at `path`.
     public static func readPair(_ path: String) throws(Problem) -> (publicKey: String?, secretKey: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw Problem("cannot read the key file \(path): \(String(cString: strerror(errno)))")
-        }
-        let others = info.st_mode & 0o077
-        guard others == 0 else {
-            throw Problem(
-                "the secret key file \(path) may be read by others (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)"
-            )
-        }
+        try checkPrivate(path, what: "secret key file")
         let fields = try read(path)
         guard let secret = fields["secret-key"] else {
             throw Problem("\(path) has no 'secret-key = …' line: it is not a key pair file")
         }
         return (fields["public-key"], secret)
+    }
+
+    /// Refuses a file that anyone but its owner may read, or that cannot be read.
+    private static func checkPrivate(_ path: String, what: String) throws(Problem) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw Problem("cannot read the \(what) \(path): \(String(cString: strerror(errno)))")
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            throw Problem(
+                "the \(what) \(path) may be read by others than its owner (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(path)"
+            )
+        }
+    }
+
+    /// The text of a secret file (a bearer token, say), without surrounding white space: refused
+    /// when anyone but its owner may read it, or when it is empty.
+    public static func secret(_ path: String) throws(Problem) -> String {
+        try checkPrivate(path, what: "secret file")
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Problem("cannot read the secret file \(path)")
+        }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty, !text.contains(where: \.isNewline) else {
+            throw Problem("the secret file \(path) must hold one line of text (the token)")
+        }
+        return text
     }
 
     /// A public key: `text` itself when it is 40 characters and no such file exists, else the

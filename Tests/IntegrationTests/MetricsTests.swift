@@ -5,7 +5,7 @@ import Testing
 @Suite("Real processes: lifeline stats and the Prometheus endpoint", .serialized, .timeLimit(.minutes(1)))
 struct MetricsTests {
     /// `GET path` on 127.0.0.1:`port` with a bare socket: (status line, body).
-    static func get(port: UInt16, _ path: String) throws -> (String, String) {
+    static func get(port: UInt16, _ path: String, headers: [String] = []) throws -> (String, String) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -18,7 +18,8 @@ struct MetricsTests {
             }
         }
         guard connected == 0 else { throw HarnessError("cannot connect to 127.0.0.1:\(port)") }
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)
+        let extra = headers.map { $0 + "\r\n" }.joined()
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\(extra)\r\n".utf8)
         _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
         var response: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -103,5 +104,37 @@ struct MetricsTests {
         let scrape = try Self.get(port: port, "/metrics").1
         #expect(scrape.contains(#"lifeline_service_events_handled_total{service="url",event="openURL"} 1"#))
         #expect(scrape.contains(#"lifeline_service_queue_depth{service="url"} 0"#))
+    }
+
+    @Test("/metrics off loopback needs a token (or --insecure); with one, a request without it gets 401")
+    func metricsToken() async throws {
+        let exposed = try await CLIResult.run(["broker", "--metrics", "0.0.0.0:0"])
+        #expect(
+            exposed.status == 2
+                && exposed.errors.contains("refusing to serve /metrics on 0.0.0.0:0 without a token"))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-token-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let tokenFile = directory.appendingPathComponent("token").path
+        _ = FileManager.default.createFile(
+            atPath: tokenFile, contents: Data("s3cret\n".utf8), attributes: [.posixPermissions: 0o644])
+        let loose = try await CLIResult.run([
+            "broker", "--metrics", "0.0.0.0:0", "--metrics-token", tokenFile,
+        ])
+        #expect(loose.status == 2 && loose.errors.contains("may be read by others than its owner (mode 644)"))
+        chmod(tokenFile, 0o600)
+        let broker = try await BrokerProcess(["--metrics", "0.0.0.0:0", "--metrics-token", tokenFile])
+        defer { broker.process.kill() }
+        let line = try await broker.process.waitForLine(.stderr) {
+            $0.contains("Prometheus metrics on http://")
+        }
+        let port = try #require(UInt16(line.split(separator: ":").last?.split(separator: "/").first ?? ""))
+        #expect(try Self.get(port: port, "/metrics").0 == "HTTP/1.1 401 Unauthorized")
+        #expect(
+            try Self.get(port: port, "/metrics", headers: ["Authorization: Bearer wrong"]).0
+                == "HTTP/1.1 401 Unauthorized")
+        let (status, body) = try Self.get(port: port, "/metrics", headers: ["Authorization: Bearer s3cret"])
+        #expect(status == "HTTP/1.1 200 OK" && body.contains("lifeline_events_published_total"))
     }
 }

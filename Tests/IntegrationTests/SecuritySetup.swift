@@ -26,10 +26,24 @@ struct SecuritySetup {
         var keys: [String: JSONValue] = [:]
         for (name, grant) in grants {
             guard case .object(var members) = grant else { continue }
-            members["publicKeyFile"] = .string("\(name).pub")
+            if members["publicKeyFile"] == nil && members["publicKey"] == nil {
+                members["publicKeyFile"] = .string("\(name).pub")
+            }
             keys[name] = .object(members)
         }
         try Data(JSONWriter.encode(["keys": .object(keys)])).write(to: URL(fileURLWithPath: policyPath))
+    }
+
+    /// Writes the policy and has `broker` read it again (SIGHUP); returns once it says it did.
+    func reload(_ grants: [String: JSONValue], _ broker: BrokerProcess) async throws {
+        let before = broker.process.lines(.stderr).filter { $0.contains("reloaded ") }.count
+        try writePolicy(grants)
+        broker.process.kill(SIGHUP)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while broker.process.lines(.stderr).filter({ $0.contains("reloaded ") }).count == before {
+            guard ContinuousClock.now < deadline else { throw HarnessError("the broker did not reload") }
+            try await Task.sleep(for: .milliseconds(10))  // polling the log with a deadline
+        }
     }
 
     /// `lifeline broker` arguments for CURVE with this policy.

@@ -189,7 +189,9 @@ struct SecurityTests {
         let loose = try await CLIResult.run([
             "status", "--key", secret, "--broker-key", directory.appendingPathComponent("ops.pub").path,
         ])
-        #expect(loose.status == 2 && loose.errors.contains("may be read by others (mode 644); run chmod 600"))
+        #expect(
+            loose.status == 2
+                && loose.errors.contains("may be read by others than its owner (mode 644); run chmod 600"))
 
         let exposed = try await CLIResult.run([
             "broker", "--control", "tcp://0.0.0.0:*", "--bus", "tcp://127.0.0.1:*",

@@ -55,6 +55,38 @@ struct AccessPolicyTests {
         #expect(policy.explain("gw").contains("  call:      push.*"))
     }
 
+    @Test("'observe' grants STATS and TRACE, 'admin' implies it; a grant is found by its public key")
+    func observe() throws {
+        let policy = try AccessPolicy(json: [
+            "keys": [
+                "watcher": ["publicKey": .string(Self.key), "observe": true],
+                "ops": ["publicKey": .string(Self.other), "admin": true],
+            ]
+        ])
+        #expect(policy.denial(publicKey: Self.key, .observe("read STATS")) == nil)
+        #expect(policy.denial(publicKey: Self.other, .observe("read STATS")) == nil)
+        #expect(
+            policy.denial(publicKey: Self.key, .admin("start or run boot tasks"))
+                == "key 'watcher' may not start or run boot tasks: its rule 'admin' is false")
+        #expect(policy.grant(publicKey: Self.key)?.name == "watcher")
+        #expect(
+            policy.denial(publicKey: "unknown", .observe("x")) == "key unknown is not in the policy any more")
+        #expect(throws: ProtocolError.self) {
+            try AccessPolicy(json: ["keys": ["w": ["publicKey": .string(Self.key), "observe": "yes"]]])
+        }
+    }
+
+    @Test("/metrics takes only the bearer token it was given")
+    func metricsToken() {
+        func request(_ headers: String) -> [UInt8] { Array("GET /metrics HTTP/1.1\r\n\(headers)\r\n".utf8) }
+        #expect(MetricsServer.authorizes(request("Authorization: Bearer s3cret\r\n"), token: "s3cret"))
+        #expect(MetricsServer.authorizes(request("authorization:   bearer s3cret \r\n"), token: "s3cret"))
+        #expect(!MetricsServer.authorizes(request("Authorization: Bearer s3cre\r\n"), token: "s3cret"))
+        #expect(!MetricsServer.authorizes(request("Authorization: Bearer s3crets\r\n"), token: "s3cret"))
+        #expect(!MetricsServer.authorizes(request("Authorization: Basic czNjcmV0\r\n"), token: "s3cret"))
+        #expect(!MetricsServer.authorizes(request("Host: x\r\n"), token: "s3cret"))
+    }
+
     @Test("a bad policy is refused with the key and field that are wrong")
     func refusals() {
         let cases: [(JSONValue, String)] = [
@@ -104,7 +136,7 @@ struct AccessPolicyTests {
             .publish, requestID: Array("p1".utf8), header: ["event": "didBecomeActive"])
         broker.output.removeAll()
         broker.core.handleControl(
-            peer: Array("gw".utf8), frames: publish.frames()[...], key: "gw", now: broker.instant,
+            peer: Array("gw".utf8), frames: publish.frames()[...], key: Self.key, now: broker.instant,
             into: &broker.output)
         let denied = try #require(broker.replies(to: "gw").first)
         #expect(denied.status == .forbidden)
@@ -116,7 +148,7 @@ struct AccessPolicyTests {
         let register = ControlRequest(.register, requestID: Array("r1".utf8), header: outside)
         broker.output.removeAll()
         broker.core.handleControl(
-            peer: Array("gw".utf8), frames: register.frames()[...], key: "gw", now: broker.instant,
+            peer: Array("gw".utf8), frames: register.frames()[...], key: Self.key, now: broker.instant,
             into: &broker.output)
         #expect(broker.replies(to: "gw").first?.status == .forbidden)
         #expect(broker.core.serviceCount == 0)

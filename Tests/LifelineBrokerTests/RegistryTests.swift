@@ -57,6 +57,34 @@ struct RegistryTests {
         #expect(broker.requests(to: "p3").first?.command == .call, "calls go to the new connection")
     }
 
+    @Test("a name belongs to the key that registered it; without keys, to its connection or the same process")
+    func ownership() {
+        let registration = ServiceRegistration(
+            name: "svc", instance: "i1", pid: 7, host: "h", events: [], methods: [], attachToken: "t")
+        var keyed = ServiceRegistry()
+        #expect(keyed.admit(registration, peer: [1], owner: "KEY-A", now: 0) == .added)
+        #expect(keyed.admit(registration, peer: [2], owner: "KEY-B", now: 1) == .foreign(owner: "KEY-A"))
+        #expect(keyed.entry(named: "svc")?.peer == [1], "whatever it quotes, another key changes nothing")
+        #expect(keyed.admit(registration, peer: [3], owner: "KEY-A", now: 2) == .renewed)
+        #expect(keyed.entry(named: "svc")?.peer == [3])
+        var another = registration
+        another.instance = "i2"
+        guard case .refused = keyed.admit(another, peer: [4], owner: "KEY-A", now: 3) else {
+            Issue.record("another instance of the same key is refused while the name lives")
+            return
+        }
+
+        var plain = ServiceRegistry()
+        #expect(plain.admit(registration, peer: [1], now: 0) == .added)
+        var forged = registration
+        forged.pid = 8
+        guard case .refused = plain.admit(forged, peer: [2], now: 1) else {
+            Issue.record("the instance id alone does not take a name over")
+            return
+        }
+        #expect(plain.admit(registration, peer: [2], now: 2) == .renewed, "the same process coming back")
+    }
+
     @Test("a silent service expires after interval × liveness and serviceDidStop is published")
     func expiry() throws {
         var broker = BrokerHarness()

@@ -39,6 +39,10 @@ struct BrokerCore {
     var tracing: Bool { traceUntil.map { now < $0 } ?? false }
     /// True when the sockets run CURVE.
     var secure = false
+    /// Who may do what, when the broker runs with CURVE and a policy; nil lets every peer do anything.
+    var policy: AccessPolicy?
+    /// The CURVE public key (Z85) each peer authenticated with, as its messages say.
+    var peerKeys: [[UInt8]: String] = [:]
     /// What the step asks the socket shell to do.
     var output: [BrokerOutput] = []
     /// What the step tells the features, in order.
@@ -198,6 +202,12 @@ struct BrokerCore {
 
     /// A routing id as hex, for log lines.
     /// A peer as a log line names it: its services when it registered any, with its routing id.
+    /// A CURVE public key as messages name it: its name in the policy (with the key when the policy
+    /// does not list it).
+    func keyName(_ publicKey: String) -> String {
+        policy?.names[publicKey].map { "'\($0)'" } ?? publicKey
+    }
+
     func peerName(_ peer: [UInt8]) -> String {
         let names = registry.entries.values.filter { $0.peer == peer }.map(\.registration.name).sorted()
         return names.isEmpty

@@ -6,6 +6,9 @@ import LifelineProtocol
 /// grow the subscription trie, and is refused.
 enum BusSubscriptionRule {
     static let maximumTokenLength = 128
+    /// The largest message the bus socket takes from a subscriber: a subscription (its kind byte and
+    /// topic) is at most 202 bytes; this leaves room for libzmq's own commands.
+    static let maximumMessageBytes = 1024
 
     /// Why `topic` may not be subscribed to; nil when it may.
     static func problem(_ topic: ArraySlice<UInt8>) -> String? {
@@ -21,7 +24,7 @@ enum BusSubscriptionRule {
 }
 
 extension BusSubscriptionRule {
-    /// Why the peer holding `key` may not subscribe to `topic`: an event (its name and NUL) needs a
+    /// Why the peer holding the public key `key` may not subscribe to `topic`: an event (its name and NUL) needs a
     /// `subscribe` pattern that matches it; a bare prefix (every event starting with it) a pattern
     /// that matches the prefix followed by `*` — the empty prefix, every event, needs `*`. Markers
     /// are open to all.
@@ -30,6 +33,6 @@ extension BusSubscriptionRule {
         let name =
             topic.last == 0
             ? String(decoding: topic.dropLast(), as: UTF8.self) : String(decoding: topic, as: UTF8.self) + "*"
-        return policy.denial(key, .subscribe(name))
+        return policy.denial(publicKey: key, .subscribe(name))
     }
 }

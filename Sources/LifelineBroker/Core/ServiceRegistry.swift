@@ -1,12 +1,14 @@
 import LifelineProtocol
 
 /// The Context's registry of services: names are unique, each name belongs to one peer (a ROUTER
-/// routing id), and a service silent for `interval × liveness` expires. Pure: time comes in as
-/// monotonic nanoseconds.
+/// routing id) and, with CURVE, to the public key that registered it; a service silent for
+/// `interval × liveness` expires. Pure: time comes in as monotonic nanoseconds.
 struct ServiceRegistry {
     struct Entry {
         var registration: ServiceRegistration
         var peer: [UInt8]
+        /// The CURVE public key (Z85) that registered the name; nil without CURVE.
+        var owner: String? = nil
         var registeredAt: UInt64
         var lastSeen: UInt64
         /// Registration order, for dispatch ties.
@@ -29,6 +31,8 @@ struct ServiceRegistry {
         case renewed
         /// Another live instance holds the name.
         case refused(String, retryAfterMilliseconds: Int64)
+        /// Another key owns the name (CURVE): whatever the request quotes, it may not take it.
+        case foreign(owner: String?)
     }
 
     private(set) var entries: [String: Entry] = [:]
@@ -51,35 +55,54 @@ struct ServiceRegistry {
     /// Every peer that owns at least one name.
     var peers: Dictionary<[UInt8], Set<String>>.Keys { namesByPeer.keys }
 
-    /// Adds or renews `registration` for `peer`, or says why not.
-    mutating func admit(_ registration: ServiceRegistration, peer: [UInt8], now: UInt64) -> Admission {
+    /// Adds or renews `registration` for `peer`, which authenticated with the public key `owner`
+    /// (nil without CURVE), or says why not. A name is renewed only by its owner: with CURVE the same
+    /// key and the same instance; without it the same connection, or a new connection of the same
+    /// process coming back (same instance, pid and host).
+    mutating func admit(
+        _ registration: ServiceRegistration, peer: [UInt8], owner: String? = nil, now: UInt64
+    ) -> Admission {
         if let existing = entries[registration.name] {
-            guard existing.registration.instance == registration.instance else {
-                let owner = existing.registration
-                let silence = (now &- existing.lastSeen) / 1_000_000
-                let expiry = Int64(owner.heartbeat.expiryNanoseconds / 1_000_000)
-                return .refused(
-                    "service '\(registration.name)' is already registered by pid \(owner.pid) on host '\(owner.host)' "
-                        + "(last heard from \(silence) ms ago); choose another name or stop that process first",
-                    retryAfterMilliseconds: max(0, expiry - Int64(silence)))
-            }
+            if let refusal = refusal(of: registration, peer: peer, owner: owner, now: now) { return refusal }
             detach(name: registration.name, from: existing.peer)
             count(existing.registration.events, by: -1)
             count(registration.events, by: 1)
             entries[registration.name] = Entry(
-                registration: registration, peer: peer, registeredAt: existing.registeredAt, lastSeen: now,
-                order: existing.order)
+                registration: registration, peer: peer, owner: owner, registeredAt: existing.registeredAt,
+                lastSeen: now, order: existing.order)
             expiryTimes[registration.name] = now &+ registration.heartbeat.expiryNanoseconds
             namesByPeer[peer, default: []].insert(registration.name)
             return .renewed
         }
         registrations += 1
         entries[registration.name] = Entry(
-            registration: registration, peer: peer, registeredAt: now, lastSeen: now, order: registrations)
+            registration: registration, peer: peer, owner: owner, registeredAt: now, lastSeen: now,
+            order: registrations)
         expiryTimes[registration.name] = now &+ registration.heartbeat.expiryNanoseconds
         namesByPeer[peer, default: []].insert(registration.name)
         count(registration.events, by: 1)
         return .added
+    }
+
+    /// Why `registration` may not take its name now (``Admission/refused(_:retryAfterMilliseconds:)``
+    /// or ``Admission/foreign(owner:)``); nil when ``admit(_:peer:owner:now:)`` would add or renew it.
+    func refusal(of registration: ServiceRegistration, peer: [UInt8], owner: String?, now: UInt64)
+        -> Admission?
+    {
+        guard let existing = entries[registration.name] else { return nil }
+        guard existing.owner == owner else { return .foreign(owner: existing.owner) }
+        let held = existing.registration
+        let sameProcess =
+            held.instance == registration.instance
+            && (existing.peer == peer || owner != nil
+                || (held.pid == registration.pid && held.host == registration.host))
+        if sameProcess { return nil }
+        let silence = (now &- existing.lastSeen) / 1_000_000
+        let expiry = Int64(held.heartbeat.expiryNanoseconds / 1_000_000)
+        return .refused(
+            "service '\(registration.name)' is already registered by pid \(held.pid) on host '\(held.host)' "
+                + "(last heard from \(silence) ms ago); choose another name or stop that process first",
+            retryAfterMilliseconds: max(0, expiry - Int64(silence)))
     }
 
     /// Removes `name`; returns its entry.

@@ -25,8 +25,10 @@ public struct AccessPolicy: Sendable, Equatable {
         public var subscribe: [String] = []
         public var call: [String] = []
         /// APPS changes (a host's own sessions excepted), BOOT start and run, REPLAY outside a
-        /// registration.
+        /// registration; implies ``observe``.
         public var admin = false
+        /// STATS (only what the key may subscribe to and call) and TRACE.
+        public var observe = false
     }
 
     /// An action checked against a key's grant.
@@ -36,6 +38,7 @@ public struct AccessPolicy: Sendable, Equatable {
         case subscribe(String)
         case call(service: String, method: String)
         case admin(String)
+        case observe(String)
     }
 
     /// The grants, by key name.
@@ -43,7 +46,9 @@ public struct AccessPolicy: Sendable, Equatable {
     /// Key names by public key (the ZAP handler's allow-list).
     public private(set) var names: [String: String] = [:]
 
-    static let fields = ["publicKey", "publicKeyFile", "register", "publish", "subscribe", "call", "admin"]
+    static let fields = [
+        "publicKey", "publicKeyFile", "register", "publish", "subscribe", "call", "admin", "observe",
+    ]
 
     /// Reads the policy file at `path`; the error names the key and field that are wrong.
     public init(path: String) throws(ProtocolError) {
@@ -126,13 +131,27 @@ public struct AccessPolicy: Sendable, Equatable {
         grant.publish = try patterns("publish")
         grant.subscribe = try patterns("subscribe")
         grant.call = try patterns("call")
-        if let admin = members["admin"] {
-            guard let flag = admin.boolValue else {
-                throw ProtocolError(.badRequest, "\(at).admin: expected true or false")
+        for field in ["admin", "observe"] {
+            guard let value = members[field] else { continue }
+            guard let flag = value.boolValue else {
+                throw ProtocolError(.badRequest, "\(at).\(field): expected true or false")
             }
-            grant.admin = flag
+            if field == "admin" { grant.admin = flag } else { grant.observe = flag }
         }
         return grant
+    }
+
+    /// The grant of the key whose public key (Z85) is `publicKey`, if the policy lists it.
+    public func grant(publicKey: String) -> Grant? { names[publicKey].flatMap { grants[$0] } }
+
+    /// A key as messages name it: its name in the policy, or its public key when the policy does not
+    /// list it.
+    public func keyName(_ publicKey: String) -> String { names[publicKey] ?? publicKey }
+
+    /// Why the key whose public key is `publicKey` may not do `action`; nil when it may.
+    public func denial(publicKey: String, _ action: Action) -> String? {
+        guard let name = names[publicKey] else { return "key \(publicKey) is not in the policy any more" }
+        return denial(name, action)
     }
 
     /// Why `key` may not do `action` (naming the key, the action and the rule); nil when it may.
@@ -147,6 +166,9 @@ public struct AccessPolicy: Sendable, Equatable {
             (verb, subject, rule) = ("call", "\(service).\(method)", grant.call)
         case .admin(let what):
             return grant.admin ? nil : "key '\(key)' may not \(what): its rule 'admin' is false"
+        case .observe(let what):
+            return grant.admin || grant.observe
+                ? nil : "key '\(key)' may not \(what): its rules 'observe' and 'admin' are false"
         }
         if rule.contains(where: { Self.matches($0, subject) }) { return nil }
         let field: String
@@ -200,7 +222,8 @@ public struct AccessPolicy: Sendable, Equatable {
             "  publish:   \(list(grant.publish))",
             "  subscribe: \(list(grant.subscribe))",
             "  call:      \(list(grant.call))",
-            "  admin:     \(grant.admin ? "yes (apps changes, boot start/run, replay)" : "no")",
+            "  admin:     \(grant.admin ? "yes (apps changes, boot start/run, replay, stats, trace)" : "no")",
+            "  observe:   \(grant.admin || grant.observe ? "yes (stats, trace)" : "no")",
         ]
     }
 }

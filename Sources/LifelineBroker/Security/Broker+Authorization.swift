@@ -1,48 +1,67 @@
 import LifelineProtocol
 
 extension Broker {
-    /// Why the peer holding `key` may not make `request`; nil when it may. Reads and the
-    /// registry's own bookkeeping are open to every key the allow-list lets in.
+    /// Why the peer that authenticated with the public key `key` may not make `request`; nil when it
+    /// may. The Context's reads (LOOKUP, LIST, APPS queries, BOOT report) and the registry's own
+    /// bookkeeping are open to every key the allow-list lets in; who owns a name is checked by the
+    /// registry itself.
     func denial(of request: ClientRequest, key: String, peer: [UInt8], in policy: AccessPolicy) -> String? {
+        // A key revoked by a reload may still have a connection open for a moment: it gets nothing.
+        guard policy.names[key] != nil else { return "key \(key) is not in the policy any more" }
         switch request {
-        case .hello, .heartbeat, .lookup, .list, .attach, .acknowledge, .unregister, .stats, .trace:
+        case .hello, .heartbeat, .lookup, .list, .attach, .acknowledge, .unregister:
             return nil
+        case .stats: return policy.denial(publicKey: key, .observe("read the broker's statistics (STATS)"))
+        case .trace: return policy.denial(publicKey: key, .observe("trace dispatches and calls (TRACE)"))
         case .register(let register):
-            if let denial = policy.denial(key, .register(register.registration.name)) { return denial }
+            if let denial = policy.denial(publicKey: key, .register(register.registration.name)) {
+                return denial
+            }
             for event in register.registration.events {
-                if let denial = policy.denial(key, .subscribe(event.rawValue)) { return denial }
+                if let denial = policy.denial(publicKey: key, .subscribe(event.rawValue)) { return denial }
             }
             return nil
         case .publish(let publish):
-            if let denial = policy.denial(key, .publish(publish.event.rawValue)) { return denial }
+            if let denial = policy.denial(publicKey: key, .publish(publish.event.rawValue)) { return denial }
             guard publish.isMixed else { return nil }
             var checked: Set<EventName> = [publish.event]
             for event in publish.rest where checked.insert(event.name).inserted {
-                if let denial = policy.denial(key, .publish(event.name.rawValue)) { return denial }
+                if let denial = policy.denial(publicKey: key, .publish(event.name.rawValue)) { return denial }
             }
             return nil
-        case .dispatch(let dispatch): return policy.denial(key, .publish(dispatch.event.rawValue))
-        case .call(let call): return policy.denial(key, .call(service: call.service, method: call.method))
+        case .dispatch(let dispatch): return policy.denial(publicKey: key, .publish(dispatch.event.rawValue))
+        case .call(let call):
+            return policy.denial(publicKey: key, .call(service: call.service, method: call.method))
         case .replay(let replay):
             if !core.registry.isKnown(peer: peer),
-                let denial = policy.denial(key, .admin("replay the journal"))
+                let denial = policy.denial(publicKey: key, .admin("replay the journal"))
             {
                 return denial
             }
             for event in replay.events {
-                if let denial = policy.denial(key, .subscribe(event.rawValue)) { return denial }
+                if let denial = policy.denial(publicKey: key, .subscribe(event.rawValue)) { return denial }
             }
             return nil
-        case .apps(let apps, _):
+        case .apps(let apps, let operationID):
             if apps.isQuery { return nil }
-            let hostsApps = core.registry.entries.values.contains {
-                $0.peer == peer && !$0.registration.apps.isEmpty
+            guard
+                let denial = policy.denial(
+                    publicKey: key, .admin("change the micro-app stack (APPS \(apps.operation))"))
+            else { return nil }
+            let hosts = Set(
+                core.registry.entries.values.filter {
+                    ($0.peer == peer || $0.owner == key) && !$0.registration.apps.isEmpty
+                }.map(\.registration.name))
+            if hosts.isEmpty { return denial }
+            if let operationID, self.apps.isAskedByCallback(operationID, ofHosts: hosts) { return nil }
+            if let problem = self.apps.foreignSessions(apps, hosts: hosts, registry: core.registry) {
+                return
+                    "\(denial.prefix { $0 != ":" }): a micro-app host without 'admin' may change only its own sessions (hosted by \(hosts.sorted().joined(separator: ", "))), and \(problem)"
             }
-            return hostsApps
-                ? nil : policy.denial(key, .admin("change the micro-app stack (APPS \(apps.operation))"))
+            return nil
         case .boot(let boot):
             if case .report = boot { return nil }
-            return policy.denial(key, .admin("start or run boot tasks"))
+            return policy.denial(publicKey: key, .admin("start or run boot tasks"))
         }
     }
 }

@@ -5,12 +5,14 @@ import ZeroMQ
 
 /// The broker's ZAP handler (ZeroMQ RFC 27) on its own thread: at every CURVE handshake on the
 /// broker's sockets libzmq asks it whether the client's public key may connect. A key on the
-/// allow-list gets its key name as the connection's `User-Id` (which every message then carries);
-/// any other is refused, so none of its messages reaches the broker. Without an allow-list every
-/// key is let in, named by its public key.
+/// allow-list is let in with its public key (Z85) as the connection's `User-Id`, which every message
+/// then carries: grants, name ownership and revocation all follow the key itself, never the name an
+/// entry of the policy gives it. Any other key is refused, so none of its messages reaches the
+/// broker. Without an allow-list every key is let in.
 final class ZAPHandler: Sendable {
     static let endpoint = "inproc://zeromq.zap.01"
 
+    /// Public key → key name (only the keys matter here).
     private let allowList: Mutex<[String: String]?>
     private let stopMailbox = Mailbox<Bool>()
     private let refusals = Mutex<[String: Int]>([:])
@@ -86,8 +88,8 @@ final class ZAPHandler: Sendable {
         else {
             return refuse("400", "only CURVE clients may connect")
         }
-        let allowed = allowList.withLock { list -> String? in list == nil ? key : list?[key] }
-        guard let name = allowed else {
+        let allowed = allowList.withLock { list -> Bool in list == nil || list?[key] != nil }
+        guard allowed else {
             let count = refusals.withLock { counts -> Int in
                 counts[key, default: 0] += 1
                 return counts[key] ?? 0
@@ -101,6 +103,6 @@ final class ZAPHandler: Sendable {
             }
             return refuse("400", "key not allowed")
         }
-        return [Array("1.0".utf8), id, Array("200".utf8), Array("OK".utf8), Array(name.utf8), []]
+        return [Array("1.0".utf8), id, Array("200".utf8), Array("OK".utf8), Array(key.utf8), []]
     }
 }

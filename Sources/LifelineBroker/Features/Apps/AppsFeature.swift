@@ -16,6 +16,9 @@ struct AppsFeature: BrokerFeature {
     /// `restore` callbacks when it registers again. Kept in `sessions.json`.
     var deferred: [AppCallback] = []
     static let rememberedCallbacks = 1024
+    /// The host of each callback sent lately (by callback id): the changes a callback asks for carry
+    /// its id, which lets a host without `admin` make them.
+    var callbackHosts = CallbackHosts()
 
     init(stack: SessionStack, saved: JSONValue? = nil) {
         self.stack = stack
@@ -25,6 +28,7 @@ struct AppsFeature: BrokerFeature {
         // caller was told it failed.
         let waiting = (saved?["deferred"]?.arrayValue ?? []) + (saved?["pending"]?.arrayValue ?? [])
         deferred = waiting.compactMap(AppCallback.init(json:)).filter { $0.name != .action }
+        for callback in deferred { callbackHosts.note(callback) }
     }
 
     var stackBody: JSONValue { .array(stack.sessions.map(\.json)) }

@@ -144,17 +144,21 @@ struct RegistryFeature: BrokerFeature {
                     requestID: id))
             return
         }
-        if let existing = core.registry.entry(named: registration.name),
-            existing.registration.instance != registration.instance
+        // Checked again when the marker has arrived; a refusal here spares the wait.
+        if let refusal = core.registry.refusal(
+            of: registration, peer: peer, owner: core.peerKeys[peer], now: core.nanoseconds)
         {
-            if case .refused(let reason, let retryAfter) = core.registry.admit(
-                registration, peer: peer, now: core.nanoseconds)
-            {
+            switch refusal {
+            case .refused(let reason, let retryAfter):
                 core.log(
                     "refused registration of \(registration.name) by pid \(registration.pid): name taken")
                 core.send(peer, Self.conflict(reason, retryAfter: retryAfter, requestID: id))
+                return
+            case .foreign(let owner):
+                refuseForeign(registration.name, owner: owner, peer: peer, id: id, in: &core)
+                return
+            default: break
             }
-            return
         }
         if markers.hasSeen(registration.attachToken) {
             completeRegistration(request, peer: peer, id: id, in: &core)
@@ -170,10 +174,15 @@ struct RegistryFeature: BrokerFeature {
     ) {
         let registration = request.registration
         let previousPeer = core.registry.entry(named: registration.name)?.peer
-        let admission = core.registry.admit(registration, peer: peer, now: core.nanoseconds)
+        let admission = core.registry.admit(
+            registration, peer: peer, owner: core.peerKeys[peer], now: core.nanoseconds)
         if admission == .renewed, let previousPeer { core.correlator.repoint(from: previousPeer, to: peer) }
         if case .refused(let reason, let retryAfter) = admission {
             core.send(peer, Self.conflict(reason, retryAfter: retryAfter, requestID: id))
+            return
+        }
+        if case .foreign(let owner) = admission {
+            refuseForeign(registration.name, owner: owner, peer: peer, id: id, in: &core)
             return
         }
         // The snapshot (and any replay) is taken before this registration's own serviceDidStart, which
@@ -218,6 +227,28 @@ struct RegistryFeature: BrokerFeature {
             json: ["error": .string(reason), "retryAfterMs": .int(retryAfter)])
     }
 
+    /// A 403 for a name another key owns: it names the owner and the rule, and changes nothing.
+    private func refuseForeign(
+        _ name: String, owner: String?, peer: [UInt8], id: [UInt8], in core: inout BrokerCore,
+        action: String = "register, replace or heartbeat"
+    ) {
+        let message = Self.foreignMessage(
+            name, owner: owner, requester: core.peerKeys[peer], action: action, core)
+        core.log(
+            "denied \(action == "unregister" ? "UNREGISTER" : "REGISTER") from \(core.peerName(peer)): \(message)"
+        )
+        core.fail(peer, id, .forbidden, message)
+    }
+
+    static func foreignMessage(
+        _ name: String, owner: String?, requester: String?, action: String, _ core: BrokerCore
+    ) -> String {
+        let ownerName = owner.map { "key \(core.keyName($0))" } ?? "another connection"
+        let requesterName = requester.map { "key \(core.keyName($0))" } ?? "this connection"
+        return
+            "service '\(name)' belongs to \(ownerName): a name belongs to the key that registered it, and \(requesterName) may not \(action) it"
+    }
+
     private mutating func unregister(
         _ request: UnregisterRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore
     ) {
@@ -225,11 +256,15 @@ struct RegistryFeature: BrokerFeature {
             core.fail(peer, id, .notFound, "no service named '\(request.name)'")
             return
         }
-        guard entry.peer == peer || request.instance == entry.registration.instance else {
-            core.fail(
-                peer, id, .forbidden,
-                "service '\(request.name)' belongs to pid \(entry.registration.pid) on '\(entry.registration.host)'; only its owner may unregister it"
-            )
+        let key = core.peerKeys[peer]
+        guard entry.peer == peer || (key != nil && entry.owner == key) else {
+            let message =
+                entry.owner != nil && entry.owner != key
+                ? Self.foreignMessage(
+                    request.name, owner: entry.owner, requester: key, action: "unregister", core)
+                : "service '\(request.name)' belongs to another connection (pid \(entry.registration.pid) on '\(entry.registration.host)'); only the connection that registered it may unregister it"
+            core.log("denied UNREGISTER from \(core.peerName(peer)): \(message)")
+            core.fail(peer, id, .forbidden, message)
             return
         }
         core.registry.remove(request.name)
@@ -238,17 +273,41 @@ struct RegistryFeature: BrokerFeature {
         core.reply(peer, id, ["name": .string(request.name)])
     }
 
-    /// Drops every name of `peers` (their key left the policy) and tells them why.
-    mutating func revoke(_ peers: Set<[UInt8]>, in core: inout BrokerCore) {
-        let names = core.registry.entries.values.filter { peers.contains($0.peer) }.map(\.registration.name)
-        for name in names.sorted() {
-            guard let entry = core.registry.remove(name) else { continue }
-            core.log("dropped \(name) (pid \(entry.registration.pid)): its key left the policy")
+    /// Drops every name owned by the public keys `keys` (they left the policy) or registered by
+    /// `peers` (which spoke with them), and tells those peers why (DISCONNECT).
+    mutating func revoke(
+        keys: Set<String>, peers: Set<[UInt8]>, policy: AccessPolicy?, in core: inout BrokerCore
+    ) {
+        let entries = core.registry.entries.values.filter {
+            peers.contains($0.peer) || $0.owner.map { keys.contains($0) } == true
+        }
+        var told = peers
+        for entry in entries.sorted(by: { $0.registration.name < $1.registration.name }) {
+            guard core.registry.remove(entry.registration.name) != nil else { continue }
+            told.insert(entry.peer)
+            core.log(
+                "dropped \(entry.registration.name) (pid \(entry.registration.pid)): its key left the policy")
             core.announce(.gone(entry.registration, reason: .revoked))
         }
-        let frames = BrokerRequest.disconnect(reason: "your key is no longer allowed").controlRequest()
-            .frames()
-        for peer in peers { core.output.append(.send(peer: peer, frames: frames)) }
+        for peer in told {
+            let name = core.peerKeys[peer].flatMap { policy?.names[$0] }
+            let reason =
+                "revoked: your key\(name.map { " ('\($0)')" } ?? "") is no longer in the broker's policy"
+            let frames = BrokerRequest.disconnect(reason: reason).controlRequest().frames()
+            core.output.append(.send(peer: peer, frames: frames))
+        }
+    }
+
+    /// Drops the registrations in `refused` (name → why the policy now refuses it) and tells their
+    /// peers why (DISCONNECT: the library registers again, and stops at the 403).
+    mutating func drop(_ refused: [String: String], in core: inout BrokerCore) {
+        for (name, denial) in refused.sorted(by: { $0.key < $1.key }) {
+            guard let entry = core.registry.remove(name) else { continue }
+            core.log("dropped \(name) (pid \(entry.registration.pid)) at the reload: \(denial)")
+            core.announce(.gone(entry.registration, reason: .revoked))
+            let frames = BrokerRequest.disconnect(reason: "revoked: \(denial)").controlRequest().frames()
+            core.output.append(.send(peer: entry.peer, frames: frames))
+        }
     }
 
     // MARK: Expiry
