@@ -198,6 +198,12 @@ public struct Broker {
         for peer in core.registry.peers { output.append(.send(peer: peer, frames: frames)) }
     }
 
+    /// Tells one peer to go (DISCONNECT with `reason`).
+    public func disconnect(_ peer: [UInt8], reason: String, into output: inout [BrokerOutput]) {
+        output.append(
+            .send(peer: peer, frames: BrokerRequest.disconnect(reason: reason).controlRequest().frames()))
+    }
+
     static let heartbeatFrames = BrokerRequest.heartbeat.controlRequest().frames()
 
     // MARK: Routing

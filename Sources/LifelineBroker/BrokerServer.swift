@@ -207,12 +207,14 @@ public final class BrokerServer {
         for key in connections.keys where policy.names[key] == nil && change.revoked[key] == nil {
             change.revoked[key] = key
         }
-        flush()
         var revoked = 0
+        // The bus at once, before anything more is sent on it; the control connection once its
+        // DISCONNECT has left.
         for key in change.revoked.keys {
-            // The bus at once (it must not deliver another event); the control connection once its
-            // DISCONNECT has left.
             revoked += KeyConnections.close(connections.take(key, on: [.bus]))
+        }
+        flush()
+        for key in change.revoked.keys {
             let handles = connections.take(key, on: [.control])
             revoked += handles.count
             connections.close(handles, at: SystemClock.monotonicNanoseconds() + Self.revocationGrace)
@@ -225,6 +227,18 @@ public final class BrokerServer {
         log(
             "reloaded \(path): \(policy.grants.count) key(s) allowed\(removed.isEmpty ? "" : "; removed \(removed.joined(separator: ", ")), \(revoked) connection(s) closing")\(resubscribing == 0 ? "" : "; \(resubscribing) bus connection(s) closed to subscribe again under a changed 'subscribe' rule")"
         )
+    }
+
+    /// A message from a key the policy no longer lists, on a connection the reload did not know of
+    /// (it had not spoken since the broker started, or its handshake was approved just before):
+    /// DISCONNECT, and the connection closed once that has left.
+    private func cutOff(_ key: String, peer: [UInt8]) {
+        guard !connections.isClosing(sender.fileDescriptor) else { return }
+        core.disconnect(peer, reason: "revoked: your key is no longer in the broker's policy", into: &output)
+        flush()
+        let handles = connections.take(key, on: [.control, .bus])
+        connections.close(handles, at: SystemClock.monotonicNanoseconds() + Self.revocationGrace)
+        log("closing \(handles.count) connection(s) of key \(key): it is no longer in the policy")
     }
 
     /// Remembers which connection the last message's key spoke on.
@@ -328,7 +342,13 @@ public final class BrokerServer {
         while let frames = next(on: router, "control", mayHaveInput: &routerMayHaveInput) {
             received = true
             guard frames.count >= 2 else { continue }
-            if zap != nil { note(sender, .control) }
+            if zap != nil {
+                note(sender, .control)
+                if let key = sender.userID, let policy = core.policy, policy.names[key] == nil {
+                    cutOff(key, peer: frames[0])
+                    continue
+                }
+            }
             core.handleControl(
                 peer: frames[0], frames: frames[1...], key: zap == nil ? nil : sender.userID,
                 now: SystemClock.now,

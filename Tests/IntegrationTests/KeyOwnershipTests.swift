@@ -211,8 +211,9 @@ struct KeyOwnershipTests {
         let a = try BlockingClient(broker: broker.control, credentials: keys.credentials("hostA"))
         _ = try a.apps(.exit(AppExit(target: .session(sessionA))))
         #expect(try ops.apps(.list)["stack"]?.arrayValue?.isEmpty == true)
-        let nobody = try b.send(.apps(.exitAll, operationID: nil))
-        #expect(nobody.status == .forbidden)
+        // An id made as if in a callback counts only while that callback of its own host runs.
+        let forged = try b.send(.apps(.exitAll, operationID: "0123456789abcdef.1"))
+        #expect(forged.status == .forbidden)
     }
 
     @Test(

@@ -75,8 +75,11 @@ extension BrokerConnection {
     mutating func joined(_ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]) {
         guard case .joining = phase else { return }
         guard reply.status.isSuccess else {
-            if reply.status == .conflict {
-                let wait = (try? reply.json())?["retryAfterMs"]?.intValue
+            let retryAfter = (try? reply.json())?["retryAfterMs"]?.intValue
+            // A name taken by another process (409), or owned by another key (403), may be free once
+            // its holder's heartbeats have expired: the reply says when.
+            if reply.status == .conflict || (reply.status == .forbidden && retryAfter != nil) {
+                let wait = retryAfter
                 if let wait, !retriedConflict {
                     retriedConflict = true
                     effects.append(

@@ -42,23 +42,8 @@ extension Broker {
                 if let denial = policy.denial(publicKey: key, .subscribe(event.rawValue)) { return denial }
             }
             return nil
-        case .apps(let apps, let operationID):
-            if apps.isQuery { return nil }
-            guard
-                let denial = policy.denial(
-                    publicKey: key, .admin("change the micro-app stack (APPS \(apps.operation))"))
-            else { return nil }
-            let hosts = Set(
-                core.registry.entries.values.filter {
-                    ($0.peer == peer || $0.owner == key) && !$0.registration.apps.isEmpty
-                }.map(\.registration.name))
-            if hosts.isEmpty { return denial }
-            if let operationID, self.apps.isAskedByCallback(operationID, ofHosts: hosts) { return nil }
-            if let problem = self.apps.foreignSessions(apps, hosts: hosts, registry: core.registry) {
-                return
-                    "\(denial.prefix { $0 != ":" }): a micro-app host without 'admin' may change only its own sessions (hosted by \(hosts.sorted().joined(separator: ", "))), and \(problem)"
-            }
-            return nil
+        case .apps(let request, let operationID):
+            return apps.refusal(of: request, operationID: operationID, peer: peer, in: core)
         case .boot(let boot):
             if case .report = boot { return nil }
             return policy.denial(publicKey: key, .admin("start or run boot tasks"))

@@ -26,6 +26,8 @@ struct AppTransition {
         var id: [UInt8]
         var service: String
         var what: String
+        /// The callback waited for, when it is one (not an interception or a veto).
+        var callback: AppCallback? = nil
     }
 
     var operation: AppOperation

@@ -56,7 +56,7 @@ extension AppsFeature {
                     transition.awaiting = expect(
                         callback.host, "\(callback.app).\(callback.name.rawValue) (\(callback.session))",
                         peer: entry.peer, in: &core)
-                    callbackHosts.note(callback)
+                    transition.awaiting?.callback = callback
                     core.send(entry.peer, callback.request, id: transition.awaiting?.id ?? [])
                 } else if callback.name == .action {
                     transition.next += 1

@@ -16,9 +16,6 @@ struct AppsFeature: BrokerFeature {
     /// `restore` callbacks when it registers again. Kept in `sessions.json`.
     var deferred: [AppCallback] = []
     static let rememberedCallbacks = 1024
-    /// The host of each callback sent lately (by callback id): the changes a callback asks for carry
-    /// its id, which lets a host without `admin` make them.
-    var callbackHosts = CallbackHosts()
 
     init(stack: SessionStack, saved: JSONValue? = nil) {
         self.stack = stack
@@ -28,7 +25,6 @@ struct AppsFeature: BrokerFeature {
         // caller was told it failed.
         let waiting = (saved?["deferred"]?.arrayValue ?? []) + (saved?["pending"]?.arrayValue ?? [])
         deferred = waiting.compactMap(AppCallback.init(json:)).filter { $0.name != .action }
-        for callback in deferred { callbackHosts.note(callback) }
     }
 
     var stackBody: JSONValue { .array(stack.sessions.map(\.json)) }
@@ -156,7 +152,14 @@ struct AppsFeature: BrokerFeature {
             transition.start = AppStart(app: launcher, mode: .pushNoAnimation, clearTop: true)
             transition.stage = .intercepting
             core.log("starting the Launcher app '\(launcher)'")
-        case .request(let request, _, _, _):
+        case .request(let request, let peer, _, let operationID):
+            // Checked again now: what it targets may have changed while it was queued.
+            if let refusal = refusal(of: request, operationID: operationID, peer: peer, in: core) {
+                core.log("denied APPS \(request.operation) from \(core.peerName(peer)): \(refusal)")
+                transition.failure = (.forbidden, refusal)
+                finish(transition, in: &core)
+                return
+            }
             guard plan(request, into: &transition, in: &core) else {
                 finish(transition, in: &core)
                 return

@@ -173,6 +173,21 @@ struct RegistryFeature: BrokerFeature {
         _ request: RegisterRequest, peer: [UInt8], id: [UInt8], in core: inout BrokerCore
     ) {
         let registration = request.registration
+        // The policy may have changed (or the key been revoked) while it waited for its marker.
+        if let policy = core.policy {
+            let denial =
+                core.peerKeys[peer].map { key in
+                    policy.denial(publicKey: key, .register(registration.name))
+                        ?? registration.events.lazy.compactMap {
+                            policy.denial(publicKey: key, .subscribe($0.rawValue))
+                        }.first
+                } ?? "this connection's key is no longer in the policy"
+            if let denial {
+                core.log("denied REGISTER from \(core.peerName(peer)): \(denial)")
+                core.fail(peer, id, .forbidden, denial)
+                return
+            }
+        }
         let previousPeer = core.registry.entry(named: registration.name)?.peer
         let admission = core.registry.admit(
             registration, peer: peer, owner: core.peerKeys[peer], now: core.nanoseconds)
@@ -229,15 +244,21 @@ struct RegistryFeature: BrokerFeature {
 
     /// A 403 for a name another key owns: it names the owner and the rule, and changes nothing.
     private func refuseForeign(
-        _ name: String, owner: String?, peer: [UInt8], id: [UInt8], in core: inout BrokerCore,
-        action: String = "register, replace or heartbeat"
+        _ name: String, owner: String?, peer: [UInt8], id: [UInt8], in core: inout BrokerCore
     ) {
         let message = Self.foreignMessage(
-            name, owner: owner, requester: core.peerKeys[peer], action: action, core)
-        core.log(
-            "denied \(action == "unregister" ? "UNREGISTER" : "REGISTER") from \(core.peerName(peer)): \(message)"
+            name, owner: owner, requester: core.peerKeys[peer], action: "register, replace or heartbeat", core
         )
-        core.fail(peer, id, .forbidden, message)
+        core.log("denied REGISTER from \(core.peerName(peer)): \(message)")
+        // When the owner has gone silent (a crashed process whose key was rotated, say) the name
+        // expires: say when, so that its successor may try once more then.
+        var body: [String: JSONValue] = ["error": .string(message)]
+        if let entry = core.registry.entry(named: name) {
+            let silence = (core.nanoseconds &- entry.lastSeen) / 1_000_000
+            let expiry = Int64(entry.registration.heartbeat.expiryNanoseconds / 1_000_000)
+            body["retryAfterMs"] = .int(max(0, expiry - Int64(silence)))
+        }
+        core.send(peer, ControlReply(requestID: id, status: .forbidden, json: .object(body)))
     }
 
     static func foreignMessage(
