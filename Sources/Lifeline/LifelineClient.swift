@@ -147,9 +147,6 @@ public final class LifelineClient: Sendable {
         return try await request(.call(call), timeout: timeout + .seconds(1)).json()
     }
 
-    /// Where the service's event handlers run (the connection's socket thread).
-    var handlerExecutor: (any TaskExecutor)? { connection.handlerExecutor }
-
     /// Answers a request the broker delivered (services only).
     func answer(_ reply: ControlReply) { connection.post(.answer(reply)) }
 

@@ -20,22 +20,23 @@ public struct Service: Sendable {
     public typealias AppFactory = @Sendable (AppSession) -> any MicroAppDelegate
     public typealias Interceptor = @Sendable (StartRequest, ServiceContext) async throws -> StartDecision
 
-    /// A handler that never suspends: the socket thread runs it the moment its event arrives.
-    public typealias ImmediateEventHandler = @Sendable (Event) throws -> Void
+    /// An inline handler (``onInline(_:priority:deadline:perform:)``): the socket thread runs it the
+    /// moment its event arrives.
+    public typealias InlineEventHandler = @Sendable (Event) throws -> Void
 
-    /// A method that never suspends: the socket thread answers it as the call arrives.
-    public typealias ImmediateMethodHandler = @Sendable (CallRequest) throws -> JSONValue
+    /// An inline method (``methodInline(_:_:)``): the socket thread answers it as the call arrives.
+    public typealias InlineMethodHandler = @Sendable (CallRequest) throws -> JSONValue
 
     struct Method {
         let run: MethodHandler
-        /// The handler as a plain function, when it was given as one.
-        let immediate: ImmediateMethodHandler?
+        /// The handler as a plain function, when it was given inline (``Service/methodInline(_:_:)``).
+        let immediate: InlineMethodHandler?
     }
 
     struct Handler {
         let run: AnswerHandler
-        /// The handler as a plain function, when it was given as one (a closure without `await` given to ``Service/on(_:priority:deadline:perform:)``).
-        let immediate: ImmediateEventHandler?
+        /// The handler as a plain function, when it was given inline (``Service/onInline(_:priority:deadline:perform:)``).
+        let immediate: InlineEventHandler?
         let priority: Int?
         let deadline: Int?
     }
@@ -70,8 +71,9 @@ public struct Service: Sendable {
     public init(_ name: String) { self.name = name }
 
     /// Handles `event`; the service subscribes to it. Events reach handlers one at a time, in bus
-    /// order, on the service's socket thread (keep handlers short, or hand long work to a task).
-    /// When the event is dispatched, the handler answers `continue`.
+    /// order, on the Swift concurrency pool: a handler may take its time (compute, await) without
+    /// holding up heartbeats, calls or the reading of the bus — later events wait for it, nothing
+    /// else does. When the event is dispatched, the handler answers `continue`.
     /// - Parameters:
     ///   - priority: the service's place in dispatch chains of this event (higher first; default 0).
     ///   - deadline: how long a dispatch step may take for this service.
@@ -85,14 +87,16 @@ public struct Service: Sendable {
         }
     }
 
-    /// Handles `event` with a handler that does not `await` (a closure without `await` picks this
-    /// form). Such a handler runs on the socket thread as soon as its event is received, when no
-    /// earlier delivery is still being handled: no queue, no task switch. Same order as the `async`
-    /// form (it never overtakes an earlier event); it may run outside any task (no task-locals, no
-    /// cancellation). Keep it short: it holds up the service's socket while it runs.
-    public func on(
+    /// Handles `event` inline, on the service's socket thread, the moment the event is received
+    /// (when no earlier event is still being handled; otherwise in bus order like ``on(_:priority:deadline:perform:)``):
+    /// no queue, no thread hop. For short synchronous work only — a counter, a cache update, a
+    /// hand-off to a task — since the socket thread also sends heartbeats and reads calls and events:
+    /// a handler that runs past the heartbeat interval is reported in the log, by name, and one that
+    /// runs past the broker's liveness window makes the broker drop the service. It may run outside
+    /// any task (no task-locals, no cancellation).
+    public func onInline(
         _ event: EventName, priority: Int? = nil, deadline: Duration? = nil,
-        perform handler: @escaping ImmediateEventHandler
+        perform handler: @escaping InlineEventHandler
     ) -> Service {
         var copy = self
         copy.eventHandlers[event] = Handler(
@@ -131,17 +135,18 @@ public struct Service: Sendable {
         return copy
     }
 
-    /// Answers calls to `method`; calls run concurrently. Throw ``ServiceError`` to answer with a status.
+    /// Answers calls to `method`; calls run concurrently, on the Swift concurrency pool. Throw
+    /// ``ServiceError`` to answer with a status.
     public func method(_ method: String, _ handler: @escaping MethodHandler) -> Service {
         var copy = self
         copy.methodHandlers[method] = Method(run: handler, immediate: nil)
         return copy
     }
 
-    /// Answers calls to `method` with a handler that does not `await` (a closure without `await`
-    /// picks this form): the socket thread runs it as the call arrives, with no task to start, and
-    /// the answer leaves at once. Keep it short (it holds up the service's socket while it runs).
-    public func method(_ method: String, _ handler: @escaping ImmediateMethodHandler) -> Service {
+    /// Answers calls to `method` inline, on the service's socket thread, as the call arrives: no
+    /// task to start, and the answer leaves at once. For short synchronous work only (see
+    /// ``onInline(_:priority:deadline:perform:)``: a slow one holds up heartbeats and is reported).
+    public func methodInline(_ method: String, _ handler: @escaping InlineMethodHandler) -> Service {
         var copy = self
         copy.methodHandlers[method] = Method(run: { try handler($0) }, immediate: handler)
         return copy
@@ -156,12 +161,13 @@ public struct Service: Sendable {
         self.method(method, handler).describing(method, summary: summary, arguments: arguments, reply: reply)
     }
 
-    /// Answers `method` with a handler that does not `await`, described for `lifeline describe`.
-    public func method(
+    /// Answers `method` inline on the socket thread, described for `lifeline describe`.
+    public func methodInline(
         _ method: String, summary: String, arguments: String = "", reply: String = "",
-        _ handler: @escaping ImmediateMethodHandler
+        _ handler: @escaping InlineMethodHandler
     ) -> Service {
-        self.method(method, handler).describing(method, summary: summary, arguments: arguments, reply: reply)
+        self.methodInline(method, handler).describing(
+            method, summary: summary, arguments: arguments, reply: reply)
     }
 
     private func describing(_ method: String, summary: String, arguments: String, reply: String) -> Service {

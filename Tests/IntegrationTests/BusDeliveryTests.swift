@@ -96,7 +96,10 @@ struct BusDeliveryTests {
         let record = try ServiceRecord(json: JSONParser.parse(found.output))
         #expect(record.registration.pid == Int(probe.pid))
         #expect(record.registration.events == [.openURL])
-        #expect(record.registration.methods == ["echo", "fail", "register", "sleep", "unregister", "whoami"])
+        #expect(
+            record.registration.methods == [
+                "block", "echo", "fail", "register", "sleep", "spin", "unregister", "whoami",
+            ])
 
         let missing = try await broker.cli(["lookup", "nobody"])
         #expect(missing.status == 1)
@@ -124,7 +127,7 @@ struct BusDeliveryTests {
         #expect(unknown.status == 1)
         #expect(
             unknown.errors.contains(
-                "service 'probe' has no method 'nope'; it answers: echo, fail, register, sleep, unregister, whoami"
+                "service 'probe' has no method 'nope'; it answers: block, echo, fail, register, sleep, spin, unregister, whoami"
             ))
         let noService = try await broker.cli(["call", "ghost", "echo"])
         #expect(noService.status == 1 && noService.errors.contains("no service named 'ghost'"))

@@ -5,7 +5,7 @@ import Testing
 @testable import Lifeline
 
 @Suite(
-    "Handlers that do not await run as their event arrives, and bus order still holds",
+    "Inline handlers run as their event arrives, and bus order still holds",
     .timeLimit(.minutes(1)))
 struct ImmediateDeliveryTests {
     private func message(_ name: EventName, _ sequence: UInt64, flags: UInt64 = 0) -> BusMessage {
@@ -22,11 +22,13 @@ struct ImmediateDeliveryTests {
         struct Refused: Error {}
         let journal = Journal()
         var service = Service("svc")
-            .on("app.now") { event in journal.add("now #\(event.sequence) n=\(event["n"]?.intValue ?? 0)") }
-            .on("app.fails") { _ in throw Refused() }
+            .onInline("app.now") { event in
+                journal.add("now #\(event.sequence) n=\(event["n"]?.intValue ?? 0)")
+            }
+            .onInline("app.fails") { _ in throw Refused() }
             .on("app.later") { _ in await Task.yield() }
         for index in 0..<extraHandlers {
-            service = service.on(EventName(rawValue: "app.extra\(index)")) { _ in journal.add("extra") }
+            service = service.onInline(EventName(rawValue: "app.extra\(index)")) { _ in journal.add("extra") }
         }
         let inbound = InboundQueue<ConnectionEvent>()
         let drops = DropCounter()
@@ -83,7 +85,7 @@ struct ImmediateDeliveryTests {
         #expect(journal.all == ["now #3 n=1"])
     }
 
-    @Test("behind a handler that is suspended, immediate handlers wait their turn: bus order end to end")
+    @Test("behind a handler that is suspended, inline handlers wait their turn: bus order end to end")
     func orderBehindASuspendedHandler() async throws {
         let journal = Journal()
         let gate = Gate()
@@ -92,7 +94,7 @@ struct ImmediateDeliveryTests {
                 await gate.wait()
                 journal.add("slow #\(event.sequence)")
             }
-            .on("app.fast") { event in journal.add("fast #\(event.sequence)") }
+            .onInline("app.fast") { event in journal.add("fast #\(event.sequence)") }
         let host = await HostHarness(service)
         host.event("app.fast", sequence: 1, flags: 1)
         guard case .acknowledge(1, _, nil) = await host.connection.nextCommand() else {
@@ -114,7 +116,7 @@ struct ImmediateDeliveryTests {
         try await host.stop()
     }
 
-    @Test("a method that does not await answers at once, also while another call is suspended")
+    @Test("an inline method answers at once, also while another call is suspended")
     func immediateCalls() async throws {
         struct Broken: Error {}
         let gate = Gate()
@@ -123,9 +125,9 @@ struct ImmediateDeliveryTests {
                 await gate.wait()
                 return "slow"
             }
-            .method("fast") { call in ["echo": call.body] }
-            .method("broken") { _ in throw Broken() }
-            .method("refused") { _ in throw ServiceError(.conflict, "not now") }
+            .methodInline("fast") { call in ["echo": call.body] }
+            .methodInline("broken") { _ in throw Broken() }
+            .methodInline("refused") { _ in throw ServiceError(.conflict, "not now") }
         let host = await HostHarness(service)
         host.connection.deliver(
             .request(.call(ServiceCall(service: "svc", method: "slow")), id: Array("s".utf8)))

@@ -22,7 +22,9 @@ let usage = """
       --tasks JSON              boot tasks: [{"name", "ms", "phase", "async", "after", "runOnce", "required",
                                 "fail", "launchOption"}], each sleeping ms milliseconds (prints 'TASK name')
 
-    methods: echo (returns its body), sleep {"ms": N} (answers after N ms),
+    methods: echo (returns its body), sleep {"ms": N} (answers after N ms), spin {"ms": N} (awaits once,
+             then computes for N ms without suspending), block {"ms": N} (inline: holds the socket
+             thread for N ms, as a blocking synchronous handler would),
              fail {"status": N, "message": "..."} (answers with that error), whoami,
              register {"name": N, "lazy": bool} (registers service N, answering echo and whoami, at run
              time), unregister {"name": N}
@@ -175,6 +177,20 @@ await service
         let milliseconds = request.body["ms"]?.intValue ?? 0
         try await Task.sleep(for: .milliseconds(milliseconds))
         return ["slept": .int(milliseconds)]
+    }
+    .method("spin") { request in
+        try await Task.sleep(for: .milliseconds(1))
+        let milliseconds = request.body["ms"]?.intValue ?? 0
+        let clock = ContinuousClock()
+        let until = clock.now + .milliseconds(milliseconds)
+        var rounds: Int64 = 0
+        while clock.now < until { rounds &+= 1 }  // CPU work that never suspends
+        return ["spun": .int(milliseconds), "rounds": .int(rounds)]
+    }
+    .methodInline("block") { request in
+        let milliseconds = request.body["ms"]?.intValue ?? 0
+        usleep(useconds_t(max(0, milliseconds)) * 1000)
+        return ["blocked": .int(milliseconds)]
     }
     .method("fail") { request in
         let status = Int(request.body["status"]?.intValue ?? 500)

@@ -16,6 +16,4 @@ protocol Connection: Sendable {
     func post(_ command: ConnectionCommand)
     /// Waits until the connection has closed.
     func finished() async
-    /// Where the service's event handlers should run (the socket thread), if anywhere in particular.
-    var handlerExecutor: (any TaskExecutor)? { get }
 }

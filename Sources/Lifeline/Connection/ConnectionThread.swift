@@ -13,8 +13,7 @@ import ZeroMQ
 final class ConnectionThread: Connection {
     private let mailbox: Mailbox<ConnectionCommand>
     private let done = ThreadCompletion()
-    /// Runs jobs of tasks that prefer it on this connection's socket thread.
-    let executor: SocketThreadExecutor
+    private let owner = OwnerThread()
 
     /// Starts the thread and connects; `deliver` receives everything the connection produces but
     /// request completions, which resume their waiters in `pending`.
@@ -23,18 +22,15 @@ final class ConnectionThread: Connection {
         deliver: @escaping @Sendable (ConnectionEvent) -> Void
     ) {
         let mailbox = Mailbox<ConnectionCommand>()
-        let executor = SocketThreadExecutor(wake: { mailbox.wake() })
         self.mailbox = mailbox
-        self.executor = executor
         let done = self.done
+        let owner = self.owner
         let thread = Thread {
             ThreadName.set(name)
-            executor.bindToCurrentThread()
+            owner.bindToCurrentThread()
             var loop = SocketLoop(
-                configuration: configuration, mailbox: mailbox, executor: executor, pending: pending,
-                deliver: deliver)
+                configuration: configuration, mailbox: mailbox, pending: pending, deliver: deliver)
             loop.run()
-            executor.close()
             done.complete()
         }
         thread.name = name
@@ -44,14 +40,12 @@ final class ConnectionThread: Connection {
     /// Posts a command to the socket thread (from the socket thread itself without a wake-up: it
     /// looks at its mailbox before it polls).
     func post(_ command: ConnectionCommand) {
-        if executor.onOwnerThread {
+        if owner.isCurrent {
             mailbox.postFromOwner(command)
         } else {
             mailbox.post(command)
         }
     }
-
-    var handlerExecutor: (any TaskExecutor)? { executor }
 
     /// Waits until the thread has closed its sockets.
     func finished() async { await done.wait() }
@@ -85,7 +79,6 @@ final class ThreadCompletion: Sendable {
 private struct SocketLoop {
     var connection: BrokerConnection
     let mailbox: Mailbox<ConnectionCommand>
-    let executor: SocketThreadExecutor
     let pending: PendingReplies
     let deliver: @Sendable (ConnectionEvent) -> Void
     let context = ZMQContext.shared
@@ -107,13 +100,11 @@ private struct SocketLoop {
 
     init(
         configuration: ConnectionConfiguration, mailbox: Mailbox<ConnectionCommand>,
-        executor: SocketThreadExecutor,
         pending: PendingReplies, deliver: @escaping @Sendable (ConnectionEvent) -> Void
     ) {
         self.connection = BrokerConnection(configuration: configuration)
         self.pending = pending
         self.mailbox = mailbox
-        self.executor = executor
         self.deliver = deliver
         poller.watch(mailbox.fileDescriptor, tag: 0)
     }
@@ -138,11 +129,8 @@ private struct SocketLoop {
                 continue
             }
             if controlMayHaveInput || busMayHaveInput { continue }
-            let timeout =
-                executor.hasPending
-                ? 0
-                : SystemClock.pollTimeout(
-                    until: connection.nextDeadline, now: SystemClock.monotonicNanoseconds())
+            let timeout = SystemClock.pollTimeout(
+                until: connection.nextDeadline, now: SystemClock.monotonicNanoseconds())
             guard let (commands, controlReady, busReady) = wait(timeoutMilliseconds: timeout) else { break }
             if controlReady { controlMayHaveInput = true }
             if busReady { busMayHaveInput = true }
@@ -254,7 +242,6 @@ private struct SocketLoop {
             }
         }
         effects.removeAll(keepingCapacity: true)
-        executor.runPending()
     }
 
     private mutating func perform(_ effect: ConnectionEffect) throws {

@@ -107,5 +107,4 @@ final class InMemoryConnection: Connection {
         }
     }
 
-    var handlerExecutor: (any TaskExecutor)? { nil }
 }

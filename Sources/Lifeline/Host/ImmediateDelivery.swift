@@ -1,7 +1,8 @@
 import LifelineProtocol
 import Synchronization
 
-/// Runs handlers that do not `await` on the socket thread the moment their delivery is received:
+/// Runs inline handlers (``Service/onInline(_:priority:deadline:perform:)``,
+/// ``Service/methodInline(_:_:)``) on the socket thread the moment their delivery is received:
 /// a bus event's, when nothing delivered before it is still waiting or being handled (the handlers'
 /// queue is empty, its consumer is parked, no drop is untold), so that bus order holds; and a call's
 /// method, whose answer is then sent in the same turn of the socket loop. Such a delivery skips the
@@ -12,7 +13,7 @@ import Synchronization
 /// the consumer is parked and the end of the handler, nothing else may push to its queue.
 final class ImmediateDelivery: Sendable {
     private struct Entry: Sendable {
-        let handler: Service.ImmediateEventHandler
+        let handler: Service.InlineEventHandler
         let counter: HandlerCounts.Counter?
     }
 
@@ -36,6 +37,8 @@ final class ImmediateDelivery: Sendable {
     private let few: [(name: EventName, entry: Entry)]
     private let drops: DropCounter
     private let inbound: InboundQueue<ConnectionEvent>
+    /// Which inline handler runs now (the runner reports one that holds up the heartbeats).
+    let watch = InlineWatch()
     /// Set once the service's responder exists; until then every delivery goes the usual way.
     private let target = Mutex<Target?>(nil)
 
@@ -60,10 +63,10 @@ final class ImmediateDelivery: Sendable {
     }
 
     /// Answers `request` now and returns true when it is a call whose answer needs no suspension
-    /// (see ``ServiceResponder/answerNow(_:id:)``); false when it must run in a task.
+    /// (see ``ServiceResponder/answerNow(_:id:watch:)``); false when it must run in a task.
     func answer(_ request: BrokerRequest, id: [UInt8]) -> Bool {
         guard case .call(let call) = request, let target = target.withLock({ $0 }),
-            let reply = target.responder.answerNow(call, id: id)
+            let reply = target.responder.answerNow(call, id: id, watch: watch)
         else { return false }
         target.client.answer(reply)
         return true
@@ -75,11 +78,15 @@ final class ImmediateDelivery: Sendable {
             let target = target.withLock({ $0 })
         else { return false }
         var failure: (any Error)?
+        watch.begin(.event(message.name))
         do {
             try entry.handler(
                 Event(message, receivedAt: receivedAt, context: target.context, replayed: replayed))
         } catch {
             failure = error
+        }
+        if let late = watch.end() {
+            target.context.log("\(late.what) returned after \(late.milliseconds) ms on the socket thread")
         }
         ServiceResponder.settle(
             message, failure: failure, counter: entry.counter, context: target.context, client: target.client)

@@ -231,10 +231,10 @@ struct ServiceResponder: Sendable {
         return await replying(id, target.failure) { try await target.method.run(request) }
     }
 
-    /// The answer to `call` when it can be given without suspending — the method does not `await`,
-    /// or the call is refused — for the socket thread to send at once; nil when the method must run
-    /// in a task (its body is then not parsed here).
-    func answerNow(_ call: ServiceCall, id: [UInt8]) -> ControlReply? {
+    /// The answer to `call` when it is given on the socket thread — the method is inline, or the call
+    /// is refused — for that thread to send at once; nil when the method runs in a task on the pool
+    /// (its body is then not parsed here). `watch` learns which inline method runs.
+    func answerNow(_ call: ServiceCall, id: [UInt8], watch: InlineWatch) -> ControlReply? {
         let target: Target
         switch resolve(call, id: id) {
         case .failure(let refusal): return refusal.reply
@@ -244,6 +244,13 @@ struct ServiceResponder: Sendable {
         switch request(for: call, to: target, id: id) {
         case .failure(let refusal): return refusal.reply
         case .success(let request):
+            watch.begin(.method("\(target.name).\(call.method)"))
+            defer {
+                if let late = watch.end() {
+                    target.context.log(
+                        "\(late.what) returned after \(late.milliseconds) ms on the socket thread")
+                }
+            }
             do {
                 return ControlReply(requestID: id, json: try immediate(request))
             } catch {

@@ -99,10 +99,22 @@ public final class ServiceRunner: Sendable {
                 factories: service.appFactories, actions: service.appActions, context: context))
 
         var refusal: LifelineError?
-        // The runner, its handlers and its request tasks run on the socket thread (see
-        // SocketThreadExecutor): a request reaches its handler, and the answer its socket, without a
-        // thread hop.
-        await withTaskExecutorPreference(client.handlerExecutor) {
+        let interval = Duration.milliseconds(registration.heartbeat.intervalMilliseconds)
+        let watchdog = Task { [watch = immediate.watch] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval / 4)  // how often a blocked socket thread is looked for
+                if let late = watch.overdue(after: interval) {
+                    Console.log(
+                        name,
+                        "\(late.what) has held the socket thread for \(late.milliseconds) ms: heartbeats, calls and events wait for it (the broker drops a service silent for \(registration.heartbeat.intervalMilliseconds * registration.heartbeat.liveness) ms); give slow work to .on or .method, which run on the Swift pool",
+                        level: .warning)
+                }
+            }
+        }
+        defer { watchdog.cancel() }
+        // Handlers, methods and hooks run on the Swift pool: the socket thread (heartbeats, reading
+        // the bus and calls) runs only inline handlers. Events keep bus order: one task consumes them.
+        do {
             await withDiscardingTaskGroup { group in
                 group.addTask { await responder.consume(inbound) }
                 group.addTask { [stops] in

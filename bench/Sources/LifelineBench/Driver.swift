@@ -140,6 +140,7 @@ final class Driver {
                     "broadcast \(topology.transport) N=\(fanout) \(size) B: \(max(1, settings.samples / settings.rounds) * settings.rounds) events per system, \(settings.rounds) interleaved rounds"
                 )
                 let event = EventName(rawValue: "bench.n\(fanout)")
+                let poolEvent = EventName(rawValue: "pool.n\(fanout)")
                 let proxyTopic = Array("bench.n\(fanout)".utf8) + [0]
                 let directTopic = Array("direct.n\(fanout)".utf8) + [0]
                 var systems: [(String, (UInt64) throws -> Void)] = [
@@ -148,6 +149,13 @@ final class Driver {
                         { key in
                             _ = try topology.client.publish(
                                 event, payload: Payload.json(key: key, size: size))
+                        }
+                    ),
+                    (
+                        "lifeline pool",
+                        { key in
+                            _ = try topology.client.publish(
+                                poolEvent, payload: Payload.json(key: key, size: size))
                         }
                     ),
                     (
@@ -168,8 +176,8 @@ final class Driver {
                     ),
                 ]
                 var roles = [
-                    ("lifeline broker", "lifeline subscribers"), ("zmq_proxy broker", "zmq subscribers"),
-                    ("", "zmq subscribers"),
+                    ("lifeline broker", "lifeline subscribers"), ("lifeline broker", "lifeline subscribers"),
+                    ("zmq_proxy broker", "zmq subscribers"), ("", "zmq subscribers"),
                 ]
                 if let secure = topology.secureClient {
                     systems.append(
@@ -246,6 +254,8 @@ final class Driver {
         let lookup = ClientRequest.lookup(name: "bench-0")
         let call = ClientRequest.call(
             ServiceCall(service: "bench-0", method: "echo", timeoutMilliseconds: 5000, body: payload))
+        let poolCall = ClientRequest.call(
+            ServiceCall(service: "bench-0", method: "echo-pool", timeoutMilliseconds: 5000, body: payload))
         var scenarios: [(String, [(String, () throws -> Void)])] = [
             (
                 "publish-ack",
@@ -265,6 +275,7 @@ final class Driver {
                 "call",
                 [
                     ("lifeline", { _ = try topology.client.request(call) }),
+                    ("lifeline pool", { _ = try topology.client.request(poolCall) }),
                     ("zmq_proxy", { try exchange(topology.proxiedDealer) }),
                 ]
             ),

@@ -6,14 +6,19 @@ import ZeroMQ
 
 /// The processes the driver starts: each prints `READY ...` when it is serving.
 enum Roles {
-    /// A Lifeline service that acks every benchmark event it handles, and answers `echo`.
+    /// A Lifeline service that acks every benchmark event it handles, and answers `echo`: the
+    /// `--events` and `echo` inline, on the socket thread (the opt-in a user after speed takes), the
+    /// `--pool-events` and `echo-pool` the default way, on the Swift pool.
     static func service(_ arguments: CommandLineArguments) async -> Never {
         var arguments = arguments
-        let (index, endpoint, topics): (UInt32, String, [EventName])
+        let (index, endpoint, topics, poolTopics): (UInt32, String, [EventName], [EventName])
         do {
             index = UInt32(try arguments.integer("--index", in: 0...10_000) ?? 0)
             endpoint = try arguments.option("--ack") ?? ""
             topics = (try arguments.option("--events") ?? "").split(separator: ",").map {
+                EventName(rawValue: String($0))
+            }
+            poolTopics = (try arguments.option("--pool-events") ?? "").split(separator: ",").map {
                 EventName(rawValue: String($0))
             }
         } catch {
@@ -22,21 +27,22 @@ enum Roles {
         }
         let ack = AckSender(endpoint: endpoint)
         let counter = Counter()
-        var service = Service("bench-\(index)")
-        for topic in topics {
-            service = service.on(topic) { event in
-                let received = SystemClock.monotonicNanoseconds()
-                let count = counter.increment()
-                if event["q"] == nil {
-                    ack.send(
-                        Ack(
-                            index: index, key: UInt64(event["k"]?.intValue ?? 0), received: received,
-                            count: count,
-                            published: event.publishedMonotonic, socketReceived: event.receivedMonotonic))
-                }
+        @Sendable func handle(_ event: Event) {
+            let received = SystemClock.monotonicNanoseconds()
+            let count = counter.increment()
+            if event["q"] == nil {
+                ack.send(
+                    Ack(
+                        index: index, key: UInt64(event["k"]?.intValue ?? 0), received: received,
+                        count: count,
+                        published: event.publishedMonotonic, socketReceived: event.receivedMonotonic))
             }
         }
-        await service.method("echo") { $0.body }.main(arguments: arguments)
+        var service = Service("bench-\(index)")
+        for topic in topics { service = service.onInline(topic, perform: handle) }
+        for topic in poolTopics { service = service.on(topic) { handle($0) } }
+        await service.methodInline("echo") { $0.body }.method("echo-pool") { $0.body }
+            .main(arguments: arguments)
     }
 
     /// libzmq's `zmq_proxy` between two bound sockets: XSUB/XPUB (`--kind pubsub`) or ROUTER/DEALER.

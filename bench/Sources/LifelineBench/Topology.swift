@@ -63,7 +63,7 @@ final class BenchTopology {
                 "service-\(index)", "lifeline-bench",
                 [
                     "service", "--broker", brokerControl, "--index", "\(index)", "--ack", ackEndpoint,
-                    "--events", topics("bench", for: index),
+                    "--events", topics("bench", for: index), "--pool-events", topics("pool", for: index),
                 ])
         }
 

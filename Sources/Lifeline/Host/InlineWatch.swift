@@ -1,0 +1,59 @@
+import LifelineProtocol
+import LifelineSupport
+import Synchronization
+
+/// Which inline handler holds the socket thread now, and since when. The socket thread also sends
+/// the heartbeats: the runner asks ``overdue(after:)`` every so often and logs a handler that has
+/// run past the heartbeat interval, by name, so a blocking inline handler is reported rather than
+/// silently expiring the service.
+final class InlineWatch: Sendable {
+    /// An inline handler, as the log names it.
+    enum Handler: Sendable, CustomStringConvertible {
+        case event(EventName)
+        case method(String)
+
+        var description: String {
+            switch self {
+            case .event(let name): "the inline handler of event \(name.rawValue)"
+            case .method(let name): "the inline method \(name)"
+            }
+        }
+    }
+
+    private struct Running {
+        let what: Handler
+        let since: UInt64
+        var reported = false
+    }
+
+    private let running = Mutex<Running?>(nil)
+
+    /// The socket thread starts `what`.
+    func begin(_ what: Handler) {
+        let started = Running(what: what, since: SystemClock.monotonicNanoseconds())
+        running.withLock { $0 = started }
+    }
+
+    /// The handler begun last has returned; returns how long it ran (ms) when it had been reported.
+    @discardableResult
+    func end() -> (what: Handler, milliseconds: UInt64)? {
+        let ended = running.withLock { state -> Running? in
+            defer { state = nil }
+            return state
+        }
+        guard let ended, ended.reported else { return nil }
+        return (ended.what, (SystemClock.monotonicNanoseconds() &- ended.since) / 1_000_000)
+    }
+
+    /// The handler running for longer than `limit` and not reported yet (it is reported from now on),
+    /// with how long it has run (ms).
+    func overdue(after limit: Duration) -> (what: Handler, milliseconds: UInt64)? {
+        let now = SystemClock.monotonicNanoseconds()
+        return running.withLock { state -> (Handler, UInt64)? in
+            guard let current = state, !current.reported, now &- current.since > limit.wholeNanoseconds
+            else { return nil }
+            state?.reported = true
+            return (current.what, (now &- current.since) / 1_000_000)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Lifeline
+import Synchronization
+import Testing
+
+/// Set once, read from any task.
+final class Flag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isFinished: Bool { value.withLock { $0 } }
+}
+
+/// Where a service's code runs, tried with real processes: slow handlers and methods run on the
+/// Swift pool and cannot stop heartbeats; an inline one that blocks is reported by name.
+@Suite(
+    "Real processes: a busy service stays alive, a blocking inline handler is named", .serialized,
+    .timeLimit(.minutes(1)))
+struct ExecutionModelTests {
+    @Test(
+        "a method that awaits once and then computes for 6 s: the service stays registered, answers other calls and handles events meanwhile, and the call returns 200"
+    )
+    func busyMethod() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let probe = try await broker.service(
+            "lifeline-probe", ["--name", "busy", "--events", "com.example.tick"])
+        defer { probe.kill() }
+        let client = LifelineClient(broker: broker.control)
+        let spinning = Flag()
+        let spin = Task {
+            defer { spinning.set() }
+            return try await client.call("busy", "spin", ["ms": 6000], timeout: .seconds(30))
+        }
+        // The spin has started once its 1 ms sleep is over; give the call a moment to arrive.
+        let started = ContinuousClock.now
+        var answeredDuring: [Duration] = []
+        var registeredThroughout = true
+        var published = 0
+        while ContinuousClock.now - started < .seconds(5) && !spinning.isFinished {
+            let asked = ContinuousClock.now
+            let echo = try await client.call("busy", "echo", ["n": .int(Int64(answeredDuring.count))])
+            answeredDuring.append(ContinuousClock.now - asked)
+            #expect(echo["n"]?.intValue == Int64(answeredDuring.count - 1))
+            try await client.publish("com.example.tick", ["n": .int(Int64(published))])
+            published += 1
+            let services = try await client.services()
+            if !services.contains(where: { $0.name == "busy" }) { registeredThroughout = false }
+            try await Task.sleep(for: .milliseconds(250))  // pacing the probes of the busy service
+        }
+        let answer = try await spin.value
+        #expect(answer["spun"] == 6000, "the 6 s call returns 200 with its answer")
+        #expect(registeredThroughout, "the broker never dropped the busy service")
+        #expect(answeredDuring.count >= 2, "other calls were answered while it computed")
+        let slowest = answeredDuring.max() ?? .zero
+        print("calls answered during the 6 s computation: \(answeredDuring.count), slowest \(slowest)")
+        for index in 0..<published {
+            try await probe.waitForLine(seconds: 10) {
+                $0.hasPrefix("EVENT ") && $0.contains(#""event":"com.example.tick""#)
+                    && $0.contains(#""n":\#(index)}"#)
+            }
+        }
+        #expect(!probe.lines(.stderr).contains { $0.contains("expired") || $0.contains("registered again") })
+        let stopped = broker.process.lines(.stderr).contains {
+            $0.contains("service busy") && $0.contains("expired")
+        }
+        #expect(!stopped)
+    }
+
+    @Test(
+        "an inline method that blocks past the heartbeat interval is reported by name, and the service goes on"
+    )
+    func blockingInlineMethodIsNamed() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let probe = try await broker.service("lifeline-probe", ["--name", "blocky"])
+        defer { probe.kill() }
+        let client = LifelineClient(broker: broker.control)
+        let answer = try await client.call("blocky", "block", ["ms": 1600], timeout: .seconds(10))
+        #expect(answer["blocked"] == 1600)
+        try await probe.waitForLine(.stderr) {
+            $0.contains("warning")
+                && $0.contains("the inline method blocky.block has held the socket thread for")
+                && $0.contains("give slow work to .on or .method")
+        }
+        try await probe.waitForLine(.stderr) {
+            $0.contains("the inline method blocky.block returned after")
+        }
+        #expect(try await client.call("blocky", "echo", ["ok": true])["ok"] == true)
+    }
+}
