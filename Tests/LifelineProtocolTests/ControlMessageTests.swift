@@ -84,17 +84,39 @@ struct ControlMessageTests {
         #expect(error?.requestID == echoed)
     }
 
-    @Test("random frames never crash the decoder")
-    func fuzz() {
-        for _ in 0..<5000 {
-            var frames: [[UInt8]] = (0..<Int.random(in: 0...6)).map { _ in
-                (0..<Int.random(in: 0...12)).map { _ in UInt8.random(in: 0...255) }
+    @Test(
+        "property, seeded: random frames either decode to a message that encodes back to itself, or are refused with a 4xx (505 for another version)"
+    )
+    func decodeProperty() {
+        var generator = SeededGenerator()
+        for round in 0..<5000 {
+            var frames: [[UInt8]] = (0..<Int.random(in: 0...6, using: &generator)).map { _ in
+                (0..<Int.random(in: 0...12, using: &generator)).map { _ in
+                    UInt8.random(in: 0...255, using: &generator)
+                }
             }
-            if Bool.random() && !frames.isEmpty { frames[0] = Array("LLC01".utf8) }
-            if Bool.random() && frames.count > 1 {
-                frames[1] = Array(Command.all.randomElement()!.rawValue.utf8)
+            if Bool.random(using: &generator) && !frames.isEmpty { frames[0] = Array("LLC01".utf8) }
+            if Bool.random(using: &generator) && frames.count > 1 {
+                frames[1] = Array(Command.all.randomElement(using: &generator)!.rawValue.utf8)
             }
-            _ = try? ControlMessage.decode(frames[...])
+            if Bool.random(using: &generator) && frames.count > 3 { frames[3] = Array(#"{"name":"x"}"#.utf8) }
+            do {
+                let message = try ControlMessage.decode(frames[...])
+                let encoded: [[UInt8]]
+                switch message {
+                case .request(let request): encoded = request.frames()
+                case .reply(let reply): encoded = reply.frames()
+                }
+                let again = try? ControlMessage.decode(encoded[...])
+                #expect(again == message, "round \(round): \(frames); \(generator.replay)")
+                if again != message { return }
+            } catch {
+                let status = error.status.rawValue
+                #expect(
+                    (400..<500).contains(status) || status == 505,
+                    "round \(round): \(frames) → \(error); \(generator.replay)")
+                if !(400..<500).contains(status) && status != 505 { return }
+            }
         }
     }
 

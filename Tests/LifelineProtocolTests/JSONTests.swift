@@ -85,18 +85,99 @@ struct JSONTests {
         #expect(throws: JSONParseError.self) { try JSONParser.parse(hostile) }
     }
 
-    @Test("random bytes never crash the parser")
-    func fuzz() {
-        var generator = SystemRandomNumberGenerator()
+    static func integralDoublesAsIntegers(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .double(let number) where number.rounded() == number && abs(number) < 1e15: .int(Int64(number))
+        case .array(let elements): .array(elements.map(integralDoublesAsIntegers))
+        case .object(let members): .object(members.mapValues(integralDoublesAsIntegers))
+        default: value
+        }
+    }
+
+    /// Where two values first differ, as a path (for a failure message).
+    static func difference(_ left: JSONValue?, _ right: JSONValue?, path: String = "$") -> String {
+        switch (left, right) {
+        case (.object(let a)?, .object(let b)?):
+            if a.count != b.count { return "\(path): \(a.keys.sorted()) vs \(b.keys.sorted())" }
+            for (key, value) in a {
+                if b[key] != value {
+                    return difference(value, b[key], path: "\(path).\(Array(key.unicodeScalars))")
+                }
+            }
+        case (.array(let a)?, .array(let b)?):
+            if a.count != b.count { return "\(path): \(a.count) vs \(b.count) elements" }
+            for index in a.indices where a[index] != b[index] {
+                return difference(a[index], b[index], path: "\(path)[\(index)]")
+            }
+        default: break
+        }
+        return "\(path): \(String(describing: left)) vs \(String(describing: right))"
+    }
+
+    /// A random JSON value, `depth` levels deep at most.
+    static func randomValue(_ generator: inout SeededGenerator, depth: Int = 3) -> JSONValue {
+        let characters = Array("aé\"\\/\u{0}\u{1f}\n\t 😀{}[],:0")
+        func text() -> String {
+            String(
+                (0..<Int.random(in: 0...8, using: &generator)).map { _ in
+                    characters.randomElement(using: &generator)!
+                })
+        }
+        switch Int.random(in: 0...(depth > 0 ? 6 : 4), using: &generator) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &generator))
+        case 2: return .int(Int64.random(in: .min ... .max, using: &generator))
+        case 3: return .double(Double(Int32.random(in: .min ... .max, using: &generator)) / 64 + 0.5)
+        case 4: return .string(text())
+        case 5:
+            return .array(
+                (0..<Int.random(in: 0...4, using: &generator)).map { _ in
+                    randomValue(&generator, depth: depth - 1)
+                })
+        default:
+            var members: [String: JSONValue] = [:]
+            for _ in 0..<Int.random(in: 0...4, using: &generator) {
+                members[text()] = randomValue(&generator, depth: depth - 1)
+            }
+            return .object(members)
+        }
+    }
+
+    @Test(
+        "property, seeded: parse ∘ encode is the identity on values; bytes either parse to a value that survives encode and parse, or are refused saying where and why"
+    )
+    func roundTripProperty() {
+        var generator = SeededGenerator()
+        for round in 0..<2000 {
+            // JSON has one kind of number: the writer writes an integral double as an integer.
+            let value = Self.integralDoublesAsIntegers(Self.randomValue(&generator))
+            let encoded = JSONWriter.encode(value)
+            let parsed = try? JSONParser.parse(encoded)
+            #expect(
+                parsed == value,
+                "round \(round): \(String(decoding: encoded, as: UTF8.self)) differs at \(Self.difference(parsed, value)); \(generator.replay)"
+            )
+            if parsed != value { return }
+        }
         let alphabet = Array("{}[]\":,.-+eE0123456789truefalsnl \\u\u{7f}".utf8)
-        for _ in 0..<5000 {
+        for round in 0..<5000 {
             let length = Int.random(in: 0..<40, using: &generator)
             let bytes = (0..<length).map { _ in
                 Bool.random(using: &generator)
                     ? alphabet.randomElement(using: &generator)!
                     : UInt8.random(in: 0...255, using: &generator)
             }
-            _ = try? JSONParser.parse(bytes)
+            do {
+                let value = try JSONParser.parse(bytes)
+                let again = try? JSONParser.parse(JSONWriter.encode(value))
+                #expect(again == value, "round \(round): \(bytes); \(generator.replay)")
+                if again != value { return }
+            } catch {
+                // Refused with where and why: the offset lies within the input.
+                let located = error.offset >= 0 && error.offset <= bytes.count && !error.reason.isEmpty
+                #expect(located, "round \(round): \(bytes) → \(error); \(generator.replay)")
+                if !located { return }
+            }
         }
     }
 }
