@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "LifelineProtocol", targets: ["LifelineProtocol"]),
         .library(name: "Lifeline", targets: ["Lifeline"]),
+        .library(name: "LifelineTesting", targets: ["LifelineTesting"]),
         .library(name: "LifelineBroker", targets: ["LifelineBroker"]),
         .executable(name: "lifeline", targets: ["lifeline"]),
     ],
@@ -20,6 +21,7 @@ let package = Package(
         .target(name: "LifelineProtocol"),
         .target(name: "LifelineSupport", dependencies: ["LifelineProtocol"]),
         .target(name: "Lifeline", dependencies: ["ZeroMQ", "LifelineProtocol", "LifelineSupport"]),
+        .target(name: "LifelineTesting", dependencies: ["Lifeline", "LifelineProtocol"]),
         .target(name: "LifelineBroker", dependencies: ["ZeroMQ", "LifelineProtocol", "LifelineSupport"]),
         .target(
             name: "LifelineCLI",
@@ -47,6 +49,9 @@ let package = Package(
         .testTarget(name: "LifelineBrokerTests", dependencies: ["LifelineBroker", "LifelineProtocol"]),
         .testTarget(
             name: "LifelineTests", dependencies: ["Lifeline", "LifelineProtocol", "LifelineSupport"]),
+        .testTarget(
+            name: "ExampleTests",
+            dependencies: ["LifelineTesting", "Lifeline", "LifelineProtocol", "lifeline-url", "lifeline-push"]),
         .testTarget(
             name: "IntegrationTests", dependencies: ["Lifeline", "LifelineProtocol", "LifelineSupport", "ZeroMQ"]),
     ],

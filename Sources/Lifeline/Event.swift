@@ -1,3 +1,4 @@
+import Foundation
 import LifelineProtocol
 
 /// A lifecycle event as a handler receives it.
@@ -8,12 +9,14 @@ public struct Event: Sendable {
     /// Position among events of this name (a skip means a missed event).
     public let topicSequence: UInt64
     public let epoch: UInt64
+    /// The broker's wall clock when it published the event.
+    public var publishedAt: Date { Date(timeIntervalSince1970: Double(publishedWallNanoseconds) / 1e9) }
     /// Broker wall clock at publication, nanoseconds since 1970.
-    public let publishedAt: UInt64
-    /// Broker CLOCK_MONOTONIC at publication (same host only).
-    public let publishedMonotonic: UInt64
-    /// This process's CLOCK_MONOTONIC when its socket thread received the event.
-    public let receivedMonotonic: UInt64
+    package let publishedWallNanoseconds: UInt64
+    /// Broker CLOCK_MONOTONIC at publication, nanoseconds (same host only: the benchmark's latency).
+    package let publishedMonotonic: UInt64
+    /// This process's CLOCK_MONOTONIC when its socket thread received the event, nanoseconds.
+    package let receivedMonotonic: UInt64
     /// The payload object (parsed when first read; reading single fields with the subscript is cheaper).
     public var payload: JSONValue { storage.value }
     private let storage: EventPayload
@@ -42,7 +45,7 @@ public struct Event: Sendable {
         sequence = message.header.sequence
         topicSequence = message.header.topicSequence
         epoch = message.header.epoch
-        publishedAt = message.header.publishedWallNanoseconds
+        publishedWallNanoseconds = message.header.publishedWallNanoseconds
         publishedMonotonic = message.header.publishedMonotonicNanoseconds
         storage = payload.map(EventPayload.init) ?? EventPayload(bytes: message.payload)
         self.context = context

@@ -244,7 +244,7 @@ public struct Service: Sendable {
     }
 
     /// The boot tasks as registered under `serviceName`.
-    func bootDeclarations(as serviceName: String) -> [BootTask] {
+    package func bootDeclarations(as serviceName: String) -> [BootTask] {
         var declared = bootTasks.values.map(\.declaration) + (startTaskDeclaration.map { [$0] } ?? [])
         let own = Set(declared.map(\.name))
         for index in declared.indices {

@@ -1,11 +1,12 @@
 // lifeline-analytics: counts application lifecycle transitions and time spent in the foreground.
+import Foundation
 import Lifeline
 
 /// Counters of the analytics service.
 actor Analytics {
     var counts: [String: Int64] = [:]
-    var activeSince: UInt64?
-    var foregroundNanoseconds: UInt64 = 0
+    var activeSince: Date?
+    var foreground: TimeInterval = 0
 
     func record(_ event: Event) {
         counts[event.name.rawValue, default: 0] += 1
@@ -13,14 +14,14 @@ actor Analytics {
         case .didBecomeActive: activeSince = event.publishedAt
         case .willResignActive, .didEnterBackground, .willTerminate:
             if let since = activeSince, event.publishedAt > since {
-                foregroundNanoseconds += event.publishedAt - since
+                foreground += event.publishedAt.timeIntervalSince(since)
             }
             activeSince = nil
         default: break
         }
     }
 
-    func reset() { counts = [:]; activeSince = nil; foregroundNanoseconds = 0 }
+    func reset() { counts = [:]; activeSince = nil; foreground = 0 }
 
     /// A background fetch uploads the counters: new data if anything was counted since the last one.
     var uploaded = 0
@@ -33,7 +34,7 @@ actor Analytics {
     var stats: JSONValue {
         [
             "counts": .object(counts.mapValues { .int($0) }),
-            "foregroundMs": .int(Int64(foregroundNanoseconds / 1_000_000)),
+            "foregroundMs": .int(Int64(foreground * 1000)),
             "active": .bool(activeSince != nil),
         ]
     }

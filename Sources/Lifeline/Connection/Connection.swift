@@ -1,7 +1,7 @@
 import LifelineProtocol
 
 /// What other threads may ask of a connection.
-enum ConnectionCommand: Sendable {
+package enum ConnectionCommand: Sendable {
     case request(ControlRequest, ticket: UInt64, timeoutMilliseconds: Int)
     case answer(ControlReply)
     case acknowledge(sequence: UInt64, epoch: UInt64, error: String?)
@@ -11,7 +11,7 @@ enum ConnectionCommand: Sendable {
 /// A connection to the broker as the client and the service host see it: commands go in, deliveries
 /// come out through the sink it was made with. ``ConnectionThread`` is the production one (ZeroMQ
 /// sockets on a dedicated thread); ``InMemoryConnection`` lets tests play the broker.
-protocol Connection: Sendable {
+package protocol Connection: Sendable {
     /// Hands `command` to the connection; it is carried out in posting order.
     func post(_ command: ConnectionCommand)
     /// Waits until the connection has closed.

@@ -2,7 +2,7 @@ import LifelineProtocol
 
 /// What a connection hands to the application: the one typed delivery from the socket thread (or
 /// an in-memory connection) to a client or a service host.
-enum ConnectionEvent: Sendable, Equatable {
+package enum ConnectionEvent: Sendable, Equatable {
     /// A bus event, when the socket thread received it (CLOCK_MONOTONIC nanoseconds), and whether it
     /// was replayed from the journal.
     case event(BusMessage, receivedAt: UInt64, replayed: Bool)

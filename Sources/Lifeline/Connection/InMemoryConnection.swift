@@ -4,7 +4,7 @@ import Synchronization
 /// A connection with no sockets, for tests that play the broker (as swift-nio's embedded channel
 /// lets handlers run without a network): what the client posts is recorded and can be awaited in
 /// order; what the broker would send is injected with ``deliver(_:)``.
-final class InMemoryConnection: Connection {
+package final class InMemoryConnection: Connection {
     private struct State {
         var pending: PendingReplies?
         var sink: (@Sendable (ConnectionEvent) -> Void)?
@@ -17,7 +17,7 @@ final class InMemoryConnection: Connection {
 
     private let state = Mutex(State())
 
-    init() {}
+    package init() {}
 
     /// Where completions and deliveries go: set by the client that owns this connection.
     func attach(_ pending: PendingReplies, _ sink: @escaping @Sendable (ConnectionEvent) -> Void) {
@@ -31,7 +31,7 @@ final class InMemoryConnection: Connection {
     }
 
     /// Waits until a client has attached, so that deliveries reach it.
-    func attached() async {
+    package func attached() async {
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state in
                 if state.sink == nil { state.attachWaiters.append(continuation) }
@@ -42,7 +42,7 @@ final class InMemoryConnection: Connection {
     }
 
     /// Hands `event` to the client, as the socket thread would: a completion resumes its waiter.
-    func deliver(_ event: ConnectionEvent) {
+    package func deliver(_ event: ConnectionEvent) {
         let (pending, sink) = state.withLock { ($0.pending, $0.sink) }
         if case .completion(let ticket, let result) = event {
             pending?.resume(ticket, with: result)
@@ -53,7 +53,7 @@ final class InMemoryConnection: Connection {
 
     /// Records `command`; a shutdown closes the connection at once, as if the broker had answered
     /// UNREGISTER.
-    func post(_ command: ConnectionCommand) {
+    package func post(_ command: ConnectionCommand) {
         defer { if case .shutdown = command { close() } }
         let waiter = state.withLock { state -> CheckedContinuation<ConnectionCommand, Never>? in
             if let waiter = state.waiter {
@@ -67,7 +67,7 @@ final class InMemoryConnection: Connection {
     }
 
     /// The next command the client posted, waiting for it if needed.
-    func nextCommand() async -> ConnectionCommand {
+    package func nextCommand() async -> ConnectionCommand {
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state -> ConnectionCommand? in
                 if !state.posted.isEmpty { return state.posted.removeFirst() }
@@ -79,14 +79,14 @@ final class InMemoryConnection: Connection {
     }
 
     /// The next answer the client sent to a broker request, skipping other commands.
-    func nextAnswer() async -> ControlReply {
+    package func nextAnswer() async -> ControlReply {
         while true {
             if case .answer(let reply) = await nextCommand() { return reply }
         }
     }
 
     /// Ends the connection: the client hears `finished`, and waiters of ``finished()`` resume.
-    func close() {
+    package func close() {
         let (pending, sink, waiters) = state.withLock { state in
             state.closed = true
             defer { state.closeWaiters.removeAll() }
@@ -97,7 +97,7 @@ final class InMemoryConnection: Connection {
         for waiter in waiters { waiter.resume() }
     }
 
-    func finished() async {
+    package func finished() async {
         await withCheckedContinuation { continuation in
             let closed = state.withLock { state in
                 if !state.closed { state.closeWaiters.append(continuation) }

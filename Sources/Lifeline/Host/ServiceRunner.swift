@@ -37,6 +37,20 @@ public final class ServiceRunner: Sendable {
         self.stops = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
+    /// A runner whose connection is in memory: the returned connection plays the broker
+    /// (LifelineTesting's ``ServiceTestHost``).
+    package static func inMemory(_ service: Service, name: String?) -> (ServiceRunner, InMemoryConnection) {
+        let connection = InMemoryConnection()
+        var options = ServiceOptions()
+        options.name = name
+        options.credentials = nil
+        let runner = ServiceRunner(service, options: options) { _, pending, sink in
+            connection.attach(pending, sink)
+            return connection
+        }
+        return (runner, connection)
+    }
+
     /// The registered name (the service's own, or `--name`).
     public var name: String { options.name ?? service.name }
 

@@ -77,7 +77,8 @@ public enum AppsRequest: Sendable, Equatable {
         }
     }
 
-    func json(operationID: String?) -> JSONValue {
+    /// The APPS header (with `opId` when given).
+    package func json(operationID: String?) -> JSONValue {
         var members: [String: JSONValue] = ["op": .string(operation)]
         if let operationID { members["opId"] = .string(operationID) }
         switch self {

@@ -1,0 +1,320 @@
+import Foundation
+import Lifeline
+import LifelineProtocol
+import Synchronization
+
+/// Runs a ``Service`` against an in-memory broker, for unit tests: no process, no socket, no port.
+/// The test plays the broker — it publishes and dispatches events, calls methods, runs the start
+/// hook and boot tasks, drives micro-app callbacks — and reads back what the service answered and
+/// asked for (its own publications, its Router's stack changes). Time on the events it delivers
+/// comes from a manual clock the test advances.
+///
+/// ```swift
+/// @Test func resolvesTopUp() async throws {
+///     let host = try await ServiceTestHost(URLService.make())
+///     let route = try await host.call("resolve", ["url": "app://topup"])
+///     #expect(route["route"] == "TopUpApp")
+///     try await host.stop()
+/// }
+/// ```
+public final class ServiceTestHost: Sendable {
+    /// What a dispatched event's handler answered.
+    public struct DispatchAnswer: Sendable, Equatable {
+        /// `continue`, `return`, `returnYES` or `returnNO`.
+        public var result: String
+        /// The payload the handler rewrote for the services after it, if it did.
+        public var payload: JSONValue?
+        /// The completion the handler gave, if it did.
+        public var completion: JSONValue?
+    }
+
+    /// An event the service published through its client.
+    public struct Publication: Sendable, Equatable {
+        public var event: String
+        public var payload: JSONValue
+    }
+
+    /// A handler that threw: its event and what it said.
+    public struct HandlerFailure: Error, Sendable, CustomStringConvertible {
+        public var event: String
+        public var message: String
+        public var description: String { "the handler of \(event) failed: \(message)" }
+    }
+
+    private struct State {
+        var sequence: UInt64 = 0
+        var topicSequences: [String: UInt64] = [:]
+        var wallNanoseconds: UInt64
+        var monotonicNanoseconds: UInt64 = 1_000_000_000
+        var requests: UInt64 = 0
+        var acknowledgements: [UInt64: CheckedContinuation<String?, Never>] = [:]
+        var answers: [String: CheckedContinuation<ControlReply, Never>] = [:]
+        var published: [Publication] = []
+        var stackChanges: [JSONValue] = []
+        var sessions: UInt64 = 0
+    }
+
+    /// The registered name.
+    public let name: String
+    private let runner: ServiceRunner
+    private let connection: InMemoryConnection
+    private let running: Task<Void, any Error>
+    private let serving: Task<Void, Never>
+    private let state: Shared
+    private let epoch: UInt64 = 1
+
+    /// Starts `service` (its didCreate runs) against the in-memory broker and returns once it is
+    /// registered. `name` replaces the service's own, as `--name` would.
+    /// - Throws: what the service's start throws (its didCreate hook's failure is only logged).
+    public init(
+        _ service: Service, name: String? = nil, wallClock: Date = Date(timeIntervalSince1970: 1_700_000_000)
+    )
+        async throws
+    {
+        let (runner, connection) = ServiceRunner.inMemory(service, name: name)
+        self.runner = runner
+        self.connection = connection
+        self.name = runner.name
+        state = Shared(State(wallNanoseconds: UInt64(wallClock.timeIntervalSince1970 * 1e9)))
+        running = Task { try await runner.run() }
+        await connection.attached()
+        let state = self.state
+        serving = Task { [connection] in
+            while true {
+                let command = await connection.nextCommand()
+                switch command {
+                case .request(let request, let ticket, _):
+                    connection.deliver(.completion(ticket: ticket, Self.answer(request, state: state)))
+                case .answer(let reply):
+                    let waiter = state.withLock {
+                        $0.answers.removeValue(forKey: String(decoding: reply.requestID, as: UTF8.self))
+                    }
+                    waiter?.resume(returning: reply)
+                case .acknowledge(let sequence, _, let error):
+                    let waiter = state.withLock { $0.acknowledgements.removeValue(forKey: sequence) }
+                    waiter?.resume(returning: error)
+                case .shutdown: return
+                }
+            }
+        }
+        connection.deliver(.joined(epoch: epoch, first: true, sequence: 0, lifecycle: "active"))
+    }
+
+    // MARK: The clock
+
+    /// Moves the broker's clocks (wall and monotonic) forward: events delivered from now on carry
+    /// the later times.
+    public func advance(by duration: Duration) {
+        state.withLock {
+            $0.wallNanoseconds &+= duration.wholeNanoseconds
+            $0.monotonicNanoseconds &+= duration.wholeNanoseconds
+        }
+    }
+
+    /// The broker's wall clock now.
+    public var now: Date {
+        Date(timeIntervalSince1970: Double(state.withLock { $0.wallNanoseconds }) / 1e9)
+    }
+
+    // MARK: Events
+
+    /// Publishes `event` to the service, as the bus would, and returns once its handler has run
+    /// (the event asks for acknowledgement). Returns the event's sequence.
+    /// - Throws: ``HandlerFailure`` when the handler threw.
+    @discardableResult
+    public func publish(_ event: EventName, _ payload: JSONValue = .emptyObject) async throws -> UInt64 {
+        let message = stamp(event, payload, flags: 1)
+        let error = await withCheckedContinuation { continuation in
+            state.withLock { $0.acknowledgements[message.header.sequence] = continuation }
+            connection.deliver(
+                .event(message, receivedAt: message.header.publishedMonotonicNanoseconds, replayed: false))
+        }
+        if let error { throw HandlerFailure(event: event.rawValue, message: error) }
+        return message.header.sequence
+    }
+
+    /// Offers `event` to the service as one step of a dispatch, and returns its handler's answer.
+    /// - Throws: `LifelineError` when the service answers with an error status.
+    public func dispatch(
+        _ event: EventName, _ payload: JSONValue = .emptyObject, timeout: Duration = .seconds(5)
+    )
+        async throws -> DispatchAnswer
+    {
+        let offer = DispatchOffer(
+            event: event, dispatch: state.withLock { $0.sequence } + 1, step: 0,
+            timeoutMilliseconds: timeout.wholeMilliseconds, mode: .chain,
+            completion: EventCatalog.descriptor(for: event)?.completion, payload: payload)
+        let reply = await ask(.offer(offer))
+        let answer = try OfferAnswer(json: try Self.body(of: reply))
+        return DispatchAnswer(
+            result: answer.result.rawValue, payload: answer.payload, completion: answer.completion)
+    }
+
+    // MARK: Calls and hooks
+
+    /// Calls `method` of the service (or of a service it registered at run time, `service`) and
+    /// returns its answer.
+    /// - Throws: `LifelineError` with the status and message the service answered.
+    public func call(
+        _ method: String, _ body: JSONValue = .null, service: String? = nil, timeout: Duration = .seconds(5)
+    ) async throws -> JSONValue {
+        let call = ServiceCall(
+            service: service ?? name, method: method, timeoutMilliseconds: timeout.wholeMilliseconds,
+            body: JSONWriter.encode(body))
+        return try Self.body(of: await ask(.call(call)))
+    }
+
+    /// Runs the service's start hook, as the broker does when it starts the service.
+    /// - Throws: `LifelineError` when the hook failed.
+    public func start() async throws {
+        _ = try Self.body(of: await ask(.start(name: name)))
+    }
+
+    /// Runs the boot task `task` (its short name) with `launchOptions`; returns its outcome
+    /// (`{"outcome": "done"}` or `{"outcome": "skipped", "reason": …}`).
+    /// - Throws: `LifelineError` when the task failed.
+    public func runBootTask(_ task: String, launchOptions: JSONValue = .emptyObject) async throws -> JSONValue
+    {
+        let declared = runner.service.bootDeclarations(as: name).first { $0.name == "\(name).\(task)" }
+        // The broker checks a launch option itself and never sends a task whose option is not set.
+        if case .launchOption(let key)? = declared?.condition,
+            [nil, .null, false].contains(launchOptions[key])
+        {
+            return ["outcome": "skipped", "reason": .string("condition: launch option '\(key)' is not set")]
+        }
+        let run = BootTaskRun(
+            task: "\(name).\(task)", kind: declared?.kind ?? .task, condition: declared?.condition,
+            launchOptions: launchOptions)
+        return try Self.body(of: await ask(.boot(run)))
+    }
+
+    // MARK: Micro-apps
+
+    /// Starts a session of `app` here as the broker would (didCreate, willStartLaunching,
+    /// didFinishLaunching) and returns its id and what its root shows.
+    /// - Throws: `LifelineError` when a callback failed.
+    public func startSession(_ app: String, params: JSONValue = .emptyObject) async throws -> (
+        session: String, root: JSONValue
+    ) {
+        let session = "s\(state.withLock { $0.sessions += 1; return $0.sessions })"
+        let record: JSONValue = [
+            "id": .string(session), "app": .string(app), "params": params, "mode": "pushWithAnimation",
+            "host": .string(name), "state": "launching", "parent": .null,
+        ]
+        let created = try await callback(.didCreate, session: session, app: app, ["record": record])
+        _ = try await callback(.willStartLaunching, session: session, app: app, ["options": params])
+        _ = try await callback(.didFinishLaunching, session: session, app: app)
+        return (session, created["root"] ?? .null)
+    }
+
+    /// Delivers one micro-app callback to the session `session` of `app` and returns the answer.
+    /// - Throws: `LifelineError` when the callback failed.
+    @discardableResult
+    public func callback(
+        _ callback: AppCallbackName, session: String, app: String, _ arguments: JSONValue = .emptyObject
+    ) async throws -> JSONValue {
+        let id = String(UInt64.random(in: .min ... .max), radix: 16)
+        let request = AppCallbackRequest(
+            session: session, app: app, callback: callback, arguments: arguments, callbackID: id)
+        return try Self.body(of: await ask(.app(request)))
+    }
+
+    /// Asks the session to perform `action` with `body` (APPS action); returns its answer.
+    /// - Throws: `LifelineError` with the status the session answered.
+    public func action(_ action: String, session: String, app: String, body: JSONValue = .null) async throws
+        -> JSONValue
+    {
+        try await callback(.action, session: session, app: app, ["action": .string(action), "body": body])
+    }
+
+    // MARK: What the service asked for
+
+    /// The events the service published through its client, in order.
+    public var published: [Publication] { state.withLock { $0.published } }
+
+    /// The micro-app stack changes the service's sessions asked for (APPS headers, e.g.
+    /// `{"op": "start", "app": "home", …}`), in order; each was answered as done.
+    public var stackChanges: [JSONValue] { state.withLock { $0.stackChanges } }
+
+    /// Stops the service (willDestroy, unregister) and waits until it has.
+    /// - Throws: what the service's run threw.
+    public func stop() async throws {
+        runner.stop()
+        try await running.value
+        serving.cancel()
+    }
+
+    // MARK: The in-memory broker
+
+    /// The broker's state, shared with the task that answers the service's client.
+    private final class Shared: Sendable {
+        private let state: Mutex<State>
+        init(_ state: State) { self.state = Mutex(state) }
+        func withLock<T: Sendable>(_ body: (inout State) -> T) -> T { state.withLock { body(&$0) } }
+    }
+
+    private func stamp(_ event: EventName, _ payload: JSONValue, flags: UInt64) -> BusMessage {
+        let header = state.withLock { state -> BusHeader in
+            state.sequence += 1
+            state.topicSequences[event.rawValue, default: 0] += 1
+            return BusHeader(
+                epoch: epoch, sequence: state.sequence,
+                topicSequence: state.topicSequences[event.rawValue] ?? 1,
+                flags: flags, publishedWallNanoseconds: state.wallNanoseconds,
+                publishedMonotonicNanoseconds: state.monotonicNanoseconds)
+        }
+        return BusMessage(name: event, header: header, payload: JSONWriter.encode(payload))
+    }
+
+    private func ask(_ request: BrokerRequest) async -> ControlReply {
+        let id = "t\(state.withLock { $0.requests += 1; return $0.requests })"
+        return await withCheckedContinuation { continuation in
+            state.withLock { $0.answers[id] = continuation }
+            connection.deliver(.request(request, id: Array(id.utf8)))
+        }
+    }
+
+    private static func body(of reply: ControlReply) throws -> JSONValue {
+        guard reply.status.isSuccess else { throw LifelineError(reply: reply) }
+        return try reply.json()
+    }
+
+    /// What the in-memory broker answers to a request of the service's client.
+    private static func answer(_ request: ControlRequest, state: Shared) -> Result<
+        ControlReply, LifelineError
+    > {
+        let typed: ClientRequest
+        do {
+            typed = try ClientRequest.decode(request)
+        } catch {
+            return .success(.error(error.status, error.message, requestID: request.requestID))
+        }
+        switch typed {
+        case .publish(let publish):
+            let payload = (try? JSONParser.parse(publish.payload)) ?? .emptyObject
+            let sequence = state.withLock { state -> UInt64 in
+                state.published.append(Publication(event: publish.event.rawValue, payload: payload))
+                state.sequence += 1
+                return state.sequence
+            }
+            return .success(
+                ControlReply(
+                    requestID: request.requestID,
+                    json: [
+                        "event": .string(publish.event.rawValue), "sequence": .int(Int64(sequence)),
+                        "subscribers": 0,
+                    ]))
+        case .apps(let apps, let operationID):
+            state.withLock { $0.stackChanges.append(apps.json(operationID: operationID)) }
+            return .success(ControlReply(requestID: request.requestID, json: ["stack": []]))
+        case .hello, .heartbeat, .acknowledge:
+            return .success(ControlReply(requestID: request.requestID, json: .emptyObject))
+        default:
+            return .success(
+                .error(
+                    .unavailable,
+                    "the in-memory broker of ServiceTestHost does not answer \(typed.command.rawValue)",
+                    requestID: request.requestID))
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Lifeline
+import LifelineTesting
+import Testing
+
+/// LifelineTesting itself: what a handler throws, the manual clock, what sessions ask of the stack,
+/// what handlers publish.
+@Suite("ServiceTestHost: a service without processes or sockets", .timeLimit(.minutes(1)))
+struct ServiceTestHostTests {
+    struct Refused: Error {}
+
+    actor Seen {
+        var times: [Date] = []
+        func add(_ time: Date) { times.append(time) }
+    }
+
+    final class Editor: MicroAppDelegate {
+        func rootRoute(_ session: AppSession) async -> JSONValue { ["screen": "editor"] }
+        func perform(_ session: AppSession, action: String, body: JSONValue) async throws -> JSONValue {
+            session.router.push("preview", params: body)
+            return ["pushed": "preview"]
+        }
+    }
+
+    @Test(
+        "a handler that throws fails publish; events carry the manual clock's time; publications are recorded"
+    )
+    func handlersAndClock() async throws {
+        let seen = Seen()
+        let service = Service("svc")
+            .on("app.tick") { event in
+                await seen.add(event.publishedAt)
+                try await event.context.client.publish("app.tock", ["n": event["n"] ?? .null])
+            }
+            .on("app.fails") { _ in throw Refused() }
+        let host = try await ServiceTestHost(service, wallClock: Date(timeIntervalSince1970: 1000))
+        try await host.publish("app.tick", ["n": 1])
+        host.advance(by: .seconds(90))
+        try await host.publish("app.tick", ["n": 2])
+        #expect(await seen.times == [Date(timeIntervalSince1970: 1000), Date(timeIntervalSince1970: 1090)])
+        #expect(host.published.map(\.event) == ["app.tock", "app.tock"])
+        #expect(host.published.last?.payload == ["n": 2])
+        await #expect(throws: ServiceTestHost.HandlerFailure.self) { try await host.publish("app.fails") }
+        try await host.stop()
+    }
+
+    @Test("a micro-app session is started, performs an action, and its Router's change is recorded")
+    func sessions() async throws {
+        let service = Service("shell").app("editor", actions: ["open"]) { _ in Editor() }
+        let host = try await ServiceTestHost(service)
+        let (session, root) = try await host.startSession("editor")
+        #expect(root == ["screen": "editor"])
+        let answer = try await host.action("open", session: session, app: "editor", body: ["doc": 7])
+        #expect(answer == ["pushed": "preview"])
+        #expect(host.stackChanges.first?["op"] == "start" && host.stackChanges.first?["app"] == "preview")
+        do {
+            _ = try await host.action("close", session: session, app: "editor")
+            Issue.record("an action the app does not list is refused")
+        } catch let error as LifelineError {
+            #expect(error.message.contains("open"))
+        }
+        try await host.stop()
+    }
+}
