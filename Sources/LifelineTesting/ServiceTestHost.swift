@@ -140,14 +140,8 @@ public final class ServiceTestHost: Sendable {
     )
         async throws -> DispatchAnswer
     {
-        let offer = DispatchOffer(
-            event: event, dispatch: state.withLock { $0.sequence } + 1, step: 0,
-            timeoutMilliseconds: timeout.wholeMilliseconds, mode: .chain,
-            completion: EventCatalog.descriptor(for: event)?.completion, payload: payload)
-        let reply = await ask(.offer(offer))
-        let answer = try OfferAnswer(json: try Self.body(of: reply))
-        return DispatchAnswer(
-            result: answer.result.rawValue, payload: answer.payload, completion: answer.completion)
+        let reply = await ask(offer(event, payload, timeout: timeout))
+        return try Self.dispatchAnswer(of: reply).get()
     }
 
     // MARK: Calls and hooks
@@ -274,6 +268,28 @@ public final class ServiceTestHost: Sendable {
         }
     }
 
+    /// The OFFER of one dispatch step.
+    private func offer(_ event: EventName, _ payload: JSONValue, timeout: Duration) -> BrokerRequest {
+        .offer(
+            DispatchOffer(
+                event: event, dispatch: state.withLock { $0.sequence } + 1, step: 0,
+                timeoutMilliseconds: timeout.wholeMilliseconds, mode: .chain,
+                completion: EventCatalog.descriptor(for: event)?.completion, payload: payload))
+    }
+
+    /// The answer to an OFFER. This and ``body(of:)`` stay out of line: inlined into the async
+    /// functions above, their typed-throwing decoding crashes the Swift 6.3.1 optimizer (coroutine
+    /// splitting, `-c release`).
+    @inline(never)
+    private static func dispatchAnswer(of reply: ControlReply) -> Result<DispatchAnswer, any Error> {
+        Result {
+            let answer = try OfferAnswer(json: try body(of: reply))
+            return DispatchAnswer(
+                result: answer.result.rawValue, payload: answer.payload, completion: answer.completion)
+        }
+    }
+
+    @inline(never)
     private static func body(of reply: ControlReply) throws -> JSONValue {
         guard reply.status.isSuccess else { throw LifelineError(reply: reply) }
         return try reply.json()
