@@ -45,6 +45,18 @@ struct KeyOwnershipTests {
 
     static func text(_ frame: [UInt8]) -> String { String(decoding: frame, as: UTF8.self) }
 
+    /// A broker with `keys`' policy, the service `svc` registered with the key `owner`, and an `ops`
+    /// client subscribed to serviceDidStop.
+    static func ownedService(_ keys: SecuritySetup) async throws -> (
+        BrokerProcess, ChildProcess, BlockingClient, BusSubscriber
+    ) {
+        let broker = try await BrokerProcess(keys.brokerArguments)
+        let service = try await broker.service(
+            "lifeline-probe", ["--name", "svc"] + keys.keyArguments("owner"))
+        let ops = try BlockingClient(broker: broker.control, credentials: keys.credentials("ops"))
+        return (broker, service, ops, try ops.subscribe(to: ["serviceDidStop"]))
+    }
+
     @Test("a name belongs to the key that registered it: another key can neither unregister nor take it over")
     func namesBelongToKeys() async throws {
         let keys = try SecuritySetup(keys: ["ops", "owner", "mallory", "nobody"])
@@ -53,13 +65,11 @@ struct KeyOwnershipTests {
             "ops": Self.admin, "owner": Self.owner, "nobody": [:],
             "mallory": ["register": ["svc*"], "subscribe": ["*"], "call": ["*"]],
         ])
-        let broker = try await BrokerProcess(keys.brokerArguments)
-        defer { broker.process.kill() }
-        let service = try await broker.service(
-            "lifeline-probe", ["--name", "svc"] + keys.keyArguments("owner"))
-        defer { service.kill() }
-        let ops = try BlockingClient(broker: broker.control, credentials: keys.credentials("ops"))
-        let stops = try ops.subscribe(to: ["serviceDidStop"])
+        let (broker, service, ops, stops) = try await Self.ownedService(keys)
+        defer {
+            service.kill()
+            broker.process.kill()
+        }
         let record = try ops.lookup("svc")
 
         for name in ["nobody", "mallory"] {
@@ -140,13 +150,11 @@ struct KeyOwnershipTests {
         let keys = try SecuritySetup(keys: ["ops", "owner", "spare"])
         defer { keys.remove() }
         try keys.writePolicy(["ops": Self.admin, "owner": Self.owner])
-        let broker = try await BrokerProcess(keys.brokerArguments)
-        defer { broker.process.kill() }
-        let service = try await broker.service(
-            "lifeline-probe", ["--name", "svc"] + keys.keyArguments("owner"))
-        defer { service.kill() }
-        let ops = try BlockingClient(broker: broker.control, credentials: keys.credentials("ops"))
-        let stops = try ops.subscribe(to: ["serviceDidStop"])
+        let (broker, service, ops, stops) = try await Self.ownedService(keys)
+        defer {
+            service.kill()
+            broker.process.kill()
+        }
         let rotated: JSONValue = [
             "register": ["svc*"], "subscribe": ["*"], "call": ["*"], "publicKeyFile": "spare.pub",
         ]

@@ -54,15 +54,11 @@ extension AppsFeature {
         switch request {
         case .start, .dismiss, .popToRoot, .list, .current, .find: return nil
         case .exit(let exit):
-            switch exit.target {
-            case .top?, nil: return nil
-            case .session(let id):
-                guard let record = stack.session(id), !hosts.contains(record.host) else { return nil }
-                return "session \(record.id) (\(record.app)) is hosted by \(record.host)"
-            case .app(let app):
-                guard let record = stack.newest(app), !hosts.contains(record.host) else { return nil }
-                return "session \(record.id) (\(record.app)) is hosted by \(record.host)"
+            if case .top? = exit.target { return nil }
+            guard let record = stack.session(for: exit.target), !hosts.contains(record.host) else {
+                return nil
             }
+            return "session \(record.id) (\(record.app)) is hosted by \(record.host)"
         case .exitAll: return "exitAll exits every session (no Router asks for it)"
         case .action: return "an action is not a Router change"
         }
@@ -76,14 +72,6 @@ extension AppsFeature {
         func foreign(_ record: SessionRecord) -> String? {
             hosts.contains(record.host)
                 ? nil : "session \(record.id) (\(record.app)) is hosted by \(record.host)"
-        }
-        func target(_ target: SessionTarget?) -> SessionRecord? {
-            switch target {
-            case .top: stack.top
-            case .session(let id): stack.session(id)
-            case .app(let app): stack.newest(app)
-            case nil: nil
-            }
         }
         switch request {
         case .list, .current, .find: return nil
@@ -101,9 +89,9 @@ extension AppsFeature {
             else { return nil }
             return stack.sessions[(index + 1)...].lazy.compactMap(foreign).first
         case .exit(let exit):
-            return target(exit.target).flatMap(foreign)
+            return stack.session(for: exit.target).flatMap(foreign)
         case .action(let session, _, _):
-            return target(session).flatMap(foreign)
+            return stack.session(for: session).flatMap(foreign)
         case .exitAll: return "exitAll exits every session"
         case .dismiss: return "dismiss exits sessions it may not host"
         case .popToRoot: return "popToRoot exits every session above the bottom one"

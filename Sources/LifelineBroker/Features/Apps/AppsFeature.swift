@@ -75,6 +75,17 @@ struct AppsFeature: BrokerFeature {
                 core.fail(peer, id, .conflict, "APPS '\(operationID)' is under way already")
                 return
             }
+            // Asked for in a callback that waits for its host to register again: the host's
+            // connection reached this (restarted) broker before it noticed. It is told to register
+            // again, and sends the change again once it has (the change is not answered now).
+            if !core.registry.isKnown(peer: peer), let dot = operationID.lastIndex(of: "."),
+                deferred.contains(where: { $0.id == String(operationID[..<dot]) })
+            {
+                core.log(
+                    "APPS '\(operationID)' from \(core.peerName(peer)) waits for its host to register again")
+                core.send(peer, .disconnect(reason: "unknown peer: register again"))
+                return
+            }
         }
         switch apps {
         case .list:
@@ -179,14 +190,7 @@ struct AppsFeature: BrokerFeature {
             transition.failure = (status, message)
             return false
         }
-        func session(_ target: SessionTarget?) -> SessionRecord? {
-            switch target {
-            case .top: stack.top
-            case .session(let id): stack.session(id)
-            case .app(let app): stack.newest(app)
-            case nil: nil
-            }
-        }
+        func session(_ target: SessionTarget?) -> SessionRecord? { stack.session(for: target) }
         func missing(_ target: SessionTarget?) -> String {
             let named: String
             switch target {

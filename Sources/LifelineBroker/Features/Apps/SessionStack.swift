@@ -32,6 +32,15 @@ struct SessionStack {
     func session(_ id: String) -> SessionRecord? { sessions.first { $0.id == id } }
     /// The newest session of `app` (findApplicationByName).
     func newest(_ app: String) -> SessionRecord? { sessions.last { $0.app == app } }
+    /// The session `target` names: the top one, one by id, or the newest of an app.
+    func session(for target: SessionTarget?) -> SessionRecord? {
+        switch target {
+        case .top: top
+        case .session(let id): session(id)
+        case .app(let app): newest(app)
+        case nil: nil
+        }
+    }
     /// Every session of `app`, oldest first (findApplicationsByName).
     func all(_ app: String) -> [SessionRecord] { sessions.filter { $0.app == app } }
 
