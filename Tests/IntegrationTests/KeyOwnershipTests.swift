@@ -251,6 +251,12 @@ struct KeyOwnershipTests {
             stats.errorMessage
                 == "key 'nobody' may not read the broker's statistics (STATS): its rules 'observe' and 'admin' are false"
         )
+        let list = try nobody.send(.list)
+        #expect(list.status == .forbidden)
+        #expect(list.errorMessage.contains("may not list every service (LIST)"))
+        #expect(
+            try nobody.lookup("svc").registration.name == "svc",
+            "LOOKUP stays open: callers find what they call")
         let trace = try nobody.send(.trace(seconds: 5))
         #expect(trace.status == .forbidden)
         #expect(trace.errorMessage.contains("may not trace dispatches and calls (TRACE)"))
@@ -260,6 +266,7 @@ struct KeyOwnershipTests {
         #expect(seen["events"]?.objectValue?.keys.sorted() == ["com.example.public.news"])
         #expect(seen["services"]?["svc"]?["methods"]?.objectValue?.keys.sorted() == ["echo"])
         #expect(try watcher.send(.trace(seconds: 5)).status == .ok)
+        #expect(try watcher.services().map(\.name) == ["svc"])
         let all = try ops.request(.stats).json()
         #expect(all["events"]?["com.example.secret.plans"] == 1, "an admin sees everything")
         #expect(all["services"]?["svc"]?["methods"]?["whoami"] != nil)

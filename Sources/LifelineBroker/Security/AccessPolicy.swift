@@ -27,7 +27,7 @@ public struct AccessPolicy: Sendable, Equatable {
         /// APPS changes (a host's own sessions excepted), BOOT start and run, REPLAY outside a
         /// registration; implies ``observe``.
         public var admin = false
-        /// STATS (only what the key may subscribe to and call) and TRACE.
+        /// LIST, STATS (only what the key may subscribe to and call) and TRACE.
         public var observe = false
     }
 
@@ -222,8 +222,8 @@ public struct AccessPolicy: Sendable, Equatable {
             "  publish:   \(list(grant.publish))",
             "  subscribe: \(list(grant.subscribe))",
             "  call:      \(list(grant.call))",
-            "  admin:     \(grant.admin ? "yes (apps changes, boot start/run, replay, stats, trace)" : "no")",
-            "  observe:   \(grant.admin || grant.observe ? "yes (stats, trace)" : "no")",
+            "  admin:     \(grant.admin ? "yes (apps changes, boot start/run, replay, list, stats, trace)" : "no")",
+            "  observe:   \(grant.admin || grant.observe ? "yes (list, stats, trace)" : "no")",
         ]
     }
 }

@@ -2,15 +2,16 @@ import LifelineProtocol
 
 extension Broker {
     /// Why the peer that authenticated with the public key `key` may not make `request`; nil when it
-    /// may. The Context's reads (LOOKUP, LIST, APPS queries, BOOT report) and the registry's own
+    /// may. The Context's reads (LOOKUP, APPS queries, BOOT report) and the registry's own
     /// bookkeeping are open to every key the allow-list lets in; who owns a name is checked by the
     /// registry itself.
     func denial(of request: ClientRequest, key: String, peer: [UInt8], in policy: AccessPolicy) -> String? {
         // A key revoked by a reload may still have a connection open for a moment: it gets nothing.
         guard policy.names[key] != nil else { return "key \(key) is not in the policy any more" }
         switch request {
-        case .hello, .heartbeat, .lookup, .list, .attach, .acknowledge, .unregister:
+        case .hello, .heartbeat, .lookup, .attach, .acknowledge, .unregister:
             return nil
+        case .list: return policy.denial(publicKey: key, .observe("list every service (LIST)"))
         case .stats: return policy.denial(publicKey: key, .observe("read the broker's statistics (STATS)"))
         case .trace: return policy.denial(publicKey: key, .observe("trace dispatches and calls (TRACE)"))
         case .register(let register):
