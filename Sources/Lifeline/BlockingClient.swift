@@ -29,7 +29,7 @@ public final class BlockingClient {
 
     /// Sends `request` and waits up to `timeout` for its reply, whatever its status.
     /// Throws ``LifelineError`` (504) when the broker does not answer in time.
-    public func send(_ request: ClientRequest, timeout: Duration = .seconds(5)) throws -> ControlReply {
+    package func send(_ request: ClientRequest, timeout: Duration = .seconds(5)) throws -> ControlReply {
         counter += 1
         let id = Array("k\(counter)".utf8)
         let deadline = SystemClock.monotonicNanoseconds() + timeout.wholeNanoseconds
@@ -53,7 +53,7 @@ public final class BlockingClient {
     }
 
     /// Like ``send(_:timeout:)``, but a non-2xx reply throws ``LifelineError``.
-    public func request(_ request: ClientRequest, timeout: Duration = .seconds(5)) throws -> ControlReply {
+    package func request(_ request: ClientRequest, timeout: Duration = .seconds(5)) throws -> ControlReply {
         let reply = try send(request, timeout: timeout)
         guard reply.status.isSuccess else { throw LifelineError(reply: reply) }
         return reply
@@ -75,7 +75,7 @@ public final class BlockingClient {
     }
 
     /// Publishes as `publication` says; returns the receipt (with acknowledgements when asked for).
-    public func publish(_ publication: PublishRequest, timeout: Duration = .seconds(5)) throws
+    package func publish(_ publication: PublishRequest, timeout: Duration = .seconds(5)) throws
         -> PublishReceipt
     {
         try PublishReceipt(body: request(.publish(publication), timeout: timeout).body)
@@ -186,12 +186,12 @@ public final class BlockingClient {
 
     /// Calls a service's method through the broker; the reply comes back whatever its status (a
     /// service's own errors are its answer).
-    public func call(_ call: ServiceCall, timeout: Duration = .seconds(5)) throws -> ControlReply {
+    package func call(_ call: ServiceCall, timeout: Duration = .seconds(5)) throws -> ControlReply {
         try send(.call(call), timeout: timeout)
     }
 
     /// Offers an event to its handlers in order and returns their verdict.
-    public func dispatch(_ dispatch: DispatchRequest, timeout: Duration = .seconds(5)) throws
+    package func dispatch(_ dispatch: DispatchRequest, timeout: Duration = .seconds(5)) throws
         -> DispatchOutcome
     {
         DispatchOutcome(
@@ -204,13 +204,13 @@ public final class BlockingClient {
     }
 
     /// An operation of the boot loader: its report, starting a boot, running one task.
-    public func boot(_ operation: BootRequest, timeout: Duration = .seconds(5)) throws -> JSONValue {
+    package func boot(_ operation: BootRequest, timeout: Duration = .seconds(5)) throws -> JSONValue {
         try request(.boot(operation), timeout: timeout).json()
     }
 
     /// Opens a SUB on the bus for `subscriptions` (nil: every event) and returns once the broker has
     /// seen the subscription, so no event published afterwards is missed.
-    public func subscribe(to subscriptions: [EventName]?, timeout: Duration = .seconds(5)) throws
+    package func subscribe(to subscriptions: [EventName]?, timeout: Duration = .seconds(5)) throws
         -> BusSubscriber
     {
         let info = try hello(timeout: timeout)
@@ -224,8 +224,8 @@ public final class BlockingClient {
 }
 
 /// A SUB socket on the bus owned by the calling thread.
-public final class BusSubscriber {
-    public let endpoint: String
+package final class BusSubscriber {
+    package let endpoint: String
     private let socket: ZMQSocket
     /// Events of a batch not returned yet.
     private var waiting: [BusMessage] = []
@@ -246,7 +246,7 @@ public final class BusSubscriber {
 
     /// The next event, waiting up to `timeout` (nil: forever); nil on timeout.
     /// Malformed bus messages throw ``ProtocolError``.
-    public func next(timeout: Duration? = nil) throws -> BusMessage? {
+    package func next(timeout: Duration? = nil) throws -> BusMessage? {
         if !waiting.isEmpty { return waiting.removeFirst() }
         var frames = try socket.receiveFrames(dontWait: true)
         if frames == nil {

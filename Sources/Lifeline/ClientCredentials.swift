@@ -6,11 +6,11 @@ import ZeroMQ
 /// public key. Both sockets (control and bus) then encrypt, and the broker's ZAP handler checks the
 /// client's key against its allow-list.
 public struct ClientCredentials: Sendable, Equatable {
-    public let keys: CurveKeyPair
+    package let keys: CurveKeyPair
     /// The broker's public key (Z85).
     public let brokerKey: String
 
-    public init(keys: CurveKeyPair, brokerKey: String) {
+    package init(keys: CurveKeyPair, brokerKey: String) {
         self.keys = keys
         self.brokerKey = brokerKey
     }
@@ -55,7 +55,8 @@ public struct ClientCredentials: Sendable, Equatable {
     /// Reads `--key FILE` and `--broker-key KEY|FILE` out of `arguments` (each defaulting to its
     /// environment variable): nil when neither is given; one without the other, or a bad file, is a
     /// usage error.
-    public static func parse(_ arguments: inout CommandLineArguments) throws(UsageError) -> ClientCredentials?
+    package static func parse(_ arguments: inout CommandLineArguments) throws(UsageError)
+        -> ClientCredentials?
     {
         let keyFile = try arguments.option("--key") ?? Environment.variable("LIFELINE_KEY")
         let brokerKey = try arguments.option("--broker-key") ?? Environment.variable("LIFELINE_BROKER_KEY")

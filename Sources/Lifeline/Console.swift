@@ -85,7 +85,7 @@ public enum Console {
     }
 
     /// Reads `--log-level LEVEL` and `--log-format text|json` out of `arguments` and applies them.
-    public static func configure(parsing arguments: inout CommandLineArguments) throws(UsageError) {
+    package static func configure(parsing arguments: inout CommandLineArguments) throws(UsageError) {
         var level: Level?
         var format: Format?
         if let text = try arguments.option("--log-level") {

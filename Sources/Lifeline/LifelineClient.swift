@@ -54,7 +54,7 @@ public final class LifelineClient: Sendable {
     deinit { connection.post(.shutdown) }
 
     /// Sends `request` and returns the broker's reply; a non-2xx reply throws ``LifelineError``.
-    public func request(_ request: ClientRequest, timeout: Duration = .seconds(5)) async throws
+    package func request(_ request: ClientRequest, timeout: Duration = .seconds(5)) async throws
         -> ControlReply
     {
         let milliseconds = timeout.wholeMilliseconds
@@ -67,7 +67,7 @@ public final class LifelineClient: Sendable {
 
     /// Sends a request without waiting: it leaves in call order, and `completion` gets the reply (or
     /// the error) on the socket thread.
-    public func send(
+    package func send(
         _ request: ClientRequest, timeout: Duration = .seconds(5),
         completion: @escaping @Sendable (Result<ControlReply, LifelineError>) -> Void
     ) {

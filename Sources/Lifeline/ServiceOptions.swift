@@ -28,7 +28,7 @@ public struct ServiceOptions: Sendable {
     public init() {}
 
     /// Reads the standard options out of `arguments`, leaving the rest.
-    public init(parsing arguments: inout CommandLineArguments) throws(UsageError) {
+    package init(parsing arguments: inout CommandLineArguments) throws(UsageError) {
         if let broker = try arguments.option("--broker") { self.broker = broker }
         name = try arguments.option("--name")
         if let name, let problem = ServiceRegistration.nameProblem(name, what: "--name") {

@@ -2,12 +2,12 @@ import Dispatch
 import Glibc
 
 /// Turns SIGINT / SIGTERM into a callback instead of an abrupt exit.
-public final class SignalWatcher: @unchecked Sendable {
+package final class SignalWatcher: @unchecked Sendable {
     // Dispatch sources are thread-safe; they are only kept alive here.
     private let sources: [any DispatchSourceSignal]
 
     /// Calls `handler` with the signal number whenever one of `signals` arrives.
-    public init(_ signals: [Int32] = [SIGINT, SIGTERM], handler: @escaping @Sendable (Int32) -> Void) {
+    package init(_ signals: [Int32] = [SIGINT, SIGTERM], handler: @escaping @Sendable (Int32) -> Void) {
         sources = signals.map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())

@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineProtocol
 import LifelineSupport
 
 /// One `lifeline` subcommand: its name, help, and what it does. `run` returns the exit status;

@@ -1,6 +1,7 @@
 import Foundation
 import Lifeline
 import LifelineBroker
+import LifelineProtocol
 import LifelineSupport
 
 /// `lifeline topology FILE`.

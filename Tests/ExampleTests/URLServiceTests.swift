@@ -1,4 +1,5 @@
 import Lifeline
+import LifelineProtocol
 import LifelineTesting
 import Testing
 

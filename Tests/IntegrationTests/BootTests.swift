@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineProtocol
 import Testing
 
 @Suite("Real processes: the boot loader", .serialized, .timeLimit(.minutes(2)))

@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineProtocol
 import Testing
 
 @Suite("Real processes: bus delivery, publish, lookup, calls", .serialized, .timeLimit(.minutes(2)))

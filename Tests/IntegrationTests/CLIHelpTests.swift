@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineProtocol
 import Testing
 
 @Suite("The CLI that helps: real binaries, exit codes and messages", .serialized, .timeLimit(.minutes(1)))

@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineProtocol
 import Testing
 
 @Suite("Real processes: lifeline stats and the Prometheus endpoint", .serialized, .timeLimit(.minutes(1)))

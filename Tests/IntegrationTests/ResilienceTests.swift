@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineProtocol
 import Testing
 
 @Suite("Real processes: ownership, failures, restarts, bad input", .serialized, .timeLimit(.minutes(2)))

@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineProtocol
 import Testing
 
 @Suite("lifeline up: the supervisor", .serialized, .timeLimit(.minutes(2)))

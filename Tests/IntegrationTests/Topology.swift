@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineProtocol
 
 /// A broker on ephemeral loopback ports, started as a real process and waited for with its READY line.
 final class BrokerProcess: @unchecked Sendable {

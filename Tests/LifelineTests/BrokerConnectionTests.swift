@@ -1,3 +1,4 @@
+import LifelineProtocol
 import Testing
 
 @testable import Lifeline

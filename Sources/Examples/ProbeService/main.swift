@@ -4,6 +4,7 @@
 import Foundation
 import Glibc
 import Lifeline
+import LifelineProtocol
 import LifelineSupport
 
 let usage = """

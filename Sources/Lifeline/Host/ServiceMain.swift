@@ -3,11 +3,16 @@ import LifelineProtocol
 import LifelineSupport
 
 extension Service {
-    /// Runs the service as the main program: reads the standard options (``ServiceOptions``), stops
-    /// gracefully on SIGINT / SIGTERM and exits 0; exits 1 when the broker refuses the service and 2
-    /// on a bad command line.
-    public func main(
-        arguments: CommandLineArguments = .process, about: String = "", usage extraUsage: String = ""
+    /// Runs the service as the main program: reads the standard options (``ServiceOptions``) from
+    /// the command line, stops gracefully on SIGINT / SIGTERM and exits 0; exits 1 when the broker
+    /// refuses the service and 2 on a bad command line. `about` and `usage` add to `--help`.
+    public func main(about: String = "", usage extraUsage: String = "") async -> Never {
+        await main(arguments: .process, about: about, usage: extraUsage)
+    }
+
+    /// ``main(about:usage:)`` over arguments a program has read some of its own options from.
+    package func main(
+        arguments: CommandLineArguments, about: String = "", usage extraUsage: String = ""
     ) async -> Never {
         var arguments = arguments
         let executable =

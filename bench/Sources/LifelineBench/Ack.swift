@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Lifeline
+import LifelineProtocol
 import LifelineSupport
 import Synchronization
 import ZeroMQ

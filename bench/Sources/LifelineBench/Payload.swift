@@ -1,4 +1,5 @@
 import Lifeline
+import LifelineProtocol
 
 /// Benchmark payloads of an exact size.
 enum Payload {

@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineProtocol
 import ZeroMQ
 
 /// Turns the figures into the table on stdout, `results.json` and the SVG pictures.

@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineProtocol
 import LifelineSupport
 import Synchronization
 import ZeroMQ

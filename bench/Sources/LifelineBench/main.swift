@@ -2,6 +2,7 @@
 // roles it starts as separate processes.
 import Foundation
 import Lifeline
+import LifelineProtocol
 import LifelineSupport
 
 let usage = """
