@@ -14,14 +14,19 @@ public final class BlockingClient {
 
     /// Connects (in the background, as ZeroMQ does) to `broker`, with CURVE when `credentials` are
     /// given (by default those of `LIFELINE_KEY` and `LIFELINE_BROKER_KEY`).
+    /// - Throws: ``LifelineError`` (`.invalid`) when the socket cannot be made or connected (a bad endpoint).
     public init(broker: String, credentials: ClientCredentials? = ClientCredentials.environment) throws {
         brokerEndpoint = broker
         self.credentials = credentials
-        socket = try ZMQSocket(ZMQContext.shared, type: .dealer)
-        // Queue only on a connection that is up, so a missing broker is noticed at once.
-        try socket.set(.immediate, 1)
-        try credentials?.secure(socket)
-        try socket.connect(broker)
+        do {
+            socket = try ZMQSocket(ZMQContext.shared, type: .dealer)
+            // Queue only on a connection that is up, so a missing broker is noticed at once.
+            try socket.set(.immediate, 1)
+            try credentials?.secure(socket)
+            try socket.connect(broker)
+        } catch {
+            throw LifelineError(.badRequest, "cannot connect to the broker at \(broker): \(error)")
+        }
     }
 
     /// How long a request waits for a connection to the broker before it says none answered.
@@ -60,11 +65,14 @@ public final class BlockingClient {
     }
 
     /// HELLO: where the bus is, the epoch, the heartbeat rules.
+    /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer.
     public func hello(timeout: Duration = .seconds(5)) throws -> BrokerInfo {
         try BrokerInfo(json: try request(.hello, timeout: timeout).json())
     }
 
     /// Publishes `event`; the payload bytes must be a JSON object.
+    /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer,
+    ///   `.invalid` for a bad event or payload, `.forbidden` by policy.
     public func publish(
         _ event: EventName, payload: [UInt8] = Array("{}".utf8), acknowledged: Bool = false,
         timeout: Duration = .seconds(5)
@@ -85,6 +93,8 @@ public final class BlockingClient {
     /// answer each), keeping up to `window` batches sent and not yet answered; returns one receipt
     /// per batch, in order. A refused batch throws ``LifelineError`` naming the bad event once the
     /// batches sent before it are answered; the batches before it are published.
+    /// - Throws: ``LifelineError`` for the first refused batch (the broker names the bad event), or
+    ///   `.unavailable` / `.timeout` when the broker does not answer a batch.
     @inlinable @discardableResult
     public func publish(
         contentsOf events: some Sequence<PublishedEvent>, batchSize: Int = 1000, window: Int = 4,
@@ -171,6 +181,7 @@ public final class BlockingClient {
     }
 
     /// The Context's findServiceByName: the record, or ``LifelineError`` with status 404.
+    /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, `.notFound` when no service has the name.
     public func lookup(_ name: String, timeout: Duration = .seconds(5)) throws -> ServiceRecord {
         try ServiceRecord(
             json: try request(.lookup(name: name), timeout: timeout).json())
@@ -199,6 +210,7 @@ public final class BlockingClient {
     }
 
     /// An operation on the Context's micro-app stack; the reply once its callbacks have run.
+    /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, or the status of a refused operation.
     public func apps(_ operation: AppsRequest, timeout: Duration = .seconds(5)) throws -> JSONValue {
         try request(.apps(operation), timeout: timeout).json()
     }

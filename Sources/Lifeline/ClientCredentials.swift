@@ -17,6 +17,7 @@ public struct ClientCredentials: Sendable, Equatable {
 
     /// Reads the key pair file at `keyFile` (refused when others may read it) and the broker's
     /// public key: a `.pub` file, or the 40 Z85 characters themselves.
+    /// - Throws: ``LifelineError`` (`.invalid`) naming the file and what is wrong with it.
     public init(keyFile: String, brokerKey: String) throws(LifelineError) {
         do {
             let pair = try KeyFile.readPair(keyFile)
@@ -41,6 +42,7 @@ public struct ClientCredentials: Sendable, Equatable {
 
     /// From `LIFELINE_KEY` (a key pair file) and `LIFELINE_BROKER_KEY` (the broker's public key or
     /// its `.pub` file); nil when neither is set.
+    /// - Throws: ``LifelineError`` (`.invalid`) when one of the two variables is set without the other, or names a bad file.
     public static func fromEnvironment() throws(LifelineError) -> ClientCredentials? {
         let key = Environment.variable("LIFELINE_KEY").flatMap { $0.isEmpty ? nil : $0 }
         let broker = Environment.variable("LIFELINE_BROKER_KEY").flatMap { $0.isEmpty ? nil : $0 }

@@ -29,6 +29,8 @@ extension LifelineClient {
     /// until `timeout` passes; the broker publishes each batch once. A refused batch
     /// (a bad event: the broker names it) throws; the batches before it are published, the ones after
     /// it may be.
+    /// - Throws: ``LifelineError`` for the first refused batch (the broker names the bad event), or
+    ///   `.unavailable` / `.timeout` when the broker does not answer a batch.
     @inlinable @discardableResult
     public func publish(
         contentsOf events: some Sequence<PublishedEvent>, batchSize: Int = 1000, window: Int = 4,

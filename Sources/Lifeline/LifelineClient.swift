@@ -80,11 +80,13 @@ public final class LifelineClient: Sendable {
 
     /// An operation on the Context's micro-app stack; waits until its callbacks have run and returns
     /// the reply.
+    /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, or the status of a refused operation (`.notFound`, `.conflict`, `.forbidden`, …).
     public func apps(_ operation: AppsRequest, timeout: Duration = .seconds(60)) async throws -> JSONValue {
         try await request(.apps(operation), timeout: timeout).json()
     }
 
     /// Where the bus is, the broker's epoch and heartbeat rules.
+    /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer.
     public func hello() async throws -> BrokerInfo {
         try BrokerInfo(json: try await request(.hello).json())
     }
@@ -94,6 +96,7 @@ public final class LifelineClient: Sendable {
     /// The publication carries an id of this client's; when the broker does not answer (it is
     /// restarting, or the network is down) it is sent again with the same id until `timeout`
     /// passes, and the broker publishes it once whatever number of copies reach it.
+    /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, `.invalid` for a bad event or payload, `.conflict` in the wrong lifecycle state, `.forbidden` by policy.
     @discardableResult
     public func publish(
         _ event: EventName, _ payload: JSONValue = .emptyObject, acknowledged: Bool = false,
@@ -124,6 +127,7 @@ public final class LifelineClient: Sendable {
     static let publishRetryPause = Duration.milliseconds(200)
 
     /// The Context's findServiceByName: the record, or ``LifelineError`` with status 404.
+    /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, `.notFound` when no service has the name.
     public func lookup(_ name: String) async throws -> ServiceRecord {
         try ServiceRecord(json: try await request(.lookup(name: name)).json())
     }
@@ -138,6 +142,7 @@ public final class LifelineClient: Sendable {
 
     /// Calls `method` of `service` through the broker and returns its answer. A service's own error
     /// arrives unchanged as ``LifelineError``.
+    /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, `.notFound` for an unknown service or method, or the service's own error with its status and body.
     public func call(
         _ service: String, _ method: String, _ body: JSONValue = .null, timeout: Duration = .seconds(5)
     ) async throws -> JSONValue {
@@ -156,6 +161,7 @@ public final class LifelineClient: Sendable {
     }
 
     /// Asks the broker to offer `event` to its handlers one after another and returns their verdict.
+    /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, `.invalid` for a bad event or payload, `.forbidden` by policy.
     public func dispatch(
         _ event: EventName, _ payload: JSONValue = .emptyObject, force: Bool = false,
         stepTimeout: Duration? = nil

@@ -1,7 +1,39 @@
 import LifelineProtocol
 
 /// A request that did not succeed: the status the broker or the service answered, and its sentence.
+/// Switch on ``code`` to handle a kind of failure:
+///
+/// ```swift
+/// do { route = try await client.call("url", "resolve", ["url": url]) } catch let error as LifelineError {
+///     switch error.code {
+///     case .notFound: route = nil                       // no such service, method or route
+///     case .timeout, .unavailable: throw error          // try again later
+///     default: throw error
+///     }
+/// }
+/// ```
 public struct LifelineError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong, by kind.
+    public enum Code: Sendable, Equatable {
+        /// No such service, method, session or record (404).
+        case notFound
+        /// The broker or the service did not answer in time (504).
+        case timeout
+        /// The broker is not reachable or is closing, or the service went away (503).
+        case unavailable
+        /// The broker's policy does not allow it (403).
+        case forbidden
+        /// A conflict: a name taken, a change under way, a veto, a lifecycle state (409).
+        case conflict
+        /// The request itself was wrong: a field, a size, an event's fields, the protocol version
+        /// (400, 413, 422, 505).
+        case invalid
+        /// One of the broker's limits was reached (429).
+        case limited
+        /// Any other status, such as a service's own error (500 or what it chose).
+        case failed(Status)
+    }
+
     public let status: Status
     public let message: String
     /// The whole reply body, when there was one (a service's own error may carry more than `error`).
@@ -14,11 +46,25 @@ public struct LifelineError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// The error a non-2xx reply stands for.
-    public init(reply: ControlReply) {
+    package init(reply: ControlReply) {
         self.init(reply.status, reply.errorMessage, body: (try? reply.json()) ?? .null)
     }
 
     public var description: String { message }
+
+    /// The kind of failure, from ``status``.
+    public var code: Code {
+        switch status {
+        case .notFound: .notFound
+        case .timeout: .timeout
+        case .unavailable: .unavailable
+        case .forbidden: .forbidden
+        case .conflict: .conflict
+        case .badRequest, .payloadTooLarge, .unprocessable, .versionNotSupported: .invalid
+        case .tooMany: .limited
+        default: .failed(status)
+        }
+    }
 
     /// The broker did not answer in time.
     static func unanswered(_ command: Command, milliseconds: Int, endpoint: String) -> LifelineError {

@@ -25,6 +25,7 @@ public struct ServiceContext: Sendable {
     /// ``unregisterService(_:)`` or until this process leaves, and it is registered again when the
     /// broker restarts. It answers requests only: events, micro-apps and boot tasks belong to the
     /// process's main service.
+    /// - Throws: ``LifelineError``: `.conflict` when another live process holds the name, `.forbidden` by policy, `.unavailable` without a broker; or what its didCreate hook threw.
     public func registerService(_ service: Service) async throws {
         guard let runtimeServices else {
             throw LifelineError(.badRequest, "only a running service can register services")
@@ -38,6 +39,7 @@ public struct ServiceContext: Sendable {
 
     /// Unregisters a service this process registered with ``registerService(_:)``, after its
     /// willDestroy hook (mPaaS unregisterService).
+    /// - Throws: ``LifelineError`` (`.notFound`) for a name this process did not register, or the broker's refusal.
     public func unregisterService(_ name: String) async throws {
         guard let runtimeServices else {
             throw LifelineError(.badRequest, "only a running service can unregister services")

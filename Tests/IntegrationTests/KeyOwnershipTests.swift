@@ -29,10 +29,14 @@ struct KeyOwnershipTests {
 
         /// Sends a request and returns the next message (nil after `milliseconds`).
         func ask(_ command: String, _ header: String = "{}", milliseconds: Int = 5000) throws -> [[UInt8]]? {
-            try socket.send(frames: [
-                Array("LLC01".utf8), Array(command.utf8), Array("r".utf8), Array(header.utf8),
-            ])
-            return try next(milliseconds: milliseconds)
+            // A DEALER with no connection would block on send: wait for one, or nothing is answered.
+            var writable = ZMQPoller()
+            writable.add(socket, events: .writable)
+            guard try writable.poll(timeoutMilliseconds: milliseconds) > 0 else { return nil }
+            let sent = try socket.send(
+                frames: [Array("LLC01".utf8), Array(command.utf8), Array("r".utf8), Array(header.utf8)],
+                dontWait: true)
+            return sent ? try next(milliseconds: milliseconds) : nil
         }
 
         /// The next message, or nil after `milliseconds`.

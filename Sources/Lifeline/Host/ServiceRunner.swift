@@ -59,6 +59,7 @@ public final class ServiceRunner: Sendable {
     public func stop() { stops.continuation.yield() }
 
     /// Serves until ``stop()``; throws when the broker refuses the name.
+    /// - Throws: ``LifelineError`` when the broker refuses the registration (`.conflict`: the name is taken; `.forbidden`: the policy), or what the resume hook threw.
     public func run() async throws {
         let name = self.name
         let instance = Environment.uniqueToken()
