@@ -1,15 +1,28 @@
 /// A command line that was used wrongly: exit status 2 and one sentence.
-public struct UsageError: Error, Sendable, CustomStringConvertible {
+public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     public let message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }
 
-/// A small reader of `--option value`, `--option=value`, flags and positional arguments, shared by
-/// the CLI and service executables. Options may appear anywhere; `--` ends option parsing.
+/// A reader of `--option value`, `--option=value`, flags and positional arguments, shared by the
+/// CLI and service executables. Every token is taken by its position: an option's value is the token
+/// right after it (whatever its text), options may appear anywhere before `--`, everything after
+/// `--` is positional, an option may be given more than once (``options(_:)``), and ``finish()``
+/// names what nobody asked for.
 public struct CommandLineArguments: Sendable {
-    private var options: [String] = []
-    private var positionals: [String] = []
+    private struct Token: Sendable {
+        let text: String
+        /// After `--`: positional whatever it looks like.
+        let isPositionalOnly: Bool
+        var taken = false
+
+        var looksLikeOption: Bool {
+            !isPositionalOnly && text.hasPrefix("-") && text.count > 1 && Double(text) == nil
+        }
+    }
+
+    private var tokens: [Token] = []
 
     /// The arguments of this process, without the executable.
     public static var process: CommandLineArguments {
@@ -17,39 +30,45 @@ public struct CommandLineArguments: Sendable {
     }
 
     public init(_ arguments: [String]) {
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            if argument == "--" {
-                positionals += arguments[(index + 1)...]
-                break
+        var afterTerminator = false
+        for argument in arguments {
+            if argument == "--" && !afterTerminator {
+                afterTerminator = true
+                continue
             }
-            if argument.hasPrefix("-") && argument.count > 1 && Double(argument) == nil {
-                options.append(argument)
-            } else {
-                positionals.append(argument)
-            }
-            index += 1
+            tokens.append(Token(text: argument, isPositionalOnly: afterTerminator))
         }
-        self.raw = arguments
     }
 
-    private let raw: [String]
-
-    /// Removes and returns the value of `--name value` or `--name=value`.
+    /// Removes and returns the value of the first `--name value` or `--name=value`.
+    /// - Throws: ``UsageError`` when `--name` is the last argument (or is followed only by `--`).
     public mutating func option(_ name: String) throws(UsageError) -> String? {
-        for (index, argument) in options.enumerated() {
-            if argument.hasPrefix(name + "=") {
-                options.remove(at: index)
-                return String(argument.dropFirst(name.count + 1))
+        for index in tokens.indices where !tokens[index].taken && tokens[index].looksLikeOption {
+            let text = tokens[index].text
+            if text.hasPrefix(name + "=") {
+                tokens[index].taken = true
+                return String(text.dropFirst(name.count + 1))
             }
-            if argument == name {
-                options.remove(at: index)
-                guard let value = valueAfter(name) else { throw UsageError("\(name) needs a value") }
-                return value
+            if text == name {
+                tokens[index].taken = true
+                let next = index + 1
+                guard next < tokens.count, !tokens[next].taken, !tokens[next].isPositionalOnly else {
+                    throw UsageError("\(name) needs a value")
+                }
+                tokens[next].taken = true
+                return tokens[next].text
             }
         }
         return nil
+    }
+
+    /// Removes and returns the values of every `--name value` / `--name=value`, in order (an option
+    /// that may be repeated).
+    /// - Throws: ``UsageError`` when one of them has no value.
+    public mutating func options(_ name: String) throws(UsageError) -> [String] {
+        var values: [String] = []
+        while let value = try option(name) { values.append(value) }
+        return values
     }
 
     /// Removes and returns an integer option, checking its range.
@@ -86,40 +105,41 @@ public struct CommandLineArguments: Sendable {
         return .milliseconds(Int64(milliseconds.rounded()))
     }
 
-    /// The value that followed `name` in the original order; taken out of the positionals.
-    private mutating func valueAfter(_ name: String) -> String? {
-        guard let position = raw.firstIndex(of: name), position + 1 < raw.count else { return nil }
-        let value = raw[position + 1]
-        if let index = positionals.firstIndex(of: value) {
-            positionals.remove(at: index)
-            return value
-        }
-        if let index = options.firstIndex(of: value) {
-            options.remove(at: index)
-            return value
-        }
-        return nil
-    }
-
     /// Removes `name` (or any of its spellings) and says whether it was there.
     public mutating func flag(_ names: String...) -> Bool {
-        guard let index = options.firstIndex(where: { names.contains($0) }) else { return false }
-        options.remove(at: index)
+        guard
+            let index = tokens.indices.first(where: {
+                !tokens[$0].taken && tokens[$0].looksLikeOption && names.contains(tokens[$0].text)
+            })
+        else { return false }
+        tokens[index].taken = true
         return true
     }
 
-    /// Removes and returns the next positional argument.
-    public mutating func positional() -> String? { positionals.isEmpty ? nil : positionals.removeFirst() }
+    /// Removes and returns the next positional argument (by position: read a command's options
+    /// before its positionals, so that an option's value is not taken for one).
+    public mutating func positional() -> String? {
+        guard let index = tokens.indices.first(where: { !tokens[$0].taken && !tokens[$0].looksLikeOption })
+        else { return nil }
+        tokens[index].taken = true
+        return tokens[index].text
+    }
 
     /// Removes and returns every remaining positional argument.
     public mutating func remainingPositionals() -> [String] {
-        defer { positionals.removeAll() }
-        return positionals
+        var rest: [String] = []
+        while let next = positional() { rest.append(next) }
+        return rest
     }
 
     /// Fails on anything not consumed.
+    /// - Throws: ``UsageError`` naming the first unknown option or unexpected argument.
     public func finish() throws(UsageError) {
-        if let option = options.first { throw UsageError("unknown option '\(option)'") }
-        if let extra = positionals.first { throw UsageError("unexpected argument '\(extra)'") }
+        let left = tokens.filter { !$0.taken }
+        if let option = left.first(where: \.looksLikeOption) {
+            let name = option.text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? option.text
+            throw UsageError("unknown option '\(name)'")
+        }
+        if let extra = left.first { throw UsageError("unexpected argument '\(extra.text)'") }
     }
 }
