@@ -35,9 +35,13 @@ enum AppsCommand: CLICommand {
         let operation: AppsRequest
         switch sub {
         case "start", "set-root":
+            // Options first: a value must not be taken for the app's name.
+            let modeText = try arguments.option("--mode")
+            let clearTop = arguments.flag("--clear-top")
+            let parent = try arguments.option("--parent")
             guard let app = arguments.positional() else { throw UsageError("apps \(sub) needs an app NAME") }
             var mode = LaunchMode.pushWithAnimation
-            if let text = try arguments.option("--mode") {
+            if let text = modeText {
                 guard let parsed = LaunchMode(rawValue: text) else {
                     throw UsageError(
                         "unknown mode '\(text)'; modes: \(LaunchMode.allCases.map(\.rawValue).joined(separator: ", "))"
@@ -45,8 +49,6 @@ enum AppsCommand: CLICommand {
                 }
                 mode = parsed
             }
-            let clearTop = arguments.flag("--clear-top")
-            let parent = try arguments.option("--parent")
             operation = .start(
                 AppStart(
                     app: app, params: try TextFormat.payload(arguments.remainingPositionals()), mode: mode,
@@ -57,11 +59,13 @@ enum AppsCommand: CLICommand {
             guard let app = arguments.positional() else { throw UsageError("apps find needs an app NAME") }
             operation = .find(app: app, all: arguments.flag("--all"))
         case "exit":
+            let force = arguments.flag("--force")
+            let resultText = try arguments.option("--result")
             guard let target = arguments.positional() else {
                 throw UsageError("apps exit needs a SESSION id or an app NAME")
             }
-            var exit = AppExit(target: SessionTarget(parsing: target), force: arguments.flag("--force"))
-            if let result = try arguments.option("--result") {
+            var exit = AppExit(target: SessionTarget(parsing: target), force: force)
+            if let result = resultText {
                 do { exit.result = try JSONParser.parse(result) } catch {
                     throw UsageError("--result is not JSON: \(error)")
                 }

@@ -30,12 +30,13 @@ enum BootCommand: CLICommand {
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
+        let svg = try arguments.option("--svg")
         guard let sub = arguments.positional() else {
             throw UsageError("boot needs a subcommand: report, run, start or wait")
         }
+        if svg != nil && sub != "report" { throw UsageError("--svg is an option of 'boot report'") }
         switch sub {
         case "report":
-            let svg = try arguments.option("--svg")
             try arguments.finish()
             let report = try options.client().boot(.report, timeout: options.timeout)
             if let svg {

@@ -61,6 +61,9 @@ public final class ServiceTestHost: Sendable {
     private let running: Task<Void, any Error>
     private let serving: Task<Void, Never>
     private let state: Shared
+    /// Deliveries reach the service one at a time, as from one socket thread (inline handlers run
+    /// inside them and must not overlap).
+    private let delivering = Mutex(())
     private let epoch: UInt64 = 1
 
     /// Starts `service` (its didCreate runs) against the in-memory broker and returns once it is
@@ -77,7 +80,6 @@ public final class ServiceTestHost: Sendable {
         self.name = runner.name
         state = Shared(State(wallNanoseconds: UInt64(wallClock.timeIntervalSince1970 * 1e9)))
         running = Task { try await runner.run() }
-        await connection.attached()
         let state = self.state
         serving = Task { [connection] in
             while true {
@@ -97,8 +99,21 @@ public final class ServiceTestHost: Sendable {
                 }
             }
         }
+        if await runner.phase.wait(for: .connected) == .ended { try await Self.ended(running) }
+        await connection.attached()
         connection.deliver(.joined(epoch: epoch, first: true, sequence: 0, lifecycle: "active"))
+        if await runner.phase.wait(for: .serving) == .ended { try await Self.ended(running) }
     }
+
+    /// A service whose `run()` ended while the host was starting it: what it threw.
+    private static func ended(_ running: Task<Void, any Error>) async throws -> Never {
+        try await running.value
+        throw LifelineError(.unavailable, "the service stopped before it was serving")
+    }
+
+    /// A host that goes away stops its service (willDestroy, unregister), so nothing keeps running
+    /// after a test that did not reach ``stop()``.
+    deinit { runner.stop() }
 
     // MARK: The clock
 
@@ -126,7 +141,7 @@ public final class ServiceTestHost: Sendable {
         let message = stamp(event, payload, flags: 1)
         let error = await withCheckedContinuation { continuation in
             state.withLock { $0.acknowledgements[message.header.sequence] = continuation }
-            connection.deliver(
+            deliver(
                 .event(message, receivedAt: message.header.publishedMonotonicNanoseconds, replayed: false))
         }
         if let error { throw HandlerFailure(event: event.rawValue, message: error) }
@@ -247,6 +262,10 @@ public final class ServiceTestHost: Sendable {
         func withLock<T: Sendable>(_ body: (inout State) -> T) -> T { state.withLock { body(&$0) } }
     }
 
+    private func deliver(_ event: ConnectionEvent) {
+        delivering.withLock { _ in connection.deliver(event) }
+    }
+
     private func stamp(_ event: EventName, _ payload: JSONValue, flags: UInt64) -> BusMessage {
         let header = state.withLock { state -> BusHeader in
             state.sequence += 1
@@ -264,7 +283,7 @@ public final class ServiceTestHost: Sendable {
         let id = "t\(state.withLock { $0.requests += 1; return $0.requests })"
         return await withCheckedContinuation { continuation in
             state.withLock { $0.answers[id] = continuation }
-            connection.deliver(.request(request, id: Array(id.utf8)))
+            deliver(.request(request, id: Array(id.utf8)))
         }
     }
 
@@ -307,10 +326,15 @@ public final class ServiceTestHost: Sendable {
         }
         switch typed {
         case .publish(let publish):
-            let payload = (try? JSONParser.parse(publish.payload)) ?? .emptyObject
+            let events =
+                [(publish.event, publish.payload)] + publish.rest.map { ($0.name, $0.payload) }
             let sequence = state.withLock { state -> UInt64 in
-                state.published.append(Publication(event: publish.event.rawValue, payload: payload))
-                state.sequence += 1
+                for (event, bytes) in events {
+                    let payload =
+                        bytes.isEmpty ? .emptyObject : (try? JSONParser.parse(bytes)) ?? .emptyObject
+                    state.published.append(Publication(event: event.rawValue, payload: payload))
+                    state.sequence += 1
+                }
                 return state.sequence
             }
             return .success(

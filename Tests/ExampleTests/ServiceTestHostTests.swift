@@ -2,6 +2,7 @@ import Foundation
 import Lifeline
 import LifelineProtocol
 import LifelineTesting
+import Synchronization
 import Testing
 
 /// LifelineTesting itself: what a handler throws, the manual clock, what sessions ask of the stack,
@@ -61,5 +62,33 @@ struct ServiceTestHostTests {
             #expect(error.message.contains("open"))
         }
         try await host.stop()
+    }
+
+    final class Flag: Sendable {
+        private let value = Mutex(false)
+        func set() { value.withLock { $0 = true } }
+        var isSet: Bool { value.withLock { $0 } }
+    }
+
+    @Test("nothing is handled before didCreate has returned; an event nobody handles does not hang publish")
+    func didCreateFirst() async throws {
+        let created = Flag()
+        let service = Service("svc")
+            .didCreate {
+                try await Task.sleep(for: .milliseconds(100))
+                created.set()
+            }
+            .on("app.tick") { _ in if !created.isSet { throw Refused() } }
+        let host = try await ServiceTestHost(service)
+        try await host.publish("app.tick")
+        try await host.publish("app.unhandled")
+        try await host.stop()
+    }
+
+    @Test("a service whose start throws makes the host's init throw instead of hanging")
+    func failingStart() async throws {
+        struct Broken: Error {}
+        let service = Service("svc").resume { throw Broken() }
+        await #expect(throws: Broken.self) { _ = try await ServiceTestHost(service) }
     }
 }

@@ -17,16 +17,20 @@ final class PendingReplies: Sendable {
         }
     }
 
-    private let state = Mutex<(next: UInt64, waiting: [UInt64: Waiter])>((1, [:]))
+    private let state = Mutex<(next: UInt64, waiting: [UInt64: Waiter], closed: LifelineError?)>(
+        (1, [:], nil))
 
-    /// Reserves a ticket and parks `waiter` under it.
+    /// Reserves a ticket and parks `waiter` under it; once the connection has finished the waiter
+    /// fails at once (nothing would ever resume it).
     func park(_ waiter: Waiter) -> UInt64 {
-        state.withLock { state in
+        let (ticket, closed) = state.withLock { state -> (UInt64, LifelineError?) in
             let ticket = state.next
             state.next += 1
-            state.waiting[ticket] = waiter
-            return ticket
+            if state.closed == nil { state.waiting[ticket] = waiter }
+            return (ticket, state.closed)
         }
+        if let closed { waiter.resume(.failure(closed)) }
+        return ticket
     }
 
     /// Resumes the request `ticket` with `result` (once; later calls are ignored).
@@ -35,10 +39,11 @@ final class PendingReplies: Sendable {
         waiter?.resume(result)
     }
 
-    /// Fails every parked request.
+    /// Fails every parked request, and every one parked from now on (the connection has finished).
     func failAll(_ error: LifelineError) {
         let all = state.withLock { state in
             defer { state.waiting.removeAll() }
+            state.closed = error
             return Array(state.waiting.values)
         }
         for waiter in all { waiter.resume(.failure(error)) }

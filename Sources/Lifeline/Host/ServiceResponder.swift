@@ -64,7 +64,11 @@ struct ServiceResponder: Sendable {
                         message.name, service.eventHandlers[message.name], handled.counter(for: message.name)
                     )
                 }
-                guard let handler = current?.handler else { continue }
+                guard let handler = current?.handler else {
+                    // Not subscribed here (a test may send one): acknowledged, so nobody waits.
+                    Self.settle(message, failure: nil, counter: nil, context: context, client: client)
+                    continue
+                }
                 var failure: (any Error)?
                 do {
                     let event = Event(message, receivedAt: receivedAt, context: context, replayed: replayed)

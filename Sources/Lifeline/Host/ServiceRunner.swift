@@ -19,6 +19,8 @@ public final class ServiceRunner: Sendable {
 
     public let service: Service
     public let options: ServiceOptions
+    /// How far ``run()`` has come.
+    package let phase = RunnerPhase()
     private let connect: Connect
     private let stops: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
 
@@ -61,6 +63,7 @@ public final class ServiceRunner: Sendable {
     /// Serves until ``stop()``; throws when the broker refuses the name.
     /// - Throws: ``LifelineError`` when the broker refuses the registration (`.conflict`: the name is taken; `.forbidden`: the policy), or what the resume hook threw.
     public func run() async throws {
+        defer { phase.advance(to: .ended) }
         let name = self.name
         let instance = Environment.uniqueToken()
         var registration = ServiceRegistration(
@@ -105,6 +108,7 @@ public final class ServiceRunner: Sendable {
         } connect: { [configuration] pending, deliver in
             connect(configuration, pending, deliver)
         }
+        phase.advance(to: .connected)
         let runtime = RuntimeServices(mainName: name, template: registration)
         let context = ServiceContext(serviceName: name, client: client, runtimeServices: runtime)
         let responder = ServiceResponder(
@@ -117,7 +121,8 @@ public final class ServiceRunner: Sendable {
         let interval = Duration.milliseconds(registration.heartbeat.intervalMilliseconds)
         let watchdog = Task { [watch = immediate.watch] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: interval / 4)  // how often a blocked socket thread is looked for
+                // How often a blocked socket thread is looked for.
+                try? await Task.sleep(for: max(interval / 4, .milliseconds(10)))
                 if let late = watch.overdue(after: interval) {
                     Console.log(
                         name,
@@ -131,7 +136,6 @@ public final class ServiceRunner: Sendable {
         // the bus and calls) runs only inline handlers. Events keep bus order: one task consumes them.
         do {
             await withDiscardingTaskGroup { group in
-                group.addTask { await responder.consume(inbound) }
                 group.addTask { [stops] in
                     for await _ in stops.stream {
                         await self.leave(context)
@@ -147,9 +151,12 @@ public final class ServiceRunner: Sendable {
                             if let hook = service.didCreateHook {
                                 do { try await hook() } catch { context.log("didCreate failed: \(error)") }
                             }
-                            // Only now may handlers run inside deliveries: nothing is answered
-                            // before didCreate has returned.
+                            // Only now do events and offers reach the handlers (queued until
+                            // then), inline or on the pool: nothing is handled before didCreate
+                            // has returned. Calls wait too: this loop starts them.
+                            group.addTask { await responder.consume(inbound) }
                             immediate.attach(responder)
+                            self.phase.advance(to: .serving)
                             Console.out(
                                 "READY service=\(name) pid=\(Environment.processID) epoch=\(epoch) sequence=\(sequence) lifecycle=\(lifecycle)"
                             )
