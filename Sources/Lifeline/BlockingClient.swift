@@ -15,6 +15,7 @@ public final class BlockingClient {
     /// Connects (in the background, as ZeroMQ does) to `broker`, with CURVE when `credentials` are
     /// given (by default those of `LIFELINE_KEY` and `LIFELINE_BROKER_KEY`).
     /// - Throws: ``LifelineError`` (`.invalid`) when the socket cannot be made or connected (a bad endpoint).
+    @available(*, noasync, message: "BlockingClient blocks its thread: in async code use LifelineClient")
     public init(broker: String, credentials: ClientCredentials? = ClientCredentials.environment) throws {
         brokerEndpoint = broker
         self.credentials = credentials

@@ -43,7 +43,7 @@ struct BusDeliveryTests {
         let probe = try await broker.service("lifeline-probe", ["--events", "shop.tick"])
         let client = LifelineClient(broker: broker.control)
         defer { probe.kill(); broker.process.kill() }
-        let watcher = try BlockingClient(broker: broker.control, credentials: nil)
+        let watcher = try blockingClient(broker: broker.control, credentials: nil)
         let subscriber = try watcher.subscribe(to: ["shop.tick"])
 
         let count = 3000

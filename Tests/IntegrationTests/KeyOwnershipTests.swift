@@ -58,7 +58,7 @@ struct KeyOwnershipTests {
         let broker = try await BrokerProcess(keys.brokerArguments)
         let service = try await broker.service(
             "lifeline-probe", ["--name", "svc"] + keys.keyArguments("owner"))
-        let ops = try BlockingClient(broker: broker.control, credentials: keys.credentials("ops"))
+        let ops = try blockingClient(broker: broker.control, credentials: keys.credentials("ops"))
         return (broker, service, ops, try ops.subscribe(to: ["serviceDidStop"]))
     }
 
@@ -192,11 +192,11 @@ struct KeyOwnershipTests {
         let hostB = try await broker.service(
             "lifeline-probe", ["--name", "hostB", "--apps", "b"] + keys.keyArguments("hostB"))
         defer { hostB.kill() }
-        let ops = try BlockingClient(broker: broker.control, credentials: keys.credentials("ops"))
+        let ops = try blockingClient(broker: broker.control, credentials: keys.credentials("ops"))
         let started = try ops.apps(.start(AppStart(app: "a")))
         let sessionA = try #require(started["session"]?["id"]?.stringValue)
 
-        let b = try BlockingClient(broker: broker.control, credentials: keys.credentials("hostB"))
+        let b = try blockingClient(broker: broker.control, credentials: keys.credentials("hostB"))
         let refused: [(AppsRequest, String)] = [
             (
                 .exit(AppExit(target: .session(sessionA), force: true)),
@@ -221,7 +221,7 @@ struct KeyOwnershipTests {
         let own = try b.apps(.start(AppStart(app: "b")))
         let sessionB = try #require(own["session"]?["id"]?.stringValue)
         _ = try b.apps(.exit(AppExit(target: .session(sessionB))))
-        let a = try BlockingClient(broker: broker.control, credentials: keys.credentials("hostA"))
+        let a = try blockingClient(broker: broker.control, credentials: keys.credentials("hostA"))
         _ = try a.apps(.exit(AppExit(target: .session(sessionA))))
         #expect(try ops.apps(.list)["stack"]?.arrayValue?.isEmpty == true)
         // An id made as if in a callback counts only while that callback of its own host runs.
@@ -243,13 +243,13 @@ struct KeyOwnershipTests {
         let service = try await broker.service(
             "lifeline-probe", ["--name", "svc"] + keys.keyArguments("ops"))
         defer { service.kill() }
-        let ops = try BlockingClient(broker: broker.control, credentials: keys.credentials("ops"))
+        let ops = try blockingClient(broker: broker.control, credentials: keys.credentials("ops"))
         _ = try ops.publish("com.example.secret.plans")
         _ = try ops.publish("com.example.public.news")
         _ = try ops.call(ServiceCall(service: "svc", method: "echo", body: Array(#"{"x": 1}"#.utf8)))
         _ = try ops.call(ServiceCall(service: "svc", method: "whoami"))
 
-        let nobody = try BlockingClient(broker: broker.control, credentials: keys.credentials("nobody"))
+        let nobody = try blockingClient(broker: broker.control, credentials: keys.credentials("nobody"))
         let stats = try nobody.send(.stats)
         #expect(stats.status == .forbidden)
         #expect(
@@ -266,7 +266,7 @@ struct KeyOwnershipTests {
         #expect(trace.status == .forbidden)
         #expect(trace.errorMessage.contains("may not trace dispatches and calls (TRACE)"))
 
-        let watcher = try BlockingClient(broker: broker.control, credentials: keys.credentials("watcher"))
+        let watcher = try blockingClient(broker: broker.control, credentials: keys.credentials("watcher"))
         let seen = try watcher.request(.stats).json()
         #expect(seen["events"]?.objectValue?.keys.sorted() == ["com.example.public.news"])
         #expect(seen["services"]?["svc"]?["methods"]?.objectValue?.keys.sorted() == ["echo"])
@@ -294,9 +294,9 @@ struct KeyOwnershipTests {
         let service = try await broker.service(
             "lifeline-probe", ["--name", "svc", "--events", "com.example.a"] + keys.keyArguments("reader"))
         defer { service.kill() }
-        let reader = try BlockingClient(broker: broker.control, credentials: keys.credentials("reader"))
+        let reader = try blockingClient(broker: broker.control, credentials: keys.credentials("reader"))
         let subscriber = try reader.subscribe(to: ["com.example.a", "com.example.b"])
-        let ops = try BlockingClient(broker: broker.control, credentials: keys.credentials("ops"))
+        let ops = try blockingClient(broker: broker.control, credentials: keys.credentials("ops"))
         _ = try ops.publish("com.example.a")
         #expect(try subscriber.next(timeout: .seconds(5))?.name == "com.example.a")
 
@@ -342,7 +342,7 @@ struct KeyOwnershipTests {
         try keys.writePolicy(["ops": Self.admin, "reader": ["subscribe": ["*"]]])
         let broker = try await BrokerProcess(keys.brokerArguments)
         defer { broker.process.kill() }
-        let ops = try BlockingClient(broker: broker.control, credentials: keys.credentials("ops"))
+        let ops = try blockingClient(broker: broker.control, credentials: keys.credentials("ops"))
         _ = try ops.subscribe(to: ["x.y"])
         let before = try Self.residentKiB(broker.process.pid)
         let credentials = try keys.credentials("reader")

@@ -51,7 +51,7 @@ struct MemoryLimitTests {
             "lifeline-probe",
             ["--name", "stuck", "--events", "load.tick", "--heartbeat-interval", "100", "--liveness", "2"])
         defer { stuck.kill(SIGCONT); stuck.kill(); broker.process.kill() }
-        let watcher = try BlockingClient(broker: broker.control, credentials: nil)
+        let watcher = try blockingClient(broker: broker.control, credentials: nil)
         let subscriber = try watcher.subscribe(to: ["load.tick"])
         let before = try Self.residentKiB(broker.process.pid)
         stuck.kill(SIGSTOP)
@@ -60,7 +60,7 @@ struct MemoryLimitTests {
             + Array("\"}".utf8)
         // 100 MiB in steps of 1000 events, each step taken by the running subscriber before the next:
         // it never lags, while the stopped one falls behind by everything.
-        let client = try BlockingClient(broker: broker.control, credentials: nil)
+        let client = try blockingClient(broker: broker.control, credentials: nil)
         let (steps, step) = (50, 1000)
         var (received, inOrder) = (0, true)
         var peak = before
@@ -105,7 +105,7 @@ struct MemoryLimitTests {
         defer { huge.close() }
         try huge.connect(broker.bus)
         try huge.set(.subscribe, [UInt8](repeating: UInt8(ascii: "a"), count: 64 * 1024))
-        let client = try BlockingClient(broker: broker.control)
+        let client = try blockingClient(broker: broker.control)
         let subscriber = try client.subscribe(to: ["com.example.fine"])
         _ = try client.publish("com.example.fine")
         let event = try subscriber.next(timeout: .seconds(10))

@@ -62,3 +62,9 @@ struct SecuritySetup {
 
     func remove() { try? FileManager.default.removeItem(at: directory) }
 }
+
+/// A ``BlockingClient``, made in a synchronous function: its initializer is unavailable from async
+/// code (it blocks its thread), and these tests use it on purpose from their own tasks.
+func blockingClient(broker: String, credentials: ClientCredentials? = nil) throws -> BlockingClient {
+    try BlockingClient(broker: broker, credentials: credentials)
+}

@@ -26,16 +26,16 @@ struct SecurityTests {
         try keys.writePolicy(["ops": Self.admin])
         let broker = try await BrokerProcess(keys.brokerArguments)
         defer { broker.process.kill() }
-        let ops = try BlockingClient(broker: broker.control, credentials: keys.credentials("ops"))
+        let ops = try blockingClient(broker: broker.control, credentials: keys.credentials("ops"))
         #expect(try ops.request(.hello).json()["curve"] == true)
         let before = try #require(try Self.requests(ops))
 
-        let intruder = try BlockingClient(broker: broker.control, credentials: keys.credentials("intruder"))
+        let intruder = try blockingClient(broker: broker.control, credentials: keys.credentials("intruder"))
         #expect(throws: LifelineError.self) { try intruder.hello(timeout: .milliseconds(800)) }
         #expect(throws: LifelineError.self) {
             _ = try intruder.publish("didBecomeActive", timeout: .milliseconds(300))
         }
-        let plain = try BlockingClient(broker: broker.control, credentials: nil)
+        let plain = try blockingClient(broker: broker.control, credentials: nil)
         #expect(throws: LifelineError.self) { try plain.hello(timeout: .milliseconds(800)) }
         #expect(
             try RawPeer.exchange(with: broker.control, messages: Array(RawPeer.garbage.prefix(2))).allSatisfy
@@ -62,7 +62,7 @@ struct SecurityTests {
         let statuses = replies.map { reply in reply.count > 3 ? String(decoding: reply[3], as: UTF8.self) : ""
         }
         #expect(statuses.allSatisfy { $0.hasPrefix("4") || $0 == "505" }, "\(statuses)")
-        let ops = try BlockingClient(broker: broker.control, credentials: credentials)
+        let ops = try blockingClient(broker: broker.control, credentials: credentials)
         #expect(try ops.hello().epoch > 0, "and the broker still serves")
     }
 
@@ -86,7 +86,7 @@ struct SecurityTests {
         try await broker.process.waitForLine(.stderr) {
             $0.contains("denied REGISTER") && $0.contains("'gw'")
         }
-        let ops = try BlockingClient(broker: broker.control, credentials: keys.credentials("ops"))
+        let ops = try blockingClient(broker: broker.control, credentials: keys.credentials("ops"))
         #expect(try ops.services().isEmpty)
         let published = try ops.send(.publish(PublishRequest(event: "x.y", payload: Array("{}".utf8))))
         #expect(published.status.isSuccess, "the admin key may publish")
@@ -100,7 +100,7 @@ struct SecurityTests {
         try keys.writePolicy(["ops": Self.admin, "reader": ["subscribe": ["com.example.public.*"]]])
         let broker = try await BrokerProcess(keys.brokerArguments)
         defer { broker.process.kill() }
-        let reader = try BlockingClient(broker: broker.control, credentials: keys.credentials("reader"))
+        let reader = try blockingClient(broker: broker.control, credentials: keys.credentials("reader"))
         let subscriber = try reader.subscribe(to: ["com.example.secret.plans", "com.example.public.news"])
         try await broker.process.waitForLine(.stderr) {
             $0.contains(
@@ -111,7 +111,7 @@ struct SecurityTests {
         try await broker.process.waitForLine(.stderr) {
             $0.contains("key 'reader' may not subscribe to '*'")
         }
-        let ops = try BlockingClient(broker: broker.control, credentials: keys.credentials("ops"))
+        let ops = try blockingClient(broker: broker.control, credentials: keys.credentials("ops"))
         _ = try ops.publish("com.example.secret.plans")
         _ = try ops.publish("com.example.public.news")
         _ = try ops.publish("com.example.secret.plans")
@@ -149,9 +149,9 @@ struct SecurityTests {
         defer { broker.process.kill() }
         let gateway = try await broker.service("lifeline-gateway", keys.keyArguments("gw"))
         defer { gateway.kill() }
-        let reader = try BlockingClient(broker: broker.control, credentials: keys.credentials("reader"))
+        let reader = try blockingClient(broker: broker.control, credentials: keys.credentials("reader"))
         let subscriber = try reader.subscribe(to: ["com.example.news"])
-        let ops = try BlockingClient(broker: broker.control, credentials: keys.credentials("ops"))
+        let ops = try blockingClient(broker: broker.control, credentials: keys.credentials("ops"))
         _ = try ops.publish("com.example.news")
         #expect(try subscriber.next(timeout: .seconds(5))?.name == "com.example.news")
 
