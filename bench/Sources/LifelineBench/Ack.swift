@@ -61,28 +61,23 @@ struct Ack: Sendable {
 final class AckSender: @unchecked Sendable {
     private let mailbox = Mailbox<Ack>()
     private let endpoint: String
-    // Touched only by the thread recorded in `owner` (checked on every use).
-    private var direct: ZMQSocket?
-    private let owner = Mutex<pthread_t?>(nil)
+    /// One PUSH socket per thread that sends acks (the socket thread for inline handlers, the
+    /// handler thread for the others), each touched only by its own thread: an ack leaves from the
+    /// thread whose handler ran, with no hop of its own in the measured path.
+    private let sockets = Mutex<[UInt: ZMQSocket]>([:])
 
     func send(_ ack: Ack) {
-        let me = pthread_self()
-        let mine = owner.withLock { owner -> Bool in
-            if owner == nil { owner = me }
-            return owner.map { pthread_equal($0, me) != 0 } ?? false
-        }
-        guard mine else {
-            mailbox.post(ack)
-            return
-        }
+        let me = UInt(pthread_self())
         do {
-            if direct == nil {
+            let socket = try sockets.withLock { sockets -> ZMQSocket in
+                if let socket = sockets[me] { return socket }
                 let socket = try ZMQSocket(ZMQContext.shared, type: .push)
                 try socket.set(.sendHighWaterMark, 0)
                 try socket.connect(endpoint)
-                direct = socket
+                sockets[me] = socket
+                return socket
             }
-            try direct?.send(frames: [ack.encoded()])
+            try socket.send(frames: [ack.encoded()])
         } catch {
             mailbox.post(ack)
         }
