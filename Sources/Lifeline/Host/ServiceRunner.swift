@@ -132,8 +132,11 @@ public final class ServiceRunner: Sendable {
             }
         }
         defer { watchdog.cancel() }
-        // Handlers, methods and hooks run on the Swift pool: the socket thread (heartbeats, reading
-        // the bus and calls) runs only inline handlers. Events keep bus order: one task consumes them.
+        let handlerThread = HandlerThread(name: "ll-handlers")
+        defer { handlerThread.close() }
+        // Event handlers run on the service's handler thread (one task consumes them: bus order),
+        // methods and hooks on the Swift pool; the socket thread (heartbeats, reading the bus and
+        // calls) runs only inline handlers.
         do {
             await withDiscardingTaskGroup { group in
                 group.addTask { [stops] in
@@ -154,7 +157,9 @@ public final class ServiceRunner: Sendable {
                             // Only now do events and offers reach the handlers (queued until
                             // then), inline or on the pool: nothing is handled before didCreate
                             // has returned. Calls wait too: this loop starts them.
-                            group.addTask { await responder.consume(inbound) }
+                            group.addTask(executorPreference: handlerThread) {
+                                await responder.consume(inbound)
+                            }
                             immediate.attach(responder)
                             self.phase.advance(to: .serving)
                             Console.out(
