@@ -1,3 +1,5 @@
+import LifelineProtocol
+
 /// A command line that was used wrongly: exit status 2 and one sentence.
 public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     public let message: String
@@ -23,6 +25,8 @@ public struct CommandLineArguments: Sendable {
     }
 
     private var tokens: [Token] = []
+    /// Every option and flag name asked for so far: an unknown one is compared with them.
+    private var asked: [String] = []
 
     /// The arguments of this process, without the executable.
     public static var process: CommandLineArguments {
@@ -43,6 +47,7 @@ public struct CommandLineArguments: Sendable {
     /// Removes and returns the value of the first `--name value` or `--name=value`.
     /// - Throws: ``UsageError`` when `--name` is the last argument (or is followed only by `--`).
     public mutating func option(_ name: String) throws(UsageError) -> String? {
+        if !asked.contains(name) { asked.append(name) }
         for index in tokens.indices where !tokens[index].taken && tokens[index].looksLikeOption {
             let text = tokens[index].text
             if text.hasPrefix(name + "=") {
@@ -107,6 +112,7 @@ public struct CommandLineArguments: Sendable {
 
     /// Removes `name` (or any of its spellings) and says whether it was there.
     public mutating func flag(_ names: String...) -> Bool {
+        for name in names where !asked.contains(name) { asked.append(name) }
         guard
             let index = tokens.indices.first(where: {
                 !tokens[$0].taken && tokens[$0].looksLikeOption && names.contains(tokens[$0].text)
@@ -138,7 +144,7 @@ public struct CommandLineArguments: Sendable {
         let left = tokens.filter { !$0.taken }
         if let option = left.first(where: \.looksLikeOption) {
             let name = option.text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? option.text
-            throw UsageError("unknown option '\(name)'")
+            throw UsageError("unknown option '\(name)'\(Suggestion.phrase(for: name, in: asked))")
         }
         if let extra = left.first { throw UsageError("unexpected argument '\(extra.text)'") }
     }

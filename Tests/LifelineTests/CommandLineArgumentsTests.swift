@@ -46,6 +46,12 @@ struct CommandLineArgumentsTests {
         #expect(throws: UsageError("--timeout needs a value")) { try beforeTerminator.option("--timeout") }
         let unknown = CommandLineArguments(["--colour=red"])
         #expect(throws: UsageError("unknown option '--colour'")) { try unknown.finish() }
+        var misspelt = CommandLineArguments(["--tmeout", "5s"])
+        #expect(try misspelt.option("--timeout") == nil)
+        _ = misspelt.flag("--json")
+        #expect(throws: UsageError("unknown option '--tmeout'; did you mean '--timeout'?")) {
+            try misspelt.finish()
+        }
         var extra = CommandLineArguments(["one", "two"])
         _ = extra.positional()
         #expect(throws: UsageError("unexpected argument 'two'")) { try extra.finish() }
