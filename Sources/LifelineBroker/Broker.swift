@@ -111,7 +111,7 @@ public struct Broker {
     /// with it are told so (DISCONNECT). A registration the new grants would refuse is dropped too.
     /// Returns what the socket shell must do about connections.
     @discardableResult
-    public mutating func apply(
+    package mutating func apply(
         _ policy: AccessPolicy?, now: MonotonicInstant, into output: inout [BrokerOutput]
     ) -> PolicyChange {
         let previous = core.policy
@@ -194,14 +194,13 @@ public struct Broker {
 
     /// Tells every registered service that the broker is leaving.
     public func shutdown(reason: String, into output: inout [BrokerOutput]) {
-        let frames = BrokerRequest.disconnect(reason: reason).controlRequest().frames()
-        for peer in core.registry.peers { output.append(.send(peer: peer, frames: frames)) }
+        disconnect(Array(core.registry.peers), reason: reason, into: &output)
     }
 
-    /// Tells one peer to go (DISCONNECT with `reason`).
-    public func disconnect(_ peer: [UInt8], reason: String, into output: inout [BrokerOutput]) {
-        output.append(
-            .send(peer: peer, frames: BrokerRequest.disconnect(reason: reason).controlRequest().frames()))
+    /// Tells `peers` to go (DISCONNECT with `reason`).
+    func disconnect(_ peers: [[UInt8]], reason: String, into output: inout [BrokerOutput]) {
+        let frames = BrokerRequest.disconnect(reason: reason).controlRequest().frames()
+        for peer in peers { output.append(.send(peer: peer, frames: frames)) }
     }
 
     static let heartbeatFrames = BrokerRequest.heartbeat.controlRequest().frames()

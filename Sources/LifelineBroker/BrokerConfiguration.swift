@@ -77,7 +77,7 @@ public struct BrokerConfiguration: Sendable {
     public var metricsAddress: String?
     /// The bearer token `/metrics` asks for (`Authorization: Bearer TOKEN`); nil serves it to anyone
     /// who reaches it, which only loopback (or `--insecure`) allows.
-    public var metricsToken: String?
+    package var metricsToken: String?
 
     public init() {}
 

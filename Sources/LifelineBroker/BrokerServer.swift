@@ -32,9 +32,9 @@ public final class BrokerServer {
     public var metricsAddress: String? { metrics?.address }
     /// With CURVE: the ZAP handler, the policy file, and the connections each key last spoke on, to
     /// close those of a key that leaves the policy.
-    private let zap: ZAPHandler?
-    private let policyPath: String?
-    private var connections = KeyConnections()
+    let zap: ZAPHandler?
+    let policyPath: String?
+    var connections = KeyConnections()
     /// How long a revoked peer's connections stay open after its DISCONNECT was queued, so that
     /// libzmq's I/O thread has written it before the connection is shut.
     static let revocationGrace: UInt64 = 200_000_000
@@ -189,64 +189,6 @@ public final class BrokerServer {
         return { mailbox.post(.reload) }
     }
 
-    private func reload() {
-        guard let path = policyPath, let zap else {
-            log("nothing to reload: the broker runs without --policy")
-            return
-        }
-        let policy: AccessPolicy
-        do {
-            policy = try AccessPolicy(path: path)
-        } catch {
-            log("kept the old policy: \(error.message)")
-            return
-        }
-        zap.update(policy.names)
-        var change = core.apply(policy, now: SystemClock.now, into: &output)
-        // A key that spoke on the bus only (a subscriber that never sent a request) is revoked too.
-        for key in connections.keys where policy.names[key] == nil && change.revoked[key] == nil {
-            change.revoked[key] = key
-        }
-        var revoked = 0
-        // The bus at once, before anything more is sent on it; the control connection once its
-        // DISCONNECT has left.
-        for key in change.revoked.keys {
-            revoked += KeyConnections.close(connections.take(key, on: [.bus]))
-        }
-        flush()
-        for key in change.revoked.keys {
-            let handles = connections.take(key, on: [.control])
-            revoked += handles.count
-            connections.close(handles, at: SystemClock.monotonicNanoseconds() + Self.revocationGrace)
-        }
-        var resubscribing = 0
-        for key in change.subscribeChanged {
-            resubscribing += KeyConnections.close(connections.take(key, on: [.bus]))
-        }
-        let removed = Set(change.revoked.values).sorted()
-        log(
-            "reloaded \(path): \(policy.grants.count) key(s) allowed\(removed.isEmpty ? "" : "; removed \(removed.joined(separator: ", ")), \(revoked) connection(s) closing")\(resubscribing == 0 ? "" : "; \(resubscribing) bus connection(s) closed to subscribe again under a changed 'subscribe' rule")"
-        )
-    }
-
-    /// A message from a key the policy no longer lists, on a connection the reload did not know of
-    /// (it had not spoken since the broker started, or its handshake was approved just before):
-    /// DISCONNECT, and the connection closed once that has left.
-    private func cutOff(_ key: String, peer: [UInt8]) {
-        guard !connections.isClosing(sender.fileDescriptor) else { return }
-        core.disconnect(peer, reason: "revoked: your key is no longer in the broker's policy", into: &output)
-        flush()
-        let handles = connections.take(key, on: [.control, .bus])
-        connections.close(handles, at: SystemClock.monotonicNanoseconds() + Self.revocationGrace)
-        log("closing \(handles.count) connection(s) of key \(key): it is no longer in the policy")
-    }
-
-    /// Remembers which connection the last message's key spoke on.
-    private func note(_ sender: ZMQSocket.Sender, _ socket: KeyConnections.Socket) {
-        guard let key = sender.userID else { return }
-        connections.note(sender.fileDescriptor, key: key, socket: socket)
-    }
-
     /// Serves until the stopper is called, then tells services it is leaving and closes the sockets.
     public func run() {
         let poller = ReadinessPoller()
@@ -345,7 +287,7 @@ public final class BrokerServer {
             if zap != nil {
                 note(sender, .control)
                 if let key = sender.userID, let policy = core.policy, policy.names[key] == nil {
-                    cutOff(key, peer: frames[0])
+                    cutOff(key, peer: frames[0], descriptor: sender.fileDescriptor)
                     continue
                 }
             }

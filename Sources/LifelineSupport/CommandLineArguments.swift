@@ -70,7 +70,7 @@ public struct CommandLineArguments: Sendable {
     /// Removes and returns the values of every `--name value` / `--name=value`, in order (an option
     /// that may be repeated).
     /// - Throws: ``UsageError`` when one of them has no value.
-    public mutating func options(_ name: String) throws(UsageError) -> [String] {
+    package mutating func options(_ name: String) throws(UsageError) -> [String] {
         var values: [String] = []
         while let value = try option(name) { values.append(value) }
         return values

@@ -40,7 +40,7 @@ public enum KeyFile {
 
     /// The text of a secret file (a bearer token, say), without surrounding white space: refused
     /// when anyone but its owner may read it, or when it is empty.
-    public static func secret(_ path: String) throws(Problem) -> String {
+    package static func secret(_ path: String) throws(Problem) -> String {
         try checkPrivate(path, what: "secret file")
         guard let data = FileManager.default.contents(atPath: path) else {
             throw Problem("cannot read the secret file \(path)")

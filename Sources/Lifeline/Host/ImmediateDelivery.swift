@@ -78,15 +78,13 @@ final class ImmediateDelivery: Sendable {
             let target = target.withLock({ $0 })
         else { return false }
         var failure: (any Error)?
-        watch.begin(.event(message.name))
         do {
-            try entry.handler(
-                Event(message, receivedAt: receivedAt, context: target.context, replayed: replayed))
+            try watch.run(.event(message.name), log: target.context.log) {
+                try entry.handler(
+                    Event(message, receivedAt: receivedAt, context: target.context, replayed: replayed))
+            }
         } catch {
             failure = error
-        }
-        if let late = watch.end() {
-            target.context.log("\(late.what) returned after \(late.milliseconds) ms on the socket thread")
         }
         ServiceResponder.settle(
             message, failure: failure, counter: entry.counter, context: target.context, client: target.client)

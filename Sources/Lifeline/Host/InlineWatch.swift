@@ -10,12 +10,12 @@ final class InlineWatch: Sendable {
     /// An inline handler, as the log names it.
     enum Handler: Sendable, CustomStringConvertible {
         case event(EventName)
-        case method(String)
+        case method(service: String, method: String)
 
         var description: String {
             switch self {
             case .event(let name): "the inline handler of event \(name.rawValue)"
-            case .method(let name): "the inline method \(name)"
+            case .method(let service, let method): "the inline method \(service).\(method)"
             }
         }
     }
@@ -28,21 +28,22 @@ final class InlineWatch: Sendable {
 
     private let running = Mutex<Running?>(nil)
 
-    /// The socket thread starts `what`.
-    func begin(_ what: Handler) {
+    /// Runs the inline handler `what` on the socket thread; one that ran past the heartbeat interval
+    /// (reported meanwhile by ``overdue(after:)``) is logged with `log` once it returns.
+    func run<T>(_ what: Handler, log: (String) -> Void, _ body: () throws -> T) rethrows -> T {
         let started = Running(what: what, since: SystemClock.monotonicNanoseconds())
         running.withLock { $0 = started }
-    }
-
-    /// The handler begun last has returned; returns how long it ran (ms) when it had been reported.
-    @discardableResult
-    func end() -> (what: Handler, milliseconds: UInt64)? {
-        let ended = running.withLock { state -> Running? in
-            defer { state = nil }
-            return state
+        defer {
+            let ended = running.withLock { state -> Running? in
+                defer { state = nil }
+                return state
+            }
+            if let ended, ended.reported {
+                let milliseconds = (SystemClock.monotonicNanoseconds() &- ended.since) / 1_000_000
+                log("\(ended.what) returned after \(milliseconds) ms on the socket thread")
+            }
         }
-        guard let ended, ended.reported else { return nil }
-        return (ended.what, (SystemClock.monotonicNanoseconds() &- ended.since) / 1_000_000)
+        return try body()
     }
 
     /// The handler running for longer than `limit` and not reported yet (it is reported from now on),

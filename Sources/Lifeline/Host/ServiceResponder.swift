@@ -248,15 +248,13 @@ struct ServiceResponder: Sendable {
         switch request(for: call, to: target, id: id) {
         case .failure(let refusal): return refusal.reply
         case .success(let request):
-            watch.begin(.method("\(target.name).\(call.method)"))
-            defer {
-                if let late = watch.end() {
-                    target.context.log(
-                        "\(late.what) returned after \(late.milliseconds) ms on the socket thread")
-                }
-            }
             do {
-                return ControlReply(requestID: id, json: try immediate(request))
+                let answer = try watch.run(
+                    .method(service: target.name, method: call.method), log: target.context.log
+                ) {
+                    try immediate(request)
+                }
+                return ControlReply(requestID: id, json: answer)
             } catch {
                 return Self.reply(to: error, id: id, target.failure)
             }

@@ -28,7 +28,7 @@ public struct AccessPolicy: Sendable, Equatable {
         /// registration; implies ``observe``.
         public var admin = false
         /// LIST, STATS (only what the key may subscribe to and call) and TRACE.
-        public var observe = false
+        package var observe = false
     }
 
     /// An action checked against a key's grant.
@@ -142,14 +142,10 @@ public struct AccessPolicy: Sendable, Equatable {
     }
 
     /// The grant of the key whose public key (Z85) is `publicKey`, if the policy lists it.
-    public func grant(publicKey: String) -> Grant? { names[publicKey].flatMap { grants[$0] } }
-
-    /// A key as messages name it: its name in the policy, or its public key when the policy does not
-    /// list it.
-    public func keyName(_ publicKey: String) -> String { names[publicKey] ?? publicKey }
+    package func grant(publicKey: String) -> Grant? { names[publicKey].flatMap { grants[$0] } }
 
     /// Why the key whose public key is `publicKey` may not do `action`; nil when it may.
-    public func denial(publicKey: String, _ action: Action) -> String? {
+    package func denial(publicKey: String, _ action: Action) -> String? {
         guard let name = names[publicKey] else { return "key \(publicKey) is not in the policy any more" }
         return denial(name, action)
     }

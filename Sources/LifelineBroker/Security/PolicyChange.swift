@@ -1,11 +1,11 @@
 /// What a reloaded policy changes for connections that are open: the socket shell closes them.
-public struct PolicyChange: Sendable, Equatable {
+package struct PolicyChange: Sendable, Equatable {
     /// Public keys (Z85) the new policy no longer lists — their entry removed or given another key —
     /// with the name the old policy gave each: their connections are closed.
-    public var revoked: [String: String] = [:]
+    package var revoked: [String: String] = [:]
     /// Public keys whose `subscribe` rule changed: their bus connections are closed, so that their
     /// subscribers subscribe again under the new rule.
-    public var subscribeChanged: Set<String> = []
+    package var subscribeChanged: Set<String> = []
 
-    public init() {}
+    package init() {}
 }

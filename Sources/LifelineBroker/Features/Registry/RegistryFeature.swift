@@ -312,10 +312,12 @@ struct RegistryFeature: BrokerFeature {
         }
         for peer in told {
             let name = core.peerKeys[peer].flatMap { policy?.names[$0] }
-            let reason =
-                "revoked: your key\(name.map { " ('\($0)')" } ?? "") is no longer in the broker's policy"
-            let frames = BrokerRequest.disconnect(reason: reason).controlRequest().frames()
-            core.output.append(.send(peer: peer, frames: frames))
+            core.send(
+                peer,
+                .disconnect(
+                    reason:
+                        "revoked: your key\(name.map { " ('\($0)')" } ?? "") is no longer in the broker's policy"
+                ))
         }
     }
 
@@ -326,8 +328,7 @@ struct RegistryFeature: BrokerFeature {
             guard let entry = core.registry.remove(name) else { continue }
             core.log("dropped \(name) (pid \(entry.registration.pid)) at the reload: \(denial)")
             core.announce(.gone(entry.registration, reason: .revoked))
-            let frames = BrokerRequest.disconnect(reason: "revoked: \(denial)").controlRequest().frames()
-            core.output.append(.send(peer: entry.peer, frames: frames))
+            core.send(entry.peer, .disconnect(reason: "revoked: \(denial)"))
         }
     }
 
