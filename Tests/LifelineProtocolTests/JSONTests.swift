@@ -169,9 +169,11 @@ struct JSONTests {
             }
             do {
                 let value = try JSONParser.parse(bytes)
+                // "9E1" parses to a double and is written back as the integer 90: the same JSON number.
+                let expected = Self.integralDoublesAsIntegers(value)
                 let again = try? JSONParser.parse(JSONWriter.encode(value))
-                #expect(again == value, "round \(round): \(bytes); \(generator.replay)")
-                if again != value { return }
+                #expect(again == expected, "round \(round): \(bytes); \(generator.replay)")
+                if again != expected { return }
             } catch {
                 // Refused with where and why: the offset lies within the input.
                 let located = error.offset >= 0 && error.offset <= bytes.count && !error.reason.isEmpty
