@@ -54,14 +54,22 @@ public struct ClientCredentials: Sendable, Equatable {
         }
     }
 
+    /// `--key FILE`: a client's key pair.
+    package static let keyOption = CommandLineOption.value(
+        "--key", "FILE", help: "your CURVE key pair, for a broker with CURVE (default: $LIFELINE_KEY)")
+
+    /// `--broker-key KEY|FILE`: the broker's public key.
+    package static let brokerKeyOption = CommandLineOption.value(
+        "--broker-key", "K", help: "the broker's public key or .pub file (default: $LIFELINE_BROKER_KEY)")
+
     /// Reads `--key FILE` and `--broker-key KEY|FILE` out of `arguments` (each defaulting to its
     /// environment variable): nil when neither is given; one without the other, or a bad file, is a
     /// usage error.
     package static func parse(_ arguments: inout CommandLineArguments) throws(UsageError)
         -> ClientCredentials?
     {
-        let keyFile = try arguments.option("--key") ?? Environment.variable("LIFELINE_KEY")
-        let brokerKey = try arguments.option("--broker-key") ?? Environment.variable("LIFELINE_BROKER_KEY")
+        let keyFile = try arguments.option(keyOption) ?? Environment.variable("LIFELINE_KEY")
+        let brokerKey = try arguments.option(brokerKeyOption) ?? Environment.variable("LIFELINE_BROKER_KEY")
         switch (keyFile.flatMap { $0.isEmpty ? nil : $0 }, brokerKey.flatMap { $0.isEmpty ? nil : $0 }) {
         case (nil, nil): return nil
         case (let keyFile?, let brokerKey?):

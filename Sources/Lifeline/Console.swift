@@ -88,7 +88,7 @@ public enum Console {
     package static func configure(parsing arguments: inout CommandLineArguments) throws(UsageError) {
         var level: Level?
         var format: Format?
-        if let text = try arguments.option("--log-level") {
+        if let text = try arguments.option(logLevelOption) {
             guard let parsed = Level(name: text) else {
                 throw UsageError(
                     "--log-level must be one of \(Level.allCases.map(\.name).joined(separator: ", ")), not '\(text.escapedForLog)'"
@@ -96,7 +96,7 @@ public enum Console {
             }
             level = parsed
         }
-        if let text = try arguments.option("--log-format") {
+        if let text = try arguments.option(logFormatOption) {
             guard let parsed = Format(rawValue: text) else {
                 throw UsageError("--log-format must be text or json, not '\(text.escapedForLog)'")
             }
@@ -106,10 +106,19 @@ public enum Console {
     }
 
     /// The usage lines of the logging options.
-    public static let usage = """
-          --log-level LEVEL         trace, debug, info (default), notice, warning or error ($LIFELINE_LOG_LEVEL)
-          --log-format FORMAT       text (default) or json, one object per line ($LIFELINE_LOG_FORMAT)
-        """
+    public static var usage: String { CommandLineOption.helpText(options) }
+
+    /// `--log-level LEVEL`.
+    package static let logLevelOption = CommandLineOption.value(
+        "--log-level", "LEVEL",
+        help: "trace, debug, info (default), notice, warning or error ($LIFELINE_LOG_LEVEL)")
+
+    /// `--log-format FORMAT`.
+    package static let logFormatOption = CommandLineOption.value(
+        "--log-format", "FORMAT", help: "text (default) or json, one object per line ($LIFELINE_LOG_FORMAT)")
+
+    /// The logging options, read by ``configure(parsing:)``.
+    package static let options = [logLevelOption, logFormatOption]
 
     /// The level of a broker log line, by what it reports: refusals, drops and expiries are
     /// warnings, failures errors, the rest info.

@@ -6,8 +6,9 @@ import LifelineSupport
 enum AppsCommand: CLICommand {
     static let name = "apps"
     static let summary = "start, list, find and exit micro-app sessions (the Context's stack)"
-    static let help = """
-        usage: lifeline apps start NAME [key=value | key:=json ...] [--mode MODE] [--clear-top] [--parent SESSION]
+    static let usage = """
+        usage: lifeline apps start NAME [key=value | key:=json ...] [--mode MODE] [--clear-top]
+                              [--parent SESSION]
                lifeline apps list | current
                lifeline apps find NAME [--all]
                lifeline apps exit SESSION|NAME [--force] [--result JSON]
@@ -20,10 +21,25 @@ enum AppsCommand: CLICommand {
         --clear-top pops back to an existing session of the app instead of pushing a new one.
         Only the top session exits normally (its shouldTerminate may refuse); --force exits any.
         Each command waits until the sessions' callbacks have run.
-
-        options:
-        \(ClientOptions.help(timeout: "the operation's answer: for a change, every callback answered (default 60s)"))
         """
+    static let mode = CommandLineOption.value(
+        "--mode", "MODE",
+        help:
+            "start: pushWithAnimation (default), pushNoAnimation, presentWithAnimation or presentNoAnimation")
+    static let clearTop = CommandLineOption.flag(
+        "--clear-top", help: "start: pop back to an existing session of the app instead of pushing a new one")
+    static let parent = CommandLineOption.value(
+        "--parent", "SESSION", help: "start: the session the new one is a child of (default: the top)")
+    static let all = CommandLineOption.flag(
+        "--all", help: "find: every session of the app, not only the newest")
+    static let force = CommandLineOption.flag(
+        "--force", help: "exit: exit a session that is not on top, without asking its shouldTerminate")
+    static let result = CommandLineOption.value(
+        "--result", "JSON", help: "exit: the result handed to the parent's childDidFinish")
+    static let options =
+        [mode, clearTop, parent, all, force, result]
+        + ClientOptions.options(
+            timeout: "the operation's answer: for a change, every callback answered (default 60s)")
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
@@ -36,9 +52,9 @@ enum AppsCommand: CLICommand {
         switch sub {
         case "start", "set-root":
             // Options first: a value must not be taken for the app's name.
-            let modeText = try arguments.option("--mode")
-            let clearTop = arguments.flag("--clear-top")
-            let parent = try arguments.option("--parent")
+            let modeText = try arguments.option(Self.mode)
+            let clearTop = arguments.flag(Self.clearTop)
+            let parent = try arguments.option(Self.parent)
             guard let app = arguments.positional() else { throw UsageError("apps \(sub) needs an app NAME") }
             var mode = LaunchMode.pushWithAnimation
             if let text = modeText {
@@ -57,10 +73,10 @@ enum AppsCommand: CLICommand {
         case "current": operation = .current
         case "find":
             guard let app = arguments.positional() else { throw UsageError("apps find needs an app NAME") }
-            operation = .find(app: app, all: arguments.flag("--all"))
+            operation = .find(app: app, all: arguments.flag(Self.all))
         case "exit":
-            let force = arguments.flag("--force")
-            let resultText = try arguments.option("--result")
+            let force = arguments.flag(Self.force)
+            let resultText = try arguments.option(Self.result)
             guard let target = arguments.positional() else {
                 throw UsageError("apps exit needs a SESSION id or an app NAME")
             }

@@ -7,7 +7,7 @@ import LifelineSupport
 enum BootCommand: CLICommand {
     static let name = "boot"
     static let summary = "the boot loader: report (blame, critical chain, timeline), run a task, start, wait"
-    static let help = """
+    static let usage = """
         usage: lifeline boot report [--json] [--svg FILE]
                lifeline boot run TASK
                lifeline boot start [key=value | key:=json ...]   (the launch options)
@@ -23,14 +23,19 @@ enum BootCommand: CLICommand {
                  --svg FILE draws the timeline
         run      runs one task now (executeTaskWithName); once per boot, once ever when run-once
         wait     shows the boot task by task until it finishes; exits 1 when it failed
-
-        options:
-        \(ClientOptions.help(timeout: "report and start: the broker's answer (5s); run: the task (60s); wait: the boot (at least 120s)"))
         """
+    static let svg = CommandLineOption.value(
+        "--svg", "FILE", help: "report: also draw the timeline as SVG into FILE")
+    static let options =
+        [svg]
+        + ClientOptions.options(
+            timeout:
+                "report and start: the broker's answer (5s); run: the task (60s); wait: the boot (at least 120s)"
+        )
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
-        let svg = try arguments.option("--svg")
+        let svg = try arguments.option(Self.svg)
         guard let sub = arguments.positional() else {
             throw UsageError("boot needs a subcommand: report, run, start or wait")
         }

@@ -9,109 +9,166 @@ import ZeroMQ
 enum BrokerCommand: CLICommand {
     static let name = "broker"
     static let summary = "run the broker (the Context) in the foreground"
-    static let help = """
+    static let usage = """
         usage: lifeline broker [options]
 
         Runs the broker. Prints 'READY control=EP bus=EP' on stdout once it is serving; logs go to
         stderr. SIGINT or SIGTERM tells the services it is leaving and exits 0; SIGHUP reads the
         --policy file again.
 
-        options:
-          --control EP[,EP]         control (ROUTER) endpoints (default \(BrokerConfiguration.defaultControlEndpoint))
-          --bus EP[,EP]             lifecycle bus (XPUB) endpoints; the first is announced (default \(BrokerConfiguration.defaultBusEndpoint))
-          --heartbeat-interval MS   how often the broker heartbeats services (default 1000)
-          --liveness N              how many broker heartbeats a service may miss (default 3)
-          --call-timeout MS         deadline of calls that name none (default 5000)
-          --max-message-bytes N     larger requests are refused with 413 (default 8388608)
-          --bus-hwm N               bus messages (an event, or a batch of at most 1024 events and 64 KiB) queued
-                                    per slow subscriber before the bus drops them (default 100000, 0: no limit)
-          --journal-size N          events kept for replay to reconnecting services (default 10000)
-          --journal-age MS          journal events older than this are forgotten (default 600000)
-          --step-timeout MS         default deadline of a dispatch step (default 2000)
-          --ack-timeout MS          default wait of an acknowledged publish (default 5000)
-          --publish-memory N        publication ids remembered to answer repeated PUBLISH once (default 65536)
-          --journal-bytes N         bytes of events the journal holds at most, oldest dropped first (default 67108864)
-          --max-names-per-connection N
-                                    names one connection may register; beyond: 429 (default 100)
-          --max-heartbeat-window MS longest interval × liveness a service may ask for; beyond: 400 (default 60000)
-          --max-event-names N       distinct event names the broker keeps positions for; a PUBLISH of a
-                                    new one beyond: 429 (default 10000)
-          --topology FILE           read the Launcher, the expected services and the boot's phases and
-                                    task overrides from a topology file (deploy/topology.json)
-          --state-dir DIR           keep the journal (journal.log: epoch and events survive a restart), the
-                                    micro-app stack and run-once tasks in DIR across restarts
-          --launcher APP            the Launcher micro-app, started as soon as a host offers it
-          --app-timeout MS          how long a host may take for one micro-app callback (default 2000)
-          --boot-wait MS            how long a boot waits for the expected services (default 30000)
-          --spin-us N               keep polling N µs after the last message before sleeping (default 0):
-                                    lower latency under load for a core's worth of CPU while busy
-          --key FILE                the broker's CURVE key pair (lifeline keys new broker): both sockets
-                                    encrypt, and every peer must authenticate with a key of its own
-          --policy FILE             the allow-list and what each key may do (JSON, see README); read
-                                    again on SIGHUP; a key it drops is cut off. Needs --key
-          --insecure                allow binding a non-loopback endpoint without CURVE (and /metrics without
-                                    a token)
-          --metrics HOST:PORT       serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464);
-                                    off loopback only with --metrics-token (or --insecure)
-          --metrics-token FILE      /metrics answers only requests with 'Authorization: Bearer TOKEN', TOKEN
-                                    being the file's text (mode 0600); others get 401
-        \(Console.usage)
         Endpoints may use wildcard ports, e.g. tcp://127.0.0.1:*; READY shows the ports chosen.
         """
+    static let control = CommandLineOption.value(
+        "--control", "EP[,EP]",
+        help: "control (ROUTER) endpoints (default \(BrokerConfiguration.defaultControlEndpoint))")
+    static let bus = CommandLineOption.value(
+        "--bus", "EP[,EP]",
+        help:
+            "lifecycle bus (XPUB) endpoints; the first is announced (default \(BrokerConfiguration.defaultBusEndpoint))"
+    )
+    static let heartbeatInterval = CommandLineOption.value(
+        "--heartbeat-interval", "MS", help: "how often the broker heartbeats services (default 1000)")
+    static let liveness = CommandLineOption.value(
+        "--liveness", "N", help: "how many broker heartbeats a service may miss (default 3)")
+    static let callTimeout = CommandLineOption.value(
+        "--call-timeout", "MS", help: "deadline of calls that name none (default 5000)")
+    static let maxMessageBytes = CommandLineOption.value(
+        "--max-message-bytes", "N", help: "larger requests are refused with 413 (default 8388608)")
+    static let busHwm = CommandLineOption.value(
+        "--bus-hwm", "N",
+        help:
+            "bus messages (an event, or a batch of at most 1024 events and 64 KiB) queued per slow subscriber before the bus drops them (default 100000, 0: no limit)"
+    )
+    static let journalSize = CommandLineOption.value(
+        "--journal-size", "N", help: "events kept for replay to reconnecting services (default 10000)")
+    static let journalAge = CommandLineOption.value(
+        "--journal-age", "MS", help: "journal events older than this are forgotten (default 600000)")
+    static let stepTimeout = CommandLineOption.value(
+        "--step-timeout", "MS", help: "default deadline of a dispatch step (default 2000)")
+    static let ackTimeout = CommandLineOption.value(
+        "--ack-timeout", "MS", help: "default wait of an acknowledged publish (default 5000)")
+    static let publishMemory = CommandLineOption.value(
+        "--publish-memory", "N",
+        help: "publication ids remembered to answer repeated PUBLISH once (default 65536)")
+    static let journalBytes = CommandLineOption.value(
+        "--journal-bytes", "N",
+        help: "bytes of events the journal holds at most, oldest dropped first (default 67108864)")
+    static let maxNamesPerConnection = CommandLineOption.value(
+        "--max-names-per-connection", "N",
+        help: "names one connection may register; beyond: 429 (default 100)")
+    static let maxHeartbeatWindow = CommandLineOption.value(
+        "--max-heartbeat-window", "MS",
+        help: "longest interval × liveness a service may ask for; beyond: 400 (default 60000)")
+    static let maxEventNames = CommandLineOption.value(
+        "--max-event-names", "N",
+        help:
+            "distinct event names the broker keeps positions for; a PUBLISH of a new one beyond: 429 (default 10000)"
+    )
+    static let topology = CommandLineOption.value(
+        "--topology", "FILE",
+        help:
+            "read the Launcher, the expected services and the boot's phases and task overrides from a topology file (deploy/topology.json)"
+    )
+    static let stateDir = CommandLineOption.value(
+        "--state-dir", "DIR",
+        help:
+            "keep the journal (journal.log: epoch and events survive a restart), the micro-app stack and run-once tasks in DIR across restarts"
+    )
+    static let launcher = CommandLineOption.value(
+        "--launcher", "APP", help: "the Launcher micro-app, started as soon as a host offers it")
+    static let appTimeout = CommandLineOption.value(
+        "--app-timeout", "MS", help: "how long a host may take for one micro-app callback (default 2000)")
+    static let bootWait = CommandLineOption.value(
+        "--boot-wait", "MS", help: "how long a boot waits for the expected services (default 30000)")
+    static let spinUs = CommandLineOption.value(
+        "--spin-us", "N",
+        help:
+            "keep polling N µs after the last message before sleeping (default 0): lower latency under load for a core's worth of CPU while busy"
+    )
+    static let key = CommandLineOption.value(
+        "--key", "FILE",
+        help:
+            "the broker's CURVE key pair (lifeline keys new broker): both sockets encrypt, and every peer must authenticate with a key of its own"
+    )
+    static let policy = CommandLineOption.value(
+        "--policy", "FILE",
+        help:
+            "the allow-list and what each key may do (JSON, see README); read again on SIGHUP; a key it drops is cut off. Needs --key"
+    )
+    static let insecure = CommandLineOption.flag(
+        "--insecure",
+        help: "allow binding a non-loopback endpoint without CURVE (and /metrics without a token)")
+    static let metrics = CommandLineOption.value(
+        "--metrics", "HOST:PORT",
+        help:
+            "serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464); off loopback only with --metrics-token (or --insecure)"
+    )
+    static let metricsToken = CommandLineOption.value(
+        "--metrics-token", "FILE",
+        help:
+            "/metrics answers only requests with 'Authorization: Bearer TOKEN', TOKEN being the file's text (mode 0600); others get 401"
+    )
+    static let options =
+        [
+            control, bus, heartbeatInterval, liveness, callTimeout, maxMessageBytes, busHwm, journalSize,
+            journalAge, stepTimeout, ackTimeout, publishMemory, journalBytes, maxNamesPerConnection,
+            maxHeartbeatWindow, maxEventNames, topology, stateDir, launcher, appTimeout, bootWait, spinUs,
+            key, policy, insecure, metrics, metricsToken,
+        ] + Console.options
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         var configuration = BrokerConfiguration()
-        if let control = try arguments.option("--control") {
+        if let control = try arguments.option(Self.control) {
             configuration.controlEndpoints = try endpoints(control, "--control")
         }
-        if let bus = try arguments.option("--bus") {
+        if let bus = try arguments.option(Self.bus) {
             configuration.busEndpoints = try endpoints(bus, "--bus")
         }
-        let interval = try arguments.integer("--heartbeat-interval", in: HeartbeatSettings.intervalRange)
-        let liveness = try arguments.integer("--liveness", in: HeartbeatSettings.livenessRange)
+        let interval = try arguments.integer(Self.heartbeatInterval, in: HeartbeatSettings.intervalRange)
+        let liveness = try arguments.integer(Self.liveness, in: HeartbeatSettings.livenessRange)
         configuration.heartbeat = HeartbeatSettings(
             intervalMilliseconds: interval ?? configuration.heartbeat.intervalMilliseconds,
             liveness: liveness ?? configuration.heartbeat.liveness)
         if let timeout = try arguments.integer(
-            "--call-timeout", in: 1...configuration.maximumCallTimeout.wholeMilliseconds)
+            Self.callTimeout, in: 1...configuration.maximumCallTimeout.wholeMilliseconds)
         {
             configuration.defaultCallTimeout = .milliseconds(timeout)
         }
-        if let bytes = try arguments.integer("--max-message-bytes", in: 1024...(1 << 30)) {
+        if let bytes = try arguments.integer(Self.maxMessageBytes, in: 1024...(1 << 30)) {
             configuration.maximumMessageBytes = bytes
         }
-        if let hwm = try arguments.integer("--bus-hwm", in: 0...100_000_000) {
+        if let hwm = try arguments.integer(Self.busHwm, in: 0...100_000_000) {
             configuration.busHighWaterMark = hwm
         }
-        if let size = try arguments.integer("--journal-size", in: 0...10_000_000) {
+        if let size = try arguments.integer(Self.journalSize, in: 0...10_000_000) {
             configuration.journalCapacity = size
         }
-        if let age = try arguments.integer("--journal-age", in: 1...86_400_000) {
+        if let age = try arguments.integer(Self.journalAge, in: 1...86_400_000) {
             configuration.journalMaximumAge = .milliseconds(age)
         }
-        if let step = try arguments.integer("--step-timeout", in: 1...3_600_000) {
+        if let step = try arguments.integer(Self.stepTimeout, in: 1...3_600_000) {
             configuration.dispatchStepTimeout = .milliseconds(step)
         }
-        if let count = try arguments.integer("--publish-memory", in: 0...10_000_000) {
+        if let count = try arguments.integer(Self.publishMemory, in: 0...10_000_000) {
             configuration.rememberedPublications = count
         }
-        if let bytes = try arguments.integer("--journal-bytes", in: 0...(1 << 40)) {
+        if let bytes = try arguments.integer(Self.journalBytes, in: 0...(1 << 40)) {
             configuration.journalMaximumBytes = bytes
         }
-        if let count = try arguments.integer("--max-names-per-connection", in: 1...1_000_000) {
+        if let count = try arguments.integer(Self.maxNamesPerConnection, in: 1...1_000_000) {
             configuration.maximumNamesPerConnection = count
         }
-        if let window = try arguments.integer("--max-heartbeat-window", in: 10...60_000_000) {
+        if let window = try arguments.integer(Self.maxHeartbeatWindow, in: 10...60_000_000) {
             configuration.maximumHeartbeatWindow = .milliseconds(window)
         }
-        if let count = try arguments.integer("--max-event-names", in: 1...100_000_000) {
+        if let count = try arguments.integer(Self.maxEventNames, in: 1...100_000_000) {
             configuration.maximumEventNames = count
         }
-        if let ack = try arguments.integer("--ack-timeout", in: 1...3_600_000) {
+        if let ack = try arguments.integer(Self.ackTimeout, in: 1...3_600_000) {
             configuration.acknowledgementTimeout = .milliseconds(ack)
         }
-        configuration.stateDirectory = try arguments.option("--state-dir")
-        if let path = try arguments.option("--topology") {
+        configuration.stateDirectory = try arguments.option(Self.stateDir)
+        if let path = try arguments.option(Self.topology) {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw UsageError("cannot read the topology \(path)")
             }
@@ -128,22 +185,22 @@ enum BrokerCommand: CLICommand {
                 throw UsageError("\(path): \(error.message)")
             }
         }
-        if let launcher = try arguments.option("--launcher") {
+        if let launcher = try arguments.option(Self.launcher) {
             if let problem = ServiceRegistration.nameProblem(launcher, what: "--launcher") {
                 throw UsageError(problem)
             }
             configuration.launcherApp = launcher
         }
-        if let timeout = try arguments.integer("--app-timeout", in: 1...3_600_000) {
+        if let timeout = try arguments.integer(Self.appTimeout, in: 1...3_600_000) {
             configuration.appCallbackTimeout = .milliseconds(timeout)
         }
-        if let wait = try arguments.integer("--boot-wait", in: 0...3_600_000) {
+        if let wait = try arguments.integer(Self.bootWait, in: 0...3_600_000) {
             configuration.bootWait = .milliseconds(wait)
         }
-        if let spin = try arguments.integer("--spin-us", in: 0...1_000_000) {
+        if let spin = try arguments.integer(Self.spinUs, in: 0...1_000_000) {
             configuration.spinMicroseconds = spin
         }
-        if let keyFile = try arguments.option("--key") {
+        if let keyFile = try arguments.option(Self.key) {
             do {
                 let pair = try KeyFile.readPair(keyFile)
                 configuration.curveKeys = try CurveKeyPair(secretKey: pair.secretKey)
@@ -153,10 +210,10 @@ enum BrokerCommand: CLICommand {
                 throw UsageError("--key: \(keyFile) holds no valid CURVE secret key")
             }
         }
-        configuration.policyPath = try arguments.option("--policy")
-        configuration.insecure = arguments.flag("--insecure")
-        configuration.metricsAddress = try arguments.option("--metrics")
-        if let tokenFile = try arguments.option("--metrics-token") {
+        configuration.policyPath = try arguments.option(Self.policy)
+        configuration.insecure = arguments.flag(Self.insecure)
+        configuration.metricsAddress = try arguments.option(Self.metrics)
+        if let tokenFile = try arguments.option(Self.metricsToken) {
             do {
                 configuration.metricsToken = try KeyFile.secret(tokenFile)
             } catch {

@@ -59,8 +59,8 @@ public enum CLI {
             )
             return 2
         }
-        var rest = CommandLineArguments(Array(arguments.dropFirst()))
-        if rest.flag("-h", "--help") {
+        var rest = CommandLineArguments(Array(arguments.dropFirst()), declaring: command.options)
+        if rest.flag(.helpFlag) {
             Console.out(command.help)
             return 0
         }

@@ -3,14 +3,23 @@ import Lifeline
 import LifelineProtocol
 import LifelineSupport
 
-/// One `lifeline` subcommand: its name, help, and what it does. `run` returns the exit status;
-/// ``UsageError`` means 2, ``LifelineError`` means 1.
+/// One `lifeline` subcommand: its name, help, options, and what it does. `run` returns the exit
+/// status; ``UsageError`` means 2, ``LifelineError`` means 1.
 protocol CLICommand: SendableMetatype {
     static var name: String { get }
     static var summary: String { get }
-    /// Usage line(s) and option help, printed by `--help`.
-    static var help: String { get }
+    /// The usage lines and what the command does: `--help` prints it above the options.
+    static var usage: String { get }
+    /// Every option the command reads: the reader accepts exactly these and `--help` lists them.
+    static var options: [CommandLineOption] { get }
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32
+}
+
+extension CLICommand {
+    /// What `--help` prints: the usage, then every declared option.
+    static var help: String {
+        "\(usage)\n\noptions:\n\(CommandLineOption.helpText(options + [.helpFlag]))"
+    }
 }
 
 /// A command as the dispatcher sees it (built generically, so no existential is opened).
@@ -18,29 +27,32 @@ struct CommandEntry: Sendable {
     let name: String
     let summary: String
     let help: String
+    let options: [CommandLineOption]
     let run: @Sendable (inout CommandLineArguments) throws -> Int32
 
     init<Command: CLICommand>(_ command: Command.Type) {
         name = Command.name
         summary = Command.summary
         help = Command.help
+        options = Command.options
         run = { arguments in try Command.run(&arguments) }
     }
 }
 
 /// Options shared by every command that talks to a broker.
 struct ClientOptions {
-    static let help = help(timeout: "the broker's answer (default 5s)")
+    static let broker = CommandLineOption.value(
+        "--broker", "EP", help: "broker control endpoint (default: $LIFELINE_BROKER or tcp://127.0.0.1:7200)")
+    static let timeout = CommandLineOption.value(
+        "--timeout", "T", help: "how long to wait for the broker's answer (default 5s)")
+    static let json = CommandLineOption.flag("--json", help: "print JSON instead of text")
 
-    /// The options' help, saying what `--timeout` bounds for this command.
-    static func help(timeout: String) -> String {
-        """
-          --broker EP     broker control endpoint (default: $LIFELINE_BROKER or tcp://127.0.0.1:7200)
-          --key FILE      your CURVE key pair, for a broker with CURVE (default: $LIFELINE_KEY)
-          --broker-key K  the broker's public key or .pub file (default: $LIFELINE_BROKER_KEY)
-          --timeout T     how long to wait for \(timeout) (500ms, 5s, 1m or milliseconds)
-          --json          print JSON instead of text
-        """
+    /// The options every broker client reads, saying what `--timeout` bounds for this command.
+    static func options(timeout: String) -> [CommandLineOption] {
+        [
+            broker, ClientCredentials.keyOption, ClientCredentials.brokerKeyOption,
+            Self.timeout.helping("how long to wait for \(timeout) (500ms, 5s, 1m or milliseconds)"), json,
+        ]
     }
 
     var broker: String
@@ -50,11 +62,11 @@ struct ClientOptions {
     var json: Bool
 
     init(_ arguments: inout CommandLineArguments) throws(UsageError) {
-        broker = try arguments.option("--broker") ?? LifelineClient.defaultBroker
+        broker = try arguments.option(Self.broker) ?? LifelineClient.defaultBroker
         if let problem = Self.endpointProblem(broker) { throw UsageError("--broker: \(problem)") }
-        givenTimeout = try arguments.duration("--timeout", in: .milliseconds(1) ... .seconds(3600))
+        givenTimeout = try arguments.duration(Self.timeout, in: .milliseconds(1) ... .seconds(3600))
         timeout = givenTimeout ?? .seconds(5)
-        json = arguments.flag("--json")
+        json = arguments.flag(Self.json)
         credentials = try ClientCredentials.parse(&arguments)
     }
 

@@ -6,20 +6,20 @@ import LifelineSupport
 enum CallCommand: CLICommand {
     static let name = "call"
     static let summary = "call a service method through the broker and print the reply"
-    static let help = """
+    static let usage = """
         usage: lifeline call SERVICE METHOD [JSON] [options]
 
         Sends JSON (default null) to SERVICE's METHOD through the broker and prints the reply body.
         The call's deadline is --timeout; a service's own error is printed as it sent it, exit 1.
-
-        options:
-          --pretty        indent the reply
-        \(ClientOptions.help(timeout: "the service's answer, also its deadline at the broker (default 5s)"))
         """
+    static let pretty = CommandLineOption.flag("--pretty", help: "indent the reply")
+    static let options =
+        [pretty]
+        + ClientOptions.options(timeout: "the service's answer, also its deadline at the broker (default 5s)")
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
-        let pretty = arguments.flag("--pretty")
+        let pretty = arguments.flag(Self.pretty)
         guard let service = arguments.positional(), let method = arguments.positional() else {
             throw UsageError("call needs a SERVICE and a METHOD")
         }

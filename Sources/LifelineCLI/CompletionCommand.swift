@@ -6,25 +6,33 @@ import LifelineSupport
 enum CompletionCommand: CLICommand {
     static let name = "completion"
     static let summary = "print a bash or zsh completion script"
-    static let help = """
+    static let usage = """
         usage: lifeline completion bash|zsh
 
-        Prints a completion script: commands, their common options, and event names after
+        Prints a completion script: commands, each command's options, and event names after
         publish, dispatch and tail. Install with, e.g.:
           lifeline completion bash > /etc/bash_completion.d/lifeline
           lifeline completion zsh > "${fpath[1]}/_lifeline"
         """
+    static let options = [CommandLineOption]()
 
-    static let options = [
-        "--broker", "--timeout", "--json", "--key", "--broker-key", "--help", "--topology", "--run-dir",
-    ]
+    /// Each command with the long spellings of the options it declares.
+    static var optionsByCommand: [(command: String, options: String)] {
+        CLI.commands.map { command in
+            let names = (command.options + [.helpFlag]).flatMap(\.names).filter { $0.hasPrefix("--") }
+            return (command.name, names.joined(separator: " "))
+        }
+    }
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         guard let shell = arguments.positional() else { throw UsageError("completion needs 'bash' or 'zsh'") }
         try arguments.finish()
         let commands = CLI.commands.map(\.name).joined(separator: " ")
         let events = EventCatalog.names.map(\.rawValue).joined(separator: " ")
-        let flags = options.joined(separator: " ")
+        let bashOptions = optionsByCommand.map {
+            "            \($0.command)) COMPREPLY=($(compgen -W \"\($0.options)\" -- \"$current\")) ;;"
+        }
+        let zshOptions = optionsByCommand.map { "            \($0.command)) compadd -- \($0.options) ;;" }
         switch shell {
         case "bash":
             Console.out(
@@ -35,7 +43,9 @@ enum CompletionCommand: CLICommand {
                     if [ "$COMP_CWORD" -eq 1 ]; then
                         COMPREPLY=($(compgen -W "\(commands)" -- "$current"))
                     elif [[ $current == -* ]]; then
-                        COMPREPLY=($(compgen -W "\(flags)" -- "$current"))
+                        case $command in
+                \(bashOptions.joined(separator: "\n"))
+                        esac
                     elif [ "$COMP_CWORD" -eq 2 ] && [[ " publish dispatch tail " == *" $command "* ]]; then
                         COMPREPLY=($(compgen -W "\(events)" -- "$current"))
                     else
@@ -53,7 +63,9 @@ enum CompletionCommand: CLICommand {
                     if (( CURRENT == 2 )); then
                         compadd -- \(commands)
                     elif [[ $words[CURRENT] == -* ]]; then
-                        compadd -- \(flags)
+                        case $words[2] in
+                \(zshOptions.joined(separator: "\n"))
+                        esac
                     elif (( CURRENT == 3 )) && [[ " publish dispatch tail " == *" $words[2] "* ]]; then
                         compadd -- \(events)
                     else

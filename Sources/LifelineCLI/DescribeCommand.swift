@@ -6,16 +6,14 @@ import LifelineSupport
 enum DescribeCommand: CLICommand {
     static let name = "describe"
     static let summary = "what a service answers and handles: methods with their shapes, events, apps"
-    static let help = """
+    static let usage = """
         usage: lifeline describe SERVICE [options]
 
         Prints what SERVICE registered: each method (with the one line, argument and reply shape
         the service gave for it), the events it subscribes to (with the fields of the custom
         events it describes), the micro-apps it hosts and its boot tasks.
-
-        options:
-        \(ClientOptions.help(timeout: "the service's record (default 5s)"))
         """
+    static let options = ClientOptions.options(timeout: "the service's record (default 5s)")
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)

@@ -6,7 +6,7 @@ import LifelineSupport
 enum DispatchCommand: CLICommand {
     static let name = "dispatch"
     static let summary = "offer an event to its handlers in order and print their verdict"
-    static let help = """
+    static let usage = """
         usage: lifeline dispatch EVENT [key=value | key:=json ...] [options]
 
         The broker offers EVENT to the services that handle it, one after another: higher priority
@@ -17,17 +17,21 @@ enum DispatchCommand: CLICommand {
         didReceiveRemoteNotification, performActionForShortcutItem, handleActionForLocalNotification,
         handleWatchKitExtensionRequest) go to all their handlers at once and complete exactly once.
         Prints the result, who decided, the final payload, the completion and every step.
-
-        options:
-          --step-timeout MS   deadline of each step (default 2000; performFetch and remote notifications 30000)
-          --force             dispatch even when the event makes no sense in the current lifecycle state
-        \(ClientOptions.help(timeout: "the whole dispatch chain's outcome (default 5s; each step has its own --step-timeout)"))
         """
+    static let stepTimeout = CommandLineOption.value(
+        "--step-timeout", "MS",
+        help: "deadline of each step (default 2000; performFetch and remote notifications 30000)")
+    static let force = CommandLineOption.flag(
+        "--force", help: "dispatch even when the event makes no sense in the current lifecycle state")
+    static let options =
+        [stepTimeout, force]
+        + ClientOptions.options(
+            timeout: "the whole dispatch chain's outcome (default 5s; each step has its own --step-timeout)")
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
-        let stepTimeout = try arguments.integer("--step-timeout", in: 1...3_600_000)
-        let force = arguments.flag("--force")
+        let stepTimeout = try arguments.integer(Self.stepTimeout, in: 1...3_600_000)
+        let force = arguments.flag(Self.force)
         let (event, payload) = try TextFormat.event(&arguments, for: "dispatch")
         let dispatch = DispatchRequest(
             event: event, payload: payload, stepTimeoutMilliseconds: stepTimeout, force: force)

@@ -7,15 +7,18 @@ import LifelineSupport
 enum DownCommand: CLICommand {
     static let name = "down"
     static let summary = "stop what 'lifeline up' started (services in reverse order, then the broker)"
-    static let help = """
+    static let usage = """
         usage: lifeline down [--run-dir DIR]
 
         Sends SIGTERM to the supervisor of DIR (default run/) and waits until it has stopped the
         services, in reverse start order, and then the broker. Prints how long it took.
         """
+    static let runDirectory = CommandLineOption.value(
+        "--run-dir", "DIR", help: "the supervisor's run directory (default run/)")
+    static let options = [runDirectory]
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
-        let runDirectory = URL(fileURLWithPath: try arguments.option("--run-dir") ?? "run")
+        let runDirectory = URL(fileURLWithPath: try arguments.option(Self.runDirectory) ?? "run")
         try arguments.finish()
         guard let pid = runningSupervisor(runDirectory.appendingPathComponent("up.pid")) else {
             Console.error("nothing is up in \(runDirectory.path)")

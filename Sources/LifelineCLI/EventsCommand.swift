@@ -7,7 +7,7 @@ import LifelineSupport
 enum EventsCommand: CLICommand {
     static let name = "events"
     static let summary = "list the built-in lifecycle events and their payload fields"
-    static let help = """
+    static let usage = """
         usage: lifeline events [--json] [--broker EP]
 
         Custom events are allowed too: any name with a namespace, e.g. com.example.cartDidChange
@@ -15,11 +15,17 @@ enum EventsCommand: CLICommand {
         --broker (or LIFELINE_BROKER set) the custom events of the registered services follow, with
         the fields they describe.
         """
+    static let options = [
+        ClientOptions.json,
+        ClientOptions.broker.helping(
+            "also list the custom events of the services registered there (default: $LIFELINE_BROKER when set)"
+        ),
+    ]
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
-        let json = arguments.flag("--json")
+        let json = arguments.flag(ClientOptions.json)
         let broker =
-            try arguments.option("--broker")
+            try arguments.option(ClientOptions.broker)
             ?? ProcessInfo.processInfo.environment["LIFELINE_BROKER"].flatMap { $0.isEmpty ? nil : $0 }
         try arguments.finish()
         // The custom events the registered services handle or describe: event → [(service, summary, fields)].

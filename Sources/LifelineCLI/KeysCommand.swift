@@ -8,7 +8,7 @@ import ZeroMQ
 enum KeysCommand: CLICommand {
     static let name = "keys"
     static let summary = "make a CURVE key pair (keys new NAME) or show a key file's public key"
-    static let help = """
+    static let usage = """
         usage: lifeline keys new NAME [--dir DIR]
                lifeline keys show FILE
 
@@ -17,9 +17,13 @@ enum KeysCommand: CLICommand {
               current directory; existing files are never overwritten.
         show: prints the public key of a .key or .pub file.
         """
+    static let directory = CommandLineOption.value(
+        "--dir", "DIR", help: "where 'keys new' writes NAME.key and NAME.pub (default: the current directory)"
+    )
+    static let options = [directory]
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
-        let directory = try arguments.option("--dir") ?? "."
+        let directory = try arguments.option(Self.directory) ?? "."
         guard let verb = arguments.positional() else {
             throw UsageError("keys needs 'new NAME' or 'show FILE'")
         }

@@ -6,14 +6,12 @@ import LifelineSupport
 enum LookupCommand: CLICommand {
     static let name = "lookup"
     static let summary = "find a service by name (the Context's findServiceByName)"
-    static let help = """
+    static let usage = """
         usage: lifeline lookup NAME [options]
 
         Prints the service's record; exits 1 with "no service named 'NAME'" when there is none.
-
-        options:
-        \(ClientOptions.help(timeout: "the service's record (default 5s)"))
         """
+    static let options = ClientOptions.options(timeout: "the service's record (default 5s)")
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)

@@ -6,7 +6,7 @@ import LifelineSupport
 enum PublishCommand: CLICommand {
     static let name = "publish"
     static let summary = "publish a lifecycle event on the bus"
-    static let help = """
+    static let usage = """
         usage: lifeline publish EVENT [key=value | key:=json ...] [options]
                lifeline publish EVENT '{"json": "object"}' [options]
 
@@ -17,19 +17,21 @@ enum PublishCommand: CLICommand {
         willResignActive, didEnterBackground, willTerminate and didReceiveMemoryWarning are acknowledged:
         publish waits until every subscribed service has handled the event (or --timeout passes) and
         reports who did not; it exits 1 when any subscriber did not acknowledge.
-
-        options:
-          --ack           wait for acknowledgements for any event
-          --no-ack        do not wait, even for the events above
-          --force         publish even when the event makes no sense in the current lifecycle state
-        \(ClientOptions.help(timeout: "the receipt; with --ack, every subscriber's acknowledgement (default 5s)"))
         """
+    static let ack = CommandLineOption.flag("--ack", help: "wait for acknowledgements for any event")
+    static let noAck = CommandLineOption.flag("--no-ack", help: "do not wait, even for the events above")
+    static let force = CommandLineOption.flag(
+        "--force", help: "publish even when the event makes no sense in the current lifecycle state")
+    static let options =
+        [ack, noAck, force]
+        + ClientOptions.options(
+            timeout: "the receipt; with --ack, every subscriber's acknowledgement (default 5s)")
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
-        let ack = arguments.flag("--ack")
-        let noAck = arguments.flag("--no-ack")
-        let force = arguments.flag("--force")
+        let ack = arguments.flag(Self.ack)
+        let noAck = arguments.flag(Self.noAck)
+        let force = arguments.flag(Self.force)
         if ack && noAck { throw UsageError("--ack and --no-ack exclude each other") }
         let (event, payload) = try TextFormat.event(&arguments, for: "publish")
         let publication = PublishRequest(

@@ -6,20 +6,20 @@ import LifelineSupport
 enum ServicesCommand: CLICommand {
     static let name = "services"
     static let summary = "list the registered services"
-    static let help = """
+    static let usage = """
         usage: lifeline services [--wide] [options]
 
         Prints one row per registered service: name, pid, host, the events it subscribes to, the
         methods it answers, how long it has been registered and when it last heartbeated. Long
         event and method lists are cut to fit 100 columns ('…+N more'); --wide shows them all.
-
-        options:
-        \(ClientOptions.help(timeout: "the registry (default 5s)"))
         """
+    static let wide = CommandLineOption.flag(
+        "--wide", help: "show every event and method, however wide the table")
+    static let options = [wide] + ClientOptions.options(timeout: "the registry (default 5s)")
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
-        let wide = arguments.flag("--wide")
+        let wide = arguments.flag(Self.wide)
         try arguments.finish()
         let records = try options.client().services(timeout: options.timeout)
         if options.json {

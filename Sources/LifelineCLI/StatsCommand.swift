@@ -8,7 +8,7 @@ enum StatsCommand: CLICommand {
     static let name = "stats"
     static let summary =
         "the broker's counters, and each service's calls by method (requests, errors, p50/p99)"
-    static let help = """
+    static let usage = """
         usage: lifeline stats [SERVICE] [options]
 
         Prints the broker's counters (events published and delivered, acks, dispatches, requests,
@@ -16,10 +16,8 @@ enum StatsCommand: CLICommand {
         errors, timeouts and latency (p50/p99, as the broker measures forward to answer), dispatch
         steps answered and events its handlers' queue dropped. The same counters are served to
         Prometheus by 'lifeline broker --metrics HOST:PORT'.
-
-        options:
-        \(ClientOptions.help(timeout: "the broker's counters (default 5s)"))
         """
+    static let options = ClientOptions.options(timeout: "the broker's counters (default 5s)")
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)

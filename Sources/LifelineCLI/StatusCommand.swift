@@ -6,12 +6,10 @@ import LifelineSupport
 enum StatusCommand: CLICommand {
     static let name = "status"
     static let summary = "show the broker: lifecycle state, epoch, last sequence, journal, services"
-    static let help = """
+    static let usage = """
         usage: lifeline status [options]
-
-        options:
-        \(ClientOptions.help(timeout: "each of the broker's answers (default 5s)"))
         """
+    static let options = ClientOptions.options(timeout: "each of the broker's answers (default 5s)")
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)

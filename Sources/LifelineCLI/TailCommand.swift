@@ -8,25 +8,29 @@ import Synchronization
 enum TailCommand: CLICommand {
     static let name = "tail"
     static let summary = "print bus events as they are published"
-    static let help = """
+    static let usage = """
         usage: lifeline tail [EVENT|PATTERN ...] [options]
 
         Subscribes to EVENTs (default: every event) and prints one line per event until interrupted.
         A PATTERN has '*' for any run of characters ('com.example.*', 'did*', '*'). Once subscribed
         it writes '# tailing ...' to stderr: nothing published after that is missed. When the broker
         restarts with a new epoch (its sequences begin again) it says so on stderr.
-
-        options:
-          --count N       exit after N events
-          --all           also show every dispatch step (dispatchDidStep) and call (callDidFinish):
-                          the broker publishes them while a tail asks it to (a TRACE lease)
-        \(ClientOptions.help(timeout: "the subscription to be in place (default 5s; then it tails until interrupted)"))
         """
+    static let count = CommandLineOption.value("--count", "N", help: "exit after N events")
+    static let all = CommandLineOption.flag(
+        "--all",
+        help:
+            "also show every dispatch step (dispatchDidStep) and call (callDidFinish): the broker publishes them while a tail asks it to (a TRACE lease)"
+    )
+    static let options =
+        [count, all]
+        + ClientOptions.options(
+            timeout: "the subscription to be in place (default 5s; then it tails until interrupted)")
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
-        let count = try arguments.integer("--count", in: 1...Int.max)
-        let all = arguments.flag("--all")
+        let count = try arguments.integer(Self.count, in: 1...Int.max)
+        let all = arguments.flag(Self.all)
         var events: [EventName] = []
         var patterns: [String] = []
         for name in arguments.remainingPositionals() {

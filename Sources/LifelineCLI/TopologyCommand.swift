@@ -8,17 +8,20 @@ import LifelineSupport
 enum TopologyCommand: CLICommand {
     static let name = "topology"
     static let summary = "check a topology file and list what it launches"
-    static let help = """
+    static let usage = """
         usage: lifeline topology FILE [--shell | --json]
 
         Reads a topology (see deploy/topology.json) and prints the broker endpoints and the services.
         --shell prints one line per process for scripts: 'broker CONTROL BUS [--launcher APP]' then
         'service NAME EXECUTABLE [ARG ...]'.
         """
+    static let shell = CommandLineOption.flag("--shell", help: "one line per process, for scripts")
+    static let json = CommandLineOption.flag("--json", help: "print JSON instead of text")
+    static let options = [shell, json]
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
-        let shell = arguments.flag("--shell")
-        let json = arguments.flag("--json")
+        let shell = arguments.flag(Self.shell)
+        let json = arguments.flag(Self.json)
         guard let path = arguments.positional() else { throw UsageError("topology needs a FILE") }
         try arguments.finish()
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -8,7 +8,7 @@ import LifelineSupport
 enum UpCommand: CLICommand {
     static let name = "up"
     static let summary = "start the broker and a topology's services, and keep them running"
-    static let help = """
+    static let usage = """
         usage: lifeline up [--topology FILE] [--run-dir DIR] [--detach]
 
         Starts the broker, then the topology's services in dependency order ('after'; a layer once
@@ -20,16 +20,20 @@ enum UpCommand: CLICommand {
         SIGTERM or SIGINT (or 'lifeline down') stops the services in reverse start order, in
         parallel where the order allows, then the broker. Logs: DIR/NAME.log; pids: DIR/NAME.pid.
 
-          --topology FILE   default deploy/topology.json
-          --run-dir DIR     logs, pids and the broker's state (default run/)
-          --detach          run in the background (its own log: DIR/up.log); return once it is up
-        \(Console.usage)  (passed on to the broker and the services)
+        The logging options are passed on to the broker and the services.
         """
+    static let topology = CommandLineOption.value(
+        "--topology", "FILE", help: "the processes to start (default deploy/topology.json)")
+    static let runDirectory = CommandLineOption.value(
+        "--run-dir", "DIR", help: "logs, pids and the broker's state (default run/)")
+    static let detach = CommandLineOption.flag(
+        "--detach", help: "run in the background (its own log: DIR/up.log); return once it is up")
+    static let options = [topology, runDirectory, detach] + Console.options
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
-        let topologyPath = try arguments.option("--topology") ?? "deploy/topology.json"
-        let runDirectory = URL(fileURLWithPath: try arguments.option("--run-dir") ?? "run")
-        let detach = arguments.flag("--detach")
+        let topologyPath = try arguments.option(Self.topology) ?? "deploy/topology.json"
+        let runDirectory = URL(fileURLWithPath: try arguments.option(Self.runDirectory) ?? "run")
+        let detach = arguments.flag(Self.detach)
         try Console.configure(parsing: &arguments)
         try arguments.finish()
         guard let data = FileManager.default.contents(atPath: topologyPath) else {

@@ -8,11 +8,12 @@ public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A reader of `--option value`, `--option=value`, flags and positional arguments, shared by the
-/// CLI and service executables. Every token is taken by its position: an option's value is the token
-/// right after it (whatever its text), options may appear anywhere before `--`, everything after
-/// `--` is positional, an option may be given more than once (``options(_:)``), and ``finish()``
-/// names what nobody asked for.
-public struct CommandLineArguments: Sendable {
+/// CLI and service executables, that reads only the options its command declared
+/// (``CommandLineOption``: the same declarations make the command's help). Every token is taken by
+/// its position: an option's value is the token right after it (whatever its text), options may
+/// appear anywhere before `--`, everything after `--` is positional, an option may be given more
+/// than once (``options(_:)``), and ``finish()`` names what nobody asked for.
+package struct CommandLineArguments: Sendable {
     private struct Token: Sendable {
         let text: String
         /// After `--`: positional whatever it looks like.
@@ -22,18 +23,24 @@ public struct CommandLineArguments: Sendable {
         var looksLikeOption: Bool {
             !isPositionalOnly && text.hasPrefix("-") && text.count > 1 && Double(text) == nil
         }
+
+        /// The option's name as written: `--name` of `--name=value`.
+        var optionName: String {
+            text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? text
+        }
     }
 
     private var tokens: [Token] = []
-    /// Every option and flag name asked for so far: an unknown one is compared with them.
-    private var asked: [String] = []
+    /// The options the command accepts (always with `-h, --help`).
+    package let declared: [CommandLineOption]
 
-    /// The arguments of this process, without the executable.
-    public static var process: CommandLineArguments {
-        CommandLineArguments(Array(CommandLine.arguments.dropFirst()))
+    /// The arguments of this process, without the executable, for a command accepting `declared`.
+    package static func process(declaring declared: [CommandLineOption]) -> CommandLineArguments {
+        CommandLineArguments(Array(CommandLine.arguments.dropFirst()), declaring: declared)
     }
 
-    public init(_ arguments: [String]) {
+    package init(_ arguments: [String], declaring declared: [CommandLineOption]) {
+        self.declared = [CommandLineOption.helpFlag] + declared.filter { !$0.isSame(as: .helpFlag) }
         var afterTerminator = false
         for argument in arguments {
             if argument == "--" && !afterTerminator {
@@ -44,24 +51,34 @@ public struct CommandLineArguments: Sendable {
         }
     }
 
+    /// Reading an option the command did not declare is the command's bug: its help would not list it.
+    private func checkDeclared(_ option: CommandLineOption) {
+        assert(
+            declared.contains { $0.isSame(as: option) },
+            "\(option.name) is read but not declared, so --help does not show it")
+    }
+
     /// Removes and returns the value of the first `--name value` or `--name=value`.
     /// - Throws: ``UsageError`` when `--name` is the last argument (or is followed only by `--`).
-    public mutating func option(_ name: String) throws(UsageError) -> String? {
-        if !asked.contains(name) { asked.append(name) }
+    package mutating func option(_ option: CommandLineOption) throws(UsageError) -> String? {
+        checkDeclared(option)
+        assert(!option.isFlag, "\(option.name) is a flag")
         for index in tokens.indices where !tokens[index].taken && tokens[index].looksLikeOption {
             let text = tokens[index].text
-            if text.hasPrefix(name + "=") {
-                tokens[index].taken = true
-                return String(text.dropFirst(name.count + 1))
-            }
-            if text == name {
-                tokens[index].taken = true
-                let next = index + 1
-                guard next < tokens.count, !tokens[next].taken, !tokens[next].isPositionalOnly else {
-                    throw UsageError("\(name) needs a value")
+            for name in option.names {
+                if text.hasPrefix(name + "=") {
+                    tokens[index].taken = true
+                    return String(text.dropFirst(name.count + 1))
                 }
-                tokens[next].taken = true
-                return tokens[next].text
+                if text == name {
+                    tokens[index].taken = true
+                    let next = index + 1
+                    guard next < tokens.count, !tokens[next].taken, !tokens[next].isPositionalOnly else {
+                        throw UsageError("\(name) needs a value")
+                    }
+                    tokens[next].taken = true
+                    return tokens[next].text
+                }
             }
         }
         return nil
@@ -70,27 +87,32 @@ public struct CommandLineArguments: Sendable {
     /// Removes and returns the values of every `--name value` / `--name=value`, in order (an option
     /// that may be repeated).
     /// - Throws: ``UsageError`` when one of them has no value.
-    package mutating func options(_ name: String) throws(UsageError) -> [String] {
+    package mutating func options(_ option: CommandLineOption) throws(UsageError) -> [String] {
         var values: [String] = []
-        while let value = try option(name) { values.append(value) }
+        while let value = try self.option(option) { values.append(value) }
         return values
     }
 
     /// Removes and returns an integer option, checking its range.
-    public mutating func integer(_ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
-        guard let text = try option(name) else { return nil }
+    /// - Throws: ``UsageError`` when it has no value, or one that is not an integer within `range`.
+    package mutating func integer(_ option: CommandLineOption, in range: ClosedRange<Int>) throws(UsageError)
+        -> Int?
+    {
+        guard let text = try self.option(option) else { return nil }
         guard let value = Int(text), range.contains(value) else {
             throw UsageError(
-                "\(name) must be an integer within \(range.lowerBound)...\(range.upperBound), got '\(text)'")
+                "\(option.name) must be an integer within \(range.lowerBound)...\(range.upperBound), got '\(text)'"
+            )
         }
         return value
     }
 
-    /// The duration given for `name`: `500ms`, `5s`, `1.5s`, `1m`, or a bare number of milliseconds.
-    public mutating func duration(_ name: String, in range: ClosedRange<Duration>) throws(UsageError)
-        -> Duration?
+    /// The duration given for `option`: `500ms`, `5s`, `1.5s`, `1m`, or a bare number of milliseconds.
+    /// - Throws: ``UsageError`` when it has no value, or one that is not a duration within `range`.
+    package mutating func duration(_ option: CommandLineOption, in range: ClosedRange<Duration>)
+        throws(UsageError) -> Duration?
     {
-        guard let text = try option(name) else { return nil }
+        guard let text = try self.option(option) else { return nil }
         let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000)]
         var milliseconds: Double?
         if let plain = Double(text) {
@@ -104,18 +126,19 @@ public struct CommandLineArguments: Sendable {
             range.contains(.milliseconds(Int64(milliseconds.rounded())))
         else {
             throw UsageError(
-                "\(name) must be a duration such as 500ms, 5s or 1m (or milliseconds) within \(range.lowerBound)...\(range.upperBound), got '\(text)'"
+                "\(option.name) must be a duration such as 500ms, 5s or 1m (or milliseconds) within \(range.lowerBound)...\(range.upperBound), got '\(text)'"
             )
         }
         return .milliseconds(Int64(milliseconds.rounded()))
     }
 
-    /// Removes `name` (or any of its spellings) and says whether it was there.
-    public mutating func flag(_ names: String...) -> Bool {
-        for name in names where !asked.contains(name) { asked.append(name) }
+    /// Removes the flag (in any of its spellings) and says whether it was there.
+    package mutating func flag(_ option: CommandLineOption) -> Bool {
+        checkDeclared(option)
+        assert(option.isFlag, "\(option.name) takes a value")
         guard
             let index = tokens.indices.first(where: {
-                !tokens[$0].taken && tokens[$0].looksLikeOption && names.contains(tokens[$0].text)
+                !tokens[$0].taken && tokens[$0].looksLikeOption && option.names.contains(tokens[$0].text)
             })
         else { return false }
         tokens[index].taken = true
@@ -124,7 +147,7 @@ public struct CommandLineArguments: Sendable {
 
     /// Removes and returns the next positional argument (by position: read a command's options
     /// before its positionals, so that an option's value is not taken for one).
-    public mutating func positional() -> String? {
+    package mutating func positional() -> String? {
         guard let index = tokens.indices.first(where: { !tokens[$0].taken && !tokens[$0].looksLikeOption })
         else { return nil }
         tokens[index].taken = true
@@ -132,19 +155,24 @@ public struct CommandLineArguments: Sendable {
     }
 
     /// Removes and returns every remaining positional argument.
-    public mutating func remainingPositionals() -> [String] {
+    package mutating func remainingPositionals() -> [String] {
         var rest: [String] = []
         while let next = positional() { rest.append(next) }
         return rest
     }
 
     /// Fails on anything not consumed.
-    /// - Throws: ``UsageError`` naming the first unknown option or unexpected argument.
-    public func finish() throws(UsageError) {
+    /// - Throws: ``UsageError`` naming the first unknown option (and the nearest declared one), a
+    ///   declared option this form of the command does not use, or an unexpected argument.
+    package func finish() throws(UsageError) {
         let left = tokens.filter { !$0.taken }
         if let option = left.first(where: \.looksLikeOption) {
-            let name = option.text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? option.text
-            throw UsageError("unknown option '\(name)'\(Suggestion.phrase(for: name, in: asked))")
+            let name = option.optionName
+            if declared.contains(where: { $0.names.contains(name) }) {
+                throw UsageError("\(name) does not apply here")
+            }
+            let names = declared.flatMap(\.names).filter { $0.hasPrefix("--") }
+            throw UsageError("unknown option '\(name)'\(Suggestion.phrase(for: name, in: names))")
         }
         if let extra = left.first { throw UsageError("unexpected argument '\(extra.text)'") }
     }

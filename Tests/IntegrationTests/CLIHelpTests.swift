@@ -167,3 +167,136 @@ struct CLIHelpTests {
         #expect(fish.status == 2 && fish.errors.contains("unknown shell 'fish'; shells: bash, zsh"))
     }
 }
+
+@Suite(
+    "Every option the CLI declares is read, and its help is made from the declaration",
+    .timeLimit(.minutes(2)))
+struct CLIOptionsTests {
+    /// The long options a command's `--help` lists.
+    static func listedOptions(_ help: [String]) -> Set<String> {
+        guard let start = help.firstIndex(of: "options:") else { return [] }
+        return Set(
+            help[(start + 1)...].filter { $0.hasPrefix("  -") }.flatMap {
+                $0.split(separator: " ").map { String($0.trimmingCharacters(in: [","])) }
+                    .filter { $0.hasPrefix("--") }
+            })
+    }
+
+    @Test(
+        "each command, given every option its --help lists, gets past parsing (no 'unknown option', no 'does not apply'); help fits 100 columns"
+    )
+    func everyDeclaredOptionIsRead() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let topology = directory.appendingPathComponent("topology.json").path
+        try Data(#"{"services": []}"#.utf8).write(to: URL(fileURLWithPath: topology))
+        let dead = ["--broker", "tcp://127.0.0.1:1", "--timeout", "50ms"]
+        // Each run must fail after parsing (no broker there, no such file), never at it.
+        let runs: [[String]] = [
+            ["publish", "com.example.x", "--ack", "--force", "--json"] + dead,
+            ["publish", "com.example.x", "--no-ack"] + dead,
+            ["dispatch", "didFinishLaunching", "--step-timeout", "100", "--force", "--json"] + dead,
+            ["tail", "--count", "1", "--all", "--json"] + dead,
+            ["services", "--wide", "--json"] + dead,
+            ["lookup", "x", "--json"] + dead,
+            ["describe", "x", "--json"] + dead,
+            ["call", "x", "m", "--pretty", "--json"] + dead,
+            ["apps", "start", "x", "--mode", "pushNoAnimation", "--clear-top", "--parent", "s1", "--json"]
+                + dead,
+            ["apps", "find", "x", "--all"] + dead,
+            ["apps", "exit", "s1", "--force", "--result", "{}"] + dead,
+            ["boot", "report", "--svg", directory.appendingPathComponent("boot.svg").path, "--json"] + dead,
+            ["status", "--json"] + dead,
+            ["stats", "--json"] + dead,
+            ["events", "--json", "--broker", "tcp://127.0.0.1:1"],
+            ["topology", topology, "--shell"],
+            ["topology", topology, "--json"],
+            [
+                "up", "--topology", directory.appendingPathComponent("none.json").path, "--run-dir",
+                directory.path, "--detach", "--log-level", "info", "--log-format", "text",
+            ],
+            ["down", "--run-dir", directory.path],
+            ["keys", "new", "k", "--dir", directory.path],
+            ["policy", "check", directory.appendingPathComponent("none.json").path, "--key", "x"],
+            ["completion", "bash"],
+        ]
+        var covered: [String: Set<String>] = [:]
+        for run in runs {
+            let result = try await CLIResult.run(run)
+            #expect(
+                !result.errors.contains("unknown option") && !result.errors.contains("does not apply")
+                    && !result.errors.contains("needs a value"), "\(run): \(result.errors)")
+            if [
+                "publish", "dispatch", "tail", "services", "lookup", "describe", "call", "apps", "boot",
+                "status",
+            ]
+            .contains(run[0]) {
+                #expect(
+                    result.status == 1, "\(run) fails at the dead broker, after parsing: \(result.errors)")
+            }
+            covered[run[0], default: []].formUnion(run.filter { $0.hasPrefix("--") })
+        }
+        // --key and --broker-key are read (a missing file is named), for every broker client.
+        let keys = try await CLIResult.run([
+            "status", "--key", "/nonexistent.key", "--broker-key", "/nonexistent.pub",
+        ])
+        #expect(keys.status == 2 && keys.errors.contains("/nonexistent"), "\(keys.errors)")
+        for client in [
+            "publish", "dispatch", "tail", "services", "lookup", "describe", "call", "apps", "boot", "status",
+            "stats",
+        ] {
+            covered[client, default: []].formUnion(["--key", "--broker-key", "--help"])
+        }
+        let overview = try await CLIResult.run(["--help"])
+        let commands = overview.stdout.drop { $0 != "commands:" }.dropFirst().prefix { !$0.isEmpty }
+            .compactMap { $0.split(separator: " ").first.map(String.init) }
+        #expect(commands.count >= 19, "\(overview.stdout)")
+        for command in commands {
+            let help = try await CLIResult.run([command, "--help"])
+            #expect(help.status == 0)
+            #expect(
+                help.stdout.allSatisfy { $0.count <= 100 },
+                "\(command): \(help.stdout.filter { $0.count > 100 })")
+            if command == "broker" { continue }  // brokerReadsEveryOption covers it
+            let listed = Self.listedOptions(help.stdout).subtracting(["--help"])
+            #expect(!listed.isEmpty || command == "completion", "\(command) lists its options")
+            let missing = listed.subtracting(covered[command] ?? [])
+            #expect(missing.isEmpty, "\(command): add a run with \(missing.sorted()) to this test")
+        }
+    }
+
+    @Test("the broker reads every option its --help lists: one run with all of them reaches READY")
+    func brokerReadsEveryOption() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "broker-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let topology = directory.appendingPathComponent("topology.json").path
+        try Data(#"{"services": []}"#.utf8).write(to: URL(fileURLWithPath: topology))
+        let values: [String: String] = [
+            "--control": "tcp://127.0.0.1:*", "--bus": "tcp://127.0.0.1:*", "--heartbeat-interval": "1000",
+            "--liveness": "3", "--call-timeout": "5000", "--max-message-bytes": "8388608",
+            "--bus-hwm": "1000",
+            "--journal-size": "100", "--journal-age": "60000", "--step-timeout": "2000",
+            "--ack-timeout": "5000",
+            "--publish-memory": "100", "--journal-bytes": "1048576", "--max-names-per-connection": "10",
+            "--max-heartbeat-window": "60000", "--max-event-names": "100", "--topology": topology,
+            "--state-dir": directory.path, "--launcher": "launcher", "--app-timeout": "2000",
+            "--boot-wait": "1000", "--spin-us": "0", "--metrics": "127.0.0.1:0", "--log-level": "info",
+            "--log-format": "text",
+        ]
+        // CURVE (--key, --policy) and --metrics-token are read by their own tests (SecurityTests,
+        // MetricsTests); --insecure only matters off loopback.
+        let elsewhere: Set<String> = ["--key", "--policy", "--metrics-token", "--insecure", "--help"]
+        let help = try await CLIResult.run(["broker", "--help"])
+        let listed = Self.listedOptions(help.stdout)
+        #expect(listed.subtracting(elsewhere) == Set(values.keys), "every broker option has a value here")
+        let arguments = values.sorted { $0.key < $1.key }.flatMap { [$0.key, $0.value] } + ["--insecure"]
+        let broker = try ChildProcess("lifeline", ["broker"] + arguments)
+        defer { broker.kill() }
+        let ready = try await broker.waitForLine(.stdout) { $0.hasPrefix("READY") }
+        #expect(ready.contains("control=tcp://127.0.0.1:"))
+    }
+}

@@ -7,21 +7,49 @@ import Lifeline
 import LifelineProtocol
 import LifelineSupport
 
-let usage = """
-      --events A,B,...          events to handle (built-in or custom names)
-      --priority N              dispatch priority for all its events (higher first; default 0)
-      --step-deadline MS        how long the broker lets it take per dispatch step
-      --answer RESULT           answer to dispatched events: continue (default), return, returnYES, returnNO
-      --rewrite KEY=VALUE       when dispatched, rewrite the payload field KEY for the services after it
-      --completion JSON         completion to give dispatched events that carry one (e.g. '"newData"')
-      --delay-ms MS             take MS milliseconds in every handler (a slow service)
-      --fail                    every handler throws (acknowledged events are acknowledged with the error)
-      --journal FILE            append every handled event to FILE and resume from its last line when
-                                restarted (exactly-once handling across restarts)
-      --apps A,B,...            host these micro-apps; every callback prints 'CALLBACK session app name'
-      --lazy                    start only on the first lookup or call (prints 'STARTED' when started)
-      --tasks JSON              boot tasks: [{"name", "ms", "phase", "async", "after", "runOnce", "required",
-                                "fail", "launchOption"}], each sleeping ms milliseconds (prints 'TASK name')
+/// The probe's own options; the standard ones (ServiceOptions) follow them.
+enum ProbeOptions {
+    static let events = CommandLineOption.value(
+        "--events", "A,B,...", help: "events to handle (built-in or custom names)")
+    static let priority = CommandLineOption.value(
+        "--priority", "N", help: "dispatch priority for all its events (higher first; default 0)")
+    static let stepDeadline = CommandLineOption.value(
+        "--step-deadline", "MS", help: "how long the broker lets it take per dispatch step")
+    static let answer = CommandLineOption.value(
+        "--answer", "RESULT",
+        help: "answer to dispatched events: continue (default), return, returnYES, returnNO")
+    static let rewrite = CommandLineOption.value(
+        "--rewrite", "KEY=VALUE",
+        help: "when dispatched, rewrite the payload field KEY for the services after it")
+    static let completion = CommandLineOption.value(
+        "--completion", "JSON",
+        help: "completion to give dispatched events that carry one (e.g. '\"newData\"')")
+    static let delayMs = CommandLineOption.value(
+        "--delay-ms", "MS", help: "take MS milliseconds in every handler (a slow service)")
+    static let fail = CommandLineOption.flag(
+        "--fail", help: "every handler throws (acknowledged events are acknowledged with the error)")
+    static let journal = CommandLineOption.value(
+        "--journal", "FILE",
+        help:
+            "append every handled event to FILE and resume from its last line when restarted (exactly-once handling across restarts)"
+    )
+    static let apps = CommandLineOption.value(
+        "--apps", "A,B,...", help: "host these micro-apps; every callback prints 'CALLBACK session app name'")
+    static let lazy = CommandLineOption.flag(
+        "--lazy", help: "start only on the first lookup or call (prints 'STARTED' when started)")
+    static let tasks = CommandLineOption.value(
+        "--tasks", "JSON",
+        help:
+            "boot tasks: [{\"name\", \"ms\", \"phase\", \"async\", \"after\", \"runOnce\", \"required\", \"fail\", \"launchOption\"}], each sleeping ms milliseconds (prints 'TASK name')"
+    )
+    static let all = [
+        events, priority, stepDeadline, answer, rewrite, completion, delayMs, fail, journal, apps, lazy,
+        tasks,
+    ]
+}
+
+let about = """
+    A configurable service for tests and experiments.
 
     methods: echo (returns its body), sleep {"ms": N} (answers after N ms), spin {"ms": N} (awaits once,
              then computes for N ms without suspending), block {"ms": N} (inline: holds the socket
@@ -31,7 +59,7 @@ let usage = """
              time), unregister {"name": N}
     """
 
-var arguments = CommandLineArguments.process
+var arguments = CommandLineArguments.process(declaring: ProbeOptions.all + ServiceOptions.declared)
 var events: [EventName] = []
 let settings:
     (
@@ -42,37 +70,37 @@ var hostedApps: [String] = []
 var lazy = false
 var tasks: [JSONValue] = []
 do {
-    for name in (try arguments.option("--events") ?? "").split(separator: ",") {
+    for name in (try arguments.option(ProbeOptions.events) ?? "").split(separator: ",") {
         events.append(try EventCatalog.validateName(String(name)))
     }
-    let answerText = try arguments.option("--answer") ?? "continue"
+    let answerText = try arguments.option(ProbeOptions.answer) ?? "continue"
     guard let answer = CallbackResult(rawValue: answerText) else {
         throw UsageError("--answer must be continue, return, returnYES or returnNO")
     }
     var rewrite: (String, String)?
-    if let text = try arguments.option("--rewrite") {
+    if let text = try arguments.option(ProbeOptions.rewrite) {
         guard let equals = text.firstIndex(of: "=") else { throw UsageError("--rewrite needs KEY=VALUE") }
         rewrite = (String(text[..<equals]), String(text[text.index(after: equals)...]))
     }
     var completion: JSONValue?
-    if let text = try arguments.option("--completion") {
+    if let text = try arguments.option(ProbeOptions.completion) {
         do { completion = try JSONParser.parse(text) } catch {
             throw UsageError("--completion is not JSON: \(error)")
         }
     }
-    hostedApps = (try arguments.option("--apps") ?? "").split(separator: ",").map(String.init)
-    lazy = arguments.flag("--lazy")
-    if let text = try arguments.option("--tasks") {
+    hostedApps = (try arguments.option(ProbeOptions.apps) ?? "").split(separator: ",").map(String.init)
+    lazy = arguments.flag(ProbeOptions.lazy)
+    if let text = try arguments.option(ProbeOptions.tasks) {
         do { tasks = try JSONParser.parse(text).arrayValue ?? [] } catch {
             throw UsageError("--tasks is not a JSON array: \(error)")
         }
     }
     settings = (
-        try arguments.integer("--priority", in: -1_000_000...1_000_000),
-        try arguments.integer("--step-deadline", in: 1...3_600_000),
-        answer, rewrite, completion, try arguments.integer("--delay-ms", in: 0...600_000) ?? 0,
-        arguments.flag("--fail"),
-        try arguments.option("--journal")
+        try arguments.integer(ProbeOptions.priority, in: -1_000_000...1_000_000),
+        try arguments.integer(ProbeOptions.stepDeadline, in: 1...3_600_000),
+        answer, rewrite, completion, try arguments.integer(ProbeOptions.delayMs, in: 0...600_000) ?? 0,
+        arguments.flag(ProbeOptions.fail),
+        try arguments.option(ProbeOptions.journal)
     )
 } catch let error as UsageError {
     Console.error("lifeline-probe: \(error.message)")
@@ -227,4 +255,4 @@ await service
         }
         return ["unregistered": .string(name)]
     }
-    .main(arguments: arguments, about: "A configurable service for tests and experiments.", usage: usage)
+    .main(arguments: arguments, about: about)

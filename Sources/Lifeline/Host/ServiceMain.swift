@@ -7,19 +7,23 @@ extension Service {
     /// the command line, stops gracefully on SIGINT / SIGTERM and exits 0; exits 1 when the broker
     /// refuses the service and 2 on a bad command line. `about` and `usage` add to `--help`.
     public func main(about: String = "", usage extraUsage: String = "") async -> Never {
-        await main(arguments: .process, about: about, usage: extraUsage)
+        await main(
+            arguments: .process(declaring: ServiceOptions.declared), about: about, usage: extraUsage)
     }
 
-    /// ``main(about:usage:)`` over arguments a program has read some of its own options from.
+    /// ``main(about:usage:)`` over arguments a program has read some of its own options from; they
+    /// declare the program's options and ``ServiceOptions/declared``, and `--help` lists them all.
     package func main(
         arguments: CommandLineArguments, about: String = "", usage extraUsage: String = ""
     ) async -> Never {
         var arguments = arguments
         let executable =
             CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? name
-        if arguments.flag("-h", "--help") {
+        if arguments.flag(.helpFlag) {
+            let declared = arguments.declared.filter { !$0.isSame(as: .helpFlag) } + [.helpFlag]
+            let extra = extraUsage.isEmpty ? "" : extraUsage + "\n"
             Console.out(
-                "usage: \(executable) [options]\(about.isEmpty ? "" : "\n\n" + about)\n\noptions:\n\(extraUsage)\(ServiceOptions.usage)"
+                "usage: \(executable) [options]\(about.isEmpty ? "" : "\n\n" + about)\n\noptions:\n\(extra)\(CommandLineOption.helpText(declared))"
             )
             exit(0)
         }

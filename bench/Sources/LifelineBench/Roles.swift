@@ -14,12 +14,12 @@ enum Roles {
         var arguments = arguments
         let (index, endpoint, topics, poolTopics): (UInt32, String, [EventName], [EventName])
         do {
-            index = UInt32(try arguments.integer("--index", in: 0...10_000) ?? 0)
-            endpoint = try arguments.option("--ack") ?? ""
-            topics = (try arguments.option("--events") ?? "").split(separator: ",").map {
+            index = UInt32(try arguments.integer(BenchOptions.index, in: 0...10_000) ?? 0)
+            endpoint = try arguments.option(BenchOptions.ack) ?? ""
+            topics = (try arguments.option(BenchOptions.events) ?? "").split(separator: ",").map {
                 EventName(rawValue: String($0))
             }
-            poolTopics = (try arguments.option("--pool-events") ?? "").split(separator: ",").map {
+            poolTopics = (try arguments.option(BenchOptions.poolEvents) ?? "").split(separator: ",").map {
                 EventName(rawValue: String($0))
             }
         } catch {
@@ -48,7 +48,7 @@ enum Roles {
 
     /// libzmq's `zmq_proxy` between two bound sockets: XSUB/XPUB (`--kind pubsub`) or ROUTER/DEALER.
     static func proxy(_ arguments: inout CommandLineArguments) throws -> Never {
-        let kind = try arguments.option("--kind") ?? "pubsub"
+        let kind = try arguments.option(BenchOptions.kind) ?? "pubsub"
         let context = ZMQContext.shared
         let frontend = try ZMQSocket(context, type: kind == "pubsub" ? .xsub : .router)
         let backend = try ZMQSocket(context, type: kind == "pubsub" ? .xpub : .dealer)
@@ -56,8 +56,8 @@ enum Roles {
             try socket.set(.sendHighWaterMark, 0)
             try socket.set(.receiveHighWaterMark, 0)
         }
-        try frontend.bind(try arguments.option("--frontend") ?? "tcp://127.0.0.1:*")
-        try backend.bind(try arguments.option("--backend") ?? "tcp://127.0.0.1:*")
+        try frontend.bind(try arguments.option(BenchOptions.frontend) ?? "tcp://127.0.0.1:*")
+        try backend.bind(try arguments.option(BenchOptions.backend) ?? "tcp://127.0.0.1:*")
         Console.out("READY frontend=\(try frontend.lastEndpoint()) backend=\(try backend.lastEndpoint())")
         Console.error("proxy stopped: \(ZMQProxy.run(frontend: frontend, backend: backend))")
         exit(1)
@@ -66,19 +66,19 @@ enum Roles {
     /// A raw SUB: subscribes to `--topics` on every `--connect` endpoint and acks each message.
     /// Frame 1 starts with the event key (u64, big-endian).
     static func subscriber(_ arguments: inout CommandLineArguments) throws -> Never {
-        let index = UInt32(try arguments.integer("--index", in: 0...10_000) ?? 0)
+        let index = UInt32(try arguments.integer(BenchOptions.index, in: 0...10_000) ?? 0)
         let context = ZMQContext.shared
         let sub = try ZMQSocket(context, type: .sub)
         try sub.set(.receiveHighWaterMark, 0)
-        for endpoint in (try arguments.option("--connect") ?? "").split(separator: ",") {
+        for endpoint in (try arguments.option(BenchOptions.connect) ?? "").split(separator: ",") {
             try sub.connect(String(endpoint))
         }
-        for topic in (try arguments.option("--topics") ?? "").split(separator: ",") {
+        for topic in (try arguments.option(BenchOptions.topics) ?? "").split(separator: ",") {
             try sub.set(.subscribe, Array(topic.utf8) + [0])
         }
         let push = try ZMQSocket(context, type: .push)
         try push.set(.sendHighWaterMark, 0)
-        try push.connect(try arguments.option("--ack") ?? "")
+        try push.connect(try arguments.option(BenchOptions.ack) ?? "")
         Console.out("READY subscriber=\(index)")
         var count: UInt64 = 0
         while true {
@@ -94,7 +94,7 @@ enum Roles {
     /// A ROUTER that sends every message straight back (direct request/reply baseline).
     static func echo(_ arguments: inout CommandLineArguments) throws -> Never {
         let router = try ZMQSocket(ZMQContext.shared, type: .router)
-        try router.bind(try arguments.option("--bind") ?? "tcp://127.0.0.1:*")
+        try router.bind(try arguments.option(BenchOptions.bind) ?? "tcp://127.0.0.1:*")
         Console.out("READY echo=\(try router.lastEndpoint())")
         while true {
             if let frames = try router.receiveFrames() { try router.send(frames: frames) }
@@ -104,7 +104,7 @@ enum Roles {
     /// A DEALER worker behind a ROUTER/DEALER proxy that echoes each request (envelope kept).
     static func worker(_ arguments: inout CommandLineArguments) throws -> Never {
         let dealer = try ZMQSocket(ZMQContext.shared, type: .dealer)
-        try dealer.connect(try arguments.option("--connect") ?? "")
+        try dealer.connect(try arguments.option(BenchOptions.connect) ?? "")
         Console.out("READY worker")
         while true {
             if let frames = try dealer.receiveFrames() { try dealer.send(frames: frames) }

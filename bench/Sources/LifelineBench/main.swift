@@ -5,36 +5,43 @@ import Lifeline
 import LifelineProtocol
 import LifelineSupport
 
+let role = CommandLine.arguments.dropFirst().first ?? "help"
+let shownRole = BenchOptions.declared(for: role).isEmpty ? "run" : role
 let usage = """
-    usage: lifeline-bench run [--quick] [--durable] [--out DIR] [--only SCENARIO] [--transports ipc,tcp] [--no-curve]
-                            [--samples N] [--rounds N] [--fanouts 1,4,16] [--sizes 64,1024]
+    usage: lifeline-bench run [options]
+           lifeline-bench blast|micro [options]
            lifeline-bench service|proxy|subscriber|echo|worker ...   (started by 'run')
 
     Scenarios: broadcast, roundtrip, throughput, paced, sustained. Results: a table on stdout, DIR/results.json,
     DIR/table.txt and SVG charts (DIR defaults to bench/results).
+
+    \(shownRole) options:
+    \(CommandLineOption.helpText(BenchOptions.declared(for: shownRole)))
     """
 
-var arguments = CommandLineArguments.process
-let role = arguments.positional() ?? "help"
+var arguments = CommandLineArguments(
+    Array(CommandLine.arguments.dropFirst(2)), declaring: BenchOptions.declared(for: role))
 do {
     switch role {
     case "run":
-        var settings = arguments.flag("--quick") ? Settings.quickRun : Settings()
-        if let output = try arguments.option("--out") { settings.output = URL(fileURLWithPath: output) }
-        settings.only = try arguments.option("--only")
-        settings.durable = arguments.flag("--durable")
-        if arguments.flag("--no-curve") { settings.curve = false }
-        if let transports = try arguments.option("--transports") {
+        var settings = arguments.flag(BenchOptions.quick) ? Settings.quickRun : Settings()
+        if let output = try arguments.option(BenchOptions.output) {
+            settings.output = URL(fileURLWithPath: output)
+        }
+        settings.only = try arguments.option(BenchOptions.only)
+        settings.durable = arguments.flag(BenchOptions.durable)
+        if arguments.flag(BenchOptions.noCurve) { settings.curve = false }
+        if let transports = try arguments.option(BenchOptions.transports) {
             settings.transports = transports.split(separator: ",").map(String.init)
         }
-        if let samples = try arguments.integer("--samples", in: 10...10_000_000) {
+        if let samples = try arguments.integer(BenchOptions.samples, in: 10...10_000_000) {
             settings.samples = samples
         }
-        if let rounds = try arguments.integer("--rounds", in: 1...1000) { settings.rounds = rounds }
-        if let fanouts = try arguments.option("--fanouts") {
+        if let rounds = try arguments.integer(BenchOptions.rounds, in: 1...1000) { settings.rounds = rounds }
+        if let fanouts = try arguments.option(BenchOptions.fanouts) {
             settings.fanouts = fanouts.split(separator: ",").compactMap { Int($0) }
         }
-        if let sizes = try arguments.option("--sizes") {
+        if let sizes = try arguments.option(BenchOptions.sizes) {
             settings.sizes = sizes.split(separator: ",").compactMap { Int($0) }
         }
         try arguments.finish()
@@ -49,25 +56,25 @@ do {
         Console.error(
             String(format: "bench: done in %.0f s; results in %@", report.elapsed, settings.output.path))
     case "blast":
-        let broker = try arguments.option("--broker") ?? "tcp://127.0.0.1:7200"
-        let count = try arguments.integer("--count", in: 1...100_000_000) ?? 100_000
-        let window = try arguments.integer("--window", in: 1...1_000_000) ?? 1000
-        let noReply = arguments.flag("--no-reply")
-        if let batch = try arguments.integer("--batch", in: 1...10_000) {
+        let broker = try arguments.option(BenchOptions.broker) ?? "tcp://127.0.0.1:7200"
+        let count = try arguments.integer(BenchOptions.count, in: 1...100_000_000) ?? 100_000
+        let window = try arguments.integer(BenchOptions.window, in: 1...1_000_000) ?? 1000
+        let noReply = arguments.flag(BenchOptions.noReply)
+        if let batch = try arguments.integer(BenchOptions.batch, in: 1...10_000) {
             let rate = try Blast.batched(
                 broker: broker, count: count, batch: batch, window: window,
-                event: try arguments.option("--event") ?? "bench.blast")
+                event: try arguments.option(BenchOptions.event) ?? "bench.blast")
             Console.out(String(format: "%.0f events/s (batches of %d, window %d)", rate, batch, window))
             break
         }
         let rate = try Blast.run(
             broker: broker, count: count, window: window,
-            event: try arguments.option("--event") ?? "bench.blast", reply: !noReply)
+            event: try arguments.option(BenchOptions.event) ?? "bench.blast", reply: !noReply)
         Console.out(
             String(format: "%.0f publishes/s (window %d%@)", rate, window, noReply ? ", no reply" : ""))
     case "micro":
         for (name, nanoseconds) in try Micro.run(
-            iterations: try arguments.integer("--iterations", in: 1000...100_000_000) ?? 200_000)
+            iterations: try arguments.integer(BenchOptions.iterations, in: 1000...100_000_000) ?? 200_000)
         {
             Console.out(String(format: "%9.0f ns  %@", nanoseconds, name))
         }

@@ -1,0 +1,57 @@
+import Lifeline
+import LifelineSupport
+
+/// The options of each `lifeline-bench` role, declared once for parsing and for the usage text.
+enum BenchOptions {
+    static let quick = CommandLineOption.flag("--quick", help: "a short run (fewer samples and rounds)")
+    static let durable = CommandLineOption.flag("--durable", help: "also measure a broker with --state-dir")
+    static let output = CommandLineOption.value(
+        "--out", "DIR", help: "where results.json, table.txt and the charts go (default bench/results)")
+    static let only = CommandLineOption.value(
+        "--only", "SCENARIO", help: "broadcast, roundtrip, throughput, paced or sustained (default: all)")
+    static let transports = CommandLineOption.value("--transports", "T,T", help: "ipc, tcp or both (default)")
+    static let noCurve = CommandLineOption.flag("--no-curve", help: "skip the CURVE rows")
+    static let samples = CommandLineOption.value("--samples", "N", help: "events per latency measurement")
+    static let rounds = CommandLineOption.value("--rounds", "N", help: "interleaved rounds per scenario")
+    static let fanouts = CommandLineOption.value(
+        "--fanouts", "N,N", help: "subscriber counts (default 1,4,16)")
+    static let sizes = CommandLineOption.value(
+        "--sizes", "B,B", help: "payload sizes in bytes (default 64,1024)")
+
+    static let broker = CommandLineOption.value("--broker", "EP", help: "the broker to publish to")
+    static let count = CommandLineOption.value("--count", "N", help: "events to publish")
+    static let window = CommandLineOption.value("--window", "N", help: "publishes in flight at most")
+    static let noReply = CommandLineOption.flag("--no-reply", help: "publish without asking for receipts")
+    static let batch = CommandLineOption.value("--batch", "N", help: "events per PUBLISH")
+    static let event = CommandLineOption.value("--event", "NAME", help: "the event to publish (bench.blast)")
+    static let iterations = CommandLineOption.value(
+        "--iterations", "N", help: "iterations per micro-benchmark")
+
+    static let index = CommandLineOption.value("--index", "N", help: "this subscriber's number in acks")
+    static let ack = CommandLineOption.value("--ack", "EP", help: "the driver's PULL endpoint for acks")
+    static let events = CommandLineOption.value("--events", "A,B", help: "events handled inline")
+    static let poolEvents = CommandLineOption.value(
+        "--pool-events", "A,B", help: "events handled the default way, on the service's handler thread")
+    static let kind = CommandLineOption.value(
+        "--kind", "KIND", help: "pubsub (XSUB/XPUB) or reqrep (ROUTER/DEALER)")
+    static let frontend = CommandLineOption.value("--frontend", "EP", help: "the proxy's frontend endpoint")
+    static let backend = CommandLineOption.value("--backend", "EP", help: "the proxy's backend endpoint")
+    static let connect = CommandLineOption.value("--connect", "EP[,EP]", help: "endpoints to connect to")
+    static let topics = CommandLineOption.value("--topics", "A,B", help: "topics to subscribe to")
+    static let bind = CommandLineOption.value("--bind", "EP", help: "the endpoint to bind")
+
+    /// The options `role` reads.
+    static func declared(for role: String) -> [CommandLineOption] {
+        switch role {
+        case "run": [quick, durable, output, only, transports, noCurve, samples, rounds, fanouts, sizes]
+        case "blast": [broker, count, window, noReply, batch, event]
+        case "micro": [iterations]
+        case "service": [index, ack, events, poolEvents] + ServiceOptions.declared
+        case "proxy": [kind, frontend, backend]
+        case "subscriber": [index, connect, topics, ack]
+        case "echo": [bind]
+        case "worker": [connect]
+        default: []
+        }
+    }
+}
