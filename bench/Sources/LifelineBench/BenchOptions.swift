@@ -40,12 +40,18 @@ enum BenchOptions {
     static let topics = CommandLineOption.value("--topics", "A,B", help: "topics to subscribe to")
     static let bind = CommandLineOption.value("--bind", "EP", help: "the endpoint to bind")
 
+    static let before = CommandLineOption.value(
+        "--before", "DIR", help: "a run of the earlier revision (repeat for each run)")
+    static let after = CommandLineOption.value(
+        "--after", "DIR", help: "a run of this revision (repeat for each run)")
+
     /// The options `role` reads.
     static func declared(for role: String) -> [CommandLineOption] {
         switch role {
         case "run": [quick, durable, output, only, transports, noCurve, samples, rounds, fanouts, sizes]
         case "blast": [broker, count, window, noReply, batch, event]
         case "micro": [iterations]
+        case "compare": [before, after]
         case "service": [index, ack, events, poolEvents] + ServiceOptions.declared
         case "proxy": [kind, frontend, backend]
         case "subscriber": [index, connect, topics, ack]

@@ -10,6 +10,7 @@ let shownRole = BenchOptions.declared(for: role).isEmpty ? "run" : role
 let usage = """
     usage: lifeline-bench run [options]
            lifeline-bench blast|micro [options]
+           lifeline-bench compare --before DIR ... --after DIR ...   (bench/compare.sh)
            lifeline-bench service|proxy|subscriber|echo|worker ...   (started by 'run')
 
     Scenarios: broadcast, roundtrip, throughput, paced, sustained. Results: a table on stdout, DIR/results.json,
@@ -78,6 +79,14 @@ do {
         {
             Console.out(String(format: "%9.0f ns  %@", nanoseconds, name))
         }
+    case "compare":
+        let before = try arguments.options(BenchOptions.before)
+        let after = try arguments.options(BenchOptions.after)
+        try arguments.finish()
+        guard !before.isEmpty, !after.isEmpty else {
+            throw UsageError("compare needs --before DIR and --after DIR")
+        }
+        Console.out(Compare.table(before: try before.map(Compare.load), after: try after.map(Compare.load)))
     case "service":
         let serviceArguments = arguments
         Task { await Roles.service(serviceArguments) }
