@@ -56,3 +56,5 @@ public typealias DispatchOutcome = LifelineProtocol.DispatchOutcome
 public typealias HeartbeatSettings = LifelineProtocol.HeartbeatSettings
 /// Why an event name or payload is refused.
 public typealias EventValidationError = LifelineProtocol.EventValidationError
+/// A payload, call body or answer that does not decode as the type asked for (which type, where, why).
+public typealias PayloadDecodingError = LifelineProtocol.PayloadDecodingError

@@ -45,7 +45,7 @@ public struct Service: Sendable {
     private(set) var eventHandlers: [EventName: Handler] = [:]
     private(set) var methodHandlers: [String: Method] = [:]
     /// What `lifeline describe` shows of this service.
-    private(set) var description = ServiceDescription()
+    var description = ServiceDescription()
     private(set) var didCreateHook: (@Sendable () async throws -> Void)?
     private(set) var startHook: Hook?
     private(set) var willDestroyHook: Hook?
@@ -170,18 +170,22 @@ public struct Service: Sendable {
             method, summary: summary, arguments: arguments, reply: reply)
     }
 
-    private func describing(_ method: String, summary: String, arguments: String, reply: String) -> Service {
+    func describing(_ method: String, summary: String, arguments: String, reply: String) -> Service {
         var copy = self
         copy.description.methods[method] = ServiceDescription.Method(
             summary: summary, arguments: arguments, reply: reply)
         return copy
     }
 
-    /// Describes a custom event this service publishes or handles: one line and its fields' types.
+    /// Describes a custom event this service publishes or handles: one line and its fields' types
+    /// (a typed handler, ``on(_:priority:deadline:perform:)-(E.Type,_,_,_)``, gives the fields of
+    /// its type: leave `fields` empty then).
     public func describeEvent(_ event: EventName, summary: String, fields: [String: String] = [:]) -> Service
     {
         var copy = self
-        copy.description.events[event.rawValue] = ServiceDescription.Event(summary: summary, fields: fields)
+        let known = copy.description.events[event.rawValue]?.fields ?? [:]
+        copy.description.events[event.rawValue] = ServiceDescription.Event(
+            summary: summary, fields: fields.isEmpty ? known : fields)
         return copy
     }
 

@@ -71,6 +71,13 @@ extension Broker {
             sample("lifeline_service_dropped_events_total", [("service", name)], Double(entry.dropped))
         }
         family(
+            "lifeline_service_undecodable_events_total", "counter",
+            "Events whose payload a service's typed handler could not decode, as it reports.")
+        for (name, entry) in core.registry.entries.sorted(by: { $0.key < $1.key }) {
+            sample(
+                "lifeline_service_undecodable_events_total", [("service", name)], Double(entry.undecodable))
+        }
+        family(
             "lifeline_service_queue_depth", "gauge", "Events waiting for a service's handlers, as it reports."
         )
         for (name, entry) in core.registry.entries.sorted(by: { $0.key < $1.key }) {

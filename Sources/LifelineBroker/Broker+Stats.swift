@@ -34,6 +34,7 @@ extension Broker {
                 "registered": .bool(entry != nil),
                 "pid": entry.map { .int(Int64($0.registration.pid)) } ?? .null,
                 "dropped": .int(Int64(entry?.dropped ?? 0)),
+                "undecodable": .int(Int64(entry?.undecodable ?? 0)),
                 "queued": .int(Int64(entry?.queued ?? 0)),
                 "handled": .object((entry?.handled ?? [:]).mapValues { .int(Int64($0)) }),
                 "dispatchSteps": .int(Int64(stats.dispatchSteps[name] ?? 0)),

@@ -14,7 +14,8 @@ enum StatsCommand: CLICommand {
         Prints the broker's counters (events published and delivered, acks, dispatches, requests,
         journal, services) and, per service (or only SERVICE), its calls by method: requests,
         errors, timeouts and latency (p50/p99, as the broker measures forward to answer), dispatch
-        steps answered and events its handlers' queue dropped. The same counters are served to
+        steps answered, events its handlers' queue dropped and payloads its typed handlers could not
+        decode. The same counters are served to
         Prometheus by 'lifeline broker --metrics HOST:PORT'.
         """
     static let options = ClientOptions.options(timeout: "the broker's counters (default 5s)")
@@ -57,8 +58,7 @@ enum StatsCommand: CLICommand {
         var rows = [
             [
                 "SERVICE", "METHOD", "REQUESTS", "ERRORS", "TIMEOUTS", "P50 MS", "P99 MS", "STEPS", "HANDLED",
-                "QUEUED",
-                "DROPPED",
+                "QUEUED", "DROPPED", "UNDECODABLE",
             ]
         ]
         func handled(_ service: JSONValue) -> String {
@@ -71,7 +71,7 @@ enum StatsCommand: CLICommand {
             if methods.isEmpty {
                 rows.append([
                     shown, "-", "0", "0", "0", "-", "-", number(service["dispatchSteps"]), handled(service),
-                    number(service["queued"]), number(service["dropped"]),
+                    number(service["queued"]), number(service["dropped"]), number(service["undecodable"]),
                 ])
             }
             for method in methods.keys.sorted() {
@@ -81,7 +81,7 @@ enum StatsCommand: CLICommand {
                     number(calls["timeouts"]),
                     number(calls["p50Ms"]), number(calls["p99Ms"]), number(service["dispatchSteps"]),
                     handled(service),
-                    number(service["queued"]), number(service["dropped"]),
+                    number(service["queued"]), number(service["dropped"]), number(service["undecodable"]),
                 ])
             }
         }

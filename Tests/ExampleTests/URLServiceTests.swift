@@ -12,6 +12,8 @@ struct URLServiceTests {
         let host = try await ServiceTestHost(URLService.make())
         let route = try await host.call("resolve", ["url": "app://topup/amount"])
         #expect(route == ["url": "app://topup/amount", "route": "TopUpApp"])
+        let typed = try await host.call("resolve", Resolve(url: "app://scan"), returning: Route.self)
+        #expect(typed == Route(url: "app://scan", route: "ScannerApp"))
         do {
             _ = try await host.call("resolve", ["url": "app://nowhere"])
             Issue.record("an unknown host is refused")

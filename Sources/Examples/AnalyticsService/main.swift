@@ -40,11 +40,20 @@ actor Analytics {
     }
 }
 
+/// An app-defined analytics event: what the app wants counted.
+struct Track: LifelineEvent {
+    static let name: EventName = "analytics.track"
+    /// What happened (`checkout`, `share`, …).
+    var name: String
+    /// Anything more the app says of it.
+    var properties: JSONValue?
+}
+
 let analytics = Analytics()
 let tracked: [EventName] = [
     .didFinishLaunching, .didBecomeActive, .willResignActive, .didEnterBackground, .willEnterForeground,
     .willTerminate,
-    .didReceiveMemoryWarning, "analytics.track",
+    .didReceiveMemoryWarning,
 ]
 
 var service = Service("analytics")
@@ -55,6 +64,10 @@ for name in tracked {
     }
 }
 await service
+    .on(Track.self) { track, event in
+        await analytics.record(event)
+        Console.out("analytics: \(Track.name) #\(event.sequence) \(track.name)")
+    }
     // Boot: started after the gateway; an asynchronous group (cache and backlog) runs concurrently.
     .startTask(after: ["gateway.start"])
     .bootTask("warmCache", phase: "autostart", async: true) { _ in
@@ -68,9 +81,7 @@ await service
         Console.out("analytics: performFetch dispatch #\(event.dispatchID ?? 0) -> \(result)")
         return .completed(.string(result))
     }
-    .describeEvent(
-        "analytics.track", summary: "an app-defined analytics event it counts", fields: ["name": "string"]
-    )
+    .describeEvent("analytics.track", summary: "an app-defined analytics event it counts")
     .method("stats", summary: "events counted so far, by name", reply: "{event: number}") { _ in
         await analytics.stats
     }

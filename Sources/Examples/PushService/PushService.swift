@@ -9,13 +9,16 @@ actor PushState {
     func register(token: String) { deviceToken = token; lastError = nil }
     func fail(_ error: String) { lastError = error }
     func receive(_ notification: JSONValue) { received.append(notification) }
-    var status: JSONValue {
-        [
-            "deviceToken": deviceToken.map { .string($0) } ?? .null,
-            "lastError": lastError.map { .string($0) } ?? .null,
-            "notifications": .int(Int64(received.count)),
-        ]
+    var status: PushStatus {
+        PushStatus(deviceToken: deviceToken, lastError: lastError, notifications: received.count)
     }
+}
+
+/// What `status` answers.
+struct PushStatus: Codable, Sendable, Equatable {
+    var deviceToken: String?
+    var lastError: String?
+    var notifications: Int
 }
 
 /// lifeline-push's service, made here so that a test can run it against LifelineTesting's in-memory
@@ -33,31 +36,36 @@ enum PushService {
                 try await Task.sleep(for: .milliseconds(150))
             }
             .startTask(after: ["gateway.start"])
-            .on(.didRegisterForRemoteNotifications) { event in
-                let token = event["deviceToken"]?.stringValue ?? ""
-                await state.register(token: token)
-                Console.out("push: didRegisterForRemoteNotifications #\(event.sequence) token=\(token)")
+            .on(Lifecycle.DidRegisterForRemoteNotifications.self) { registered, event in
+                await state.register(token: registered.deviceToken)
+                Console.out(
+                    "push: didRegisterForRemoteNotifications #\(event.sequence) token=\(registered.deviceToken)"
+                )
             }
-            .on(.didFailToRegisterForRemoteNotifications) { event in
-                await state.fail(event["error"]?.stringValue ?? "unknown")
+            .on(Lifecycle.DidFailToRegisterForRemoteNotifications.self) { failure, event in
+                await state.fail(failure.error)
                 Console.out(
                     "push: didFailToRegisterForRemoteNotifications #\(event.sequence) \(event.payload)")
             }
             // A remote notification carries a fetch completion: this service says it got new data.
-            .handle(.didReceiveRemoteNotification) { event in
-                await state.receive(event["userInfo"] ?? .null)
+            .handle(Lifecycle.DidReceiveRemoteNotification.self) { notification, event in
+                await state.receive(notification.userInfo)
                 Console.out(
                     "push: didReceiveRemoteNotification \(event.dispatchID.map { "dispatch #\($0)" } ?? "#\(event.sequence)") \(event.payload)"
                 )
                 return .completed("newData")
             }
-            .on(.didReceiveLocalNotification) { event in
-                await state.receive(event["notification"] ?? .null)
+            .on(Lifecycle.DidReceiveLocalNotification.self) { local, event in
+                await state.receive(local.notification)
                 Console.out("push: didReceiveLocalNotification #\(event.sequence) \(event.payload)")
             }
-            .on(.handleActionForLocalNotification) { event in
+            .on(Lifecycle.HandleActionForLocalNotification.self) { _, event in
                 Console.out("push: handleActionForLocalNotification #\(event.sequence) \(event.payload)")
             }
-            .method("status") { _ in await state.status }
+            .method(
+                "status", summary: "the device token, the last registration error and the notifications seen"
+            ) {
+                _ in await state.status
+            }
     }
 }

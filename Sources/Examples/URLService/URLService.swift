@@ -27,45 +27,50 @@ enum URLService {
         return Service("url")
             .bootTask("loadRoutes", async: true) { _ in try await Task.sleep(for: .milliseconds(100)) }
             // Dispatched: a URL with a route is handled here (YES); others go on to the next handler.
-            .handle(.openURL, priority: 10) { event in
-                let url = event["url"]?.stringValue ?? ""
-                let target = Self.route(for: url)
-                await history.add(["url": .string(url), "route": target.map { .string($0) } ?? .null])
-                Console.out("url: openURL \(Self.label(event)) \(url) -> \(target ?? "no route")")
+            .handle(Lifecycle.OpenURL.self, priority: 10) { open, event in
+                let target = Self.route(for: open.url)
+                await history.add(["url": .string(open.url), "route": target.map { .string($0) } ?? .null])
+                Console.out("url: openURL \(Self.label(event)) \(open.url) -> \(target ?? "no route")")
                 return target == nil ? .continue : .returnYES
             }
-            .handle(.continueUserActivity) { event in
-                let type = event["activityType"]?.stringValue ?? ""
+            .handle(Lifecycle.ContinueUserActivity.self) { activity, event in
+                let target = Self.routes[activity.activityType]
                 Console.out(
-                    "url: continueUserActivity \(Self.label(event)) \(type) -> \(Self.routes[type] ?? "no route")"
+                    "url: continueUserActivity \(Self.label(event)) \(activity.activityType) -> \(target ?? "no route")"
                 )
-                return Self.routes[type] == nil ? .continue : .returnYES
+                return target == nil ? .continue : .returnYES
             }
-            .handle(.performActionForShortcutItem) { event in
-                let type = event["type"]?.stringValue ?? ""
+            .handle(Lifecycle.PerformActionForShortcutItem.self) { item, event in
+                let target = Self.routes[item.type]
                 Console.out(
-                    "url: performActionForShortcutItem \(Self.label(event)) \(type) -> \(Self.routes[type] ?? "no route")"
+                    "url: performActionForShortcutItem \(Self.label(event)) \(item.type) -> \(target ?? "no route")"
                 )
-                return .completed(.bool(Self.routes[type] != nil))
+                return try .completed(with: target != nil)
             }
-            .method(
-                "resolve", summary: "the route an app URL opens", arguments: #"{"url": string}"#,
-                reply: #"{"url": string, "route": string}"#
-            ) { request in
-                guard let url = request.body["url"]?.stringValue else {
-                    throw ServiceError(.badRequest, "resolve needs {\"url\": \"scheme://host/...\"}")
-                }
-                guard let target = Self.route(for: url) else {
+            .method("resolve", summary: "the route an app URL opens") {
+                (request: Resolve, _) async throws -> Route in
+                guard let target = Self.route(for: request.url) else {
                     throw ServiceError(
-                        .notFound, "no route for \(url)",
+                        .notFound, "no route for \(request.url)",
                         details: ["known": .array(Self.routes.keys.sorted().map { .string($0) })])
                 }
-                return ["url": .string(url), "route": .string(target)]
+                return Route(url: request.url, route: target)
             }
             .method("history", summary: "the URLs opened so far, oldest first", reply: "[string]") { _ in
                 .array(await history.entries)
             }
     }
+}
+
+/// What `resolve` takes: the URL to route.
+struct Resolve: Codable, Sendable {
+    var url: String
+}
+
+/// What `resolve` answers: the URL and the micro-app it opens.
+struct Route: Codable, Sendable, Equatable {
+    var url: String
+    var route: String
 }
 
 /// The last URLs seen, newest last.

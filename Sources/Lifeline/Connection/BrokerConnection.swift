@@ -304,7 +304,8 @@ struct BrokerConnection {
         }
         return ClientRequest.heartbeat(
             dropped: dropped == 0 ? nil : dropped, queued: report.queued == 0 ? nil : report.queued,
-            handled: report.handled.isEmpty ? nil : report.handled, name: name
+            handled: report.handled.isEmpty ? nil : report.handled, name: name,
+            undecodable: report.undecodable == 0 ? nil : report.undecodable
         ).controlRequest().frames()
     }
 

@@ -32,7 +32,9 @@ struct ConnectionConfiguration: Sendable {
     /// heartbeat).
     var droppedEvents: @Sendable () -> UInt64 = { 0 }
     /// Events waiting for the handlers, and those they ran by name (heartbeats carry them).
-    var handlerReport: @Sendable () -> (queued: UInt64, handled: [String: UInt64]) = { (0, [:]) }
+    var handlerReport: @Sendable () -> (queued: UInt64, handled: [String: UInt64], undecodable: UInt64) = {
+        (0, [:], 0)
+    }
     /// A factor for each backoff wait, from 0.8 to 1.2 (a constant in tests).
     var jitter: @Sendable () -> Double = { Double.random(in: 0.8...1.2) }
     /// How long shutdown waits for UNREGISTER to be answered.

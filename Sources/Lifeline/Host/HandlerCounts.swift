@@ -12,6 +12,15 @@ final class HandlerCounts: Sendable {
     }
 
     private let counters: [EventName: Counter]
+    private let undecodableCount = Atomic<UInt64>(0)
+
+    /// Events whose payload did not decode as a typed handler's type (the handler did not run).
+    var undecodable: UInt64 { undecodableCount.load(ordering: .relaxed) }
+
+    /// Counts `failure` when it is a payload that did not decode.
+    func note(_ failure: (any Error)?) {
+        if failure is PayloadDecodingError { undecodableCount.add(1, ordering: .relaxed) }
+    }
 
     init(events: some Sequence<EventName>) {
         counters = Dictionary(events.map { ($0, Counter()) }, uniquingKeysWith: { first, _ in first })

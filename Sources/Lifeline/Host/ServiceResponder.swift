@@ -79,6 +79,7 @@ struct ServiceResponder: Sendable {
                     }
                 } catch {
                     failure = error
+                    handled.note(error)
                 }
                 Self.settle(
                     message, failure: failure, counter: current?.counter, context: context, client: client)
@@ -124,6 +125,9 @@ struct ServiceResponder: Sendable {
     private static func reply(to error: any Error, id: [UInt8], _ what: String) -> ControlReply {
         if let error = error as? ServiceError {
             return ControlReply(requestID: id, status: error.status, json: error.body)
+        }
+        if let error = error as? PayloadDecodingError {
+            return .error(.badRequest, "\(what): \(error)", requestID: id)
         }
         return .error(.internalError, "\(what): \(error)", requestID: id)
     }

@@ -88,7 +88,7 @@ public final class ServiceRunner: Sendable {
         let inbound = InboundQueue<ConnectionEvent>(limit: options.inboundLimit) { delivery in
             if case .event = delivery { true } else { false }
         }
-        configuration.handlerReport = { (UInt64(inbound.count), handled.snapshot) }
+        configuration.handlerReport = { (UInt64(inbound.count), handled.snapshot, handled.undecodable) }
         let immediate = ImmediateDelivery(service: service, handled: handled, drops: drops, inbound: inbound)
         let (control, controlSink) = AsyncStream<ConnectionEvent>.makeStream()
         let connect = self.connect

@@ -18,6 +18,8 @@ struct ServiceRegistry {
         /// Events waiting for its handlers, and those they ran by name, as its last heartbeat said.
         var queued: UInt64 = 0
         var handled: [String: UInt64] = [:]
+        /// Payloads its typed handlers could not decode, as its last heartbeat said.
+        var undecodable: UInt64 = 0
 
         func expires(at now: UInt64) -> Bool { now > lastSeen &+ registration.heartbeat.expiryNanoseconds }
         var expiryTime: UInt64 { lastSeen &+ registration.heartbeat.expiryNanoseconds }
@@ -120,10 +122,15 @@ struct ServiceRegistry {
         if namesByPeer[peer]?.isEmpty == true { namesByPeer[peer] = nil }
     }
 
-    /// Records what `peer`'s heartbeat says of its handlers: dropped, queued, and run per event.
-    mutating func report(dropped: UInt64?, queued: UInt64?, handled: [String: UInt64]?, peer: [UInt8]) {
+    /// Records what `peer`'s heartbeat says of its handlers: dropped, queued, run per event, and
+    /// payloads that did not decode.
+    mutating func report(
+        dropped: UInt64?, queued: UInt64?, handled: [String: UInt64]?, undecodable: UInt64? = nil,
+        peer: [UInt8]
+    ) {
         for name in namesByPeer[peer] ?? [] {
             if let dropped { entries[name]?.dropped = dropped }
+            if let undecodable { entries[name]?.undecodable = undecodable }
             entries[name]?.queued = queued ?? 0
             if let handled { entries[name]?.handled = handled }
         }

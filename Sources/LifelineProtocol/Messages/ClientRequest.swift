@@ -9,9 +9,11 @@ public enum ClientRequest: Sendable, Equatable {
     /// Leave the registry.
     case unregister(UnregisterRequest)
     /// The sender is alive; never answered. A service says how many events its handlers' queue
-    /// dropped since it started (they fell behind).
+    /// dropped since it started (they fell behind), how many wait, how many each handler ran, and
+    /// how many payloads did not decode as its typed handlers' types.
     case heartbeat(
-        dropped: UInt64?, queued: UInt64? = nil, handled: [String: UInt64]? = nil, name: String? = nil)
+        dropped: UInt64?, queued: UInt64? = nil, handled: [String: UInt64]? = nil, name: String? = nil,
+        undecodable: UInt64? = nil)
     /// findServiceByName.
     case lookup(name: String)
     /// Every registered service.
@@ -77,7 +79,8 @@ public enum ClientRequest: Sendable, Equatable {
             return .heartbeat(
                 dropped: fields.value("dropped")?.intValue.map { UInt64(max(0, $0)) },
                 queued: fields.value("queued")?.intValue.map { UInt64(max(0, $0)) }, handled: handled,
-                name: try fields.optionalString("name"))
+                name: try fields.optionalString("name"),
+                undecodable: fields.value("undecodable")?.intValue.map { UInt64(max(0, $0)) })
         case .list: return .list
         case .register: return .register(try RegisterRequest(fields))
         case .unregister:
@@ -129,14 +132,14 @@ public enum ClientRequest: Sendable, Equatable {
         case .hello, .list, .stats: ControlRequest(command, requestID: id)
         case .trace(let seconds):
             ControlRequest(.trace, requestID: id, header: ["seconds": .int(Int64(seconds))])
-        case .heartbeat(let dropped, let queued, let handled, let name):
+        case .heartbeat(let dropped, let queued, let handled, let name, let undecodable):
             ControlRequest(
                 .heartbeat, requestID: id,
                 header: .object(
                     [
                         "dropped": dropped.map { .int(Int64($0)) }, "queued": queued.map { .int(Int64($0)) },
                         "handled": handled.map { .object($0.mapValues { .int(Int64($0)) }) },
-                        "name": name.map { .string($0) },
+                        "name": name.map { .string($0) }, "undecodable": undecodable.map { .int(Int64($0)) },
                     ].compactMapValues { $0 }))
         case .register(let register): ControlRequest(.register, requestID: id, header: register.json)
         case .unregister(let unregister):

@@ -32,6 +32,8 @@ enum BenchOptions {
     static let events = CommandLineOption.value("--events", "A,B", help: "events handled inline")
     static let poolEvents = CommandLineOption.value(
         "--pool-events", "A,B", help: "events handled the default way, on the service's handler thread")
+    static let typedEvents = CommandLineOption.value(
+        "--typed-events", "A,B", help: "events handled by typed handlers (typed.n1, typed.n4, typed.n16)")
     static let kind = CommandLineOption.value(
         "--kind", "KIND", help: "pubsub (XSUB/XPUB) or reqrep (ROUTER/DEALER)")
     static let frontend = CommandLineOption.value("--frontend", "EP", help: "the proxy's frontend endpoint")
@@ -52,7 +54,7 @@ enum BenchOptions {
         case "blast": [broker, count, window, noReply, batch, event]
         case "micro": [iterations]
         case "compare": [before, after]
-        case "service": [index, ack, events, poolEvents] + ServiceOptions.declared
+        case "service": [index, ack, events, poolEvents, typedEvents] + ServiceOptions.declared
         case "proxy": [kind, frontend, backend]
         case "subscriber": [index, connect, topics, ack]
         case "echo": [bind]

@@ -190,6 +190,17 @@ final class Driver {
                         ))
                     roles.append(("lifeline+curve broker", "lifeline+curve subscribers"))
                 }
+                // The default path again, each event decoded into a Codable struct before its handler.
+                let typedEvent = EventName(rawValue: "typed.n\(fanout)")
+                systems.append(
+                    (
+                        "lifeline typed",
+                        { key in
+                            _ = try topology.client.publish(
+                                typedEvent, payload: Payload.json(key: key, size: size))
+                        }
+                    ))
+                roles.append(("lifeline broker", "lifeline subscribers"))
                 var results = Array(repeating: Samples(), count: systems.count)
                 var cpu = Array(repeating: (broker: 0.0, subscribers: 0.0, events: 0), count: systems.count)
                 for (index, system) in systems.enumerated() {
@@ -257,6 +268,8 @@ final class Driver {
             ServiceCall(service: "bench-0", method: "echo", timeoutMilliseconds: 5000, body: payload))
         let poolCall = ClientRequest.call(
             ServiceCall(service: "bench-0", method: "echo-pool", timeoutMilliseconds: 5000, body: payload))
+        let typedCall = ClientRequest.call(
+            ServiceCall(service: "bench-0", method: "echo-typed", timeoutMilliseconds: 5000, body: payload))
         var scenarios: [(String, [(String, () throws -> Void)])] = [
             (
                 "publish-ack",
@@ -277,6 +290,7 @@ final class Driver {
                 [
                     ("lifeline", { _ = try topology.client.request(call) }),
                     ("lifeline pool", { _ = try topology.client.request(poolCall) }),
+                    ("lifeline typed", { _ = try topology.client.request(typedCall) }),
                     ("zmq_proxy", { try exchange(topology.proxiedDealer) }),
                 ]
             ),

@@ -12,7 +12,8 @@ enum Roles {
     /// `--pool-events` and `echo-pool` the default way, on the Swift pool.
     static func service(_ arguments: CommandLineArguments) async -> Never {
         var arguments = arguments
-        let (index, endpoint, topics, poolTopics): (UInt32, String, [EventName], [EventName])
+        let (index, endpoint, topics, poolTopics, typedTopics):
+            (UInt32, String, [EventName], [EventName], [EventName])
         do {
             index = UInt32(try arguments.integer(BenchOptions.index, in: 0...10_000) ?? 0)
             endpoint = try arguments.option(BenchOptions.ack) ?? ""
@@ -22,6 +23,9 @@ enum Roles {
             poolTopics = (try arguments.option(BenchOptions.poolEvents) ?? "").split(separator: ",").map {
                 EventName(rawValue: String($0))
             }
+            typedTopics = (try arguments.option(BenchOptions.typedEvents) ?? "").split(separator: ",").map {
+                EventName(rawValue: String($0))
+            }
         } catch {
             Console.error("lifeline-bench service: \(error)")
             exit(2)
@@ -29,20 +33,24 @@ enum Roles {
         let ack = AckSender(endpoint: endpoint)
         let counter = Counter()
         @Sendable func handle(_ event: Event) {
+            settle(key: UInt64(event["k"]?.intValue ?? 0), quiet: event["q"] != nil, event)
+        }
+        @Sendable func settle(key: UInt64, quiet: Bool, _ event: Event) {
             let received = SystemClock.monotonicNanoseconds()
             let count = counter.increment()
-            if event["q"] == nil {
+            if !quiet {
                 ack.send(
                     Ack(
-                        index: index, key: UInt64(event["k"]?.intValue ?? 0), received: received,
-                        count: count,
+                        index: index, key: key, received: received, count: count,
                         published: event.publishedMonotonic, socketReceived: event.receivedMonotonic))
             }
         }
         var service = Service("bench-\(index)")
         for topic in topics { service = service.onInline(topic, perform: handle) }
         for topic in poolTopics { service = service.on(topic) { handle($0) } }
+        service = service.typed(typedTopics, settle)
         await service.methodInline("echo") { $0.body }.method("echo-pool") { $0.body }
+            .method("echo-typed") { (body: EchoBody, _) async throws -> EchoBody in body }
             .main(arguments: arguments)
     }
 

@@ -64,6 +64,7 @@ final class BenchTopology {
                 [
                     "service", "--broker", brokerControl, "--index", "\(index)", "--ack", ackEndpoint,
                     "--events", topics("bench", for: index), "--pool-events", topics("pool", for: index),
+                    "--typed-events", topics("typed", for: index),
                 ])
         }
 

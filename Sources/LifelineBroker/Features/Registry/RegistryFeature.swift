@@ -17,9 +17,10 @@ struct RegistryFeature: BrokerFeature {
     {
         switch request {
         case .hello: core.reply(peer, id, Self.hello(core))
-        case .heartbeat(let dropped, let queued, let handled, let name):
-            if dropped != nil || queued != nil || handled != nil {
-                core.registry.report(dropped: dropped, queued: queued, handled: handled, peer: peer)
+        case .heartbeat(let dropped, let queued, let handled, let name, let undecodable):
+            if dropped != nil || queued != nil || handled != nil || undecodable != nil {
+                core.registry.report(
+                    dropped: dropped, queued: queued, handled: handled, undecodable: undecodable, peer: peer)
             }
             let registering = waiting.values.contains {
                 if case .register(let waiting, _, _) = $0.wait { return waiting == peer }

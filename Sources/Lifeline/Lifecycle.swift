@@ -1,0 +1,448 @@
+import LifelineProtocol
+
+// The built-in events of docs/PROTOCOL.md §5 as types, with §5's field names and optionality
+// (CodingTests checks them against EventCatalog). JSON objects and fields of any type are
+// `JSONValue`s; `durationMs` is a `Double`, the other numbers `Int`.
+
+/// The built-in lifecycle events (application events, then the runtime's own) as ``LifelineEvent``
+/// types: `Service("push").on(Lifecycle.DidRegisterForRemoteNotifications.self) { event, _ in … }`.
+public enum Lifecycle {
+    /// application:didFinishLaunchingWithOptions:
+    public struct DidFinishLaunching: LifelineEvent, Equatable {
+        public static let name = EventName.didFinishLaunching
+        /// Launch options (URL, notification, shortcut item).
+        public var launchOptions: JSONValue?
+
+        public init(launchOptions: JSONValue? = nil) {
+            self.launchOptions = launchOptions
+        }
+    }
+
+    /// beforeDidFinishLaunchingWithOptions: (first phase of a dispatched didFinishLaunching)
+    public struct BeforeDidFinishLaunching: LifelineEvent, Equatable {
+        public static let name = EventName.beforeDidFinishLaunching
+        /// Launch options.
+        public var launchOptions: JSONValue?
+
+        public init(launchOptions: JSONValue? = nil) {
+            self.launchOptions = launchOptions
+        }
+    }
+
+    /// afterDidFinishLaunchingWithOptions: (last phase of a dispatched didFinishLaunching)
+    public struct AfterDidFinishLaunching: LifelineEvent, Equatable {
+        public static let name = EventName.afterDidFinishLaunching
+        /// Launch options.
+        public var launchOptions: JSONValue?
+
+        public init(launchOptions: JSONValue? = nil) {
+            self.launchOptions = launchOptions
+        }
+    }
+
+    /// applicationWillResignActive:
+    public struct WillResignActive: LifelineEvent, Equatable {
+        public static let name = EventName.willResignActive
+
+        public init() {
+        }
+    }
+
+    /// applicationDidEnterBackground:
+    public struct DidEnterBackground: LifelineEvent, Equatable {
+        public static let name = EventName.didEnterBackground
+
+        public init() {
+        }
+    }
+
+    /// applicationWillEnterForeground:
+    public struct WillEnterForeground: LifelineEvent, Equatable {
+        public static let name = EventName.willEnterForeground
+
+        public init() {
+        }
+    }
+
+    /// applicationDidBecomeActive:
+    public struct DidBecomeActive: LifelineEvent, Equatable {
+        public static let name = EventName.didBecomeActive
+
+        public init() {
+        }
+    }
+
+    /// applicationWillTerminate:
+    public struct WillTerminate: LifelineEvent, Equatable {
+        public static let name = EventName.willTerminate
+
+        public init() {
+        }
+    }
+
+    /// applicationDidReceiveMemoryWarning:
+    public struct DidReceiveMemoryWarning: LifelineEvent, Equatable {
+        public static let name = EventName.didReceiveMemoryWarning
+
+        public init() {
+        }
+    }
+
+    /// application:openURL:sourceApplication:annotation:
+    public struct OpenURL: LifelineEvent, Equatable {
+        public static let name = EventName.openURL
+        /// The URL to open.
+        public var url: String
+        /// Bundle id of the app that asked.
+        public var sourceApplication: String?
+        /// Property list from the source app.
+        public var annotation: JSONValue?
+
+        public init(url: String, sourceApplication: String? = nil, annotation: JSONValue? = nil) {
+            self.url = url
+            self.sourceApplication = sourceApplication
+            self.annotation = annotation
+        }
+    }
+
+    /// application:didReceiveRemoteNotification:fetchCompletionHandler:
+    public struct DidReceiveRemoteNotification: LifelineEvent, Equatable {
+        public static let name = EventName.didReceiveRemoteNotification
+        /// The notification payload.
+        public var userInfo: JSONValue
+
+        public init(userInfo: JSONValue) {
+            self.userInfo = userInfo
+        }
+    }
+
+    /// application:didRegisterForRemoteNotificationsWithDeviceToken:
+    public struct DidRegisterForRemoteNotifications: LifelineEvent, Equatable {
+        public static let name = EventName.didRegisterForRemoteNotifications
+        /// The APNs device token, hex.
+        public var deviceToken: String
+
+        public init(deviceToken: String) {
+            self.deviceToken = deviceToken
+        }
+    }
+
+    /// application:didFailToRegisterForRemoteNotificationsWithError:
+    public struct DidFailToRegisterForRemoteNotifications: LifelineEvent, Equatable {
+        public static let name = EventName.didFailToRegisterForRemoteNotifications
+        /// Why registration failed.
+        public var error: String
+
+        public init(error: String) {
+            self.error = error
+        }
+    }
+
+    /// application:didReceiveLocalNotification:
+    public struct DidReceiveLocalNotification: LifelineEvent, Equatable {
+        public static let name = EventName.didReceiveLocalNotification
+        /// The local notification.
+        public var notification: JSONValue
+
+        public init(notification: JSONValue) {
+            self.notification = notification
+        }
+    }
+
+    /// application:handleActionWithIdentifier:forLocalNotification:completionHandler:
+    public struct HandleActionForLocalNotification: LifelineEvent, Equatable {
+        public static let name = EventName.handleActionForLocalNotification
+        /// The action identifier.
+        public var identifier: String
+        /// The local notification.
+        public var notification: JSONValue?
+
+        public init(identifier: String, notification: JSONValue? = nil) {
+            self.identifier = identifier
+            self.notification = notification
+        }
+    }
+
+    /// application:continueUserActivity:restorationHandler:
+    public struct ContinueUserActivity: LifelineEvent, Equatable {
+        public static let name = EventName.continueUserActivity
+        /// The NSUserActivity type.
+        public var activityType: String
+        /// The activity's user info.
+        public var userInfo: JSONValue?
+
+        public init(activityType: String, userInfo: JSONValue? = nil) {
+            self.activityType = activityType
+            self.userInfo = userInfo
+        }
+    }
+
+    /// application:performActionForShortcutItem:completionHandler:
+    public struct PerformActionForShortcutItem: LifelineEvent, Equatable {
+        public static let name = EventName.performActionForShortcutItem
+        /// The shortcut item type.
+        public var type: String
+        /// The URL the item opens.
+        public var url: String?
+        /// The item's user info.
+        public var userInfo: JSONValue?
+
+        public init(type: String, url: String? = nil, userInfo: JSONValue? = nil) {
+            self.type = type
+            self.url = url
+            self.userInfo = userInfo
+        }
+    }
+
+    /// application:performFetchWithCompletionHandler:
+    public struct PerformFetch: LifelineEvent, Equatable {
+        public static let name = EventName.performFetch
+
+        public init() {
+        }
+    }
+
+    /// application:handleWatchKitExtensionRequest:reply:
+    public struct HandleWatchKitExtensionRequest: LifelineEvent, Equatable {
+        public static let name = EventName.handleWatchKitExtensionRequest
+        /// The request from the watch.
+        public var userInfo: JSONValue?
+
+        public init(userInfo: JSONValue? = nil) {
+            self.userInfo = userInfo
+        }
+    }
+
+    /// Published by the broker: a service registered with the broker
+    public struct ServiceDidStart: LifelineEvent, Equatable {
+        public static let name = EventName.serviceDidStart
+        /// The service.
+        public var name: String
+        /// Its process id.
+        public var pid: Int
+        /// Its host.
+        public var host: String
+
+        public init(name: String, pid: Int, host: String) {
+            self.name = name
+            self.pid = pid
+            self.host = host
+        }
+    }
+
+    /// Published by the broker: a service unregistered or stopped answering
+    public struct ServiceDidStop: LifelineEvent, Equatable {
+        public static let name = EventName.serviceDidStop
+        /// The service.
+        public var name: String
+        /// Unregistered or expired.
+        public var reason: String
+
+        public init(name: String, reason: String) {
+            self.name = name
+            self.reason = reason
+        }
+    }
+
+    /// Published by the broker: a dispatched event finished its chain
+    public struct DispatchDidComplete: LifelineEvent, Equatable {
+        public static let name = EventName.dispatchDidComplete
+        /// The dispatched event.
+        public var event: String
+        /// The dispatch's id.
+        public var dispatch: Int
+        /// Continue, return, returnYES or returnNO.
+        public var result: String
+        /// The service whose answer ended the chain, or null.
+        public var decidedBy: JSONValue
+
+        public init(event: String, dispatch: Int, result: String, decidedBy: JSONValue) {
+            self.event = event
+            self.dispatch = dispatch
+            self.result = result
+            self.decidedBy = decidedBy
+        }
+    }
+
+    /// Published by the broker: one service answered a dispatch step (while a TRACE lease is held)
+    public struct DispatchDidStep: LifelineEvent, Equatable {
+        public static let name = EventName.dispatchDidStep
+        /// The dispatch's id.
+        public var dispatch: Int
+        /// The dispatched event.
+        public var event: String
+        /// The service offered it.
+        public var service: String
+        /// Answered, error or timeout.
+        public var status: String
+        /// How long the step took.
+        public var durationMs: Double
+
+        public init(dispatch: Int, event: String, service: String, status: String, durationMs: Double) {
+            self.dispatch = dispatch
+            self.event = event
+            self.service = service
+            self.status = status
+            self.durationMs = durationMs
+        }
+    }
+
+    /// Published by the broker: a call through the broker was answered or timed out (while a TRACE lease is held)
+    public struct CallDidFinish: LifelineEvent, Equatable {
+        public static let name = EventName.callDidFinish
+        /// The service called.
+        public var service: String
+        /// The method.
+        public var method: String
+        /// The answer's status (504 when it timed out).
+        public var status: Int
+        /// Forward to answer.
+        public var durationMs: Double
+
+        public init(service: String, method: String, status: Int, durationMs: Double) {
+            self.service = service
+            self.method = method
+            self.status = status
+            self.durationMs = durationMs
+        }
+    }
+
+    /// Published by the broker: a micro-app session started (DTContext startApplication)
+    public struct AppDidStart: LifelineEvent, Equatable {
+        public static let name = EventName.appDidStart
+        /// The session id.
+        public var session: String
+        /// The app.
+        public var app: String
+        /// The host service.
+        public var host: String
+        /// The launch mode.
+        public var mode: String
+        /// The parent session or null.
+        public var parent: JSONValue
+
+        public init(session: String, app: String, host: String, mode: String, parent: JSONValue) {
+            self.session = session
+            self.app = app
+            self.host = host
+            self.mode = mode
+            self.parent = parent
+        }
+    }
+
+    /// Published by the broker: a micro-app session left the stack
+    public struct AppDidExit: LifelineEvent, Equatable {
+        public static let name = EventName.appDidExit
+        /// The session id.
+        public var session: String
+        /// The app.
+        public var app: String
+        /// Exited by force.
+        public var forced: Bool
+        /// The result it finished with, or null.
+        public var result: JSONValue
+
+        public init(session: String, app: String, forced: Bool, result: JSONValue) {
+            self.session = session
+            self.app = app
+            self.forced = forced
+            self.result = result
+        }
+    }
+
+    /// Published by the broker: a micro-app session was lost with its host process
+    public struct AppDidCrash: LifelineEvent, Equatable {
+        public static let name = EventName.appDidCrash
+        /// The session id.
+        public var session: String
+        /// The app.
+        public var app: String
+        /// The host that died.
+        public var host: String
+
+        public init(session: String, app: String, host: String) {
+            self.session = session
+            self.app = app
+            self.host = host
+        }
+    }
+
+    /// Published by the broker: the boot loader started
+    public struct BootDidStart: LifelineEvent, Equatable {
+        public static let name = EventName.bootDidStart
+        /// The boot's number.
+        public var boot: Int
+        /// How many tasks it plans.
+        public var tasks: Int
+
+        public init(boot: Int, tasks: Int) {
+            self.boot = boot
+            self.tasks = tasks
+        }
+    }
+
+    /// Published by the broker: a boot task finished
+    public struct BootTaskDidFinish: LifelineEvent, Equatable {
+        public static let name = EventName.bootTaskDidFinish
+        /// The boot's number.
+        public var boot: Int
+        /// The task.
+        public var task: String
+        /// The service that declared it.
+        public var service: String
+        /// Its phase.
+        public var phase: String
+        /// Done, skipped or failed.
+        public var outcome: String
+        /// Why, when not done; else null.
+        public var reason: JSONValue
+        /// How long it ran.
+        public var durationMs: Double
+
+        public init(
+            boot: Int, task: String, service: String, phase: String, outcome: String, reason: JSONValue,
+            durationMs: Double
+        ) {
+            self.boot = boot
+            self.task = task
+            self.service = service
+            self.phase = phase
+            self.outcome = outcome
+            self.reason = reason
+            self.durationMs = durationMs
+        }
+    }
+
+    /// Published by the broker: the boot loader finished
+    public struct BootDidFinish: LifelineEvent, Equatable {
+        public static let name = EventName.bootDidFinish
+        /// The boot's number.
+        public var boot: Int
+        /// Done, failed or refused.
+        public var outcome: String
+        /// What stopped it, or null.
+        public var error: JSONValue
+        /// How long it ran (absent when refused).
+        public var durationMs: Double?
+
+        public init(boot: Int, outcome: String, error: JSONValue, durationMs: Double? = nil) {
+            self.boot = boot
+            self.outcome = outcome
+            self.error = error
+            self.durationMs = durationMs
+        }
+    }
+
+    /// Every built-in event type, in the catalogue's order.
+    public static let all: [any LifelineEvent.Type] = [
+        DidFinishLaunching.self, BeforeDidFinishLaunching.self, AfterDidFinishLaunching.self,
+        WillResignActive.self, DidEnterBackground.self, WillEnterForeground.self, DidBecomeActive.self,
+        WillTerminate.self, DidReceiveMemoryWarning.self, OpenURL.self, DidReceiveRemoteNotification.self,
+        DidRegisterForRemoteNotifications.self, DidFailToRegisterForRemoteNotifications.self,
+        DidReceiveLocalNotification.self, HandleActionForLocalNotification.self, ContinueUserActivity.self,
+        PerformActionForShortcutItem.self, PerformFetch.self, HandleWatchKitExtensionRequest.self,
+        ServiceDidStart.self, ServiceDidStop.self, DispatchDidComplete.self, DispatchDidStep.self,
+        CallDidFinish.self, AppDidStart.self, AppDidExit.self, AppDidCrash.self, BootDidStart.self,
+        BootTaskDidFinish.self, BootDidFinish.self,
+    ]
+}

@@ -1,0 +1,54 @@
+/// A payload, call body or reply that does not decode as the type asked for: which type, where in
+/// the value (`items[2].price`) and why.
+public struct PayloadDecodingError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The type that was asked for (`Route`).
+    public let type: String
+    /// Where in the value it went wrong, as a path (`items[2].price`); empty for the value itself.
+    public let path: String
+    /// What was wrong there: `missing`, `expected a string, found a number (3)`.
+    public let reason: String
+
+    public init(type: String, path: String, reason: String) {
+        self.type = type
+        self.path = path
+        self.reason = reason
+    }
+
+    init(path: [any CodingKey], reason: String) {
+        self.init(type: "", path: Self.text(of: path), reason: reason)
+    }
+
+    /// The error a `DecodingError` (thrown by a type's own `init(from:)`) stands for.
+    init(_ error: DecodingError, type: String) {
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            self.init(type: type, path: Self.text(of: context.codingPath), reason: context.debugDescription)
+        case .keyNotFound(let key, let context):
+            self.init(type: type, path: Self.text(of: context.codingPath + [key]), reason: "missing")
+        @unknown default:
+            self.init(type: type, path: "", reason: "\(error)")
+        }
+    }
+
+    /// The same error, saying which type was asked for.
+    func naming(_ type: String) -> PayloadDecodingError {
+        PayloadDecodingError(type: type, path: path, reason: reason)
+    }
+
+    public var description: String {
+        path.isEmpty ? "cannot decode \(type): \(reason)" : "cannot decode \(type) at \(path): \(reason)"
+    }
+
+    /// `items[2].price` for the keys items, 2, price.
+    static func text(of path: [any CodingKey]) -> String {
+        var text = ""
+        for key in path {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : "." + key.stringValue
+            }
+        }
+        return text
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Lifeline
+import LifelineProtocol
+import Testing
+
+@Suite("Typed events and calls between real processes", .serialized, .timeLimit(.minutes(1)))
+struct TypedServiceProcessTests {
+    @Test(
+        "a payload that does not decode is logged with its path, counted in stats, and answered to an acknowledged publish; the service goes on"
+    )
+    func undecodable() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let analytics = try await broker.service("lifeline-analytics")
+        defer { analytics.kill() }
+        let bad = try await broker.cli(["publish", "analytics.track", "name:=5", "--ack"])
+        #expect(bad.status == 1)
+        #expect(
+            bad.errors.contains(
+                "analytics handled it with an error: cannot decode Track at name: expected a string, found a number (5)"
+            ), "\(bad.errors)")
+        let logged = try await analytics.waitForLine(.stderr) { $0.contains("handler for analytics.track") }
+        #expect(logged.contains("failed: cannot decode Track at name: expected a string, found a number (5)"))
+        let good = try await broker.cli(["publish", "analytics.track", "name=checkout", "--ack"])
+        #expect(good.status == 0, "the service goes on: \(good.errors)")
+        try await analytics.waitForLine { $0.contains("analytics.track") && $0.hasSuffix("checkout") }
+        // The count arrives with the service's next heartbeat (every second).
+        var undecodable: Int64?
+        let deadline = ContinuousClock.now + .seconds(5)
+        while undecodable != 1 && ContinuousClock.now < deadline {
+            let stats = try await broker.cli(["stats", "analytics", "--json"])
+            undecodable = try JSONParser.parse(stats.output)["undecodable"]?.intValue
+            if undecodable != 1 { try await Task.sleep(for: .milliseconds(100)) }  // polling with a deadline
+        }
+        #expect(undecodable == 1)
+        let table = try await broker.cli(["stats", "analytics"])
+        #expect(table.stdout.contains { $0.hasPrefix("SERVICE") && $0.hasSuffix("UNDECODABLE") })
+    }
+
+    @Test(
+        "describe shows a typed event's fields and a typed method's shapes from the types; a bad body is 400")
+    func describeAndBadBody() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let analytics = try await broker.service("lifeline-analytics")
+        let url = try await broker.service("lifeline-url")
+        defer { for child in [analytics, url] { child.kill() } }
+        let described = try await broker.cli(["describe", "analytics"])
+        #expect(
+            described.stdout.contains {
+                $0.contains("analytics.track (handles) — an app-defined analytics event it counts")
+                    && $0.contains("name: string") && $0.contains("properties: any?")
+            }, "\(described.stdout)")
+        let push = try await broker.service("lifeline-push")
+        defer { push.kill() }
+        let status = try await broker.cli(["describe", "push"])
+        #expect(
+            status.stdout.contains {
+                $0.contains(#"status — "#)
+                    && $0.contains(
+                        #"answers {"deviceToken"?: string, "lastError"?: string, "notifications": number}"#)
+            }, "\(status.stdout)")
+        let call = try await broker.cli(["call", "url", "resolve", #"{"link": 1}"#])
+        #expect(call.status == 1)
+        #expect(call.errors.contains("resolve: cannot decode Resolve at url: missing"), "\(call.errors)")
+    }
+}
