@@ -20,7 +20,7 @@ struct TypedServiceTests {
     }
 
     @Test(
-        "a typed handler gets the decoded value and the event's metadata; a typed publish publishes the value"
+        "a typed handler gets the decoded value and the event's metadata; typed publish and publish(contentsOf:) publish values"
     )
     func typedEvents() async throws {
         let seen = Seen()
@@ -28,6 +28,11 @@ struct TypedServiceTests {
             .on(CartDidChange.self) { change, event in
                 seen.values.withLock { $0.append((change, event.sequence)) }
                 try await event.context.client.publish(CartDidChange(items: change.items + 1))
+            }
+            .on(Lifecycle.DidBecomeActive.self) { _, event in
+                try await event.context.client.publish(contentsOf: [
+                    CartDidChange(items: 4), CartDidChange(items: 5),
+                ])
             }
         let host = try await ServiceTestHost(service)
         let sequence = try await host.publish(CartDidChange(items: 2, coupon: "X"))
@@ -37,6 +42,8 @@ struct TypedServiceTests {
                 && values[0].1 == sequence)
         #expect(host.published.last?.event == CartDidChange.name.rawValue)
         #expect(host.published.last?.payload == ["items": 3], "a nil optional is left out")
+        try await host.publish(Lifecycle.DidBecomeActive())
+        #expect(host.published.suffix(2).map(\.payload) == [["items": 4], ["items": 5]])
         try await host.stop()
     }
 

@@ -92,7 +92,7 @@ enum Compare {
             }.joined(separator: " ")
         }
         var lines = [
-            "median of \(before.count) runs before and \(after.count) after, run alternately; p50 in µs; ×zmq: p50 over the same run's libzmq row; cpu: subscribers' µs per event",
+            "each row: the median over the runs that measured it (\(before.count) result directories before, \(after.count) after, run alternately); p50 in µs; ×zmq: p50 over the same run's libzmq row; cpu: subscribers' µs per event",
             "",
             line([
                 "row", "system", "p50 bef", "p50 aft", "change", "×zmq b", "×zmq a", "change", "cpu b",
