@@ -74,6 +74,27 @@ public final class ZMQSocket {
         }
     }
 
+    /// `ZMQ_EVENT_DISCONNECTED`, for ``monitor(_:events:)``: the connection to a peer was lost.
+    public static let disconnectedEvent = Int32(ZMQ_EVENT_DISCONNECTED)
+    /// `ZMQ_EVENT_HANDSHAKE_SUCCEEDED`, for ``monitor(_:events:)``: a connection is ready to carry messages.
+    public static let handshakeSucceededEvent = Int32(ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+
+    /// The event number of a monitor message's first frame.
+    public static func monitorEvent(_ frame: [UInt8]) -> Int32 {
+        frame.count < 2 ? 0 : Int32(frame[0]) | Int32(frame[1]) << 8
+    }
+
+    /// Publishes this socket's connection events (`ZMQ_EVENT_*`, e.g. `ZMQ_EVENT_DISCONNECTED`) on
+    /// the inproc `endpoint`, for a PAIR socket to read: each event is two frames, the event number
+    /// (16 bits) and value (32 bits), then the peer's address.
+    /// - Throws: ``ZeroMQError`` when libzmq refuses (a bad endpoint, a closed socket).
+    public func monitor(_ endpoint: String, events: Int32) throws {
+        let handle = try live("zmq_socket_monitor(\(endpoint))")
+        guard zmq_socket_monitor(handle, endpoint, events) == 0 else {
+            throw ZeroMQError.last("zmq_socket_monitor(\(endpoint))")
+        }
+    }
+
     /// The endpoint of the last bind or connect, with wildcard ports resolved.
     public func lastEndpoint() throws -> String {
         var bytes = try get(.lastEndpoint)
