@@ -26,13 +26,17 @@ struct TypedServiceProcessTests {
         try await analytics.waitForLine { $0.contains("analytics.track") && $0.hasSuffix("checkout") }
         // The count arrives with the service's next heartbeat (every second).
         var undecodable: Int64?
+        var handled: Int64?
         let deadline = ContinuousClock.now + .seconds(5)
         while undecodable != 1 && ContinuousClock.now < deadline {
             let stats = try await broker.cli(["stats", "analytics", "--json"])
-            undecodable = try JSONParser.parse(stats.output)["undecodable"]?.intValue
+            let record = try JSONParser.parse(stats.output)
+            undecodable = record["undecodable"]?.intValue
+            handled = record["handled"]?["analytics.track"]?.intValue
             if undecodable != 1 { try await Task.sleep(for: .milliseconds(100)) }  // polling with a deadline
         }
         #expect(undecodable == 1)
+        #expect(handled == 1, "the handler ran once: the undecodable event is not counted as handled")
         let table = try await broker.cli(["stats", "analytics"])
         #expect(table.stdout.contains { $0.hasPrefix("SERVICE") && $0.hasSuffix("UNDECODABLE") })
     }

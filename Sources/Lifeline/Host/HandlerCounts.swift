@@ -17,9 +17,13 @@ final class HandlerCounts: Sendable {
     /// Events whose payload did not decode as a typed handler's type (the handler did not run).
     var undecodable: UInt64 { undecodableCount.load(ordering: .relaxed) }
 
-    /// Counts `failure` when it is a payload that did not decode.
-    func note(_ failure: (any Error)?) {
-        if failure is PayloadDecodingError { undecodableCount.add(1, ordering: .relaxed) }
+    /// Counts `failure` when it is a payload that did not decode (its handler did not run); says
+    /// whether it was.
+    @discardableResult
+    func countIfUndecodable(_ failure: any Error) -> Bool {
+        guard failure is PayloadDecodingError else { return false }
+        undecodableCount.add(1, ordering: .relaxed)
+        return true
     }
 
     init(events: some Sequence<EventName>) {

@@ -70,6 +70,7 @@ struct ServiceResponder: Sendable {
                     continue
                 }
                 var failure: (any Error)?
+                var ran = true
                 do {
                     let event = Event(message, receivedAt: receivedAt, context: context, replayed: replayed)
                     if let immediate = handler.immediate {
@@ -79,10 +80,11 @@ struct ServiceResponder: Sendable {
                     }
                 } catch {
                     failure = error
-                    handled.note(error)
+                    ran = !handled.countIfUndecodable(error)
                 }
                 Self.settle(
-                    message, failure: failure, counter: current?.counter, context: context, client: client)
+                    message, failure: failure, counter: ran ? current?.counter : nil, context: context,
+                    client: client)
             case .request(let request, let id): await respond(to: request, id: id)
             case .gap(let notice): if let hook = service.gapHook { await hook(notice, context) }
             default: break
@@ -149,7 +151,12 @@ struct ServiceResponder: Sendable {
                 message, payload: offer.payload, receivedAt: received, context: context,
                 dispatchID: offer.dispatch,
                 stepTimeout: offer.timeoutMilliseconds)
-            return try await handler.run(event).json
+            do {
+                return try await handler.run(event).json
+            } catch {
+                handled.countIfUndecodable(error)
+                throw error
+            }
         }
     }
 

@@ -10,7 +10,7 @@ package enum JSONValueDecoder {
         throws(PayloadDecodingError)
         -> T
     {
-        if let value = value as? T { return value }
+        if T.self == JSONValue.self { return value as! T }
         do {
             return try T(from: ValueDecoder(value: value, path: []))
         } catch let error as PayloadDecodingError {
@@ -115,7 +115,7 @@ extension ValueDecoder: SingleValueDecodingContainer {
     func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        if let value = value as? T { return value }
+        if T.self == JSONValue.self { return value as! T }
         return try T(from: self)
     }
 }

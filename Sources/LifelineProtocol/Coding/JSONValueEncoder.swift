@@ -7,7 +7,7 @@ package enum JSONValueEncoder {
     /// - Throws: `EncodingError.invalidValue` naming the path of a number JSON cannot hold, or what
     ///   the type's own `encode(to:)` threw.
     package static func encode<T: Encodable>(_ value: T) throws -> JSONValue {
-        if let value = value as? JSONValue { return value }
+        if T.self == JSONValue.self { return value as! JSONValue }
         let root = EncodedNode()
         try root.encode(value, path: [])
         return root.value
@@ -82,8 +82,8 @@ final class EncodedNode {
     }
 
     func encode<T: Encodable>(_ value: T, path: [any CodingKey]) throws {
-        if let value = value as? JSONValue {
-            set(value)
+        if T.self == JSONValue.self {
+            set(value as! JSONValue)
         } else {
             try value.encode(to: ValueEncoder(node: self, path: path))
         }
