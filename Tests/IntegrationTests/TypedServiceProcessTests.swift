@@ -28,12 +28,12 @@ struct TypedServiceProcessTests {
         var undecodable: Int64?
         var handled: Int64?
         let deadline = ContinuousClock.now + .seconds(5)
-        while undecodable != 1 && ContinuousClock.now < deadline {
+        while (undecodable != 1 || handled != 1) && ContinuousClock.now < deadline {
             let stats = try await broker.cli(["stats", "analytics", "--json"])
             let record = try JSONParser.parse(stats.output)
             undecodable = record["undecodable"]?.intValue
             handled = record["handled"]?["analytics.track"]?.intValue
-            if undecodable != 1 { try await Task.sleep(for: .milliseconds(100)) }  // polling with a deadline
+            if undecodable != 1 || handled != 1 { try await Task.sleep(for: .milliseconds(100)) }  // polling with a deadline
         }
         #expect(undecodable == 1)
         #expect(handled == 1, "the handler ran once: the undecodable event is not counted as handled")
