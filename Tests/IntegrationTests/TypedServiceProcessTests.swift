@@ -33,7 +33,8 @@ struct TypedServiceProcessTests {
             let record = try JSONParser.parse(stats.output)
             undecodable = record["undecodable"]?.intValue
             handled = record["handled"]?["analytics.track"]?.intValue
-            if undecodable != 1 || handled != 1 { try await Task.sleep(for: .milliseconds(100)) }  // polling with a deadline
+            // Polling with a deadline: the counts come with heartbeats.
+            if undecodable != 1 || handled != 1 { try await Task.sleep(for: .milliseconds(100)) }
         }
         #expect(undecodable == 1)
         #expect(handled == 1, "the handler ran once: the undecodable event is not counted as handled")
