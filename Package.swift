@@ -36,10 +36,12 @@ let package = Package(
         .executableTarget(
             name: "lifeline-probe", dependencies: ["Lifeline", "LifelineSupport"],
             path: "Sources/Examples/ProbeService"),
+        .target(name: "GatewayAPI", path: "Sources/Examples/GatewayAPI"),
         .executableTarget(
-            name: "lifeline-gateway", dependencies: ["Lifeline"], path: "Sources/Examples/GatewayService"),
+            name: "lifeline-gateway", dependencies: ["Lifeline", "GatewayAPI"],
+            path: "Sources/Examples/GatewayService"),
         .executableTarget(
-            name: "lifeline-shell", dependencies: ["Lifeline"], path: "Sources/Examples/ShellHost"),
+            name: "lifeline-shell", dependencies: ["Lifeline", "GatewayAPI"], path: "Sources/Examples/ShellHost"),
         .executableTarget(
             name: "lifeline-bench",
             dependencies: ["Lifeline", "LifelineBroker", "LifelineProtocol", "LifelineSupport", "ZeroMQ"],
@@ -51,9 +53,13 @@ let package = Package(
             name: "LifelineTests", dependencies: ["Lifeline", "LifelineProtocol", "LifelineSupport"]),
         .testTarget(
             name: "ExampleTests",
-            dependencies: ["LifelineTesting", "Lifeline", "LifelineProtocol", "lifeline-url", "lifeline-push"]),
+            dependencies: [
+                "LifelineTesting", "Lifeline", "LifelineProtocol", "GatewayAPI", "lifeline-url", "lifeline-push",
+                "lifeline-gateway",
+            ]),
         .testTarget(
-            name: "IntegrationTests", dependencies: ["Lifeline", "LifelineProtocol", "LifelineSupport", "ZeroMQ"]),
+            name: "IntegrationTests",
+            dependencies: ["Lifeline", "LifelineProtocol", "LifelineSupport", "ZeroMQ", "GatewayAPI"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -96,6 +96,7 @@ Try next:
   lifeline lookup push
   lifeline call url resolve '{"url": "app://topup"}'
   lifeline call push status
+  lifeline describe gateway                            # a distributed actor: its funcs, typed shapes
   lifeline apps list                                   # the Launcher started login (nobody signed in)
   lifeline apps action login signIn '{"user": "ana", "password": "secret"}'
   lifeline apps list                                   # the Launcher replaced login with home

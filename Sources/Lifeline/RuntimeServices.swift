@@ -34,12 +34,16 @@ final class RuntimeServices: Sendable {
         registration.lazy = service.isLazy
         registration.interceptorPriority = nil
         registration.bootTasks = []
+        registration.description = service.description
         return registration
     }
 
     /// Runs `service`'s didCreate hook and registers it with the broker under its name; when the
     /// broker refuses, its willDestroy hook runs and the refusal is thrown.
     func register(_ service: Service, client: LifelineClient, context: ServiceContext) async throws {
+        if !service.configurationProblems.isEmpty {
+            throw LifelineError(.badRequest, service.configurationProblems.joined(separator: "; "))
+        }
         var unsupported: [String] = []
         if !service.events.isEmpty {
             unsupported.append("events (\(service.events.map(\.rawValue).joined(separator: ", ")))")
@@ -61,11 +65,15 @@ final class RuntimeServices: Sendable {
         }
         // didCreate before REGISTER: the broker may send START as soon as it has admitted the name.
         if let hook = service.didCreateHook { try await hook() }
-        table.withLock { $0[service.name] = service }
+        var service = service
+        service.description = await service.describedWithActor()
+        try service.hostedActor?.start(context, as: service.name)
+        table.withLock { [service] in $0[service.name] = service }
         do {
             try await send(registration(of: service), client: client)
         } catch {
             table.withLock { _ = $0.removeValue(forKey: service.name) }
+            service.hostedActor?.stop()
             if let hook = service.willDestroyHook { try? await hook(context) }
             throw error
         }
@@ -99,6 +107,7 @@ final class RuntimeServices: Sendable {
             do { try await hook(context) } catch { context.log("willDestroy of \(name) failed: \(error)") }
         }
         table.withLock { _ = $0.removeValue(forKey: name) }
+        service.hostedActor?.stop()
         _ = try await client.request(.unregister(UnregisterRequest(name: name, instance: template.instance)))
     }
 }

@@ -60,6 +60,12 @@ public struct Service: Sendable {
     /// Declared boot tasks by short name (the registered name is prefixed when the service runs).
     private(set) var bootTasks: [String: BootTaskHandler] = [:]
     private(set) var startTaskDeclaration: BootTask?
+    /// The distributed actor this service hosts (``actor(_:)``).
+    var hostedActor: (any HostedActorBox)?
+    /// Mistakes in how the service was put together: it refuses to start, naming them.
+    var configurationProblems: [String] = []
+    /// What the service leaves out of what it was given, logged when it starts.
+    var hostingNotes: [String] = []
 
     struct BootTaskHandler {
         let declaration: BootTask

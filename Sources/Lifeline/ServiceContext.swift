@@ -7,11 +7,15 @@ public struct ServiceContext: Sendable {
     public let serviceName: String
     /// Publish, look up and call other services through the broker.
     public let client: LifelineClient
+    /// Distributed actors over the same connection: make a hosted actor with it
+    /// (``Service/actor(_:)``), and resolve other services' actors with it.
+    public let actorSystem: LifelineActorSystem
     let runtimeServices: RuntimeServices?
 
     init(serviceName: String, client: LifelineClient, runtimeServices: RuntimeServices? = nil) {
         self.serviceName = serviceName
         self.client = client
+        self.actorSystem = LifelineActorSystem(client: client)
         self.runtimeServices = runtimeServices
     }
 

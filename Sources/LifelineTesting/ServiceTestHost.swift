@@ -105,6 +105,10 @@ public final class ServiceTestHost: Sendable {
         if await runner.phase.wait(for: .serving) == .ended { try await Self.ended(running) }
     }
 
+    /// What the service describes of itself, as REGISTER carries it and `lifeline describe` shows it:
+    /// its methods' shapes, its custom events' fields.
+    public var description: ServiceDescription { runner.registration?.description ?? ServiceDescription() }
+
     /// A service whose `run()` ended while the host was starting it: what it threw.
     private static func ended(_ running: Task<Void, any Error>) async throws -> Never {
         try await running.value

@@ -1,6 +1,7 @@
 // lifeline-shell: hosts the micro-apps of the demo. The Launcher is a coordinator: it asks the gateway
 // whether someone is signed in and starts `login` or `home`; when login finishes signed in it starts
 // home, and when home signs out it starts login again (the coordinator article's flows).
+import GatewayAPI
 import Lifeline
 
 /// Prints every callback as `CALLBACK session app callback`, the order the tests check.
@@ -8,16 +9,21 @@ func trace(_ session: AppSession, _ callback: String) {
     Console.out("CALLBACK \(session.id) \(session.app) \(callback)")
 }
 
-/// Calls the gateway, again while the broker is away or the gateway has not registered with a
+/// The gateway, found by name: a reference to the distributed actor it hosts (this process has only
+/// its protocol, from GatewayAPI).
+typealias GatewayReference = $SignInGateway<LifelineActorSystem>
+
+/// Asks the gateway, again while the broker is away or the gateway has not registered with a
 /// restarted broker yet (its signIn and signOut may safely run twice). The runtime does not retry
 /// calls itself: only the app knows which of its calls are idempotent.
-func callGateway(_ session: AppSession, _ method: String, _ body: JSONValue = .emptyObject) async throws
-    -> JSONValue
-{
+func askGateway<T: Sendable>(
+    _ session: AppSession, _ ask: (GatewayReference) async throws -> T
+) async throws -> T {
+    let gateway = try GatewayReference.resolve(id: "gateway", using: session.context.actorSystem)
     let deadline = ContinuousClock.now + .seconds(20)
     while true {
         do {
-            return try await session.context.client.call("gateway", method, body)
+            return try await ask(gateway)
         } catch let error as LifelineError
             where [.unavailable, .timeout, .notFound].contains(error.status) && .now < deadline
         {
@@ -79,9 +85,9 @@ actor LauncherApp: TracedApp {
 
     /// The AppCoordinator's start: the main flow when signed in, else the authorization flow.
     private func route(_ session: AppSession) async {
-        let state = try? await session.context.client.call("gateway", "state")
-        if state?["signedIn"] == true {
-            session.router.push("home", params: ["user": state?["user"] ?? .null])
+        let state = try? await askGateway(session) { try await $0.state() }
+        if let state, state.signedIn {
+            session.router.push("home", params: ["user": state.user.map { .string($0) } ?? .null])
         } else {
             session.router.push("login")
         }
@@ -99,9 +105,13 @@ actor LoginApp: TracedApp {
             throw ServiceError(.notFound, "login answers the action signIn {user, password}")
         }
         return try await traced(session, action) {
-            let state = try await callGateway(session, "signIn", body)
-            session.router.finish(result: ["signedIn": true, "user": state["user"] ?? .null])
-            return state
+            let (user, password) = (body["user"]?.stringValue ?? "", body["password"]?.stringValue ?? "")
+            let state = try await askGateway(session) { try await $0.signIn(user: user, password: password) }
+            let result: JSONValue = [
+                "signedIn": .bool(state.signedIn), "user": state.user.map { .string($0) } ?? .null,
+            ]
+            session.router.finish(result: result)
+            return result
         }
     }
 }
@@ -123,7 +133,7 @@ actor HomeApp: TracedApp {
         switch action {
         case "signOut":
             return try await traced(session, action) {
-                _ = try await callGateway(session, "signOut")
+                try await askGateway(session) { try await $0.signOut() }
                 session.router.finish(result: ["signedOut": true])
                 return ["signedOut": true]
             }

@@ -22,6 +22,10 @@ public final class ServiceRunner: Sendable {
     /// How far ``run()`` has come.
     package let phase = RunnerPhase()
     private let connect: Connect
+    private let registered = Mutex<ServiceRegistration?>(nil)
+
+    /// What the runner registers with the broker, once ``run()`` has built it.
+    package var registration: ServiceRegistration? { registered.withLock { $0 } }
     private let stops: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
 
     public convenience init(_ service: Service, options: ServiceOptions = ServiceOptions()) {
@@ -65,6 +69,10 @@ public final class ServiceRunner: Sendable {
     public func run() async throws {
         defer { phase.advance(to: .ended) }
         let name = self.name
+        if !service.configurationProblems.isEmpty {
+            throw LifelineError(.badRequest, service.configurationProblems.joined(separator: "; "))
+        }
+        defer { service.hostedActor?.stop() }
         let instance = Environment.uniqueToken()
         var registration = ServiceRegistration(
             name: name, instance: instance, pid: Environment.processID, host: Environment.hostName,
@@ -74,7 +82,8 @@ public final class ServiceRunner: Sendable {
             apps: service.apps,
             lazy: service.isLazy, interceptorPriority: service.interceptor?.priority,
             bootTasks: service.bootDeclarations(as: name))
-        registration.description = service.description
+        registration.description = await service.describedWithActor()
+        registered.withLock { [registration] in $0 = registration }
         let drops = DropCounter()
         var configuration = ConnectionConfiguration(
             brokerEndpoint: options.broker, registration: registration,
@@ -151,6 +160,12 @@ public final class ServiceRunner: Sendable {
                         group.addTask { await responder.respond(to: request, id: id) }
                     case .joined(let epoch, let first, let sequence, let lifecycle):
                         if first {
+                            if let hosted = service.hostedActor {
+                                do { try hosted.start(context, as: name) } catch {
+                                    Console.log(name, "\(error)", level: .error)
+                                }
+                                for note in service.hostingNotes { context.log(note) }
+                            }
                             if let hook = service.didCreateHook {
                                 do { try await hook() } catch { context.log("didCreate failed: \(error)") }
                             }
@@ -199,6 +214,7 @@ public final class ServiceRunner: Sendable {
         if let hook = service.willDestroyHook {
             do { try await hook(context) } catch { context.log("willDestroy failed: \(error)") }
         }
+        service.hostedActor?.stop()
         await context.client.close()
     }
 }

@@ -21,13 +21,23 @@ package indirect enum TypeShape: Sendable, Equatable {
         package let name: String
         package let shape: TypeShape
         package let optional: Bool
+
+        package init(name: String, shape: TypeShape, optional: Bool) {
+            self.name = name
+            self.shape = shape
+            self.optional = optional
+        }
     }
 
     /// The outline of `type`.
-    package static func of<T: Decodable>(_ type: T.Type) -> TypeShape {
+    package static func of<T: Decodable>(_ type: T.Type) -> TypeShape { sample(type).shape }
+
+    /// The outline of `type` and the placeholder value it was read from (nil when the type refused
+    /// a placeholder).
+    package static func sample<T: Decodable>(_ type: T.Type) -> (shape: TypeShape, value: T?) {
         let node = ShapeNode()
-        _ = try? ShapeDecoder(node: node, depth: 0).decode(type)
-        return node.shape
+        let value = try? ShapeDecoder(node: node, depth: 0).decode(type)
+        return (node.shape, value)
     }
 
     /// `{"url": string, "note"?: string}`.

@@ -1,0 +1,122 @@
+import Distributed
+
+/// The distributed funcs a hosted actor type answers, found in the program's own metadata: every
+/// distributed func leaves an "accessible function" record (its mangled name) that the runtime's
+/// `executeDistributedTarget` looks up by name. Listing those records is how a service knows, before
+/// any call, which methods to register and what `lifeline describe` shows, with no hand-written table
+/// to drift from the code.
+///
+/// The records are read through `swift_enumerateAllMetadataSections`, the runtime's own walk over
+/// every loaded image's metadata sections (the one swift-testing uses to find tests). Its layout is
+/// versioned; a runtime whose version this reader does not know yields no functions and says so
+/// (``unreadable``) instead of guessing.
+enum DistributedFunctionTable {
+    /// One distributed func of an actor type.
+    struct Entry: Sendable {
+        let function: DistributedFunction
+        /// The mangled name of its distributed thunk: the target `executeDistributedTarget` runs.
+        let identifier: String
+    }
+
+    /// What the table found for one actor type.
+    struct Listing: Sendable {
+        var entries: [Entry] = []
+        /// Funcs it cannot serve, and why (generic ones).
+        var skipped: [String] = []
+    }
+
+    /// Why the runtime's records could not be read, or nil when they could.
+    static var unreadable: String? { records.problem }
+
+    /// The distributed funcs declared on `type` itself (not in an extension in another module).
+    static func listing(of type: Any.Type) -> Listing {
+        let prefix = String(reflecting: type) + "."
+        var listing = Listing()
+        for record in records.all where record.demangled.hasPrefix(prefix) {
+            let name = record.demangled.dropFirst(prefix.count)
+            // A member of a nested type, not of this one.
+            guard !name.prefix(while: { $0 != "(" }).contains(".") else { continue }
+            guard let function = DistributedFunction(demangled: record.demangled) else {
+                listing.skipped.append("\(name) (not a plain distributed func)")
+                continue
+            }
+            if record.isGeneric {
+                listing.skipped.append("\(function.signature) (generic distributed funcs are not supported)")
+                continue
+            }
+            listing.entries.append(Entry(function: function, identifier: record.name))
+        }
+        listing.entries.sort { $0.function.signature < $1.function.signature }
+        return listing
+    }
+
+    private struct Record: Sendable {
+        let name: String
+        let demangled: String
+        let isGeneric: Bool
+    }
+
+    private static let records: (all: [Record], problem: String?) = readRecords()
+
+    /// The metadata layout version this reader knows: its ranges start after four words, and the
+    /// accessible functions are the thirteenth range (after protocols, conformances, type metadata,
+    /// typeref, reflstr, fieldmd, assocty, replace, replac2, builtin, capture, mpenum).
+    private static let knownVersion: UInt = 5
+    private static let accessibleFunctionsRange = 12
+    /// An accessible function record: name, generic environment, function type, function (each a
+    /// 32-bit offset from its own address) and 32-bit flags.
+    private static let recordSize = 20
+
+    private final class Collected {
+        var records: [Record] = []
+        var problem: String?
+    }
+
+    private static func readRecords() -> (all: [Record], problem: String?) {
+        let collected = Collected()
+        let context = Unmanaged.passRetained(collected)
+        enumerateAllMetadataSections(collect, context.toOpaque())
+        context.release()
+        return (collected.records, collected.problem)
+    }
+
+    /// Reads one image's accessible function records into the ``Collected`` that `context` is.
+    private static let collect: @convention(c) (UnsafeRawPointer, UnsafeMutableRawPointer?) -> Bool = {
+        sections, context in
+        guard let context else { return false }
+        let collected = Unmanaged<Collected>.fromOpaque(context).takeUnretainedValue()
+        let words = sections.assumingMemoryBound(to: UInt.self)
+        guard words[0] >= knownVersion else {
+            collected.problem =
+                "the Swift runtime's metadata sections are version \(words[0]); Lifeline reads version \(knownVersion) or later"
+            return false
+        }
+        let start = words[4 + 2 * accessibleFunctionsRange]
+        let length = Int(words[5 + 2 * accessibleFunctionsRange])
+        guard length > 0, let base = UnsafeRawPointer(bitPattern: start) else { return true }
+        var offset = 0
+        while offset + recordSize <= length {
+            let record = base + offset
+            offset += recordSize
+            guard let name = target(of: record) else { continue }
+            let mangled = String(cString: name.assumingMemoryBound(to: CChar.self))
+            collected.records.append(
+                Record(
+                    name: mangled, demangled: RemoteCallTarget(mangled).description,
+                    isGeneric: target(of: record + 4) != nil))
+        }
+        return true
+    }
+
+    /// What a relative pointer (a 32-bit offset from its own address) points at; nil when 0.
+    private static func target(of pointer: UnsafeRawPointer) -> UnsafeRawPointer? {
+        let offset = pointer.loadUnaligned(as: Int32.self)
+        return offset == 0 ? nil : pointer + Int(offset)
+    }
+}
+
+/// The runtime's walk over the metadata sections of every loaded image; the body returns false to stop.
+@_silgen_name("swift_enumerateAllMetadataSections")
+private func enumerateAllMetadataSections(
+    _ body: @convention(c) (UnsafeRawPointer, UnsafeMutableRawPointer?) -> Bool,
+    _ context: UnsafeMutableRawPointer?)

@@ -1,0 +1,96 @@
+import Distributed
+import LifelineProtocol
+import Synchronization
+
+/// A distributed actor a service hosts, seen without its type: made when the service registers,
+/// dropped when it leaves (``Service/actor(_:)``).
+protocol HostedActorBox: Sendable {
+    /// Makes the actor under the service name `name`.
+    /// - Throws: ``LifelineError`` when the factory returned an actor with another ID.
+    func start(_ context: ServiceContext, as name: String) throws
+    /// Drops the actor: calls that arrive later are answered 503.
+    func stop()
+    /// Each method's argument and reply shapes, taken from the func's types.
+    func describeMethods() async -> [String: ServiceDescription.Method]
+}
+
+/// The actor of type `A` a service hosts, and how its distributed funcs answer CALLs.
+final class HostedActor<A: DistributedActor>: HostedActorBox where A.ActorSystem == LifelineActorSystem {
+    let make: @Sendable (ServiceContext) -> A
+    let listing: DistributedFunctionTable.Listing
+    private let current = Mutex<A?>(nil)
+
+    init(make: @escaping @Sendable (ServiceContext) -> A) {
+        self.make = make
+        self.listing = DistributedFunctionTable.listing(of: A.self)
+    }
+
+    func start(_ context: ServiceContext, as name: String) throws {
+        let claim = HostingClaim(name)
+        let actor = LifelineActorSystem.$hostingClaim.withValue(claim) { make(context) }
+        guard actor.id.service == name else {
+            throw LifelineError(
+                .badRequest,
+                "the factory of '\(name)' must make its \(A.self) there, with a LifelineActorSystem (context.actorSystem); it returned one named '\(actor.id)'"
+            )
+        }
+        current.withLock { $0 = actor }
+    }
+
+    func stop() { current.withLock { $0 = nil } }
+
+    /// Runs the func `entry` names with the call's body as its arguments; its value is the answer.
+    /// - Throws: ``ServiceError``: 400 for arguments that do not decode, 503 when the actor is not
+    ///   hosted now, and what the func threw (``ActorErrorCoding``).
+    func answer(_ entry: DistributedFunctionTable.Entry, _ call: CallRequest) async throws -> JSONValue {
+        guard let actor = current.withLock({ $0 }) else {
+            throw ServiceError(.unavailable, "'\(call.context.serviceName)' is not hosting its actor now")
+        }
+        var decoder = try LifelineInvocationDecoder(function: entry.function, body: call.body)
+        let handler = LifelineResultHandler()
+        try await actor.actorSystem.executeDistributedTarget(
+            on: actor, target: RemoteCallTarget(entry.identifier), invocationDecoder: &decoder,
+            handler: handler)
+        if let failure = decoder.failure {
+            throw ServiceError(.badRequest, "\(entry.function.signature): \(failure)")
+        }
+        do { return try handler.result() } catch {
+            throw ActorErrorCoding.reply(for: error, from: entry.function)
+        }
+    }
+
+    func describeMethods() async -> [String: ServiceDescription.Method] {
+        // A reference that is never local: the recording decoder reads each argument's type from
+        // the func's own accessor and stops it before the call.
+        let describing = LifelineActorSystem(transport: nil)
+        let proxy = try? A.resolve(id: LifelineActorID(service: "describing"), using: describing)
+        var methods: [String: ServiceDescription.Method] = [:]
+        for entry in listing.entries {
+            var arguments = TypeShape.object([], complete: true)
+            if let proxy, !entry.function.argumentKeys.isEmpty {
+                var decoder = LifelineInvocationDecoder(recording: entry.function)
+                try? await describing.executeDistributedTarget(
+                    on: proxy, target: RemoteCallTarget(entry.identifier), invocationDecoder: &decoder,
+                    handler: LifelineResultHandler())
+                arguments = decoder.recordedShape
+            }
+            methods[entry.function.method] = ServiceDescription.Method(
+                summary: "distributed func \(entry.function.signature)",
+                arguments: entry.function.argumentKeys.isEmpty ? "" : arguments.text,
+                reply: Self.replyShape(of: entry.identifier))
+        }
+        return methods
+    }
+
+    /// The shape of the func's return type, `null` for none.
+    private static func replyShape(of identifier: String) -> String {
+        let returned = Array(identifier.utf8).withUnsafeBufferPointer { name in
+            __getReturnTypeInfo(name.baseAddress!, UInt(name.count), nil, nil)
+        }
+        guard let returned, returned != Void.self else { return "null" }
+        guard let decodable = returned as? any Decodable.Type else { return "\(returned)" }
+        return shape(of: decodable)
+    }
+
+    private static func shape<T: Decodable>(of type: T.Type) -> String { TypeShape.of(type).text }
+}

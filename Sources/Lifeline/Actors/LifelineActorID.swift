@@ -1,0 +1,29 @@
+/// Where a distributed actor of a ``LifelineActorSystem`` is reached: the name of the service that
+/// hosts it. Any process that resolves this ID gets a reference whose calls the broker routes to
+/// that service, as `lifeline call` would.
+///
+/// ```swift
+/// let gateway = try $SignInGateway.resolve(id: "gateway", using: actors)
+/// ```
+public struct LifelineActorID: Hashable, Sendable, Codable, CustomStringConvertible,
+    ExpressibleByStringLiteral
+{
+    /// The registered name of the hosting service.
+    public let service: String
+
+    /// The actor hosted under the service name `service`.
+    public init(service: String) { self.service = service }
+
+    public init(stringLiteral service: String) { self.init(service: service) }
+
+    public init(from decoder: any Decoder) throws {
+        service = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(service)
+    }
+
+    public var description: String { service }
+}

@@ -1,0 +1,169 @@
+import Distributed
+import LifelineProtocol
+import Synchronization
+
+/// Distributed actors over the broker: a service hosts an actor under its name
+/// (``Service/actor(_:)``), and any process resolves that name to a reference it calls like a local
+/// object — through a `@Resolvable` protocol, so the caller needs only the protocol's module.
+///
+/// ```swift
+/// let actors = LifelineActorSystem(client: client)
+/// let gateway = try $SignInGateway.resolve(id: "gateway", using: actors)
+/// let state = try await gateway.signIn(user: "ada", password: "secret")
+/// ```
+///
+/// Every remote call is a broker CALL: the method is the func's base name, the body its arguments
+/// as a JSON object keyed by their labels, the reply its value's JSON form — so the broker's
+/// deadlines, lazy starts, `call` grants, per-method STATS and `tail --all` traces apply, and
+/// `lifeline call gateway signIn '{"user": "ada", "password": "secret"}'` calls the same func. A call
+/// fails with ``LifelineError``: `.notFound` at once for a name nobody serves, `.unavailable` when the
+/// host goes away during the call, `.timeout` past its deadline; an error the actor threw that is
+/// `Codable` is rethrown as its own type, any other arrives as `.failed(500)` with its message.
+///
+/// Not supported (refused with a clear error, never a crash): generic distributed funcs, two funcs
+/// of one actor with the same base name, and actors passed as arguments or results.
+public final class LifelineActorSystem: DistributedActorSystem, Sendable {
+    public typealias ActorID = LifelineActorID
+    public typealias SerializationRequirement = any Codable
+    public typealias InvocationEncoder = LifelineInvocationEncoder
+    public typealias InvocationDecoder = LifelineInvocationDecoder
+    public typealias ResultHandler = LifelineResultHandler
+
+    /// Sends a CALL and returns its answer: a client's, or a test host's.
+    package typealias Transport =
+        @Sendable (_ service: String, _ method: String, _ body: JSONValue, _ timeout: Duration) async throws
+        ->
+        JSONValue
+
+    /// The deadline of a remote call that does not set its own with ``withTimeout(_:isolation:_:)``.
+    public let defaultTimeout: Duration
+    private let transport: Transport?
+    /// The actors of this system that live in this process, for ``resolve(id:as:)``.
+    private let local = Mutex<[LifelineActorID: LocalActor]>([:])
+
+    private struct LocalActor: @unchecked Sendable {
+        // Distributed actors are Sendable; the reference is weak so the table does not keep them.
+        weak var actor: (any DistributedActor)?
+    }
+
+    /// Remote calls go through `client`'s connection, each with `timeout` unless it sets its own.
+    public convenience init(client: LifelineClient, timeout: Duration = .seconds(5)) {
+        self.init(timeout: timeout) { service, method, body, timeout in
+            try await client.call(service, method, body, timeout: timeout)
+        }
+    }
+
+    /// A system whose remote calls go through `transport` (none: it only describes actors).
+    package init(timeout: Duration = .seconds(5), transport: Transport?) {
+        self.defaultTimeout = timeout
+        self.transport = transport
+    }
+
+    @TaskLocal static var timeoutOverride: Duration?
+    @TaskLocal static var hostingClaim: HostingClaim?
+
+    /// Runs `body` with `timeout` as the deadline of every remote call it makes (instead of the
+    /// system's ``defaultTimeout``).
+    ///
+    /// ```swift
+    /// let state = try await LifelineActorSystem.withTimeout(.seconds(30)) {
+    ///     try await gateway.waitForSignIn(seconds: 25)
+    /// }
+    /// ```
+    /// - Throws: what `body` throws.
+    public static func withTimeout<T>(
+        _ timeout: Duration, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+    ) async rethrows -> T {
+        try await $timeoutOverride.withValue(timeout, operation: body, isolation: isolation)
+    }
+
+    /// The actor in this process with `id`, when there is one of type `Act`; nil makes the caller's
+    /// reference remote.
+    public func resolve<Act>(id: ActorID, as actorType: Act.Type) throws -> Act?
+    where Act: DistributedActor, ActorID == Act.ID {
+        local.withLock { $0[id]?.actor } as? Act
+    }
+
+    /// The service name of the actor being hosted (``Service/actor(_:)``); any other actor gets a
+    /// name of its own that no service answers, so it is reachable only from this process.
+    public func assignID<Act>(_ actorType: Act.Type) -> ActorID
+    where Act: DistributedActor, ActorID == Act.ID {
+        if let name = Self.hostingClaim?.take() { return LifelineActorID(service: name) }
+        return LifelineActorID(service: "local." + Environment.uniqueToken())
+    }
+
+    public func actorReady<Act>(_ actor: Act) where Act: DistributedActor, ActorID == Act.ID {
+        local.withLock { $0[actor.id] = LocalActor(actor: actor) }
+    }
+
+    public func resignID(_ id: ActorID) {
+        local.withLock { _ = $0.removeValue(forKey: id) }
+    }
+
+    public func makeInvocationEncoder() -> InvocationEncoder { InvocationEncoder() }
+
+    /// Calls `target` on the service that hosts `actor` and decodes its answer.
+    /// - Throws: ``LifelineError`` for the call's failure, the actor's own `Codable` error as its
+    ///   type, or ``PayloadDecodingError`` for an answer that does not decode as `Res`.
+    public func remoteCall<Act, Err, Res>(
+        on actor: Act, target: RemoteCallTarget, invocation: inout InvocationEncoder, throwing: Err.Type,
+        returning: Res.Type
+    ) async throws -> Res where Act: DistributedActor, Act.ID == ActorID, Err: Error, Res: Codable {
+        let answer = try await send(target, to: actor, invocation)
+        return try Self.decodeAnswer(answer, as: Res.self)
+    }
+
+    /// Calls `target`, which returns nothing, on the service that hosts `actor`.
+    /// - Throws: ``LifelineError`` for the call's failure, or the actor's own `Codable` error as its type.
+    public func remoteCallVoid<Act, Err>(
+        on actor: Act, target: RemoteCallTarget, invocation: inout InvocationEncoder, throwing: Err.Type
+    ) async throws where Act: DistributedActor, Act.ID == ActorID, Err: Error {
+        _ = try await send(target, to: actor, invocation)
+    }
+
+    private func send<Act: DistributedActor>(
+        _ target: RemoteCallTarget, to actor: Act, _ invocation: InvocationEncoder
+    ) async throws -> JSONValue where Act.ID == ActorID {
+        guard let function = DistributedFunction(demangled: target.description) else {
+            throw LifelineError(
+                .badRequest,
+                "\(target.description) cannot be called remotely: Lifeline calls distributed funcs")
+        }
+        if invocation.substitutions.contains(where: { $0 != ObjectIdentifier(Act.self) }) {
+            throw LifelineError(
+                .badRequest, "\(function.signature) is generic; generic distributed funcs are not supported")
+        }
+        guard let transport else {
+            throw LifelineError(.unavailable, "this actor system only describes actors; it has no connection")
+        }
+        let timeout = Self.timeoutOverride ?? defaultTimeout
+        do {
+            return try await transport(
+                actor.id.service, function.method, invocation.body(keys: function.argumentKeys), timeout)
+        } catch let error as LifelineError {
+            throw ActorErrorCoding.rethrown(error)
+        }
+    }
+
+    /// Kept out of line: decoding inlined into the async caller once crashed the release compiler.
+    @inline(never)
+    static func decodeAnswer<Reply: Decodable>(_ answer: JSONValue, as type: Reply.Type)
+        throws(PayloadDecodingError) -> Reply
+    {
+        try JSONValueDecoder.decode(type, from: answer)
+    }
+}
+
+/// The service name the next actor created in this task takes (``LifelineActorSystem/assignID(_:)``):
+/// only the first, so actors the hosted one makes in its init stay local.
+final class HostingClaim: Sendable {
+    private let name: Mutex<String?>
+
+    init(_ name: String) { self.name = Mutex(name) }
+
+    func take() -> String? {
+        name.withLock { name in
+            defer { name = nil }; return name
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Distributed
+import LifelineProtocol
+
+extension Service {
+    /// Hosts the distributed actor `make` returns, under this service's name: other processes
+    /// resolve the name to a reference and call it (``LifelineActorSystem``), and each distributed
+    /// func is a method of the service — named by its base name, its arguments a JSON object keyed by
+    /// their labels — so `lifeline describe` lists them with shapes taken from their types and
+    /// `lifeline call` invokes them. The actor is made when the service registers (make it with
+    /// `context.actorSystem`) and dropped when the service leaves.
+    ///
+    /// ```swift
+    /// try await Service("gateway")
+    ///     .actor { context in Gateway(actorSystem: context.actorSystem) }
+    ///     .main()
+    /// ```
+    ///
+    /// A service hosts one actor. Its generic distributed funcs are not served (the log says so when
+    /// the service starts), and two funcs with the same base name, or one named like a `.method` of
+    /// the service, stop the service from starting with an error naming them.
+    public func actor<A: DistributedActor>(_ make: @escaping @Sendable (ServiceContext) -> A) -> Service
+    where A.ActorSystem == LifelineActorSystem {
+        let hosted = HostedActor(make: make)
+        var copy = self
+        guard hostedActor == nil else {
+            copy.configurationProblems.append(
+                "'\(name)' already hosts an actor; a service hosts one (host \(A.self) in a service of its own)"
+            )
+            return copy
+        }
+        copy.hostedActor = hosted
+        if let problem = DistributedFunctionTable.unreadable {
+            copy.configurationProblems.append("cannot list the distributed funcs of \(A.self): \(problem)")
+        }
+        copy.hostingNotes = hosted.listing.skipped.map { "\(A.self).\($0) is not served" }
+        var signatures: [String: String] = [:]
+        for entry in hosted.listing.entries {
+            let function = entry.function
+            if let other = signatures[function.method] {
+                copy.configurationProblems.append(
+                    "\(A.self).\(other) and \(function.signature) would both be the method '\(function.method)'; Lifeline names methods by base name: rename one"
+                )
+                continue
+            }
+            if methodHandlers[function.method] != nil {
+                copy.configurationProblems.append(
+                    "\(A.self).\(function.signature) and the service's method '\(function.method)' share a name; rename one"
+                )
+                continue
+            }
+            signatures[function.method] = function.signature
+            copy = copy.method(function.method) { call in try await hosted.answer(entry, call) }
+                .describing(
+                    function.method, summary: "distributed func \(function.signature)", arguments: "",
+                    reply: "")
+        }
+        return copy
+    }
+
+    /// The description REGISTER carries, with the hosted actor's methods described from their types.
+    func describedWithActor() async -> ServiceDescription {
+        var description = self.description
+        guard let hostedActor else { return description }
+        for (method, shape) in await hostedActor.describeMethods() { description.methods[method] = shape }
+        return description
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import GatewayAPI
+import Lifeline
+import LifelineProtocol
+import Synchronization
+import Testing
+
+/// This test process has the gateway's protocol (GatewayAPI) and not its implementation, which runs in
+/// the `lifeline-gateway` process: every call below crosses the broker.
+@Suite("Distributed actors between real processes", .serialized, .timeLimit(.minutes(2)))
+struct ActorProcessTests {
+    static let refusal = "wrong user or password (any user, a password of at least 4 characters)"
+
+    @Test(
+        "a caller with only the protocol module calls the gateway: a value, a Void func, a typed error; the CLI calls the same funcs by name; STATS counts them per method"
+    )
+    func callsThroughTheProtocol() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let gatewayProcess = try await broker.service("lifeline-gateway")
+        defer { gatewayProcess.kill() }
+        let client = LifelineClient(broker: broker.control, credentials: nil)
+        let gateway = try $SignInGateway.resolve(id: "gateway", using: LifelineActorSystem(client: client))
+
+        #expect(try await gateway.state() == SignInState(signedIn: false))
+        await #expect(throws: SignInRefused(user: "ana", reason: Self.refusal)) {
+            try await gateway.signIn(user: "ana", password: "x")
+        }
+        #expect(
+            try await gateway.signIn(user: "ana", password: "secret")
+                == SignInState(signedIn: true, user: "ana"))
+        try await gateway.signOut()
+        #expect(try await gateway.state() == SignInState(signedIn: false))
+
+        let described = try await broker.cli(["describe", "gateway"])
+        #expect(
+            described.stdout.contains(
+                #"  signIn — distributed func signIn(user:password:) (takes {"user": string, "password": string}, answers {"signedIn": boolean, "user"?: string})"#
+            ), "\(described.output)")
+        #expect(described.stdout.contains("  signOut — distributed func signOut() (answers null)"))
+        let call = try await broker.cli([
+            "call", "gateway", "signIn", #"{"user": "bo", "password": "secret"}"#,
+        ])
+        #expect(call.status == 0 && call.output == #"{"signedIn":true,"user":"bo"}"#, "\(call.output)")
+        #expect(try await gateway.state() == SignInState(signedIn: true, user: "bo"))
+        let refused = try await broker.cli(["call", "gateway", "signIn", #"{"user": "bo", "password": "x"}"#])
+        #expect(
+            refused.status == 1 && refused.errors.contains("failed with 500 internal error: \(Self.refusal)"))
+        let misspelt = try await broker.cli(["call", "gateway", "signIn", #"{"user": "bo", "pasword": "x"}"#])
+        #expect(misspelt.errors.contains("there is no argument 'pasword'; did you mean 'password'?"))
+
+        let stats = try JSONParser.parse(try await broker.cli(["stats", "gateway", "--json"]).output)
+        let signIn = stats["services"]?["gateway"]?["methods"]?["signIn"] ?? stats["methods"]?["signIn"]
+        #expect(signIn?["requests"]?.intValue == 5, "\(stats)")
+        #expect(signIn?["errors"]?.intValue == 3, "the two refusals and the misspelt argument: \(stats)")
+        await client.close()
+    }
+
+    @Test("a name nobody serves fails at once with notFound; a call's own deadline ends it with timeout")
+    func notFoundAndDeadline() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let gatewayProcess = try await broker.service("lifeline-gateway")
+        defer { gatewayProcess.kill() }
+        let client = LifelineClient(broker: broker.control, credentials: nil)
+        let actors = LifelineActorSystem(client: client, timeout: .seconds(30))
+        let nobody = try $SignInGateway.resolve(id: "nobody", using: actors)
+        do {
+            _ = try await nobody.state()
+            Issue.record("a name nobody serves answered")
+        } catch let error as LifelineError {
+            #expect(error.code == .notFound && error.message == "no service named 'nobody'", "\(error)")
+        }
+        let gateway = try $SignInGateway.resolve(id: "gateway", using: actors)
+        do {
+            _ = try await LifelineActorSystem.withTimeout(.milliseconds(300)) {
+                try await gateway.waitForSignIn(seconds: 10)
+            }
+            Issue.record("the wait outlived its deadline")
+        } catch let error as LifelineError {
+            #expect(error.code == .timeout, "\(error)")
+            #expect(error.message.contains("gateway.waitForSignIn did not answer within 300 ms"), "\(error)")
+        }
+        #expect(try await gateway.state() == SignInState(signedIn: false), "the gateway goes on")
+        await client.close()
+    }
+
+    @Test(
+        "the gateway killed -9 and restarted three times while a caller loops: the call in flight and the calls of the outage fail with a LifelineError, never hang; the calls after it succeed"
+    )
+    func hostKilledAndRestarted() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let heartbeat = ["--heartbeat-interval", "200", "--liveness", "3"]
+        var gatewayProcess = try await broker.service("lifeline-gateway", heartbeat)
+        defer { gatewayProcess.kill() }
+        let client = LifelineClient(broker: broker.control, credentials: nil)
+        let actors = LifelineActorSystem(client: client, timeout: .seconds(2))
+        let gateway = try $SignInGateway.resolve(id: "gateway", using: actors)
+
+        let outcomes = Mutex<[String]>([])
+        let looping = Task {
+            while !Task.isCancelled {
+                do {
+                    _ = try await gateway.state()
+                    outcomes.withLock { $0.append("ok") }
+                } catch let error as LifelineError {
+                    outcomes.withLock { $0.append("\(error.code)") }
+                    try? await Task.sleep(for: .milliseconds(50))
+                } catch {
+                    outcomes.withLock { $0.append("unexpected \(type(of: error)): \(error)") }
+                }
+            }
+        }
+        for round in 1...3 {
+            // A long call in flight: the quick call after it on the same connection answers only after
+            // the broker has forwarded the long one to the gateway.
+            let waiting = Task {
+                try await LifelineActorSystem.withTimeout(.seconds(30)) {
+                    try await gateway.waitForSignIn(seconds: 25)
+                }
+            }
+            #expect(try await gateway.state() == SignInState(signedIn: false))
+            let start = outcomes.withLock { $0.count }
+            try await Self.waitUntil { outcomes.withLock { $0[start...].filter { $0 == "ok" }.count >= 5 } }
+            gatewayProcess.kill()
+            let killed = ContinuousClock.now
+            do {
+                _ = try await waiting.value
+                Issue.record("the call in flight answered after its host was killed")
+            } catch let error as LifelineError {
+                #expect(
+                    error.code == .unavailable, "the host's death, not the 30 s deadline, ended it: \(error)")
+                print(
+                    "actor host killed (round \(round)): the call in flight failed after \(ContinuousClock.now - killed): \(error)"
+                )
+            }
+            let beforeRestart = outcomes.withLock { $0.count }
+            try await Self.waitUntil { outcomes.withLock { $0[beforeRestart...].contains { $0 != "ok" } } }
+            gatewayProcess = try await broker.service("lifeline-gateway", heartbeat)
+        }
+        let restarted = outcomes.withLock { $0.count }
+        try await Self.waitUntil { outcomes.withLock { $0[restarted...].filter { $0 == "ok" }.count >= 5 } }
+        looping.cancel()
+        _ = await looping.value
+        let all = outcomes.withLock { $0 }
+        let failures = all.filter { $0 != "ok" }
+        print(
+            "actor host killed and restarted: \(all.count) calls, \(failures.count) failed (\(Set(failures).sorted()))"
+        )
+        #expect(
+            failures.allSatisfy { ["notFound", "unavailable", "timeout"].contains($0) }, "\(Set(failures))")
+        #expect(!failures.isEmpty && all.last == "ok")
+        #expect(try await gateway.state() == SignInState(signedIn: false), "a new actor, a new state")
+        await client.close()
+    }
+
+    /// Polls `condition` every 20 ms for up to 15 s.
+    static func waitUntil(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw HarnessError("condition not met in 15 s") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}

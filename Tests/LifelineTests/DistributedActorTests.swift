@@ -1,0 +1,162 @@
+import Distributed
+import LifelineProtocol
+import Synchronization
+import Testing
+
+@testable import Lifeline
+
+/// An actor with one of every kind of func the system meets.
+distributed actor Calculator {
+    typealias ActorSystem = LifelineActorSystem
+
+    distributed func add(_ a: Int, to b: Int) -> Int { a + b }
+    distributed func reset() {}
+    distributed var total: Int { 0 }
+    distributed func label(for value: Int, unit: String?) -> String { "\(value)\(unit ?? "")" }
+    distributed func echo<T: Codable & Sendable>(_ value: T) -> T { value }
+    distributed func fail(code: Int) throws -> Int { throw CalculatorError(code: code) }
+}
+
+struct CalculatorError: Error, Codable, Equatable {
+    let code: Int
+}
+
+/// Two funcs that would share the method `lookup`.
+distributed actor Overloaded {
+    typealias ActorSystem = LifelineActorSystem
+
+    distributed func lookup(name: String) -> Int { 1 }
+    distributed func lookup(id: Int) -> Int { 2 }
+}
+
+@Suite("Distributed actors: the function table, argument coding, errors, without sockets")
+struct DistributedActorTests {
+    @Test("a demangled target gives the method (its base name) and each argument's key")
+    func functionNames() {
+        let add = DistributedFunction(demangled: "Module.$Calculating.add(_:to:)")
+        #expect(add?.method == "add" && add?.argumentKeys == ["0", "to"] && add?.signature == "add(_:to:)")
+        #expect(DistributedFunction(demangled: "reset()")?.argumentKeys == [])
+        #expect(DistributedFunction(demangled: "Module.Calculator.total()")?.method == "total")
+        #expect(DistributedFunction(demangled: "$s6Module10CalculatorC3addyS2i_SitFTE") == nil)
+    }
+
+    @Test(
+        "the table lists an actor's distributed funcs from the program's metadata; generic ones are skipped")
+    func table() {
+        #expect(DistributedFunctionTable.unreadable == nil)
+        let listing = DistributedFunctionTable.listing(of: Calculator.self)
+        #expect(
+            listing.entries.map(\.function.signature) == [
+                "add(_:to:)", "fail(code:)", "label(for:unit:)", "reset()", "total()",
+            ])
+        #expect(listing.skipped == ["echo(_:) (generic distributed funcs are not supported)"])
+        #expect(listing.entries.allSatisfy { $0.identifier.hasPrefix("$s") && $0.identifier.hasSuffix("TE") })
+    }
+
+    @Test(
+        "a service hosting the actor has a method per func; clashing names stop it with an error naming them")
+    func serviceMethods() {
+        let service = Service("calc").actor { Calculator(actorSystem: $0.actorSystem) }
+        #expect(service.methods == ["add", "fail", "label", "reset", "total"])
+        #expect(service.configurationProblems.isEmpty)
+        #expect(
+            service.hostingNotes == [
+                "Calculator.echo(_:) (generic distributed funcs are not supported) is not served"
+            ])
+        let overloaded = Service("o").actor { Overloaded(actorSystem: $0.actorSystem) }
+        #expect(
+            overloaded.configurationProblems == [
+                "Overloaded.lookup(id:) and lookup(name:) would both be the method 'lookup'; Lifeline names methods by base name: rename one"
+            ])
+        let clash = Service("c").method("add") { _ in .null }.actor {
+            Calculator(actorSystem: $0.actorSystem)
+        }
+        #expect(
+            clash.configurationProblems.first
+                == "Calculator.add(_:to:) and the service's method 'add' share a name; rename one")
+        let twice = service.actor { Overloaded(actorSystem: $0.actorSystem) }
+        #expect(twice.configurationProblems.first?.hasPrefix("'calc' already hosts an actor") == true)
+    }
+
+    @Test(
+        "a remote call sends the base name and an object of the arguments by label, or position when unlabeled"
+    )
+    func callBodies() async throws {
+        let sent = Mutex<[(String, String, JSONValue)]>([])
+        let system = LifelineActorSystem(timeout: .seconds(1)) { service, method, body, _ in
+            sent.withLock { $0.append((service, method, body)) }
+            return method == "add" ? 5 : method == "label" ? "3kg" : .null
+        }
+        let calculator = try Calculator.resolve(id: "calc", using: system)
+        #expect(try await calculator.add(2, to: 3) == 5)
+        #expect(try await calculator.label(for: 3, unit: nil) == "3kg")
+        try await calculator.reset()
+        let calls = sent.withLock { $0 }
+        #expect(calls.map(\.0) == ["calc", "calc", "calc"])
+        #expect(calls.map(\.1) == ["add", "label", "reset"])
+        #expect(calls.map(\.2) == [["0": 2, "to": 3], ["for": 3], .emptyObject])
+        await #expect(throws: LifelineError.self) { try await calculator.echo("x") }
+        do {
+            _ = try await calculator.echo(1)
+        } catch let error as LifelineError {
+            #expect(error.message == "echo(_:) is generic; generic distributed funcs are not supported")
+        }
+        #expect(sent.withLock { $0.count } == 3, "a generic func is refused before anything is sent")
+    }
+
+    @Test("the host decodes a body by key or position, and names what is wrong with it")
+    func decoding() throws {
+        let function = DistributedFunction(demangled: "label(for:unit:)")!
+        var byKey = try LifelineInvocationDecoder(function: function, body: ["for": 3])
+        #expect(try byKey.decodeNextArgument() as Int == 3)
+        #expect(try byKey.decodeNextArgument() as String? == nil, "an optional argument may be left out")
+        var byPosition = try LifelineInvocationDecoder(function: function, body: [4, "g"])
+        #expect(try byPosition.decodeNextArgument() as Int == 4)
+        #expect(try byPosition.decodeNextArgument() as String? == "g")
+        var wrong = try LifelineInvocationDecoder(function: function, body: ["for": "three"])
+        #expect(throws: PayloadDecodingError.self) { try wrong.decodeNextArgument() as Int }
+        #expect(
+            wrong.failure?.description
+                == "cannot decode Int at for: expected an integer, found a string (\"three\")")
+        #expect(throws: ServiceError.self) { try LifelineInvocationDecoder(function: function, body: [1]) }
+        do {
+            _ = try LifelineInvocationDecoder(function: function, body: ["unitt": 1])
+        } catch {
+            #expect(
+                error.message
+                    == "label(for:unit:) takes for, unit; there is no argument 'unitt'; did you mean 'unit'?")
+        }
+    }
+
+    @Test(
+        "a Codable error crosses as its JSON and type name and is rethrown as that type; others keep the message"
+    )
+    func errors() throws {
+        let function = DistributedFunction(demangled: "fail(code:)")!
+        let reply = ActorErrorCoding.reply(for: CalculatorError(code: 7), from: function)
+        #expect(reply.status == .internalError)
+        #expect(reply.body["type"] == .string(String(reflecting: CalculatorError.self)))
+        #expect(reply.body["value"] == ["code": 7])
+        let received = LifelineError(reply.status, reply.message, body: reply.body)
+        #expect(ActorErrorCoding.rethrown(received) as? CalculatorError == CalculatorError(code: 7))
+        struct Opaque: Error {}
+        let opaque = ActorErrorCoding.reply(for: Opaque(), from: function)
+        #expect(opaque.body["value"] == nil && opaque.body["swiftType"] == nil)
+        let plain = ActorErrorCoding.rethrown(LifelineError(opaque.status, opaque.message, body: opaque.body))
+        #expect((plain as? LifelineError)?.code == .failed(.internalError))
+        let own = ServiceError(.notFound, "no such total")
+        #expect(ActorErrorCoding.reply(for: own, from: function).status == .notFound)
+    }
+
+    @Test("a hosted actor is found locally by its service name; other actors of the system stay local")
+    func localResolve() throws {
+        let system = LifelineActorSystem(timeout: .seconds(1), transport: nil)
+        let hosted = LifelineActorSystem.$hostingClaim.withValue(HostingClaim("calc")) {
+            Calculator(actorSystem: system)
+        }
+        let other = Calculator(actorSystem: system)
+        #expect(hosted.id == "calc" && other.id.service.hasPrefix("local."))
+        #expect(try system.resolve(id: "calc", as: Calculator.self) === hosted)
+        #expect(try system.resolve(id: "calc", as: Overloaded.self) == nil)
+    }
+}
