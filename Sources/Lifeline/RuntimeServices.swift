@@ -64,16 +64,32 @@ final class RuntimeServices: Sendable {
             throw LifelineError(.conflict, "'\(service.name)' is already registered by this process")
         }
         // didCreate before REGISTER: the broker may send START as soon as it has admitted the name.
-        if let hook = service.didCreateHook { try await hook() }
         var service = service
         service.description = await service.describedWithActor()
+        // As for a main service: its actor first, then didCreate, then REGISTER (the broker may
+        // send START or a call as soon as it has admitted the name).
         try service.hostedActor?.start(context, as: service.name)
-        table.withLock { [service] in $0[service.name] = service }
+        for note in service.hostingNotes { context.log(note) }
+        if let hook = service.didCreateHook {
+            do { try await hook() } catch {
+                service.hostedActor?.stop(context, as: service.name)
+                throw error
+            }
+        }
+        let claimed = table.withLock { [service] table in
+            guard table[service.name] == nil else { return false }
+            table[service.name] = service
+            return true
+        }
+        guard claimed else {
+            service.hostedActor?.stop(context, as: service.name)
+            throw LifelineError(.conflict, "'\(service.name)' is already registered by this process")
+        }
         do {
             try await send(registration(of: service), client: client)
         } catch {
             table.withLock { _ = $0.removeValue(forKey: service.name) }
-            service.hostedActor?.stop()
+            service.hostedActor?.stop(context, as: service.name)
             if let hook = service.willDestroyHook { try? await hook(context) }
             throw error
         }
@@ -107,7 +123,7 @@ final class RuntimeServices: Sendable {
             do { try await hook(context) } catch { context.log("willDestroy of \(name) failed: \(error)") }
         }
         table.withLock { _ = $0.removeValue(forKey: name) }
-        service.hostedActor?.stop()
+        service.hostedActor?.stop(context, as: name)
         _ = try await client.request(.unregister(UnregisterRequest(name: name, instance: template.instance)))
     }
 }

@@ -10,14 +10,16 @@ extension Service {
     /// `context.actorSystem`) and dropped when the service leaves.
     ///
     /// ```swift
-    /// try await Service("gateway")
+    /// await Service("gateway")
     ///     .actor { context in Gateway(actorSystem: context.actorSystem) }
     ///     .main()
     /// ```
     ///
-    /// A service hosts one actor. Its generic distributed funcs are not served (the log says so when
-    /// the service starts), and two funcs with the same base name, or one named like a `.method` of
-    /// the service, stop the service from starting with an error naming them.
+    /// A service hosts one actor, of an internal or public, non-generic type. Its generic distributed
+    /// funcs are not served (the log says so when the service starts); a `distributed var` is served
+    /// as a method without arguments. Two funcs with the same base name, one named like a `.method`
+    /// of the service, or an actor type whose funcs cannot be found stop the service from starting
+    /// with an error naming them.
     public func actor<A: DistributedActor>(_ make: @escaping @Sendable (ServiceContext) -> A) -> Service
     where A.ActorSystem == LifelineActorSystem {
         let hosted = HostedActor(make: make)
@@ -33,6 +35,11 @@ extension Service {
             copy.configurationProblems.append("cannot list the distributed funcs of \(A.self): \(problem)")
         }
         copy.hostingNotes = hosted.listing.skipped.map { "\(A.self).\($0) is not served" }
+        if hosted.listing.entries.isEmpty && hosted.listing.skipped.isEmpty {
+            copy.configurationProblems.append(
+                "found no distributed funcs of \(A.self) to serve; a private, fileprivate or generic actor type cannot be hosted (make it internal or public, not generic)"
+            )
+        }
         var signatures: [String: String] = [:]
         for entry in hosted.listing.entries {
             let function = entry.function
@@ -53,6 +60,7 @@ extension Service {
                 .describing(
                     function.method, summary: "distributed func \(function.signature)", arguments: "",
                     reply: "")
+            copy.actorMethods[function.method] = "\(A.self).\(function.signature)"
         }
         return copy
     }

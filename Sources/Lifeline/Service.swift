@@ -62,6 +62,8 @@ public struct Service: Sendable {
     private(set) var startTaskDeclaration: BootTask?
     /// The distributed actor this service hosts (``actor(_:)``).
     var hostedActor: (any HostedActorBox)?
+    /// The methods that are the hosted actor's funcs: method → `Type.func(labels:)`.
+    var actorMethods: [String: String] = [:]
     /// Mistakes in how the service was put together: it refuses to start, naming them.
     var configurationProblems: [String] = []
     /// What the service leaves out of what it was given, logged when it starts.
@@ -144,8 +146,17 @@ public struct Service: Sendable {
     /// Answers calls to `method`; calls run concurrently, on the Swift concurrency pool. Throw
     /// ``ServiceError`` to answer with a status.
     public func method(_ method: String, _ handler: @escaping MethodHandler) -> Service {
-        var copy = self
+        var copy = self.checkingName(method)
         copy.methodHandlers[method] = Method(run: handler, immediate: nil)
+        return copy
+    }
+
+    /// This service, noting a method named like one of its actor's funcs (it would replace the func).
+    private func checkingName(_ method: String) -> Service {
+        guard let function = actorMethods[method] else { return self }
+        var copy = self
+        copy.configurationProblems.append(
+            "\(function) and the service's method '\(method)' share a name; rename one")
         return copy
     }
 
@@ -153,7 +164,7 @@ public struct Service: Sendable {
     /// task to start, and the answer leaves at once. For short synchronous work only (see
     /// ``onInline(_:priority:deadline:perform:)``: a slow one holds up heartbeats and is reported).
     public func methodInline(_ method: String, _ handler: @escaping InlineMethodHandler) -> Service {
-        var copy = self
+        var copy = self.checkingName(method)
         copy.methodHandlers[method] = Method(run: { try handler($0) }, immediate: handler)
         return copy
     }

@@ -29,7 +29,7 @@ public struct ServiceContext: Sendable {
     /// ``unregisterService(_:)`` or until this process leaves, and it is registered again when the
     /// broker restarts. It answers requests only: events, micro-apps and boot tasks belong to the
     /// process's main service.
-    /// - Throws: ``LifelineError``: `.conflict` when another live process holds the name, `.forbidden` by policy, `.unavailable` without a broker; or what its didCreate hook threw.
+    /// - Throws: ``LifelineError``: `.conflict` when another live process holds the name, `.forbidden` by policy, `.unavailable` without a broker, `.invalid` for a service put together wrongly (its problems named); or what its didCreate hook threw.
     public func registerService(_ service: Service) async throws {
         guard let runtimeServices else {
             throw LifelineError(.badRequest, "only a running service can register services")

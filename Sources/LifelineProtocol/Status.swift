@@ -26,6 +26,7 @@ public struct Status: RawRepresentable, Hashable, Sendable, CustomStringConverti
         switch rawValue {
         case 200: "ok"
         case 400: "bad request"
+        case 401: "unauthorized"
         case 403: "forbidden"
         case 404: "not found"
         case 409: "conflict"
@@ -40,5 +41,8 @@ public struct Status: RawRepresentable, Hashable, Sendable, CustomStringConverti
         }
     }
 
-    public var description: String { "\(rawValue) \(reason)" }
+    /// `404 not found`; a code without a phrase here is only its number.
+    public var description: String {
+        reason == "status \(rawValue)" ? "\(rawValue)" : "\(rawValue) \(reason)"
+    }
 }

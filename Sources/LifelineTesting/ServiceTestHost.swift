@@ -107,7 +107,9 @@ public final class ServiceTestHost: Sendable {
 
     /// What the service describes of itself, as REGISTER carries it and `lifeline describe` shows it:
     /// its methods' shapes, its custom events' fields.
-    public var description: ServiceDescription { runner.registration?.description ?? ServiceDescription() }
+    public var serviceDescription: ServiceDescription {
+        runner.registration?.description ?? ServiceDescription()
+    }
 
     /// A service whose `run()` ended while the host was starting it: what it threw.
     private static func ended(_ running: Task<Void, any Error>) async throws -> Never {

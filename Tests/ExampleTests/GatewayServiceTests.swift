@@ -62,7 +62,7 @@ struct GatewayServiceTests {
             _ = try await host.call("signIn", ["user": "bo", "password": "x"])
             Issue.record("a short password was accepted")
         } catch let error as LifelineError {
-            #expect(error.status == .internalError && error.message == Self.refusal)
+            #expect(error.status.rawValue == 401 && error.message == Self.refusal)
             #expect(error.body["type"] == "GatewayAPI.SignInRefused")
             #expect(error.body["value"] == ["user": "bo", "reason": .string(Self.refusal)])
         }
@@ -72,7 +72,7 @@ struct GatewayServiceTests {
     @Test("describe lists the distributed funcs with shapes from their types")
     func described() async throws {
         let host = try await ServiceTestHost(GatewayService.make())
-        let methods = host.description.methods
+        let methods = host.serviceDescription.methods
         #expect(methods.keys.sorted() == ["signIn", "signOut", "state", "waitForSignIn"])
         #expect(
             methods["signIn"]

@@ -45,7 +45,8 @@ struct ActorProcessTests {
         #expect(try await gateway.state() == SignInState(signedIn: true, user: "bo"))
         let refused = try await broker.cli(["call", "gateway", "signIn", #"{"user": "bo", "password": "x"}"#])
         #expect(
-            refused.status == 1 && refused.errors.contains("failed with 500 internal error: \(Self.refusal)"))
+            refused.status == 1 && refused.errors.contains("failed with 401 unauthorized: \(Self.refusal)"),
+            "\(refused.errors)")
         let misspelt = try await broker.cli(["call", "gateway", "signIn", #"{"user": "bo", "pasword": "x"}"#])
         #expect(misspelt.errors.contains("there is no argument 'pasword'; did you mean 'password'?"))
 

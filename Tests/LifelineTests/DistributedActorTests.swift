@@ -21,6 +21,33 @@ struct CalculatorError: Error, Codable, Equatable {
     let code: Int
 }
 
+enum Registry {
+    /// An actor nested in another type: its funcs are found by its mangled name.
+    distributed actor Nested {
+        typealias ActorSystem = LifelineActorSystem
+
+        distributed func find(name: String) -> Int { name.count }
+
+        /// A nested type's member is not the actor's.
+        distributed actor Inner {
+            typealias ActorSystem = LifelineActorSystem
+
+            distributed func deeper() {}
+        }
+    }
+}
+
+/// A private type's mangled name is unique to its file: it cannot be hosted, and says so.
+private distributed actor Hidden {
+    typealias ActorSystem = LifelineActorSystem
+
+    distributed func secret() -> Int { 1 }
+}
+
+struct Teapot: StatusReportingError, Codable {
+    var status: Status { Status(rawValue: 418) }
+}
+
 /// Two funcs that would share the method `lookup`.
 distributed actor Overloaded {
     typealias ActorSystem = LifelineActorSystem
@@ -76,6 +103,16 @@ struct DistributedActorTests {
                 == "Calculator.add(_:to:) and the service's method 'add' share a name; rename one")
         let twice = service.actor { Overloaded(actorSystem: $0.actorSystem) }
         #expect(twice.configurationProblems.first?.hasPrefix("'calc' already hosts an actor") == true)
+        let after = service.method("reset") { _ in .null }
+        #expect(
+            after.configurationProblems == [
+                "Calculator.reset() and the service's method 'reset' share a name; rename one"
+            ], "a method declared after the actor is caught too")
+        #expect(Service("n").actor { Registry.Nested(actorSystem: $0.actorSystem) }.methods == ["find"])
+        #expect(
+            Service("h").actor { Hidden(actorSystem: $0.actorSystem) }.configurationProblems == [
+                "found no distributed funcs of Hidden to serve; a private, fileprivate or generic actor type cannot be hosted (make it internal or public, not generic)"
+            ])
     }
 
     @Test(
@@ -146,6 +183,7 @@ struct DistributedActorTests {
         #expect((plain as? LifelineError)?.code == .failed(.internalError))
         let own = ServiceError(.notFound, "no such total")
         #expect(ActorErrorCoding.reply(for: own, from: function).status == .notFound)
+        #expect(ActorErrorCoding.reply(for: Teapot(), from: function).status.rawValue == 418)
     }
 
     @Test("a hosted actor is found locally by its service name; other actors of the system stay local")
@@ -158,5 +196,7 @@ struct DistributedActorTests {
         #expect(hosted.id == "calc" && other.id.service.hasPrefix("local."))
         #expect(try system.resolve(id: "calc", as: Calculator.self) === hosted)
         #expect(try system.resolve(id: "calc", as: Overloaded.self) == nil)
+        system.resignID("calc")
+        #expect(try system.resolve(id: "calc", as: Calculator.self) === hosted, "a live actor keeps its name")
     }
 }

@@ -42,3 +42,9 @@ distributed actor Gateway: SignInGateway {
         return await signIn.state
     }
 }
+
+/// A refused sign-in answers 401 (`lifeline call gateway signIn …` shows it); a Swift caller still
+/// catches it as ``SignInRefused``.
+extension SignInRefused: StatusReportingError {
+    public var status: Status { Status(rawValue: 401) }
+}

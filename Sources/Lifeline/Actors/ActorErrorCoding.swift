@@ -1,20 +1,35 @@
 import LifelineProtocol
 
 /// How an error thrown by a hosted actor's distributed func crosses the wire, and how the caller
-/// gets it back. The reply is status 500 with `{"error": message, "type": "Module.Type"}`; an error
-/// that is `Encodable` adds its JSON form (`"value"`) and its Swift type's mangled name
-/// (`"swiftType"`), so a caller whose program has that type (it imports the protocol's module)
-/// rethrows it as that type. A ``ServiceError`` keeps its own status and body.
+/// gets it back. The reply is status 500 (or the error's own, ``StatusReportingError``) with
+/// `{"error": message, "type": "Module.Type"}`; an error that is `Encodable` adds its JSON form
+/// (`"value"`) and its Swift type's mangled name (`"swiftType"`), so a caller whose program has that
+/// type (it imports the protocol's module) rethrows it as that type. A ``ServiceError`` keeps its
+/// own status and body.
+///
+/// The callee thus picks which of the caller's `Error & Decodable` types it gets back — as it picks
+/// the status and message of any reply; who may answer under a service's name is the broker's
+/// policy (CURVE keys and `register` grants).
 enum ActorErrorCoding {
     /// The answer for `error`, thrown by `function`.
     static func reply(for error: any Error, from function: DistributedFunction) -> ServiceError {
         if let error = error as? ServiceError { return error }
-        var details: [String: JSONValue] = ["type": .string(String(reflecting: type(of: error)))]
-        if let encodable = error as? any Encodable, let value = try? JSONValueEncoder.encode(encodable) {
+        let errorType = type(of: error)
+        let fullName = String(reflecting: errorType)
+        // A private or local type's full name holds an address: the plain name says enough.
+        let name = fullName.contains("(unknown context at") ? String(describing: errorType) : fullName
+        var details: [String: JSONValue] = ["type": .string(name)]
+        if let encodable = error as? any Encodable, let value = try? JSONValueEncoder.encode(encodable),
+            let mangled = _mangledTypeName(errorType)
+        {
             details["value"] = value
-            details["swiftType"] = .string(_mangledTypeName(type(of: error)) ?? "")
+            details["swiftType"] = .string(mangled)
         }
-        return ServiceError(.internalError, "\(error)", details: details)
+        var status = Status.internalError
+        if let chosen = (error as? any StatusReportingError)?.status, (400...599).contains(chosen.rawValue) {
+            status = chosen
+        }
+        return ServiceError(status, "\(error)", details: details)
     }
 
     /// The error a failed remote call stands for: the actor's own error as its type when the body

@@ -7,9 +7,9 @@ import Distributed
 /// to drift from the code.
 ///
 /// The records are read through `swift_enumerateAllMetadataSections`, the runtime's own walk over
-/// every loaded image's metadata sections (the one swift-testing uses to find tests). Its layout is
-/// versioned; a runtime whose version this reader does not know yields no functions and says so
-/// (``unreadable``) instead of guessing.
+/// every loaded image's metadata sections on Linux (the one swift-testing uses to find tests). Its
+/// layout is versioned; an image whose version this reader does not know is skipped, and when none
+/// could be read it says so (``unreadable``) instead of guessing.
 enum DistributedFunctionTable {
     /// One distributed func of an actor type.
     struct Entry: Sendable {
@@ -28,18 +28,23 @@ enum DistributedFunctionTable {
     /// Why the runtime's records could not be read, or nil when they could.
     static var unreadable: String? { records.problem }
 
-    /// The distributed funcs declared on `type` itself (not in an extension in another module).
+    /// The distributed funcs declared on `type` itself (in its body or an extension in its module),
+    /// found by the mangled name of their thunks, which starts with the type's. A type whose records
+    /// cannot be named that way — a `private` or `fileprivate` type (its mangled name is unique to
+    /// its file), a generic one — has none: ``Service/actor(_:)`` says so.
     static func listing(of type: Any.Type) -> Listing {
-        let prefix = String(reflecting: type) + "."
         var listing = Listing()
-        for record in records.all where record.demangled.hasPrefix(prefix) {
-            let name = record.demangled.dropFirst(prefix.count)
-            // A member of a nested type, not of this one.
-            guard !name.prefix(while: { $0 != "(" }).contains(".") else { continue }
+        guard let mangled = _mangledTypeName(type) else { return listing }
+        let prefix = "$s" + mangled
+        let owner = String(describing: type)
+        for record in records.all where record.name.hasPrefix(prefix) && record.isDistributed {
             guard let function = DistributedFunction(demangled: record.demangled) else {
-                listing.skipped.append("\(name) (not a plain distributed func)")
+                listing.skipped.append(
+                    "\(record.demangled) (its name is not a method name: ASCII letters, digits, _)")
                 continue
             }
+            // A member of a type nested in this one, whose mangled name starts the same.
+            guard function.owner == owner else { continue }
             if record.isGeneric {
                 listing.skipped.append("\(function.signature) (generic distributed funcs are not supported)")
                 continue
@@ -54,6 +59,8 @@ enum DistributedFunctionTable {
         let name: String
         let demangled: String
         let isGeneric: Bool
+        /// The record's flags mark it a distributed func's accessor.
+        let isDistributed: Bool
     }
 
     private static let records: (all: [Record], problem: String?) = readRecords()
@@ -66,10 +73,14 @@ enum DistributedFunctionTable {
     /// An accessible function record: name, generic environment, function type, function (each a
     /// 32-bit offset from its own address) and 32-bit flags.
     private static let recordSize = 20
+    /// The flag of a record that is a distributed func's accessor.
+    private static let distributedFlag: UInt32 = 1
 
     private final class Collected {
         var records: [Record] = []
-        var problem: String?
+        /// Images whose sections are of a version this reader does not know.
+        var unknownVersions: Set<UInt> = []
+        var readable = 0
     }
 
     private static func readRecords() -> (all: [Record], problem: String?) {
@@ -77,7 +88,13 @@ enum DistributedFunctionTable {
         let context = Unmanaged.passRetained(collected)
         enumerateAllMetadataSections(collect, context.toOpaque())
         context.release()
-        return (collected.records, collected.problem)
+        guard collected.readable == 0, let version = collected.unknownVersions.max() else {
+            return (collected.records, nil)
+        }
+        return (
+            [],
+            "the Swift runtime's metadata sections are version \(version); Lifeline reads version \(knownVersion) or later"
+        )
     }
 
     /// Reads one image's accessible function records into the ``Collected`` that `context` is.
@@ -86,11 +103,13 @@ enum DistributedFunctionTable {
         guard let context else { return false }
         let collected = Unmanaged<Collected>.fromOpaque(context).takeUnretainedValue()
         let words = sections.assumingMemoryBound(to: UInt.self)
+        // The version is each image's own (set when it was linked): one this reader does not know
+        // is skipped, and said only when no image could be read.
         guard words[0] >= knownVersion else {
-            collected.problem =
-                "the Swift runtime's metadata sections are version \(words[0]); Lifeline reads version \(knownVersion) or later"
-            return false
+            collected.unknownVersions.insert(words[0])
+            return true
         }
+        collected.readable += 1
         let start = words[4 + 2 * accessibleFunctionsRange]
         let length = Int(words[5 + 2 * accessibleFunctionsRange])
         guard length > 0, let base = UnsafeRawPointer(bitPattern: start) else { return true }
@@ -103,7 +122,8 @@ enum DistributedFunctionTable {
             collected.records.append(
                 Record(
                     name: mangled, demangled: RemoteCallTarget(mangled).description,
-                    isGeneric: target(of: record + 4) != nil))
+                    isGeneric: target(of: record + 4) != nil,
+                    isDistributed: record.load(fromByteOffset: 16, as: UInt32.self) & distributedFlag != 0))
         }
         return true
     }

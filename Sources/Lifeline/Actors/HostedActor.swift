@@ -5,20 +5,32 @@ import Synchronization
 /// A distributed actor a service hosts, seen without its type: made when the service registers,
 /// dropped when it leaves (``Service/actor(_:)``).
 protocol HostedActorBox: Sendable {
-    /// Makes the actor under the service name `name`.
+    /// Makes the actor under the service name `name`, for the connection of `context`.
     /// - Throws: ``LifelineError`` when the factory returned an actor with another ID.
     func start(_ context: ServiceContext, as name: String) throws
-    /// Drops the actor: calls that arrive later are answered 503.
-    func stop()
+    /// Drops the actor `start` made: calls that arrive later are answered 503.
+    func stop(_ context: ServiceContext, as name: String)
     /// Each method's argument and reply shapes, taken from the func's types.
     func describeMethods() async -> [String: ServiceDescription.Method]
 }
 
 /// The actor of type `A` a service hosts, and how its distributed funcs answer CALLs.
 final class HostedActor<A: DistributedActor>: HostedActorBox where A.ActorSystem == LifelineActorSystem {
-    let make: @Sendable (ServiceContext) -> A
     let listing: DistributedFunctionTable.Listing
-    private let current = Mutex<A?>(nil)
+    private let make: @Sendable (ServiceContext) -> A
+    /// The actors made, by connection and name: copies of one ``Service`` value may run more than
+    /// once in a process (tests, `--name`), each with actors of its own.
+    private let live = Mutex<[Key: A]>([:])
+
+    private struct Key: Hashable {
+        let connection: ObjectIdentifier
+        let service: String
+
+        init(_ context: ServiceContext, _ service: String) {
+            connection = ObjectIdentifier(context.client)
+            self.service = service
+        }
+    }
 
     init(make: @escaping @Sendable (ServiceContext) -> A) {
         self.make = make
@@ -34,16 +46,18 @@ final class HostedActor<A: DistributedActor>: HostedActorBox where A.ActorSystem
                 "the factory of '\(name)' must make its \(A.self) there, with a LifelineActorSystem (context.actorSystem); it returned one named '\(actor.id)'"
             )
         }
-        current.withLock { $0 = actor }
+        live.withLock { $0[Key(context, name)] = actor }
     }
 
-    func stop() { current.withLock { $0 = nil } }
+    func stop(_ context: ServiceContext, as name: String) {
+        live.withLock { _ = $0.removeValue(forKey: Key(context, name)) }
+    }
 
     /// Runs the func `entry` names with the call's body as its arguments; its value is the answer.
     /// - Throws: ``ServiceError``: 400 for arguments that do not decode, 503 when the actor is not
     ///   hosted now, and what the func threw (``ActorErrorCoding``).
     func answer(_ entry: DistributedFunctionTable.Entry, _ call: CallRequest) async throws -> JSONValue {
-        guard let actor = current.withLock({ $0 }) else {
+        guard let actor = live.withLock({ $0[Key(call.context, call.context.serviceName)] }) else {
             throw ServiceError(.unavailable, "'\(call.context.serviceName)' is not hosting its actor now")
         }
         var decoder = try LifelineInvocationDecoder(function: entry.function, body: call.body)

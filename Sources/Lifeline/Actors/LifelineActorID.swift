@@ -14,12 +14,17 @@ public struct LifelineActorID: Hashable, Sendable, Codable, CustomStringConverti
     /// The actor hosted under the service name `service`.
     public init(service: String) { self.service = service }
 
+    /// The actor hosted under the service name `service`: `"gateway"`.
     public init(stringLiteral service: String) { self.init(service: service) }
 
+    /// Reads the ID as its service name (a JSON string).
+    /// - Throws: `DecodingError` when the value is not a string.
     public init(from decoder: any Decoder) throws {
         service = try decoder.singleValueContainer().decode(String.self)
     }
 
+    /// Writes the ID as its service name.
+    /// - Throws: what the encoder throws.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(service)

@@ -20,8 +20,11 @@ import Synchronization
 /// host goes away during the call, `.timeout` past its deadline; an error the actor threw that is
 /// `Codable` is rethrown as its own type, any other arrives as `.failed(500)` with its message.
 ///
-/// Not supported (refused with a clear error, never a crash): generic distributed funcs, two funcs
-/// of one actor with the same base name, and actors passed as arguments or results.
+/// A reference resolved through the system that hosts the actor, in the hosting process, is the
+/// actor itself: its calls are local (no broker, no deadline). A `distributed var` is served as a
+/// func without arguments. Not supported (refused with a clear error, never a crash): generic
+/// distributed funcs, generic, private or fileprivate actor types, two funcs of one actor with the
+/// same base name, and actors passed as arguments or results.
 public final class LifelineActorSystem: DistributedActorSystem, Sendable {
     public typealias ActorID = LifelineActorID
     public typealias SerializationRequirement = any Codable
@@ -59,7 +62,7 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
         self.transport = transport
     }
 
-    @TaskLocal static var timeoutOverride: Duration?
+    @TaskLocal private static var timeoutOverride: Duration?
     @TaskLocal static var hostingClaim: HostingClaim?
 
     /// Runs `body` with `timeout` as the deadline of every remote call it makes (instead of the
@@ -77,8 +80,10 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
         try await $timeoutOverride.withValue(timeout, operation: body, isolation: isolation)
     }
 
-    /// The actor in this process with `id`, when there is one of type `Act`; nil makes the caller's
-    /// reference remote.
+    /// The actor in this process with `id`, when there is one of type `Act` made with this system:
+    /// then a call is a plain local call, without the broker. Nil makes the caller's reference
+    /// remote: its calls go through the broker.
+    /// - Throws: never; the protocol allows it.
     public func resolve<Act>(id: ActorID, as actorType: Act.Type) throws -> Act?
     where Act: DistributedActor, ActorID == Act.ID {
         local.withLock { $0[id]?.actor } as? Act
@@ -92,14 +97,19 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
         return LifelineActorID(service: "local." + Environment.uniqueToken())
     }
 
+    /// Notes an actor made in this process, so that resolving its ID here gives the actor itself.
     public func actorReady<Act>(_ actor: Act) where Act: DistributedActor, ActorID == Act.ID {
         local.withLock { $0[actor.id] = LocalActor(actor: actor) }
     }
 
+    /// Forgets the actor `id` named, which is going away (a newer actor of the same name stays).
     public func resignID(_ id: ActorID) {
-        local.withLock { _ = $0.removeValue(forKey: id) }
+        local.withLock { table in
+            if table[id]?.actor == nil { table.removeValue(forKey: id) }
+        }
     }
 
+    /// An encoder for one remote call's arguments.
     public func makeInvocationEncoder() -> InvocationEncoder { InvocationEncoder() }
 
     /// Calls `target` on the service that hosts `actor` and decodes its answer.
@@ -147,23 +157,9 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
 
     /// Kept out of line: decoding inlined into the async caller once crashed the release compiler.
     @inline(never)
-    static func decodeAnswer<Reply: Decodable>(_ answer: JSONValue, as type: Reply.Type)
+    private static func decodeAnswer<Reply: Decodable>(_ answer: JSONValue, as type: Reply.Type)
         throws(PayloadDecodingError) -> Reply
     {
         try JSONValueDecoder.decode(type, from: answer)
-    }
-}
-
-/// The service name the next actor created in this task takes (``LifelineActorSystem/assignID(_:)``):
-/// only the first, so actors the hosted one makes in its init stay local.
-final class HostingClaim: Sendable {
-    private let name: Mutex<String?>
-
-    init(_ name: String) { self.name = Mutex(name) }
-
-    func take() -> String? {
-        name.withLock { name in
-            defer { name = nil }; return name
-        }
     }
 }

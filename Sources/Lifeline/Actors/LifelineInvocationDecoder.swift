@@ -65,8 +65,11 @@ public struct LifelineInvocationDecoder: DistributedTargetInvocationDecoder {
         }
     }
 
+    /// None: generic funcs are not served.
+    /// - Throws: never.
     public mutating func decodeGenericSubstitutions() throws -> [Any.Type] { [] }
 
+    /// The next argument, decoded from its member of the body.
     /// - Throws: ``PayloadDecodingError`` naming the argument (and the path inside it).
     public mutating func decodeNextArgument<Argument: Codable>() throws -> Argument {
         defer { next += 1 }
@@ -96,7 +99,11 @@ public struct LifelineInvocationDecoder: DistributedTargetInvocationDecoder {
         return placeholder
     }
 
+    /// None: the func's own declaration says.
+    /// - Throws: never.
     public mutating func decodeErrorType() throws -> Any.Type? { nil }
 
+    /// None: the func's own declaration says.
+    /// - Throws: never.
     public mutating func decodeReturnType() throws -> Any.Type? { nil }
 }

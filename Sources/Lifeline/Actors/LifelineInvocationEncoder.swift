@@ -13,19 +13,28 @@ public struct LifelineInvocationEncoder: DistributedTargetInvocationEncoder {
 
     init() {}
 
+    /// Notes a generic substitution (a call naming more than its actor's own type is refused).
+    /// - Throws: never.
     public mutating func recordGenericSubstitution<T>(_ type: T.Type) throws {
         substitutions.append(ObjectIdentifier(type))
     }
 
+    /// Adds the next argument's JSON form.
     /// - Throws: `EncodingError` for a value JSON cannot hold (a non-finite number).
     public mutating func recordArgument<Value: Codable>(_ argument: RemoteCallArgument<Value>) throws {
         arguments.append(try JSONValueEncoder.encode(argument.value))
     }
 
+    /// Not sent: the reply says what was thrown.
+    /// - Throws: never.
     public mutating func recordErrorType<E: Error>(_ type: E.Type) throws {}
 
+    /// Not sent: the reply is the value's JSON form.
+    /// - Throws: never.
     public mutating func recordReturnType<R: Codable>(_ type: R.Type) throws {}
 
+    /// Ends the recording.
+    /// - Throws: never.
     public mutating func doneRecording() throws {}
 
     /// The CALL's body: an object of the arguments under `keys` (their labels, or positions); a nil

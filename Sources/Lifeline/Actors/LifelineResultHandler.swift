@@ -14,16 +14,21 @@ public struct LifelineResultHandler: DistributedTargetInvocationResultHandler {
 
     init() {}
 
-    /// - Throws: `EncodingError` for a value JSON cannot hold.
+    /// Keeps the returned value's JSON form, the reply's body.
+    /// - Throws: never; a value JSON cannot hold (a non-finite number) is kept as the call's error.
     public func onReturn<Success: Codable>(value: Success) async throws {
         let result: Result<JSONValue, any Error> = Result { try JSONValueEncoder.encode(value) }
         outcome.value.withLock { $0 = result }
     }
 
+    /// Keeps `null`, the reply of a func that returns nothing.
+    /// - Throws: never.
     public func onReturnVoid() async throws {
         outcome.value.withLock { $0 = .success(.null) }
     }
 
+    /// Keeps the error, which the reply carries (``StatusReportingError``, `Codable` errors).
+    /// - Throws: never.
     public func onThrow<Err: Error>(error: Err) async throws {
         outcome.value.withLock { $0 = .failure(error) }
     }

@@ -65,14 +65,13 @@ public final class ServiceRunner: Sendable {
     public func stop() { stops.continuation.yield() }
 
     /// Serves until ``stop()``; throws when the broker refuses the name.
-    /// - Throws: ``LifelineError`` when the broker refuses the registration (`.conflict`: the name is taken; `.forbidden`: the policy), or what the resume hook threw.
+    /// - Throws: ``LifelineError`` when the broker refuses the registration (`.conflict`: the name is taken; `.forbidden`: the policy), `.invalid` for a service put together wrongly (its problems named: an actor's clashing method names, an actor made outside its factory), or what the resume hook threw.
     public func run() async throws {
         defer { phase.advance(to: .ended) }
         let name = self.name
         if !service.configurationProblems.isEmpty {
             throw LifelineError(.badRequest, service.configurationProblems.joined(separator: "; "))
         }
-        defer { service.hostedActor?.stop() }
         let instance = Environment.uniqueToken()
         var registration = ServiceRegistration(
             name: name, instance: instance, pid: Environment.processID, host: Environment.hostName,
@@ -120,6 +119,15 @@ public final class ServiceRunner: Sendable {
         phase.advance(to: .connected)
         let runtime = RuntimeServices(mainName: name, template: registration)
         let context = ServiceContext(serviceName: name, client: client, runtimeServices: runtime)
+        // The actor exists before the broker can route a call to it, and goes when the runner ends.
+        if let hosted = service.hostedActor {
+            do { try hosted.start(context, as: name) } catch {
+                await client.close()
+                throw error
+            }
+            for note in service.hostingNotes { context.log(note) }
+        }
+        defer { service.hostedActor?.stop(context, as: name) }
         let responder = ServiceResponder(
             service: service, name: name, client: client, context: context, runtime: runtime, drops: drops,
             handled: handled,
@@ -160,12 +168,6 @@ public final class ServiceRunner: Sendable {
                         group.addTask { await responder.respond(to: request, id: id) }
                     case .joined(let epoch, let first, let sequence, let lifecycle):
                         if first {
-                            if let hosted = service.hostedActor {
-                                do { try hosted.start(context, as: name) } catch {
-                                    Console.log(name, "\(error)", level: .error)
-                                }
-                                for note in service.hostingNotes { context.log(note) }
-                            }
                             if let hook = service.didCreateHook {
                                 do { try await hook() } catch { context.log("didCreate failed: \(error)") }
                             }
@@ -214,7 +216,7 @@ public final class ServiceRunner: Sendable {
         if let hook = service.willDestroyHook {
             do { try await hook(context) } catch { context.log("willDestroy failed: \(error)") }
         }
-        service.hostedActor?.stop()
+        service.hostedActor?.stop(context, as: context.serviceName)
         await context.client.close()
     }
 }

@@ -270,6 +270,8 @@ final class Driver {
             ServiceCall(service: "bench-0", method: "echo-pool", timeoutMilliseconds: 5000, body: payload))
         let typedCall = ClientRequest.call(
             ServiceCall(service: "bench-0", method: "echo-typed", timeoutMilliseconds: 5000, body: payload))
+        let actorCall = ClientRequest.call(
+            ServiceCall(service: "bench-0", method: "echoActor", timeoutMilliseconds: 5000, body: payload))
         var scenarios: [(String, [(String, () throws -> Void)])] = [
             (
                 "publish-ack",
@@ -291,6 +293,7 @@ final class Driver {
                     ("lifeline", { _ = try topology.client.request(call) }),
                     ("lifeline pool", { _ = try topology.client.request(poolCall) }),
                     ("lifeline typed", { _ = try topology.client.request(typedCall) }),
+                    ("lifeline actor", { _ = try topology.client.request(actorCall) }),
                     ("zmq_proxy", { try exchange(topology.proxiedDealer) }),
                 ]
             ),

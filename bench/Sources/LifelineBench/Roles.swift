@@ -51,6 +51,7 @@ enum Roles {
         service = service.typed(typedTopics, settle)
         await service.methodInline("echo") { $0.body }.method("echo-pool") { $0.body }
             .method("echo-typed") { (body: EchoBody, _) async throws -> EchoBody in body }
+            .actor { EchoActor(actorSystem: $0.actorSystem) }
             .main(arguments: arguments)
     }
 

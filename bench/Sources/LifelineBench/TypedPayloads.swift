@@ -1,3 +1,4 @@
+import Distributed
 import Lifeline
 
 /// The benchmark's payload as a type, `{"k": K, "q": 1?, "p": "xxx…"}`, for the typed rows: one type
@@ -32,6 +33,14 @@ struct TypedN16: BenchEvent {
 struct EchoBody: Codable, Sendable {
     var k: UInt64
     var p: String
+}
+
+/// The benchmark's echo as a distributed actor: the `lifeline actor` call row calls its func by name
+/// (`echoActor`, body `{"k": K, "p": "xxx…"}`), as a `LifelineActorSystem` caller does.
+distributed actor EchoActor {
+    typealias ActorSystem = LifelineActorSystem
+
+    distributed func echoActor(k: UInt64, p: String) -> EchoBody { EchoBody(k: k, p: p) }
 }
 
 extension Service {
