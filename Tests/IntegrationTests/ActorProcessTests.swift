@@ -4,6 +4,7 @@ import Lifeline
 import LifelineProtocol
 import Synchronization
 import Testing
+import ZeroMQ
 
 /// This test process has the gateway's protocol (GatewayAPI) and not its implementation, which runs in
 /// the `lifeline-gateway` process: every call below crosses the broker.
@@ -55,6 +56,49 @@ struct ActorProcessTests {
         #expect(signIn?["requests"]?.intValue == 5, "\(stats)")
         #expect(signIn?["errors"]?.intValue == 3, "the two refusals and the misspelt argument: \(stats)")
         await client.close()
+    }
+
+    @Test("a bare DEALER calls the actor's funcs with the frames PROTOCOL.md gives, as a pyzmq client would")
+    func rawFrames() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let gatewayProcess = try await broker.service("lifeline-gateway")
+        defer { gatewayProcess.kill() }
+        func call(_ id: String, _ method: String, _ body: String) -> [[UInt8]] {
+            [
+                Array("LLC01".utf8), Array("CALL".utf8), Array(id.utf8),
+                Array(#"{"service": "gateway", "method": "\#(method)", "timeoutMs": 5000}"#.utf8),
+                Array(body.utf8),
+            ]
+        }
+        let replies = try RawPeer.exchange(
+            with: broker.control,
+            messages: [
+                call("1", "signIn", #"{"user": "cy", "password": "secret"}"#),
+                call("2", "signIn", #"{"user": "cy", "password": "x"}"#),
+                call("3", "waitForSignIn", "[0]"),
+                call("4", "signOut", ""),
+                call("5", "state", "{}"),
+            ])
+        let answers = try replies.map { reply -> (String, String, JSONValue) in
+            guard reply.count == 5, reply[0] == Array("LLC01".utf8), reply[1] == Array("REPLY".utf8) else {
+                throw HarnessError("not a REPLY: \(reply.count) frames")
+            }
+            return (
+                String(decoding: reply[2], as: UTF8.self), String(decoding: reply[3], as: UTF8.self),
+                try JSONParser.parse(reply[4])
+            )
+        }
+        #expect(answers.map(\.0) == ["1", "2", "3", "4", "5"])
+        #expect(answers.map(\.1) == ["200", "401", "200", "200", "200"])
+        #expect(answers[0].2 == ["signedIn": true, "user": "cy"])
+        #expect(
+            answers[1].2["error"] == .string(Self.refusal)
+                && answers[1].2["type"] == "GatewayAPI.SignInRefused"
+                && answers[1].2["value"] == ["user": "cy", "reason": .string(Self.refusal)])
+        #expect(answers[2].2 == ["signedIn": true, "user": "cy"], "an array is the arguments in order")
+        #expect(answers[3].2 == .null, "a func that returns nothing answers null")
+        #expect(answers[4].2 == ["signedIn": false])
     }
 
     @Test("a name nobody serves fails at once with notFound; a call's own deadline ends it with timeout")
