@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The dispatch-latency benchmark: Lifeline against raw libzmq in the same run.
+# The dispatch-latency benchmark: Lifeline against raw libzmq, NATS and Redis in the same run.
 #
 #   bench/run.sh              full run (about 10 minutes on 2 cores)
 #   bench/run.sh --quick      smaller samples (2–3 minutes)
@@ -10,6 +10,21 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../deploy/setup.sh"
 ensure_prerequisites
+# The peers measured in the same run: installed like libzmq when root; without them, their rows are
+# skipped and the run says so.
+peers=()
+command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || peers+=(nats-server)
+command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || peers+=(redis-server)
+if [ ${#peers[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ]; then
+        echo "installing ${peers[*]} (benchmark peers) ..." >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y "${peers[@]}" >/dev/null 2>&1 || {
+            apt-get update >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y "${peers[@]}" >/dev/null 2>&1
+        } || echo "bench: could not install ${peers[*]}; their rows are skipped" >&2
+    else
+        echo "bench: ${peers[*]} not installed (sudo apt-get install -y ${peers[*]}); their rows are skipped" >&2
+    fi
+fi
 cd "$lifeline_root"
 echo "building (release) ..." >&2
 set +e

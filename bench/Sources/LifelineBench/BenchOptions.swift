@@ -41,6 +41,8 @@ enum BenchOptions {
     static let connect = CommandLineOption.value("--connect", "EP[,EP]", help: "endpoints to connect to")
     static let topics = CommandLineOption.value("--topics", "A,B", help: "topics to subscribe to")
     static let bind = CommandLineOption.value("--bind", "EP", help: "the endpoint to bind")
+    static let server = CommandLineOption.value(
+        "--server", "HOST:PORT", help: "the NATS or Redis server (a path for Redis's Unix socket)")
 
     static let before = CommandLineOption.value(
         "--before", "DIR", help: "a run of the earlier revision (repeat for each run)")
@@ -59,6 +61,8 @@ enum BenchOptions {
         case "subscriber": [index, connect, topics, ack]
         case "echo": [bind]
         case "worker": [connect]
+        case "nats-subscriber", "redis-subscriber": [index, server, topics, ack]
+        case "nats-responder": [server]
         default: []
         }
     }

@@ -39,6 +39,7 @@ final class Driver {
                 transport: transport, fanouts: settings.fanouts, binaries: binaries, work: work,
                 ackEndpoint: ackEndpoint, durable: settings.durable, curve: settings.curve)
             defer { topology.stop() }
+            for line in topology.skipped { progress(line) }
             if settings.wants("broadcast") { try broadcast(topology) }
             if settings.wants("roundtrip") { try roundTrips(topology) }
             if settings.wants("throughput") { try throughput(topology) }
@@ -201,6 +202,33 @@ final class Driver {
                         }
                     ))
                 roles.append(("lifeline broker", "lifeline subscribers"))
+                // The peers, on the same payload as the raw libzmq rows, each publish sent at once.
+                let subject = Array("bench.n\(fanout)".utf8)
+                if let nats = topology.nats {
+                    systems.append(
+                        (
+                            "nats",
+                            { key in
+                                nats.publish(subject, Payload.binary(key: key, size: size))
+                                try nats.flush()
+                            }
+                        ))
+                    roles.append(("nats server", "nats subscribers"))
+                }
+                if let redis = topology.redis {
+                    systems.append(
+                        (
+                            "redis",
+                            { key in
+                                redis.command([
+                                    Array("PUBLISH".utf8), subject, Payload.binary(key: key, size: size),
+                                ])
+                                try redis.flush()
+                                _ = try redis.next()
+                            }
+                        ))
+                    roles.append(("redis server", "redis subscribers"))
+                }
                 var results = Array(repeating: Samples(), count: systems.count)
                 var cpu = Array(repeating: (broker: 0.0, subscribers: 0.0, events: 0), count: systems.count)
                 for (index, system) in systems.enumerated() {
@@ -298,6 +326,21 @@ final class Driver {
                 ]
             ),
         ]
+        if let requester = topology.natsRequester {
+            // A NATS request: PUB with a reply subject the requester subscribed to, answered by the
+            // responder process.
+            let subject = Array("bench.echo".utf8)
+            let body = Payload.binary(key: 0, size: size)
+            scenarios[2].1.append(
+                (
+                    "nats",
+                    {
+                        requester.publish(subject, body, reply: BenchTopology.natsInbox)
+                        try requester.flush()
+                        _ = try requester.next()
+                    }
+                ))
+        }
         if let secure = topology.secureClient {
             // Its services are numbered from 200.
             let secureCall = ClientRequest.call(

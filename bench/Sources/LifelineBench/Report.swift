@@ -14,6 +14,22 @@ struct Report {
         return figures.first { figure.matches($0, system: system) }
     }
 
+    /// The same measurement of NATS, for a Lifeline figure (nil when NATS was not measured).
+    func nats(of figure: Figure) -> Figure? {
+        guard figure.system.hasPrefix("lifeline") else { return nil }
+        return figures.first { figure.matches($0, system: "nats") }
+    }
+
+    /// Lifeline's p50 (or rate) over NATS's.
+    func natsRatio(of figure: Figure) -> Double? {
+        guard let peer = nats(of: figure) else { return nil }
+        if let mine = figure.summary, let theirs = peer.summary, theirs.p50 > 0 {
+            return mine.p50 / theirs.p50
+        }
+        if let mine = figure.rate, let theirs = peer.rate, theirs > 0 { return mine / theirs }
+        return nil
+    }
+
     private static func number(_ value: Double) -> String {
         value >= 1000 ? String(format: "%.0f", value) : String(format: "%.1f", value)
     }
@@ -42,6 +58,7 @@ struct Report {
                 }
             }
             row.append(comparison)
+            row.append(natsRatio(of: figure).map { String(format: "%.2fx", $0) } ?? "")
             row.append(
                 figure.subscriberCPU.map {
                     String(
@@ -58,7 +75,7 @@ struct Report {
         }
         let header = [
             "scenario", "tr", "N", "bytes", "metric", "system", "n", "p50", "p90", "p99", "p99.9", "max",
-            "p50 / p99 vs", "cpu µs/event brk/subs", "",
+            "p50 / p99 vs", "vs nats", "cpu µs/event brk/subs", "",
         ]
         let all = [header] + rows
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
@@ -114,6 +131,9 @@ struct Report {
             if let cpu = figure.subscriberCPU {
                 members["subscribersCpuMicrosecondsPerEvent"] = .double(cpu.rounded())
             }
+            if let ratio = natsRatio(of: figure) {
+                members["ratioToNats"] = .double((ratio * 100).rounded() / 100)
+            }
             if let base = baseline(of: figure) {
                 members["baseline"] = .string(base.system)
                 if let mine = figure.summary, let theirs = base.summary {
@@ -146,6 +166,7 @@ struct Report {
 
     private static let colors = [
         "lifeline": SVGChart.palette[0], "zmq_proxy": SVGChart.palette[1], "zmq_direct": SVGChart.palette[2],
+        "nats": SVGChart.palette[3], "redis": SVGChart.palette[4],
     ]
 
     /// The pictures: CDFs (log scale) and latency against fan-out.
@@ -180,7 +201,7 @@ struct Report {
                 let chart = SVGChart(
                     title: "\(title) — \(transport)",
                     subtitle:
-                        "CDF of \(lines[0].summary?.count ?? 0) samples per system, \(lines[0].mode); Lifeline vs raw libzmq",
+                        "CDF of \(lines[0].summary?.count ?? 0) samples per system, \(lines[0].mode); Lifeline vs raw libzmq, NATS, Redis",
                     xLabel: "latency (µs, log scale)", yLabel: "percentile (tail spread out)",
                     xScale: .log(range), yScale: .nines(nines),
                     xTicks: SVGChart.logTicks(range), yTicks: Array(ticks.map(\.0)),
@@ -193,7 +214,7 @@ struct Report {
             }
             guard !fanouts.isEmpty else { continue }
             var series: [SVGChart.Series] = []
-            for system in ["lifeline", "zmq_proxy", "zmq_direct"] {
+            for system in ["lifeline", "zmq_proxy", "zmq_direct", "nats", "redis"] {
                 let points = fanouts.filter { $0.system == system }.sorted { $0.fanout < $1.fanout }
                 for (label, dashed, value) in [
                     ("p50", false, { (s: Summary) in s.p50 }), ("p99", true, { (s: Summary) in s.p99 }),

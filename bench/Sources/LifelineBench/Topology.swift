@@ -21,6 +21,15 @@ final class BenchTopology {
     let directPub: ZMQSocket
     let echoDealer: ZMQSocket
     let proxiedDealer: ZMQSocket
+    /// The peers, when their servers are installed: a NATS publisher, a NATS requester (subscribed to
+    /// its reply subject), a Redis publisher.
+    private(set) var nats: NATSConnection?
+    private(set) var natsRequester: NATSConnection?
+    private(set) var redis: RedisConnection?
+    /// Why a peer's rows are missing.
+    private(set) var skipped: [String] = []
+    /// The reply subject of the NATS requests.
+    static let natsInbox = Array("_INBOX.bench".utf8)
 
     init(
         transport: String, fanouts: [Int], binaries: URL, work: URL, ackEndpoint: String, durable: Bool,
@@ -103,6 +112,68 @@ final class BenchTopology {
         try proxiedDealer.connect(reqrep["frontend"] ?? "")
 
         client = try BlockingClient(broker: brokerControl, credentials: nil)
+
+        // NATS (TCP only: nats-server has no Unix socket) and Redis (a Unix socket for the ipc run),
+        // each with the same number of subscriber processes.
+        func startServer(_ name: String, _ executable: URL, _ arguments: [String]) throws -> Child {
+            let child = try Child(name, executable: executable, arguments: arguments, logDirectory: logs)
+            group.children.append(child)
+            return child
+        }
+        if let executable = PeerServer.executable("nats-server") {
+            let address = "127.0.0.1:\(try PeerServer.freePort())"
+            let server = try startServer(
+                "nats-server", executable,
+                ["-a", "127.0.0.1", "-p", String(address.split(separator: ":")[1])])
+            try PeerServer.waitUntilListening("nats-server") { _ = try NATSConnection(address) }
+            let first = started.count
+            for index in 0..<count {
+                _ = try start(
+                    "nats-subscriber-\(index)", "lifeline-bench",
+                    [
+                        "nats-subscriber", "--index", "\(300 + index)", "--ack", ackEndpoint, "--server",
+                        address,
+                        "--topics", topics("bench", for: index),
+                    ])
+            }
+            roles["nats server"] = [server]
+            roles["nats subscribers"] = Array(started[first...])
+            _ = try start("nats-responder", "lifeline-bench", ["nats-responder", "--server", address])
+            nats = try NATSConnection(address)
+            let requester = try NATSConnection(address)
+            requester.subscribe(String(decoding: Self.natsInbox, as: UTF8.self), sid: 1)
+            try requester.ping()
+            natsRequester = requester
+        } else {
+            skipped.append("nats-server is not installed (apt-get install -y nats-server): no NATS rows")
+        }
+        if let executable = PeerServer.executable("redis-server") {
+            let socketPath = work.appendingPathComponent("redis-\(transport).sock").path
+            let port = try PeerServer.freePort()
+            let address = transport == "ipc" ? socketPath : "127.0.0.1:\(port)"
+            let server = try startServer(
+                "redis-server", executable,
+                [
+                    "--bind", "127.0.0.1", "--port", transport == "ipc" ? "0" : "\(port)", "--save", "",
+                    "--appendonly", "no",
+                ] + (transport == "ipc" ? ["--unixsocket", socketPath, "--unixsocketperm", "700"] : []))
+            try PeerServer.waitUntilListening("redis-server") { _ = try RedisConnection(address) }
+            let first = started.count
+            for index in 0..<count {
+                _ = try start(
+                    "redis-subscriber-\(index)", "lifeline-bench",
+                    [
+                        "redis-subscriber", "--index", "\(400 + index)", "--ack", ackEndpoint, "--server",
+                        address,
+                        "--topics", topics("bench", for: index),
+                    ])
+            }
+            roles["redis server"] = [server]
+            roles["redis subscribers"] = Array(started[first...])
+            redis = try RedisConnection(address)
+        } else {
+            skipped.append("redis-server is not installed (apt-get install -y redis-server): no Redis rows")
+        }
 
         guard curve else { return }
         // The same broker and services again, with CURVE on both sockets and a policy (so the ZAP

@@ -95,6 +95,9 @@ do {
     case "subscriber": try Roles.subscriber(&arguments)
     case "echo": try Roles.echo(&arguments)
     case "worker": try Roles.worker(&arguments)
+    case "nats-subscriber": try PeerRoles.natsSubscriber(&arguments)
+    case "redis-subscriber": try PeerRoles.redisSubscriber(&arguments)
+    case "nats-responder": try PeerRoles.natsResponder(&arguments)
     default:
         Console.out(usage)
         exit(role == "help" || role == "--help" ? 0 : 2)
