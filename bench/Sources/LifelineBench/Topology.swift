@@ -120,24 +120,28 @@ final class BenchTopology {
             group.children.append(child)
             return child
         }
+        /// One `<peer>-subscriber` process per subscriber, acking as subscriber `base + i`.
+        func startSubscribers(_ peer: String, numberedFrom base: Int, server: String) throws -> [Child] {
+            let first = started.count
+            for index in 0..<count {
+                _ = try start(
+                    "\(peer)-subscriber-\(index)", "lifeline-bench",
+                    [
+                        "\(peer)-subscriber", "--index", "\(base + index)", "--ack", ackEndpoint, "--server",
+                        server,
+                        "--topics", topics("bench", for: index),
+                    ])
+            }
+            return Array(started[first...])
+        }
         if let executable = PeerServer.executable("nats-server") {
             let address = "127.0.0.1:\(try PeerServer.freePort())"
             let server = try startServer(
                 "nats-server", executable,
                 ["-a", "127.0.0.1", "-p", String(address.split(separator: ":")[1])])
             try PeerServer.waitUntilListening("nats-server") { _ = try NATSConnection(address) }
-            let first = started.count
-            for index in 0..<count {
-                _ = try start(
-                    "nats-subscriber-\(index)", "lifeline-bench",
-                    [
-                        "nats-subscriber", "--index", "\(300 + index)", "--ack", ackEndpoint, "--server",
-                        address,
-                        "--topics", topics("bench", for: index),
-                    ])
-            }
             roles["nats server"] = [server]
-            roles["nats subscribers"] = Array(started[first...])
+            roles["nats subscribers"] = try startSubscribers("nats", numberedFrom: 300, server: address)
             _ = try start("nats-responder", "lifeline-bench", ["nats-responder", "--server", address])
             nats = try NATSConnection(address)
             let requester = try NATSConnection(address)
@@ -158,18 +162,8 @@ final class BenchTopology {
                     "--appendonly", "no",
                 ] + (transport == "ipc" ? ["--unixsocket", socketPath, "--unixsocketperm", "700"] : []))
             try PeerServer.waitUntilListening("redis-server") { _ = try RedisConnection(address) }
-            let first = started.count
-            for index in 0..<count {
-                _ = try start(
-                    "redis-subscriber-\(index)", "lifeline-bench",
-                    [
-                        "redis-subscriber", "--index", "\(400 + index)", "--ack", ackEndpoint, "--server",
-                        address,
-                        "--topics", topics("bench", for: index),
-                    ])
-            }
             roles["redis server"] = [server]
-            roles["redis subscribers"] = Array(started[first...])
+            roles["redis subscribers"] = try startSubscribers("redis", numberedFrom: 400, server: address)
             redis = try RedisConnection(address)
         } else {
             skipped.append("redis-server is not installed (apt-get install -y redis-server): no Redis rows")
