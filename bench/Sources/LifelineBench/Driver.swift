@@ -473,6 +473,56 @@ final class Driver {
                 scenario: "throughput", system: "zmq_proxy", transport: topology.transport, fanout: 1,
                 size: 64, metric: "events/s",
                 mode: "open-loop", rate: baselineRate, lost: total - Int(baselineCount)))
+        try peerThroughput(topology, total: total)
+    }
+
+    /// NATS and Redis to one subscriber: every event queued and written in batches of 500 (one
+    /// `send` each, as their C clients buffer writes), Redis's replies (an integer per PUBLISH) read
+    /// a batch behind.
+    private func peerThroughput(_ topology: BenchTopology, total: Int) throws {
+        let subject = Array("bench.n1".utf8)
+        let publish = Array("PUBLISH".utf8)
+        var peers:
+            [(String, queue: ([UInt8]) -> Void, flush: () throws -> Void, replies: (Int) throws -> Void)] = []
+        if let nats = topology.nats {
+            peers.append(("nats", { nats.publish(subject, $0) }, { try nats.flush() }, { _ in }))
+        }
+        if let redis = topology.redis {
+            peers.append(
+                (
+                    "redis", { redis.command([publish, subject, $0]) }, { try redis.flush() },
+                    { count in for _ in 0..<count { _ = try redis.next() } }
+                ))
+        }
+        let batch = 500
+        for peer in peers {
+            let probe: (UInt64) throws -> Void = { key in
+                peer.queue(Payload.binary(key: key, size: 64))
+                try peer.flush()
+                try peer.replies(1)
+            }
+            let before = try synchronize("throughput \(peer.0)", expected: 1, send: probe)
+            let first = nextKey()
+            key += UInt64(total - 1)
+            let payloads = (0..<total).map {
+                Payload.binary(key: first + UInt64($0), size: 64, quiet: $0 < total - 1)
+            }
+            let start = SystemClock.monotonicNanoseconds()
+            var pending = 0
+            for (index, payload) in payloads.enumerated() {
+                peer.queue(payload)
+                if (index + 1) % batch == 0 || index == total - 1 {
+                    try peer.flush()
+                    try peer.replies(pending)
+                    pending = (index % batch) + 1
+                }
+            }
+            try peer.replies(pending)
+            try recordThroughput(
+                system: peer.0, label: peer.0, mode: "open-loop, writes of \(batch) events",
+                transport: topology.transport, total: total, start: start, lastKey: first + UInt64(total - 1),
+                countBefore: before)
+        }
     }
 
     /// When the last event of a burst arrived and how many of the burst the subscriber counted
