@@ -40,7 +40,7 @@ extension LifelineClient {
 
     /// Kept out of line: decoding inlined into the async caller once crashed the release compiler.
     @inline(never)
-    static func decodeAnswer<Reply: Decodable>(_ answer: JSONValue, as type: Reply.Type)
+    package static func decodeAnswer<Reply: Decodable>(_ answer: JSONValue, as type: Reply.Type)
         throws(PayloadDecodingError) -> Reply
     {
         try JSONValueDecoder.decode(type, from: answer)

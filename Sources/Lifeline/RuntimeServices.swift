@@ -41,9 +41,7 @@ final class RuntimeServices: Sendable {
     /// Runs `service`'s didCreate hook and registers it with the broker under its name; when the
     /// broker refuses, its willDestroy hook runs and the refusal is thrown.
     func register(_ service: Service, client: LifelineClient, context: ServiceContext) async throws {
-        if !service.configurationProblems.isEmpty {
-            throw LifelineError(.badRequest, service.configurationProblems.joined(separator: "; "))
-        }
+        try service.checkConfiguration()
         var unsupported: [String] = []
         if !service.events.isEmpty {
             unsupported.append("events (\(service.events.map(\.rawValue).joined(separator: ", ")))")

@@ -65,6 +65,14 @@ extension Service {
         return copy
     }
 
+    /// Throws the mistakes in how this service was put together, all named in one sentence.
+    /// - Throws: ``LifelineError`` (`.invalid`) when there are any.
+    func checkConfiguration() throws(LifelineError) {
+        guard configurationProblems.isEmpty else {
+            throw LifelineError(.badRequest, configurationProblems.joined(separator: "; "))
+        }
+    }
+
     /// The description REGISTER carries, with the hosted actor's methods described from their types.
     func describedWithActor() async -> ServiceDescription {
         var description = self.description

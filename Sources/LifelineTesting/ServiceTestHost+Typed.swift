@@ -26,14 +26,9 @@ extension ServiceTestHost {
         timeout: Duration = .seconds(5)
     ) async throws -> Reply {
         let answer = try await call(method, try Self.encode(arguments), service: service, timeout: timeout)
-        return try Self.decode(answer, as: reply)
+        return try LifelineClient.decodeAnswer(answer, as: reply)
     }
 
     @inline(never)
     static func encode<T: Encodable>(_ value: T) throws -> JSONValue { try JSONValueEncoder.encode(value) }
-
-    @inline(never)
-    static func decode<T: Decodable>(_ value: JSONValue, as type: T.Type) throws(PayloadDecodingError) -> T {
-        try JSONValueDecoder.decode(type, from: value)
-    }
 }

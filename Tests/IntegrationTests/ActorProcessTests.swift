@@ -143,17 +143,17 @@ struct ActorProcessTests {
         let actors = LifelineActorSystem(client: client, timeout: .seconds(2))
         let gateway = try $SignInGateway.resolve(id: "gateway", using: actors)
 
-        let outcomes = Mutex<[String]>([])
+        let outcomes = Outcomes()
         let looping = Task {
             while !Task.isCancelled {
                 do {
                     _ = try await gateway.state()
-                    outcomes.withLock { $0.append("ok") }
+                    outcomes.append("ok")
                 } catch let error as LifelineError {
-                    outcomes.withLock { $0.append("\(error.code)") }
+                    outcomes.append("\(error.code)")
                     try? await Task.sleep(for: .milliseconds(50))
                 } catch {
-                    outcomes.withLock { $0.append("unexpected \(type(of: error)): \(error)") }
+                    outcomes.append("unexpected \(type(of: error)): \(error)")
                 }
             }
         }
@@ -166,8 +166,8 @@ struct ActorProcessTests {
                 }
             }
             #expect(try await gateway.state() == SignInState(signedIn: false))
-            let start = outcomes.withLock { $0.count }
-            try await Self.waitUntil { outcomes.withLock { $0[start...].filter { $0 == "ok" }.count >= 5 } }
+            let start = outcomes.all.count
+            try await outcomes.wait { $0[start...].filter { $0 == "ok" }.count >= 5 }
             gatewayProcess.kill()
             let killed = ContinuousClock.now
             do {
@@ -180,15 +180,15 @@ struct ActorProcessTests {
                     "actor host killed (round \(round)): the call in flight failed after \(ContinuousClock.now - killed): \(error)"
                 )
             }
-            let beforeRestart = outcomes.withLock { $0.count }
-            try await Self.waitUntil { outcomes.withLock { $0[beforeRestart...].contains { $0 != "ok" } } }
+            let beforeRestart = outcomes.all.count
+            try await outcomes.wait { $0[beforeRestart...].contains { $0 != "ok" } }
             gatewayProcess = try await broker.service("lifeline-gateway", heartbeat)
         }
-        let restarted = outcomes.withLock { $0.count }
-        try await Self.waitUntil { outcomes.withLock { $0[restarted...].filter { $0 == "ok" }.count >= 5 } }
+        let restarted = outcomes.all.count
+        try await outcomes.wait { $0[restarted...].filter { $0 == "ok" }.count >= 5 }
         looping.cancel()
         _ = await looping.value
-        let all = outcomes.withLock { $0 }
+        let all = outcomes.all
         let failures = all.filter { $0 != "ok" }
         print(
             "actor host killed and restarted: \(all.count) calls, \(failures.count) failed (\(Set(failures).sorted()))"
@@ -199,13 +199,39 @@ struct ActorProcessTests {
         #expect(try await gateway.state() == SignInState(signedIn: false), "a new actor, a new state")
         await client.close()
     }
+}
 
-    /// Polls `condition` every 20 ms for up to 15 s.
-    static func waitUntil(_ condition: () -> Bool) async throws {
+/// What a caller's loop got from each call, with a signal at each one, so a test waits on the calls
+/// themselves instead of polling a list.
+final class Outcomes: Sendable {
+    private let list = Mutex<[String]>([])
+    private let changes: AsyncStream<Void>
+    private let changed: AsyncStream<Void>.Continuation
+
+    init() { (changes, changed) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1)) }
+
+    func append(_ outcome: String) {
+        list.withLock { $0.append(outcome) }
+        changed.yield()
+    }
+
+    var all: [String] { list.withLock { $0 } }
+
+    /// Returns once `condition` holds of the outcomes so far, checked at each new outcome.
+    /// - Throws: ``HarnessError`` when it does not within 15 s.
+    func wait(until condition: ([String]) -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(15)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw HarnessError("condition not met in 15 s") }
-            try await Task.sleep(for: .milliseconds(20))
+        // Wakes the wait at the deadline even when no call ends.
+        let alarm = Task { [changed] in
+            try? await Task.sleep(until: deadline)
+            changed.yield()
         }
+        defer { alarm.cancel() }
+        if condition(all) { return }
+        for await _ in changes {
+            if condition(all) { return }
+            guard ContinuousClock.now < deadline else { break }
+        }
+        throw HarnessError("the calls did not reach the expected outcomes within 15 s: \(all.suffix(10))")
     }
 }

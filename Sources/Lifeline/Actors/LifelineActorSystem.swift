@@ -120,7 +120,7 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
         returning: Res.Type
     ) async throws -> Res where Act: DistributedActor, Act.ID == ActorID, Err: Error, Res: Codable {
         let answer = try await send(target, to: actor, invocation)
-        return try Self.decodeAnswer(answer, as: Res.self)
+        return try LifelineClient.decodeAnswer(answer, as: Res.self)
     }
 
     /// Calls `target`, which returns nothing, on the service that hosts `actor`.
@@ -153,13 +153,5 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
         } catch let error as LifelineError {
             throw ActorErrorCoding.rethrown(error)
         }
-    }
-
-    /// Kept out of line: decoding inlined into the async caller once crashed the release compiler.
-    @inline(never)
-    private static func decodeAnswer<Reply: Decodable>(_ answer: JSONValue, as type: Reply.Type)
-        throws(PayloadDecodingError) -> Reply
-    {
-        try JSONValueDecoder.decode(type, from: answer)
     }
 }

@@ -69,9 +69,7 @@ public final class ServiceRunner: Sendable {
     public func run() async throws {
         defer { phase.advance(to: .ended) }
         let name = self.name
-        if !service.configurationProblems.isEmpty {
-            throw LifelineError(.badRequest, service.configurationProblems.joined(separator: "; "))
-        }
+        try service.checkConfiguration()
         let instance = Environment.uniqueToken()
         var registration = ServiceRegistration(
             name: name, instance: instance, pid: Environment.processID, host: Environment.hostName,

@@ -8,6 +8,8 @@ final class PlainSocket {
     private var input: [UInt8] = []
     private var start = 0
     private var output: [UInt8] = []
+    /// What one `recv` reads into, made once.
+    private var scratch = [UInt8](repeating: 0, count: 65_536)
 
     /// Connects to `host:port`, or to the Unix socket at a path starting with `/`.
     /// - Throws: ``BenchError`` naming the address and errno.
@@ -102,10 +104,9 @@ final class PlainSocket {
             input.removeSubrange(0..<start)
             start = 0
         }
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        let count = scratch.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { throw BenchError("the peer closed the connection") }
-        input.append(contentsOf: chunk[0..<count])
+        input.append(contentsOf: scratch[0..<count])
     }
 }
 
