@@ -47,6 +47,7 @@ extension LifelineClient {
     func publishBatches(
         batchSize: Int, window: Int, timeout: Duration, next: (Int) -> [PublishedEvent]
     ) async throws -> [PublishReceipt] {
+        await publishing.settle()
         let size = min(max(1, batchSize), PublishRequest.maximumBatch)
         func nextBatch() -> PublishRequest? {
             let current = next(size)
@@ -103,8 +104,7 @@ extension LifelineClient {
     }
 
     private func batch(_ events: [PublishedEvent]) -> PublishRequest {
-        let number = publications.wrappingAdd(1, ordering: .relaxed).newValue
-        return PublishRequest(batch: events, publishID: "\(publisherToken).\(number)")
+        PublishRequest(batch: events, publishID: publishing.nextID())
     }
 
     /// Sends `publication` until it is answered or `deadline` passes.

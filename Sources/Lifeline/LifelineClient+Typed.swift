@@ -12,6 +12,13 @@ extension LifelineClient {
         try await publish(E.name, try event.payload(), acknowledged: acknowledged, timeout: timeout)
     }
 
+    /// Posts `event` (its type names it) without waiting for its receipt, as
+    /// ``post(_:_:timeout:)`` does for a name and a JSON payload.
+    /// - Throws: `EncodingError` for a number JSON cannot hold (nothing is posted).
+    public func post<E: LifelineEvent>(_ event: E, timeout: Duration = .seconds(10)) async throws {
+        await post(PublishedEvent(E.name, try event.payload()), timeout: timeout)
+    }
+
     /// Publishes `events` in order, batched as ``publish(contentsOf:batchSize:window:timeout:)-(PublishedEvent,_,_,_)``
     /// batches them.
     /// - Throws: `EncodingError` for a number JSON cannot hold (before anything is sent);

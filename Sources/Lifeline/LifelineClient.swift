@@ -13,9 +13,9 @@ public final class LifelineClient: Sendable {
     public let brokerEndpoint: String
     private let connection: any Connection
     private let pending: PendingReplies
-    /// Names this client's publications: `token.counter`.
-    let publisherToken = Environment.uniqueToken()
-    let publications = Atomic<UInt64>(0)
+    /// This client's publications on their way out, coalesced into batches when they come faster
+    /// than the broker answers.
+    let publishing: PublishCoalescer
 
     /// Connects to the broker at `broker`, with CURVE when `credentials` are given (by default those
     /// of `LIFELINE_KEY` and `LIFELINE_BROKER_KEY`).
@@ -48,7 +48,15 @@ public final class LifelineClient: Sendable {
         let pending = PendingReplies()
         self.pending = pending
         self.brokerEndpoint = brokerEndpoint
-        self.connection = connect(pending, deliver)
+        let connection = connect(pending, deliver)
+        self.connection = connection
+        self.publishing = PublishCoalescer(token: Environment.uniqueToken()) { publication, timeout, completion in
+            let ticket = pending.park(.handler(completion))
+            connection.post(
+                .request(
+                    ClientRequest.publish(publication).controlRequest(), ticket: ticket,
+                    timeoutMilliseconds: max(1, timeout.wholeMilliseconds)))
+        }
     }
 
     deinit { connection.post(.shutdown) }
@@ -93,6 +101,12 @@ public final class LifelineClient: Sendable {
 
     /// Publishes `event` with `payload` (a JSON object); returns its sequence and subscriber count.
     ///
+    /// A lone publish leaves at once. Publishes made while an earlier one of this client is on its
+    /// way (from many tasks, or behind ``post(_:_:timeout:)``) leave together, in order, as one
+    /// batch when it is answered; each still gets its own receipt. An acknowledged publish, or one
+    /// of an event that moves the lifecycle, waits for the publications before it and then leaves
+    /// alone; several of them from many tasks are in flight together.
+    ///
     /// The publication carries an id of this client's; when the broker does not answer (it is
     /// restarting, or the network is down) it is sent again with the same id until `timeout`
     /// passes, and the broker publishes it once whatever number of copies reach it.
@@ -102,10 +116,14 @@ public final class LifelineClient: Sendable {
         _ event: EventName, _ payload: JSONValue = .emptyObject, acknowledged: Bool = false,
         timeout: Duration = .seconds(10)
     ) async throws -> PublishReceipt {
-        let number = publications.wrappingAdd(1, ordering: .relaxed).newValue
+        let published = PublishedEvent(event, payload: JSONWriter.encode(payload))
+        if !acknowledged && PublishCoalescer.Queue.coalesces(event) {
+            return try await publishing.publish(published, timeout: timeout)
+        }
+        await publishing.settle()
         let publish = PublishRequest(
-            event: event, payload: JSONWriter.encode(payload), acknowledged: acknowledged ? true : nil,
-            publishID: "\(publisherToken).\(number)")
+            event: event, payload: published.payload, acknowledged: acknowledged ? true : nil,
+            publishID: publishing.nextID())
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while true {
@@ -125,6 +143,32 @@ public final class LifelineClient: Sendable {
     static let publishAttempt = Duration.seconds(2)
     /// The pause between two attempts.
     static let publishRetryPause = Duration.milliseconds(200)
+
+    /// Publishes `event` with `payload` (a JSON object) without waiting for its receipt: returns as
+    /// soon as the event is queued (it waits only while 100 000 events are queued). Events posted
+    /// while an earlier publication is on its way leave together, in order, as one batch, so a loop
+    /// of posts runs at the bus's batched rate. Each batch is answered and sent again until
+    /// `timeout` when the broker does not answer (it is published once); a refused batch is sent
+    /// again event by event, so only the bad events fail. ``flush()`` waits for all of it
+    /// and reports what failed.
+    public func post(_ event: EventName, _ payload: JSONValue = .emptyObject, timeout: Duration = .seconds(10))
+        async
+    {
+        await post(PublishedEvent(event, payload: JSONWriter.encode(payload)), timeout: timeout)
+    }
+
+    /// Posts `event` (its payload already JSON text), as ``post(_:_:timeout:)`` does.
+    public func post(_ event: PublishedEvent, timeout: Duration = .seconds(10)) async {
+        await publishing.post(event, timeout: timeout)
+    }
+
+    /// Waits until everything this client posted before the call has been answered by the broker
+    /// (published, refused or given up).
+    /// - Throws: ``LifelineError`` for the first posted event that failed since the last flush (its
+    ///   name and the broker's reason), with how many failed.
+    public func flush() async throws {
+        try await publishing.flush()
+    }
 
     /// The Context's findServiceByName: the record, or ``LifelineError`` with status 404.
     /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, `.notFound` when no service has the name.

@@ -38,6 +38,9 @@ public struct PublishReceipt: Sendable, Equatable {
     public var count = 1
     /// A batch: the sequence of its first event.
     public var firstSequence: UInt64 { sequence - UInt64(max(1, count)) + 1 }
+    /// A batch of several event names: how many registered services subscribe to each name
+    /// (``subscribers`` counts the services subscribed to any of them); nil otherwise.
+    public var subscribersByEvent: [String: Int]?
 
     public init(
         event: EventName, sequence: UInt64, epoch: UInt64, subscribers: Int, lifecycle: LifecycleState?,
@@ -67,11 +70,12 @@ public struct PublishReceipt: Sendable, Equatable {
             Missing(service: $0["service"]?.stringValue ?? "", reason: $0["reason"]?.stringValue ?? "")
         }
         count = Int(json["count"]?.intValue ?? 1)
+        subscribersByEvent = json["subscribersByEvent"]?.objectValue?.compactMapValues { $0.intValue.map(Int.init) }
     }
 
     /// The reply body, keys in a fixed order (the hot path writes it without building a tree).
     public var body: [UInt8] {
-        if acknowledged == nil && count <= 1, let plain = plainBody() { return plain }
+        if acknowledged == nil && count <= 1 && subscribersByEvent == nil, let plain = plainBody() { return plain }
         var writer = JSONObjectWriter()
         if let acknowledged {
             writer.add("acknowledged", .array(acknowledged.sorted().map { .string($0) }))
@@ -99,6 +103,10 @@ public struct PublishReceipt: Sendable, Equatable {
         }
         writer.add("sequence", Int64(bitPattern: sequence))
         writer.add("subscribers", Int64(subscribers))
+        if let subscribersByEvent {
+            writer.add(
+                "subscribersByEvent", .object(subscribersByEvent.mapValues { .int(Int64($0)) }))
+        }
         return writer.finish()
     }
 

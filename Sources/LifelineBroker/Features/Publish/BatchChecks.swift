@@ -62,4 +62,14 @@ enum BatchChecks {
         let names = Set(request.rest.map(\.name) + [request.event])
         return core.registry.entries.values.filter { !names.isDisjoint(with: $0.registration.events) }.count
     }
+
+    /// A batch of several names: how many registered services subscribe to each; nil for one name.
+    static func subscribersByEvent(of request: PublishRequest, in core: BrokerCore) -> [String: Int]? {
+        guard request.isMixed else { return nil }
+        var counts: [String: Int] = [:]
+        for event in request.events where counts[event.name.rawValue] == nil {
+            counts[event.name.rawValue] = core.registry.subscriberCount(of: event.name)
+        }
+        return counts
+    }
 }

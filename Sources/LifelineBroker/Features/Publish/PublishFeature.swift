@@ -15,13 +15,26 @@ struct PublishFeature: BrokerFeature {
     /// after the restart is still answered once (with the sequence it got, its subscriber count at
     /// the time and no acknowledgements).
     mutating func restore(_ records: [JournalRecord]) {
-        for case .event(let message, let publishID?, let subscribers, let batch) in records {
+        for (index, record) in records.enumerated() {
+            guard case .event(let message, let publishID?, let subscribers, let batch) = record else { continue }
             var receipt = PublishReceipt(
                 event: message.name, sequence: message.header.sequence, epoch: message.header.epoch,
                 subscribers: subscribers, lifecycle: nil)
             receipt.count = batch
+            if batch > 1, index >= batch - 1 {
+                receipt.subscribersByEvent = Self.subscribersByEvent(records[(index - batch + 1)...index])
+            }
             recent.record(publishID, .answered(receipt.body))
         }
+    }
+
+    /// The per-name subscriber counts of a restored batch of several names (nil for one name).
+    private static func subscribersByEvent(_ batch: ArraySlice<JournalRecord>) -> [String: Int]? {
+        var counts: [String: Int] = [:]
+        for case .event(let message, _, let subscribers, _) in batch {
+            counts[message.name.rawValue] = subscribers
+        }
+        return counts.count > 1 ? counts : nil
     }
 
     mutating func handle(_ request: ClientRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore)
@@ -171,6 +184,7 @@ struct PublishFeature: BrokerFeature {
             event: events[events.count - 1].name, sequence: last.sequence, epoch: last.epoch,
             subscribers: BatchChecks.subscribers(of: request, in: core), lifecycle: core.lifecycle)
         receipt.count = events.count
+        receipt.subscribersByEvent = BatchChecks.subscribersByEvent(of: request, in: core)
         let body = receipt.body
         if let publishID = request.publishID { recent.record(publishID, .answered(body)) }
         if request.reply { core.send(peer, ControlReply(requestID: id, status: .ok, body: body)) }

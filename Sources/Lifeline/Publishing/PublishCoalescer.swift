@@ -1,0 +1,226 @@
+import LifelineProtocol
+import LifelineSupport
+import Synchronization
+
+/// Runs a client's ``PublishQueue``: awaited publishes and posted events go in, PUBLISH requests go
+/// out through `send`, and the answers (on the socket thread) resume the waiters and send the next
+/// batch without a hop through the concurrency pool. A batch the broker did not answer is sent again
+/// with the same id (the broker publishes it once), after a pause, until its members' deadlines
+/// pass; a refused batch is sent again one event at a time, so that only the bad events fail.
+final class PublishCoalescer: Sendable {
+    typealias Receipt = CheckedContinuation<PublishReceipt, any Error>
+    typealias Queue = PublishQueue<Receipt, CheckedContinuation<Void, Never>>
+    /// Sends a PUBLISH and calls back with its answer (on any thread).
+    typealias Send =
+        @Sendable (PublishRequest, Duration, @escaping @Sendable (Result<ControlReply, LifelineError>) -> Void) ->
+        Void
+
+    private struct State {
+        var queue: Queue
+        /// Posters waiting for room in the queue.
+        var roomWaiters: [CheckedContinuation<Void, Never>] = []
+        /// The first failure of a posted event since the last ``flush()``, and how many failed.
+        var postFailure: LifelineError?
+        var failedPosts = 0
+    }
+
+    private let state: Mutex<State>
+    private let send: Send
+    /// Names the publications of this client: `token.counter`.
+    private let token: String
+    private let published = Atomic<UInt64>(0)
+
+    /// The longest one attempt of a PUBLISH waits for its answer.
+    static let attempt = Duration.seconds(2)
+    /// The pause before an unanswered PUBLISH is sent again.
+    static let retryPause = Duration.milliseconds(200)
+
+    init(queue: Queue = Queue(), token: String, send: @escaping Send) {
+        self.state = Mutex(State(queue: queue))
+        self.send = send
+        self.token = token
+    }
+
+    /// Events queued and not yet sent.
+    var queuedEvents: Int { state.withLock { $0.queue.queued } }
+    /// A PUBLISH is on its way.
+    var publishing: Bool { state.withLock { $0.queue.busy } }
+
+    /// A publication id of this client's, never given before.
+    func nextID() -> String { "\(token).\(published.wrappingAdd(1, ordering: .relaxed).newValue)" }
+
+    /// Publishes `event` in its turn and returns its own receipt.
+    /// - Throws: ``LifelineError``: the broker's refusal of the event, or `.timeout` / `.unavailable`
+    ///   when no answer came before `timeout`.
+    func publish(_ event: PublishedEvent, timeout: Duration) async throws -> PublishReceipt {
+        let deadline = SystemClock.monotonicNanoseconds() &+ UInt64(timeout.wholeNanoseconds)
+        return try await withCheckedThrowingContinuation { waiter in
+            add(.publication(.init(event: event, waiter: waiter, deadline: deadline)))
+        }
+    }
+
+    /// Queues `event` without waiting for its receipt; waits only while the queue is full.
+    func post(_ event: PublishedEvent, timeout: Duration) async {
+        while !state.withLock({ $0.queue.hasRoom }) {
+            await withCheckedContinuation { waiter in
+                let waiting = state.withLock { state in
+                    if state.queue.hasRoom { return false }
+                    state.roomWaiters.append(waiter)
+                    return true
+                }
+                if !waiting { waiter.resume() }
+            }
+        }
+        let deadline = SystemClock.monotonicNanoseconds() &+ UInt64(timeout.wholeNanoseconds)
+        add(.publication(.init(event: event, waiter: nil, deadline: deadline)))
+    }
+
+    /// Returns once everything queued before the call has been answered (or given up).
+    func settle() async {
+        await withCheckedContinuation { barrier in add(.barrier(barrier)) }
+    }
+
+    /// Waits until everything posted before the call has been answered, then reports the first
+    /// posted event that failed since the last flush.
+    /// - Throws: ``LifelineError`` naming the first failed event and how many failed.
+    func flush() async throws {
+        await settle()
+        let (failure, count) = state.withLock { state in
+            defer { (state.postFailure, state.failedPosts) = (nil, 0) }
+            return (state.postFailure, state.failedPosts)
+        }
+        guard let failure else { return }
+        if count == 1 { throw failure }
+        throw LifelineError(failure.status, "\(count) posted events failed; the first: \(failure.message)")
+    }
+
+    private func add(_ entry: Queue.Entry) {
+        let step = state.withLock { $0.queue.add(entry, makeID: nextID) }
+        carryOut(step)
+    }
+
+    private func carryOut(_ step: Queue.Step) {
+        for barrier in step.passed { barrier.resume() }
+        if let batch = step.batch { launch(batch) }
+    }
+
+    private func launch(_ batch: Queue.Batch) {
+        let remaining = Int64(batch.deadline) &- Int64(SystemClock.monotonicNanoseconds())
+        let attempt = min(Self.attempt, .nanoseconds(max(1_000_000, remaining)))
+        send(batch.request, attempt) { result in self.finish(batch, result) }
+    }
+
+    private func finish(_ batch: Queue.Batch, _ result: Result<ControlReply, LifelineError>) {
+        switch result {
+        case .success(let reply):
+            let receipts: [PublishReceipt]
+            do {
+                receipts = Queue.receipts(for: batch.members, from: try PublishReceipt(body: reply.body))
+            } catch {
+                fail(batch.members, LifelineError(.unavailable, "the broker's receipt is not JSON: \(error)"))
+                batchDone()
+                return
+            }
+            for (member, receipt) in zip(batch.members, receipts) { member.waiter?.resume(returning: receipt) }
+            batchDone()
+        case .failure(let error) where error.status == .timeout || error.status == .unavailable:
+            let retryAt = SystemClock.monotonicNanoseconds() &+ UInt64(Self.retryPause.wholeNanoseconds)
+            let expired = batch.members.filter { $0.deadline <= retryAt }
+            fail(expired, error)
+            guard expired.count < batch.members.count else {
+                batchDone()
+                return
+            }
+            var again = batch
+            again.members.removeAll { $0.deadline <= retryAt }
+            Task {
+                try? await Task.sleep(for: Self.retryPause)
+                self.launch(again)
+            }
+        case .failure(let error) where batch.members.count == 1:
+            fail(batch.members, error)
+            batchDone()
+        case .failure:
+            Task {
+                await self.publishOneByOne(batch.members)
+                self.batchDone()
+            }
+        }
+    }
+
+    /// A refused batch's members, each as its own PUBLISH (a fresh id: the broker remembers no
+    /// refusal), in order: the good ones are published, the bad ones fail with their own reason.
+    private func publishOneByOne(_ members: [Queue.Member]) async {
+        for member in members {
+            let alone = Queue.Batch(
+                request: PublishRequest(
+                    event: member.event.name, payload: member.event.payload, publishID: nextID()),
+                members: [member])
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                sendAlone(alone) { done.resume() }
+            }
+        }
+    }
+
+    /// Sends a one-event batch until it is answered, refused or its deadline passes, then calls `done`.
+    private func sendAlone(_ batch: Queue.Batch, done: @escaping @Sendable () -> Void) {
+        let remaining = Int64(batch.deadline) &- Int64(SystemClock.monotonicNanoseconds())
+        let attempt = min(Self.attempt, .nanoseconds(max(1_000_000, remaining)))
+        send(batch.request, attempt) { result in
+            switch result {
+            case .success(let reply):
+                do {
+                    let receipt = try PublishReceipt(body: reply.body)
+                    batch.members[0].waiter?.resume(returning: receipt)
+                } catch {
+                    self.fail(batch.members, LifelineError(.unavailable, "the broker's receipt is not JSON: \(error)"))
+                }
+                done()
+            case .failure(let error) where error.status == .timeout || error.status == .unavailable:
+                let retryAt = SystemClock.monotonicNanoseconds() &+ UInt64(Self.retryPause.wholeNanoseconds)
+                guard batch.deadline > retryAt else {
+                    self.fail(batch.members, error)
+                    done()
+                    return
+                }
+                Task {
+                    try? await Task.sleep(for: Self.retryPause)
+                    self.sendAlone(batch, done: done)
+                }
+            case .failure(let error):
+                self.fail(batch.members, error)
+                done()
+            }
+        }
+    }
+
+    private func fail(_ members: [Queue.Member], _ error: LifelineError) {
+        var posted = 0
+        for member in members {
+            if let waiter = member.waiter {
+                waiter.resume(throwing: error)
+            } else {
+                posted += 1
+            }
+        }
+        guard posted > 0 else { return }
+        let name = members.first { $0.waiter == nil }?.event.name.rawValue ?? ""
+        state.withLock { state in
+            if state.postFailure == nil {
+                state.postFailure = LifelineError(error.status, "posting '\(name)': \(error.message)")
+            }
+            state.failedPosts += posted
+        }
+    }
+
+    private func batchDone() {
+        let (step, room) = state.withLock { state -> (Queue.Step, [CheckedContinuation<Void, Never>]) in
+            let step = state.queue.batchDone(makeID: nextID)
+            guard state.queue.hasRoom else { return (step, []) }
+            defer { state.roomWaiters.removeAll() }
+            return (step, state.roomWaiters)
+        }
+        for waiter in room { waiter.resume() }
+        carryOut(step)
+    }
+}

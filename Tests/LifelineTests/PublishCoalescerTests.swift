@@ -1,0 +1,234 @@
+import Dispatch
+import LifelineProtocol
+import Synchronization
+import Testing
+
+@testable import Lifeline
+
+/// Plays the broker's PUBLISH on a serial queue standing for the socket thread: sequences, remembers
+/// publication ids, refuses a batch that holds a bad event (naming it), and can hold its answers or
+/// lose one.
+private final class FakeBroker: Sendable {
+    struct State {
+        var sequence: UInt64 = 0
+        var published: [PublishedEvent] = []
+        var remembered: [String: [UInt8]] = [:]
+        var requests: [PublishRequest] = []
+        var held: [@Sendable () -> Void] = []
+        var holding = false
+        /// Requests lost on the way: the connection times each out.
+        var dropping = false
+        /// Ids whose first copy is published but whose answer is lost.
+        var loseAnswer: Set<String> = []
+        var subscribers: [String: Int] = [:]
+    }
+
+    let state = Mutex(State())
+    private let socketThread = DispatchQueue(label: "fake-socket-thread")
+
+    func hold() { state.withLock { $0.holding = true } }
+
+    func release() {
+        let held = state.withLock { state in
+            state.holding = false
+            defer { state.held.removeAll() }
+            return state.held
+        }
+        for answer in held { socketThread.async(execute: answer) }
+    }
+
+    var published: [PublishedEvent] { state.withLock { $0.published } }
+    var requests: [PublishRequest] { state.withLock { $0.requests } }
+
+    func send(
+        _ request: PublishRequest, _ timeout: Duration,
+        _ completion: @escaping @Sendable (Result<ControlReply, LifelineError>) -> Void
+    ) {
+        if state.withLock({ $0.dropping }) {
+            socketThread.asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.wholeNanoseconds))) {
+                completion(.failure(LifelineError(.timeout, "PUBLISH was not answered within \(timeout)")))
+            }
+            return
+        }
+        let answer: @Sendable () -> Void = { completion(self.handle(request)) }
+        let holding = state.withLock { state in
+            if state.holding { state.held.append(answer) }
+            return state.holding
+        }
+        if !holding { socketThread.async(execute: answer) }
+    }
+
+    private func handle(_ request: PublishRequest) -> Result<ControlReply, LifelineError> {
+        state.withLock { state in
+            state.requests.append(request)
+            let id = request.publishID ?? ""
+            if let body = state.remembered[id] { return .success(ControlReply(requestID: [], status: .ok, body: body)) }
+            if let bad = request.events.firstIndex(where: { $0.name.rawValue.hasPrefix("bad.") }) {
+                let name = request.events[bad].name.rawValue
+                let message =
+                    request.count == 1
+                    ? "\(name) is refused" : "event \(bad + 1) of \(request.count) (\(name)): \(name) is refused"
+                return .failure(LifelineError(.unprocessable, message))
+            }
+            state.published += request.events
+            state.sequence += UInt64(request.count)
+            var receipt = PublishReceipt(
+                event: request.events.last!.name, sequence: state.sequence, epoch: 1,
+                subscribers: state.subscribers.values.reduce(0, +), lifecycle: .active)
+            receipt.count = request.count
+            if request.isMixed {
+                receipt.subscribersByEvent = Dictionary(
+                    uniqueKeysWithValues: Set(request.events.map(\.name.rawValue)).map {
+                        ($0, state.subscribers[$0] ?? 0)
+                    })
+            } else {
+                receipt.subscribers = state.subscribers[request.event.rawValue] ?? 0
+            }
+            state.remembered[id] = receipt.body
+            if state.loseAnswer.remove(id) != nil {
+                return .failure(LifelineError(.timeout, "PUBLISH was not answered"))
+            }
+            return .success(ControlReply(requestID: [], status: .ok, body: receipt.body))
+        }
+    }
+}
+
+@Suite("Coalesced publishing against a broker that answers late, loses answers and refuses", .timeLimit(.minutes(1)))
+struct PublishCoalescerTests {
+    private func waitUntil(_ condition: () -> Bool) async throws {
+        while !condition() { try await Task.sleep(for: .milliseconds(1)) }
+    }
+
+    @Test("publishes from many tasks while one is out leave as one batch; each gets its own receipt")
+    func manyTasks() async throws {
+        let broker = FakeBroker()
+        broker.state.withLock { $0.subscribers = ["a.x": 2, "b.y": 1] }
+        let coalescer = PublishCoalescer(token: "t", send: broker.send)
+        broker.hold()
+        var all: [String: PublishReceipt] = [:]
+        try await withThrowingTaskGroup(of: Dictionary<String, PublishReceipt>.self) { group in
+            for n in 0..<200 {
+                group.addTask {
+                    let name: EventName = n % 3 == 0 ? "b.y" : "a.x"
+                    let payload = "{\"n\":\(n)}"
+                    let receipt = try await coalescer.publish(
+                        PublishedEvent(name, payload: Array(payload.utf8)), timeout: .seconds(10))
+                    return [payload: receipt]
+                }
+            }
+            try await waitUntil { coalescer.queuedEvents == 199 }
+            broker.release()
+            for try await one in group { all.merge(one) { $1 } }
+        }
+        #expect(broker.requests.map(\.count) == [1, 199], "the first alone, the 199 behind it in one PUBLISH")
+        let published = broker.published
+        #expect(published.count == 200)
+        for (index, event) in published.enumerated() {
+            let receipt = try #require(all[String(decoding: event.payload, as: UTF8.self)])
+            #expect(receipt.sequence == UInt64(index + 1) && receipt.event == event.name)
+            #expect(receipt.subscribers == (event.name == "b.y" ? 1 : 2))
+        }
+    }
+
+    @Test("a loop of posts keeps its order and leaves in few PUBLISHes; flush waits for the last answer")
+    func postsInOrder() async throws {
+        let broker = FakeBroker()
+        let coalescer = PublishCoalescer(token: "t", send: broker.send)
+        let count = 20_000
+        for n in 0..<count {
+            await coalescer.post(PublishedEvent("a.x", payload: Array("\(n)".utf8)), timeout: .seconds(10))
+        }
+        try await coalescer.flush()
+        #expect(broker.published.map { String(decoding: $0.payload, as: UTF8.self) } == (0..<count).map(String.init))
+        #expect(broker.requests.count < count / 10, "\(broker.requests.count) PUBLISH requests for \(count) posts")
+        #expect(Set(broker.requests.compactMap(\.publishID)).count == broker.requests.count)
+    }
+
+    @Test("an unanswered batch is sent again with its id and published once; order holds behind it")
+    func lostAnswer() async throws {
+        let broker = FakeBroker()
+        let coalescer = PublishCoalescer(token: "t", send: broker.send)
+        broker.state.withLock { $0.loseAnswer = ["t.2"] }
+        broker.hold()
+        async let first = coalescer.publish(PublishedEvent("a.x", payload: Array("0".utf8)), timeout: .seconds(10))
+        try await waitUntil { broker.state.withLock { $0.held.count == 1 } }
+        for n in 1...3 { await coalescer.post(PublishedEvent("a.x", payload: Array("\(n)".utf8)), timeout: .seconds(10)) }
+        broker.release()
+        #expect(try await first.sequence == 1)
+        await coalescer.post(PublishedEvent("a.x", payload: Array("4".utf8)), timeout: .seconds(10))
+        try await coalescer.flush()
+        #expect(broker.published.map { String(decoding: $0.payload, as: UTF8.self) } == ["0", "1", "2", "3", "4"])
+        #expect(broker.requests.map(\.publishID) == ["t.1", "t.2", "t.2", "t.3"], "t.2 again, not a new id")
+    }
+
+    @Test("a refused batch is sent again event by event: only the bad event fails, with its own reason")
+    func refusedBatch() async throws {
+        let broker = FakeBroker()
+        let coalescer = PublishCoalescer(token: "t", send: broker.send)
+        broker.hold()
+        async let first = coalescer.publish(PublishedEvent("a.x", payload: Array("0".utf8)), timeout: .seconds(10))
+        try await waitUntil { broker.state.withLock { $0.held.count == 1 } }
+        async let good = coalescer.publish(PublishedEvent("a.x", payload: Array("1".utf8)), timeout: .seconds(10))
+        async let bad = coalescer.publish(PublishedEvent("bad.x", payload: Array("2".utf8)), timeout: .seconds(10))
+        try await waitUntil { coalescer.queuedEvents == 2 }
+        await coalescer.post(PublishedEvent("bad.y", payload: Array("3".utf8)), timeout: .seconds(10))
+        await coalescer.post(PublishedEvent("a.x", payload: Array("4".utf8)), timeout: .seconds(10))
+        broker.release()
+        #expect(try await first.sequence == 1)
+        #expect(try await good.sequence == 2)
+        do {
+            _ = try await bad
+            Issue.record("the bad event was published")
+        } catch let error as LifelineError {
+            #expect(error.status == .unprocessable && error.message == "bad.x is refused")
+        }
+        do {
+            try await coalescer.flush()
+            Issue.record("flush did not report the bad post")
+        } catch let error as LifelineError {
+            #expect(error.message == "posting 'bad.y': bad.y is refused")
+        }
+        try await coalescer.flush()
+        #expect(broker.published.map { String(decoding: $0.payload, as: UTF8.self) } == ["0", "1", "4"])
+    }
+
+    @Test("settle returns once what was queued before it is answered; at once when nothing is")
+    func settle() async throws {
+        let broker = FakeBroker()
+        let coalescer = PublishCoalescer(token: "t", send: broker.send)
+        await coalescer.settle()
+        broker.hold()
+        await coalescer.post(PublishedEvent("a.x", payload: []), timeout: .seconds(10))
+        await coalescer.post(PublishedEvent("a.x", payload: []), timeout: .seconds(10))
+        let settled = Atomic<Bool>(false)
+        let waiter = Task {
+            await coalescer.settle()
+            settled.store(true, ordering: .relaxed)
+        }
+        try await waitUntil { broker.state.withLock { $0.held.count == 1 } }
+        let early = settled.load(ordering: .relaxed)
+        #expect(!early)
+        broker.release()
+        await waiter.value
+        #expect(broker.published.count == 2)
+    }
+
+    @Test("with no answer before its deadline a publish throws the timeout and a post is reported by flush")
+    func deadline() async throws {
+        let broker = FakeBroker()
+        let coalescer = PublishCoalescer(token: "t", send: broker.send)
+        broker.state.withLock { $0.dropping = true }
+        let late = Task {
+            try await coalescer.publish(PublishedEvent("a.x", payload: []), timeout: .milliseconds(50))
+        }
+        try await waitUntil { coalescer.publishing }
+        await coalescer.post(PublishedEvent("a.y", payload: []), timeout: .milliseconds(50))
+        await #expect(throws: LifelineError.self) { try await late.value }
+        do {
+            try await coalescer.flush()
+            Issue.record("flush did not report the lost post")
+        } catch let error as LifelineError {
+            #expect(error.status == .timeout && error.message.hasPrefix("posting 'a.y'"))
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import LifelineProtocol
+import Testing
+
+@testable import Lifeline
+
+@Suite("Coalesced publishing: what leaves when, and each event's own receipt", .timeLimit(.minutes(1)))
+struct PublishQueueTests {
+    typealias Queue = PublishQueue<Int, String>
+
+    private final class IDs {
+        var next = 0
+        func make() -> String {
+            next += 1
+            return "t.\(next)"
+        }
+    }
+
+    private func member(_ name: EventName, _ n: Int, waiter: Int? = nil, bytes: Int = 0) -> Queue.Entry {
+        let payload = bytes > 0 ? Array(repeating: UInt8(ascii: " "), count: bytes) : Array("{\"n\":\(n)}".utf8)
+        return .publication(.init(event: PublishedEvent(name, payload: payload), waiter: waiter, deadline: 1))
+    }
+
+    @Test("a lone event leaves at once as a plain PUBLISH; what comes while it is out leaves together, in order")
+    func loneThenBatch() {
+        let ids = IDs()
+        var queue = Queue()
+        let first = queue.add(member("a.x", 0, waiter: 0), makeID: ids.make)
+        let request = try! #require(first.batch?.request)
+        #expect(request.count == 1 && request.event == "a.x" && request.publishID == "t.1")
+        #expect(request.frames(id: [1]) != nil, "a single event's PUBLISH, as the general path sends it")
+        for n in 1...5 { #expect(queue.add(member("a.x", n, waiter: n), makeID: ids.make).batch == nil) }
+        #expect(queue.queued == 5 && queue.busy)
+        let second = try! #require(queue.batchDone(makeID: ids.make).batch)
+        #expect(second.request.count == 5 && second.request.publishID == "t.2")
+        #expect(second.members.map(\.waiter) == [1, 2, 3, 4, 5])
+        #expect(second.request.events.map { String(decoding: $0.payload, as: UTF8.self) } == (1...5).map { "{\"n\":\($0)}" })
+        #expect(queue.batchDone(makeID: ids.make).batch == nil)
+        #expect(queue.isIdle)
+    }
+
+    @Test("a batch stops at its event count or its byte bound; an event above the bound still goes, alone")
+    func bounds() {
+        let ids = IDs()
+        var queue = Queue(maximumEvents: 3, maximumBytes: 100)
+        _ = queue.add(member("a.x", 0), makeID: ids.make)
+        for n in 1...4 { _ = queue.add(member("a.x", n), makeID: ids.make) }
+        _ = queue.add(member("a.big", 5, bytes: 500), makeID: ids.make)
+        _ = queue.add(member("a.x", 6, bytes: 60), makeID: ids.make)
+        _ = queue.add(member("a.x", 7, bytes: 60), makeID: ids.make)
+        var sizes: [Int] = []
+        while let batch = queue.batchDone(makeID: ids.make).batch { sizes.append(batch.request.count) }
+        #expect(sizes == [3, 1, 1, 1, 1])
+        #expect(queue.isIdle && queue.queued == 0)
+    }
+
+    @Test("a barrier passes at once when nothing is out, else once everything before it is answered")
+    func barriers() {
+        let ids = IDs()
+        var queue = Queue()
+        #expect(queue.add(.barrier("idle"), makeID: ids.make).passed == ["idle"])
+        _ = queue.add(member("a.x", 0), makeID: ids.make)
+        #expect(queue.add(.barrier("behind the first"), makeID: ids.make).passed.isEmpty)
+        _ = queue.add(member("a.x", 1), makeID: ids.make)
+        _ = queue.add(.barrier("behind the second"), makeID: ids.make)
+        let afterFirst = queue.batchDone(makeID: ids.make)
+        #expect(afterFirst.passed == ["behind the first"])
+        #expect(afterFirst.batch?.request.count == 1, "a barrier cuts the batch: nothing after it joins")
+        let afterSecond = queue.batchDone(makeID: ids.make)
+        #expect(afterSecond.passed == ["behind the second"] && afterSecond.batch == nil)
+        #expect(queue.isIdle)
+    }
+
+    @Test("each member's receipt: its own name, sequence and subscribers, the batch's epoch and lifecycle")
+    func receipts() {
+        let members: [Queue.Member] = ["a.x", "b.y", "a.x"].map {
+            .init(event: PublishedEvent($0, payload: []), waiter: nil, deadline: 0)
+        }
+        var batch = PublishReceipt(
+            event: "a.x", sequence: 12, epoch: 7, subscribers: 3, lifecycle: .active)
+        batch.count = 3
+        batch.subscribersByEvent = ["a.x": 1, "b.y": 2]
+        let receipts = Queue.receipts(for: members, from: batch)
+        #expect(receipts.map(\.event) == ["a.x", "b.y", "a.x"])
+        #expect(receipts.map(\.sequence) == [10, 11, 12])
+        #expect(receipts.map(\.subscribers) == [1, 2, 1])
+        #expect(receipts.allSatisfy { $0.epoch == 7 && $0.lifecycle == .active && $0.count == 1 })
+        let single = PublishReceipt(event: "a.x", sequence: 4, epoch: 7, subscribers: 0, lifecycle: nil)
+        #expect(Queue.receipts(for: [members[0]], from: single) == [single])
+    }
+
+    @Test("events that move the lifecycle or are acknowledged by rule never share a PUBLISH")
+    func whatCoalesces() {
+        #expect(Queue.coalesces("com.example.tick"))
+        #expect(Queue.coalesces(.openURL))
+        #expect(!Queue.coalesces(.didBecomeActive))
+        #expect(!Queue.coalesces(.willTerminate))
+        #expect(!Queue.coalesces(.didReceiveMemoryWarning))
+    }
+
+    @Test("the receipt of a batch of several names carries each name's subscribers, and reads back")
+    func subscribersByEventOnTheWire() throws {
+        var receipt = PublishReceipt(event: "b.y", sequence: 9, epoch: 2, subscribers: 3, lifecycle: .active)
+        receipt.count = 2
+        receipt.subscribersByEvent = ["a.x": 1, "b.y": 2]
+        let text = String(decoding: receipt.body, as: UTF8.self)
+        #expect(text.hasSuffix(#""subscribers":3,"subscribersByEvent":{"a.x":1,"b.y":2}}"#))
+        #expect(PublishReceipt(json: try JSONParser.parse(text)) == receipt)
+    }
+}
