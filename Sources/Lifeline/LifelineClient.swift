@@ -50,7 +50,8 @@ public final class LifelineClient: Sendable {
         self.brokerEndpoint = brokerEndpoint
         let connection = connect(pending, deliver)
         self.connection = connection
-        self.publishing = PublishCoalescer(token: Environment.uniqueToken()) { publication, timeout, completion in
+        self.publishing = PublishCoalescer(token: Environment.uniqueToken()) {
+            publication, timeout, completion in
             let ticket = pending.park(.handler(completion))
             connection.post(
                 .request(
@@ -151,7 +152,9 @@ public final class LifelineClient: Sendable {
     /// `timeout` when the broker does not answer (it is published once); a refused batch is sent
     /// again event by event, so only the bad events fail. ``flush()`` waits for all of it
     /// and reports what failed.
-    public func post(_ event: EventName, _ payload: JSONValue = .emptyObject, timeout: Duration = .seconds(10))
+    public func post(
+        _ event: EventName, _ payload: JSONValue = .emptyObject, timeout: Duration = .seconds(10)
+    )
         async
     {
         await post(PublishedEvent(event, payload: JSONWriter.encode(payload)), timeout: timeout)

@@ -15,6 +15,19 @@ struct ChaosTests {
         "a numbered stream while the broker and the service are killed -9 and restarted: each event handled once, in order"
     )
     func kills() async throws {
+        try await streamThroughKills(posting: false)
+    }
+
+    @Test(
+        "a loop of posts (coalesced, nobody awaits a receipt) while the broker and the service are killed -9: each event handled once, in order"
+    )
+    func postedKills() async throws {
+        try await streamThroughKills(posting: true)
+    }
+
+    /// Publishes a numbered stream, each event awaited or posted, through broker and service kills,
+    /// and checks what the service's journal holds.
+    private func streamThroughKills(posting: Bool) async throws {
         let total = Self.setting("LIFELINE_CHAOS_EVENTS", 3000)
         let brokerKills = Self.setting("LIFELINE_CHAOS_BROKER_KILLS", 2)
         let serviceKills = Self.setting("LIFELINE_CHAOS_SERVICE_KILLS", 2)
@@ -47,9 +60,16 @@ struct ChaosTests {
         let published = Atomic<Int>(0)
         let publisher = Task {
             for n in 1...total {
-                try await client.publish("test.tick", ["n": .int(Int64(n))], timeout: .seconds(30))
+                if posting {
+                    await client.post("test.tick", ["n": .int(Int64(n))], timeout: .seconds(30))
+                    // A producer's pace, so that the kills fall inside the stream.
+                    if n % 4 == 0 { try await Task.sleep(for: .milliseconds(2)) }
+                } else {
+                    try await client.publish("test.tick", ["n": .int(Int64(n))], timeout: .seconds(30))
+                }
                 published.store(n, ordering: .relaxed)
             }
+            if posting { try await client.flush() }
         }
         for kill in plan {
             try await LifecycleSemanticsTests.poll(seconds: 120) {
@@ -86,7 +106,7 @@ struct ChaosTests {
         let duplicated = counts.values.filter { $0 > 1 }.count
         let outOfOrder = zip(handled, handled.dropFirst()).filter { $0 >= $1 }.count
         print(
-            "chaos: \(total) events, \(brokerKills) broker kills, \(serviceKills) service kills: handled \(handled.count), lost \(lost), duplicated \(duplicated), out of order \(outOfOrder)"
+            "chaos\(posting ? " (posted)" : ""): \(total) events, \(brokerKills) broker kills, \(serviceKills) service kills: handled \(handled.count), lost \(lost), duplicated \(duplicated), out of order \(outOfOrder)"
         )
         #expect(lost == 0 && duplicated == 0 && outOfOrder == 0)
         #expect(handled == (1...Int64(total)).map { $0 }, "every event exactly once, in order")

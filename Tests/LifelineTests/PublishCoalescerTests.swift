@@ -62,12 +62,15 @@ private final class FakeBroker: Sendable {
         state.withLock { state in
             state.requests.append(request)
             let id = request.publishID ?? ""
-            if let body = state.remembered[id] { return .success(ControlReply(requestID: [], status: .ok, body: body)) }
+            if let body = state.remembered[id] {
+                return .success(ControlReply(requestID: [], status: .ok, body: body))
+            }
             if let bad = request.events.firstIndex(where: { $0.name.rawValue.hasPrefix("bad.") }) {
                 let name = request.events[bad].name.rawValue
                 let message =
                     request.count == 1
-                    ? "\(name) is refused" : "event \(bad + 1) of \(request.count) (\(name)): \(name) is refused"
+                    ? "\(name) is refused"
+                    : "event \(bad + 1) of \(request.count) (\(name)): \(name) is refused"
                 return .failure(LifelineError(.unprocessable, message))
             }
             state.published += request.events
@@ -93,7 +96,9 @@ private final class FakeBroker: Sendable {
     }
 }
 
-@Suite("Coalesced publishing against a broker that answers late, loses answers and refuses", .timeLimit(.minutes(1)))
+@Suite(
+    "Coalesced publishing against a broker that answers late, loses answers and refuses",
+    .timeLimit(.minutes(1)))
 struct PublishCoalescerTests {
     private func waitUntil(_ condition: () -> Bool) async throws {
         while !condition() { try await Task.sleep(for: .milliseconds(1)) }
@@ -120,7 +125,8 @@ struct PublishCoalescerTests {
             broker.release()
             for try await one in group { all.merge(one) { $1 } }
         }
-        #expect(broker.requests.map(\.count) == [1, 199], "the first alone, the 199 behind it in one PUBLISH")
+        #expect(
+            broker.requests.map(\.count) == [1, 199], "the first alone, the 199 behind it in one PUBLISH")
         let published = broker.published
         #expect(published.count == 200)
         for (index, event) in published.enumerated() {
@@ -139,8 +145,12 @@ struct PublishCoalescerTests {
             await coalescer.post(PublishedEvent("a.x", payload: Array("\(n)".utf8)), timeout: .seconds(10))
         }
         try await coalescer.flush()
-        #expect(broker.published.map { String(decoding: $0.payload, as: UTF8.self) } == (0..<count).map(String.init))
-        #expect(broker.requests.count < count / 10, "\(broker.requests.count) PUBLISH requests for \(count) posts")
+        #expect(
+            broker.published.map { String(decoding: $0.payload, as: UTF8.self) }
+                == (0..<count).map(String.init))
+        #expect(
+            broker.requests.count < count / 10, "\(broker.requests.count) PUBLISH requests for \(count) posts"
+        )
         #expect(Set(broker.requests.compactMap(\.publishID)).count == broker.requests.count)
     }
 
@@ -150,14 +160,18 @@ struct PublishCoalescerTests {
         let coalescer = PublishCoalescer(token: "t", send: broker.send)
         broker.state.withLock { $0.loseAnswer = ["t.2"] }
         broker.hold()
-        async let first = coalescer.publish(PublishedEvent("a.x", payload: Array("0".utf8)), timeout: .seconds(10))
+        async let first = coalescer.publish(
+            PublishedEvent("a.x", payload: Array("0".utf8)), timeout: .seconds(10))
         try await waitUntil { broker.state.withLock { $0.held.count == 1 } }
-        for n in 1...3 { await coalescer.post(PublishedEvent("a.x", payload: Array("\(n)".utf8)), timeout: .seconds(10)) }
+        for n in 1...3 {
+            await coalescer.post(PublishedEvent("a.x", payload: Array("\(n)".utf8)), timeout: .seconds(10))
+        }
         broker.release()
         #expect(try await first.sequence == 1)
         await coalescer.post(PublishedEvent("a.x", payload: Array("4".utf8)), timeout: .seconds(10))
         try await coalescer.flush()
-        #expect(broker.published.map { String(decoding: $0.payload, as: UTF8.self) } == ["0", "1", "2", "3", "4"])
+        #expect(
+            broker.published.map { String(decoding: $0.payload, as: UTF8.self) } == ["0", "1", "2", "3", "4"])
         #expect(broker.requests.map(\.publishID) == ["t.1", "t.2", "t.2", "t.3"], "t.2 again, not a new id")
     }
 
@@ -166,10 +180,13 @@ struct PublishCoalescerTests {
         let broker = FakeBroker()
         let coalescer = PublishCoalescer(token: "t", send: broker.send)
         broker.hold()
-        async let first = coalescer.publish(PublishedEvent("a.x", payload: Array("0".utf8)), timeout: .seconds(10))
+        async let first = coalescer.publish(
+            PublishedEvent("a.x", payload: Array("0".utf8)), timeout: .seconds(10))
         try await waitUntil { broker.state.withLock { $0.held.count == 1 } }
-        async let good = coalescer.publish(PublishedEvent("a.x", payload: Array("1".utf8)), timeout: .seconds(10))
-        async let bad = coalescer.publish(PublishedEvent("bad.x", payload: Array("2".utf8)), timeout: .seconds(10))
+        async let good = coalescer.publish(
+            PublishedEvent("a.x", payload: Array("1".utf8)), timeout: .seconds(10))
+        async let bad = coalescer.publish(
+            PublishedEvent("bad.x", payload: Array("2".utf8)), timeout: .seconds(10))
         try await waitUntil { coalescer.queuedEvents == 2 }
         await coalescer.post(PublishedEvent("bad.y", payload: Array("3".utf8)), timeout: .seconds(10))
         await coalescer.post(PublishedEvent("a.x", payload: Array("4".utf8)), timeout: .seconds(10))

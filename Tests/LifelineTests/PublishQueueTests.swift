@@ -16,11 +16,14 @@ struct PublishQueueTests {
     }
 
     private func member(_ name: EventName, _ n: Int, waiter: Int? = nil, bytes: Int = 0) -> Queue.Entry {
-        let payload = bytes > 0 ? Array(repeating: UInt8(ascii: " "), count: bytes) : Array("{\"n\":\(n)}".utf8)
+        let payload =
+            bytes > 0 ? Array(repeating: UInt8(ascii: " "), count: bytes) : Array("{\"n\":\(n)}".utf8)
         return .publication(.init(event: PublishedEvent(name, payload: payload), waiter: waiter, deadline: 1))
     }
 
-    @Test("a lone event leaves at once as a plain PUBLISH; what comes while it is out leaves together, in order")
+    @Test(
+        "a lone event leaves at once as a plain PUBLISH; what comes while it is out leaves together, in order"
+    )
     func loneThenBatch() {
         let ids = IDs()
         var queue = Queue()
@@ -33,7 +36,9 @@ struct PublishQueueTests {
         let second = try! #require(queue.batchDone(makeID: ids.make).batch)
         #expect(second.request.count == 5 && second.request.publishID == "t.2")
         #expect(second.members.map(\.waiter) == [1, 2, 3, 4, 5])
-        #expect(second.request.events.map { String(decoding: $0.payload, as: UTF8.self) } == (1...5).map { "{\"n\":\($0)}" })
+        #expect(
+            second.request.events.map { String(decoding: $0.payload, as: UTF8.self) }
+                == (1...5).map { "{\"n\":\($0)}" })
         #expect(queue.batchDone(makeID: ids.make).batch == nil)
         #expect(queue.isIdle)
     }

@@ -12,7 +12,9 @@ final class PublishCoalescer: Sendable {
     typealias Queue = PublishQueue<Receipt, CheckedContinuation<Void, Never>>
     /// Sends a PUBLISH and calls back with its answer (on any thread).
     typealias Send =
-        @Sendable (PublishRequest, Duration, @escaping @Sendable (Result<ControlReply, LifelineError>) -> Void) ->
+        @Sendable (
+            PublishRequest, Duration, @escaping @Sendable (Result<ControlReply, LifelineError>) -> Void
+        ) ->
         Void
 
     private struct State {
@@ -121,7 +123,9 @@ final class PublishCoalescer: Sendable {
                 batchDone()
                 return
             }
-            for (member, receipt) in zip(batch.members, receipts) { member.waiter?.resume(returning: receipt) }
+            for (member, receipt) in zip(batch.members, receipts) {
+                member.waiter?.resume(returning: receipt)
+            }
             batchDone()
         case .failure(let error) where error.status == .timeout || error.status == .unavailable:
             let retryAt = SystemClock.monotonicNanoseconds() &+ UInt64(Self.retryPause.wholeNanoseconds)
@@ -173,7 +177,9 @@ final class PublishCoalescer: Sendable {
                     let receipt = try PublishReceipt(body: reply.body)
                     batch.members[0].waiter?.resume(returning: receipt)
                 } catch {
-                    self.fail(batch.members, LifelineError(.unavailable, "the broker's receipt is not JSON: \(error)"))
+                    self.fail(
+                        batch.members,
+                        LifelineError(.unavailable, "the broker's receipt is not JSON: \(error)"))
                 }
                 done()
             case .failure(let error) where error.status == .timeout || error.status == .unavailable:

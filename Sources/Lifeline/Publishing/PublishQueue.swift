@@ -48,8 +48,9 @@ struct PublishQueue<Waiter, Barrier> {
     /// A batch is in flight (sent, or waiting to be sent again).
     private(set) var busy = false
 
-    init(maximumEvents: Int = PublishRequest.maximumBatch, maximumBytes: Int = 4 << 20, capacity: Int = 100_000)
-    {
+    init(
+        maximumEvents: Int = PublishRequest.maximumBatch, maximumBytes: Int = 4 << 20, capacity: Int = 100_000
+    ) {
         self.maximumEvents = max(1, min(maximumEvents, PublishRequest.maximumBatch))
         self.maximumBytes = max(1, maximumBytes)
         self.capacity = max(1, capacity)
@@ -86,7 +87,9 @@ struct PublishQueue<Waiter, Barrier> {
         }
         var members: [Member] = []
         var bytes = 0
-        while head < entries.count, members.count < maximumEvents, case .publication(let member) = entries[head] {
+        while head < entries.count, members.count < maximumEvents,
+            case .publication(let member) = entries[head]
+        {
             bytes += member.event.payload.count
             if !members.isEmpty && bytes > maximumBytes { break }
             members.append(member)
@@ -127,7 +130,8 @@ struct PublishQueue<Waiter, Barrier> {
     /// Whether an event may share a PUBLISH with others: not one that moves the lifecycle or is
     /// acknowledged by its own rule (its receipt would not be its own).
     static func coalesces(_ name: EventName) -> Bool {
-        LifecycleState.target(of: name) == nil && EventCatalog.descriptor(for: name)?.requiresAcknowledgement != true
+        LifecycleState.target(of: name) == nil
+            && EventCatalog.descriptor(for: name)?.requiresAcknowledgement != true
     }
 }
 

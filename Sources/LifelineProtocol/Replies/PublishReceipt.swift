@@ -70,12 +70,16 @@ public struct PublishReceipt: Sendable, Equatable {
             Missing(service: $0["service"]?.stringValue ?? "", reason: $0["reason"]?.stringValue ?? "")
         }
         count = Int(json["count"]?.intValue ?? 1)
-        subscribersByEvent = json["subscribersByEvent"]?.objectValue?.compactMapValues { $0.intValue.map(Int.init) }
+        subscribersByEvent = json["subscribersByEvent"]?.objectValue?.compactMapValues {
+            $0.intValue.map(Int.init)
+        }
     }
 
     /// The reply body, keys in a fixed order (the hot path writes it without building a tree).
     public var body: [UInt8] {
-        if acknowledged == nil && count <= 1 && subscribersByEvent == nil, let plain = plainBody() { return plain }
+        if acknowledged == nil && count <= 1 && subscribersByEvent == nil, let plain = plainBody() {
+            return plain
+        }
         var writer = JSONObjectWriter()
         if let acknowledged {
             writer.add("acknowledged", .array(acknowledged.sorted().map { .string($0) }))

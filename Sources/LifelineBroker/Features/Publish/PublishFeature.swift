@@ -16,7 +16,9 @@ struct PublishFeature: BrokerFeature {
     /// the time and no acknowledgements).
     mutating func restore(_ records: [JournalRecord]) {
         for (index, record) in records.enumerated() {
-            guard case .event(let message, let publishID?, let subscribers, let batch) = record else { continue }
+            guard case .event(let message, let publishID?, let subscribers, let batch) = record else {
+                continue
+            }
             var receipt = PublishReceipt(
                 event: message.name, sequence: message.header.sequence, epoch: message.header.epoch,
                 subscribers: subscribers, lifecycle: nil)
