@@ -451,6 +451,31 @@ final class Driver {
                 countBefore: before)
         }
 
+        // Lifeline, one event per call from a loop: LifelineClient.post, the connection coalescing
+        // what comes while a PUBLISH is out (no batching in the caller's code).
+        do {
+            let before = try synchronize("throughput lifeline loop", expected: 1, send: lifelineSend)
+            let first = nextKey()
+            key += UInt64(total - 1)
+            let events = (0..<total).map { index in
+                PublishedEvent(
+                    "bench.n1",
+                    payload: Payload.json(key: first + UInt64(index), size: 64, quiet: index < total - 1))
+            }
+            let client = LifelineClient(broker: topology.brokerControl, credentials: nil)
+            let start = SystemClock.monotonicNanoseconds()
+            try AsyncBridge.run {
+                for event in events { await client.post(event, timeout: .seconds(30)) }
+                try await client.flush()
+            }
+            try recordThroughput(
+                system: "lifeline loop", label: "lifeline (loop of post)",
+                mode: "a loop of LifelineClient.post, one event per call, coalesced by the connection",
+                transport: topology.transport, total: total, start: start, lastKey: first + UInt64(total - 1),
+                countBefore: before)
+            AsyncBridge.run { await client.close() }
+        }
+
         // Baseline: PUB -> zmq_proxy -> SUB, as fast as the PUB accepts.
         let proxyBefore = try synchronize("throughput zmq_proxy", expected: 1, send: proxySend)
         let baselineFirst = nextKey()
