@@ -63,7 +63,19 @@ final class PublishCoalescer: Sendable {
 
     /// Queues `event` without waiting for its receipt; waits only while the queue is full.
     func post(_ event: PublishedEvent, timeout: Duration) async {
-        while !state.withLock({ $0.queue.hasRoom }) {
+        let entry = Queue.Entry.publication(
+            .init(
+                event: event, waiter: nil,
+                deadline: SystemClock.monotonicNanoseconds() &+ UInt64(timeout.wholeNanoseconds)))
+        while true {
+            let step = state.withLock { state -> Queue.Step? in
+                guard state.queue.hasRoom else { return nil }
+                return state.queue.add(entry) { self.nextID() }
+            }
+            if let step {
+                carryOut(step)
+                return
+            }
             await withCheckedContinuation { waiter in
                 let waiting = state.withLock { state in
                     if state.queue.hasRoom { return false }
@@ -73,8 +85,6 @@ final class PublishCoalescer: Sendable {
                 if !waiting { waiter.resume() }
             }
         }
-        let deadline = SystemClock.monotonicNanoseconds() &+ UInt64(timeout.wholeNanoseconds)
-        add(.publication(.init(event: event, waiter: nil, deadline: deadline)))
     }
 
     /// Returns once everything queued before the call has been answered (or given up).
@@ -97,7 +107,7 @@ final class PublishCoalescer: Sendable {
     }
 
     private func add(_ entry: Queue.Entry) {
-        let step = state.withLock { $0.queue.add(entry, makeID: nextID) }
+        let step = state.withLock { $0.queue.add(entry) { self.nextID() } }
         carryOut(step)
     }
 
@@ -115,16 +125,19 @@ final class PublishCoalescer: Sendable {
     private func finish(_ batch: Queue.Batch, _ result: Result<ControlReply, LifelineError>) {
         switch result {
         case .success(let reply):
-            let receipts: [PublishReceipt]
-            do {
-                receipts = Queue.receipts(for: batch.members, from: try PublishReceipt(body: reply.body))
-            } catch {
-                fail(batch.members, LifelineError(.unavailable, "the broker's receipt is not JSON: \(error)"))
-                batchDone()
-                return
-            }
-            for (member, receipt) in zip(batch.members, receipts) {
-                member.waiter?.resume(returning: receipt)
+            // Posted events need no receipt: a loop of posts is not made to cut one per event.
+            if batch.members.contains(where: { $0.waiter != nil }) {
+                do {
+                    let receipt = try PublishReceipt(body: reply.body)
+                    for (member, own) in zip(batch.members, Queue.receipts(for: batch.members, from: receipt))
+                    {
+                        member.waiter?.resume(returning: own)
+                    }
+                } catch {
+                    fail(
+                        batch.members,
+                        LifelineError(.unavailable, "the broker's receipt is not JSON: \(error)"))
+                }
             }
             batchDone()
         case .failure(let error) where error.status == .timeout || error.status == .unavailable:
@@ -221,7 +234,7 @@ final class PublishCoalescer: Sendable {
 
     private func batchDone() {
         let (step, room) = state.withLock { state -> (Queue.Step, [CheckedContinuation<Void, Never>]) in
-            let step = state.queue.batchDone(makeID: nextID)
+            let step = state.queue.batchDone { self.nextID() }
             guard state.queue.hasRoom else { return (step, []) }
             defer { state.roomWaiters.removeAll() }
             return (step, state.roomWaiters)
