@@ -347,8 +347,9 @@ public final class ServiceTestHost: Sendable {
                 ControlReply(
                     requestID: request.requestID,
                     json: [
-                        "event": .string(publish.event.rawValue), "sequence": .int(Int64(sequence)),
-                        "subscribers": 0,
+                        "event": .string(events[events.count - 1].0.rawValue),
+                        "sequence": .int(Int64(sequence)),
+                        "count": .int(Int64(events.count)), "subscribers": 0,
                     ]))
         case .apps(let apps, let operationID):
             state.withLock { $0.stackChanges.append(apps.json(operationID: operationID)) }

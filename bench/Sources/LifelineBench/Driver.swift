@@ -300,11 +300,37 @@ final class Driver {
             ServiceCall(service: "bench-0", method: "echo-typed", timeoutMilliseconds: 5000, body: payload))
         let actorCall = ClientRequest.call(
             ServiceCall(service: "bench-0", method: "echoActor", timeoutMilliseconds: 5000, body: payload))
+        // LifelineClient's publish (a lone event through the coalescing queue) against the same
+        // client's one request per event (the path before coalescing), both awaited from this thread.
+        let asyncClient = LifelineClient(broker: topology.brokerControl, credentials: nil)
+        let jsonPayload = try JSONParser.parse(payload)
+        var directPublications = 0
         var scenarios: [(String, [(String, () throws -> Void)])] = [
             (
                 "publish-ack",
                 [
                     ("lifeline", { _ = try topology.client.publish("bench.none", payload: payload) }),
+                    (
+                        "lifeline async",
+                        {
+                            try AsyncBridge.run {
+                                _ = try await asyncClient.publish("bench.none", jsonPayload)
+                            }
+                        }
+                    ),
+                    (
+                        "lifeline async direct",
+                        {
+                            directPublications += 1
+                            let id = "bench-direct.\(directPublications)"
+                            try AsyncBridge.run {
+                                let publication = PublishRequest(
+                                    event: "bench.none", payload: JSONWriter.encode(jsonPayload),
+                                    publishID: id)
+                                _ = try await asyncClient.request(.publish(publication))
+                            }
+                        }
+                    ),
                     ("zmq_direct", { try exchange(topology.echoDealer) }),
                 ]
             ),

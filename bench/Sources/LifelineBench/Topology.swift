@@ -136,9 +136,13 @@ final class BenchTopology {
         }
         if let executable = PeerServer.executable("nats-server") {
             let address = "127.0.0.1:\(try PeerServer.freePort())"
+            // The driver's publisher and requester read nothing while other systems are measured: at
+            // the default 2 min ping interval the server would close them as stale within a full run.
+            let configuration = work.appendingPathComponent("nats-\(transport).conf")
+            try Data("ping_interval: \"60m\"\n".utf8).write(to: configuration)
             let server = try startServer(
                 "nats-server", executable,
-                ["-a", "127.0.0.1", "-p", String(address.split(separator: ":")[1])])
+                ["-a", "127.0.0.1", "-p", String(address.split(separator: ":")[1]), "-c", configuration.path])
             try PeerServer.waitUntilListening("nats-server") { _ = try NATSConnection(address) }
             roles["nats server"] = [server]
             roles["nats subscribers"] = try startSubscribers("nats", numberedFrom: 300, server: address)

@@ -59,7 +59,7 @@ final class PlainSocket {
         var sent = 0
         while sent < output.count {
             let count = output[sent...].withUnsafeBytes {
-                Glibc.send(descriptor, $0.baseAddress, $0.count, 0)
+                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
             }
             guard count > 0 else { throw BenchError("send failed: errno \(errno)") }
             sent += count
