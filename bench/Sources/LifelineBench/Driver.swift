@@ -459,48 +459,27 @@ final class Driver {
         }
 
         // Lifeline, batched: publish(contentsOf:), 1000 events to a PUBLISH, 4 batches outstanding.
-        do {
-            let before = try synchronize("throughput lifeline batched", expected: 1, send: lifelineSend)
-            let first = nextKey()
-            key += UInt64(total - 1)
-            let events = (0..<total).map { index in
-                PublishedEvent(
-                    "bench.n1",
-                    payload: Payload.json(key: first + UInt64(index), size: 64, quiet: index < total - 1))
-            }
-            let start = SystemClock.monotonicNanoseconds()
+        try throughputOfEvents(
+            topology, system: "lifeline batched", label: "lifeline (batched)",
+            mode: "publish(contentsOf:), 1000 events per PUBLISH, 4 PUBLISH outstanding", send: lifelineSend
+        ) { events in
             try topology.client.publish(contentsOf: events, batchSize: 1000, window: 4, timeout: .seconds(30))
-            try recordThroughput(
-                system: "lifeline batched", label: "lifeline (batched)",
-                mode: "publish(contentsOf:), 1000 events per PUBLISH, 4 PUBLISH outstanding",
-                transport: topology.transport, total: total, start: start, lastKey: first + UInt64(total - 1),
-                countBefore: before)
         }
 
         // Lifeline, one event per call from a loop: LifelineClient.post, the connection coalescing
         // what comes while a PUBLISH is out (no batching in the caller's code).
-        do {
-            let before = try synchronize("throughput lifeline loop", expected: 1, send: lifelineSend)
-            let first = nextKey()
-            key += UInt64(total - 1)
-            let events = (0..<total).map { index in
-                PublishedEvent(
-                    "bench.n1",
-                    payload: Payload.json(key: first + UInt64(index), size: 64, quiet: index < total - 1))
-            }
-            let client = LifelineClient(broker: topology.brokerControl, credentials: nil)
-            let start = SystemClock.monotonicNanoseconds()
+        let client = LifelineClient(broker: topology.brokerControl, credentials: nil)
+        try throughputOfEvents(
+            topology, system: "lifeline loop", label: "lifeline (loop of post)",
+            mode: "a loop of LifelineClient.post, one event per call, coalesced by the connection",
+            send: lifelineSend
+        ) { events in
             try AsyncBridge.run {
                 for event in events { await client.post(event, timeout: .seconds(30)) }
                 try await client.flush()
             }
-            try recordThroughput(
-                system: "lifeline loop", label: "lifeline (loop of post)",
-                mode: "a loop of LifelineClient.post, one event per call, coalesced by the connection",
-                transport: topology.transport, total: total, start: start, lastKey: first + UInt64(total - 1),
-                countBefore: before)
-            AsyncBridge.run { await client.close() }
         }
+        AsyncBridge.run { await client.close() }
 
         // Baseline: PUB -> zmq_proxy -> SUB, as fast as the PUB accepts.
         let proxyBefore = try synchronize("throughput zmq_proxy", expected: 1, send: proxySend)
@@ -580,6 +559,29 @@ final class Driver {
     /// (0, 0 when it never arrived within 10 s).
     /// A Lifeline throughput row, once the publisher is done (now): the rate until the last event's
     /// arrival, printed and added to the figures.
+    /// One Lifeline throughput row: `publish` hands the run's events (made before the clock starts)
+    /// to Lifeline, and the row's rate is taken when the last one reaches the subscriber.
+    private func throughputOfEvents(
+        _ topology: BenchTopology, system: String, label: String, mode: String,
+        send: (UInt64) throws -> Void, publish: ([PublishedEvent]) throws -> Void
+    ) throws {
+        let total = settings.throughputEvents
+        let before = try synchronize("throughput \(system)", expected: 1, send: send)
+        let first = nextKey()
+        key += UInt64(total - 1)
+        let events = (0..<total).map { index in
+            PublishedEvent(
+                "bench.n1",
+                payload: Payload.json(key: first + UInt64(index), size: 64, quiet: index < total - 1))
+        }
+        let start = SystemClock.monotonicNanoseconds()
+        try publish(events)
+        try recordThroughput(
+            system: system, label: label, mode: mode, transport: topology.transport, total: total,
+            start: start,
+            lastKey: first + UInt64(total - 1), countBefore: before)
+    }
+
     private func recordThroughput(
         system: String, label: String, mode: String, transport: String, total: Int, start: UInt64,
         lastKey: UInt64, countBefore: UInt64
