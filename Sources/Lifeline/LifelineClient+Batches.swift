@@ -47,14 +47,14 @@ extension LifelineClient {
     func publishBatches(
         batchSize: Int, window: Int, timeout: Duration, next: (Int) -> [PublishedEvent]
     ) async throws -> [PublishReceipt] {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
         await publishing.settle()
         let size = min(max(1, batchSize), PublishRequest.maximumBatch)
         func nextBatch() -> PublishRequest? {
             let current = next(size)
             return current.isEmpty ? nil : batch(current)
         }
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
         var receipts: [Int: PublishReceipt] = [:]
         var unanswered: [Int: PublishRequest] = [:]
         var refusal: (any Error)?

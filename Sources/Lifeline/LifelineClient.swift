@@ -121,12 +121,12 @@ public final class LifelineClient: Sendable {
         if !acknowledged && PublishCoalescer.Queue.coalesces(event) {
             return try await publishing.publish(published, timeout: timeout)
         }
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
         await publishing.settle()
         let publish = PublishRequest(
             event: event, payload: published.payload, acknowledged: acknowledged ? true : nil,
             publishID: publishing.nextID())
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
         while true {
             let remaining = deadline - clock.now
             let attempt = acknowledged ? remaining : min(remaining, Self.publishAttempt)
@@ -151,7 +151,9 @@ public final class LifelineClient: Sendable {
     /// of posts runs at the bus's batched rate. Each batch is answered and sent again until
     /// `timeout` when the broker does not answer (it is published once); a refused batch is sent
     /// again event by event, so only the bad events fail. ``flush()`` waits for all of it
-    /// and reports what failed.
+    /// and reports what failed (refused, or given up at `timeout`). A posted event that moves the
+    /// lifecycle or is acknowledged by its own rule (`willTerminate`…) leaves alone, in its turn,
+    /// without waiting for acknowledgements.
     public func post(
         _ event: EventName, _ payload: JSONValue = .emptyObject, timeout: Duration = .seconds(10)
     )
@@ -222,7 +224,11 @@ public final class LifelineClient: Sendable {
     }
 
     /// Unregisters (for services), closes the sockets and waits for the socket thread to end.
+    /// First waits until what this client posted has been answered (or given up, at its timeout),
+    /// then closes; a publish or post after it fails at once with `.unavailable`.
     public func close() async {
+        await publishing.settle()
+        publishing.close()
         connection.post(.shutdown)
         await connection.finished()
     }

@@ -49,6 +49,7 @@ struct BatchPublishTests {
         let reply = try #require(answer)
         let receipt = PublishReceipt(json: try reply.json())
         #expect(receipt.count == 4 && receipt.subscribers == 2 && receipt.event == "app.c")
+        #expect(receipt.subscribersByEvent == ["app.a": 1, "app.b": 1, "app.c": 0], "each name's own count")
         #expect(broker.published.map(\.name) == ["app.a", "app.b", "app.a", "app.c"])
         #expect(broker.published.map(\.header.topicSequence) == [1, 1, 2, 1])
     }
@@ -163,5 +164,24 @@ struct BatchPublishTests {
         #expect(
             again.count == 4 && again.firstSequence == original.firstSequence
                 && again.sequence == original.sequence)
+    }
+
+    @Test("a restored batch of several names answers its repeat with each name's subscriber count")
+    func durableMixedBatch() throws {
+        var first = BrokerHarness { $0.stateDirectory = "/state" }
+        first.register("push", peer: "svc", events: ["app.a"])
+        var bytes: [UInt8] = []
+        for item in first.core.takeStartupOutput() { if case .record(let record) = item { bytes += record } }
+        _ = first.raw("cli", Self.batch(["app.a"], header: ["publishId": "p.1"]))
+        let frames = Self.batch(["app.b", "app.a", "app.b"], header: ["publishId": "p.2"])
+        let originalReply = first.raw("cli", frames)
+        let original = PublishReceipt(json: try #require(originalReply).json())
+        #expect(original.subscribersByEvent == ["app.a": 1, "app.b": 0])
+        for item in first.output { if case .record(let record) = item { bytes += record } }
+        var second = BrokerHarness.restarted(journal: bytes)
+        let againReply = second.raw("cli", frames)
+        let again = PublishReceipt(json: try #require(againReply).json())
+        #expect(second.published.isEmpty)
+        #expect(again.subscribersByEvent == ["app.a": 1, "app.b": 0] && again.sequence == original.sequence)
     }
 }

@@ -175,6 +175,50 @@ struct PublishCoalescerTests {
         #expect(broker.requests.map(\.publishID) == ["t.1", "t.2", "t.2", "t.3"], "t.2 again, not a new id")
     }
 
+    @Test("members given up while their batch is sent again stay in it: the others get their own receipts")
+    func partlyGivenUp() async throws {
+        let broker = FakeBroker()
+        let coalescer = PublishCoalescer(token: "t", send: broker.send)
+        broker.state.withLock { $0.loseAnswer = ["t.2"] }
+        broker.hold()
+        let first = Task {
+            try await coalescer.publish(
+                PublishedEvent("a.x", payload: Array("0".utf8)), timeout: .seconds(10))
+        }
+        try await waitUntil { broker.state.withLock { $0.held.count == 1 } }
+        let short = Task {
+            try await coalescer.publish(
+                PublishedEvent("a.x", payload: Array("1".utf8)), timeout: .milliseconds(100))
+        }
+        let long = Task {
+            try await coalescer.publish(
+                PublishedEvent("b.y", payload: Array("2".utf8)), timeout: .seconds(10))
+        }
+        try await waitUntil { coalescer.queuedEvents == 2 }
+        broker.release()
+        #expect(try await first.value.sequence == 1)
+        await #expect(throws: LifelineError.self) { try await short.value }
+        let receipt = try await long.value
+        #expect(
+            receipt.sequence == 3 && receipt.event == "b.y",
+            "its own place in the batch, though the one before it gave up")
+        #expect(broker.requests.map(\.publishID) == ["t.1", "t.2", "t.2"])
+        #expect(broker.published.map { String(decoding: $0.payload, as: UTF8.self) } == ["0", "1", "2"])
+    }
+
+    @Test("after close, publishes and posts fail at once with unavailable, and flush says so")
+    func closed() async throws {
+        let broker = FakeBroker()
+        let coalescer = PublishCoalescer(token: "t", send: broker.send)
+        coalescer.close()
+        await #expect(throws: PublishCoalescer.closedError) {
+            try await coalescer.publish(PublishedEvent("a.x", payload: []), timeout: .seconds(10))
+        }
+        await coalescer.post(PublishedEvent("a.x", payload: []), timeout: .seconds(10))
+        await #expect(throws: LifelineError.self) { try await coalescer.flush() }
+        #expect(broker.requests.isEmpty)
+    }
+
     @Test("a refused batch is sent again event by event: only the bad event fails, with its own reason")
     func refusedBatch() async throws {
         let broker = FakeBroker()

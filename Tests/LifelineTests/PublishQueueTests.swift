@@ -18,7 +18,8 @@ struct PublishQueueTests {
     private func member(_ name: EventName, _ n: Int, waiter: Int? = nil, bytes: Int = 0) -> Queue.Entry {
         let payload =
             bytes > 0 ? Array(repeating: UInt8(ascii: " "), count: bytes) : Array("{\"n\":\(n)}".utf8)
-        return .publication(.init(event: PublishedEvent(name, payload: payload), waiter: waiter, deadline: 1))
+        return .publication(
+            .init(event: PublishedEvent(name, payload: payload), waiter: waiter, deadline: 100))
     }
 
     @Test(
@@ -27,19 +28,21 @@ struct PublishQueueTests {
     func loneThenBatch() {
         let ids = IDs()
         var queue = Queue()
-        let first = queue.add(member("a.x", 0, waiter: 0), makeID: ids.make)
+        let first = queue.add(member("a.x", 0, waiter: 0), now: 0, makeID: ids.make)
         let request = try! #require(first.batch?.request)
         #expect(request.count == 1 && request.event == "a.x" && request.publishID == "t.1")
         #expect(request.frames(id: [1]) != nil, "a single event's PUBLISH, as the general path sends it")
-        for n in 1...5 { #expect(queue.add(member("a.x", n, waiter: n), makeID: ids.make).batch == nil) }
+        for n in 1...5 {
+            #expect(queue.add(member("a.x", n, waiter: n), now: 0, makeID: ids.make).batch == nil)
+        }
         #expect(queue.queued == 5 && queue.busy)
-        let second = try! #require(queue.batchDone(makeID: ids.make).batch)
+        let second = try! #require(queue.batchDone(now: 0, makeID: ids.make).batch)
         #expect(second.request.count == 5 && second.request.publishID == "t.2")
         #expect(second.members.map(\.waiter) == [1, 2, 3, 4, 5])
         #expect(
             second.request.events.map { String(decoding: $0.payload, as: UTF8.self) }
                 == (1...5).map { "{\"n\":\($0)}" })
-        #expect(queue.batchDone(makeID: ids.make).batch == nil)
+        #expect(queue.batchDone(now: 0, makeID: ids.make).batch == nil)
         #expect(queue.isIdle)
     }
 
@@ -47,13 +50,15 @@ struct PublishQueueTests {
     func bounds() {
         let ids = IDs()
         var queue = Queue(maximumEvents: 3, maximumBytes: 100)
-        _ = queue.add(member("a.x", 0), makeID: ids.make)
-        for n in 1...4 { _ = queue.add(member("a.x", n), makeID: ids.make) }
-        _ = queue.add(member("a.big", 5, bytes: 500), makeID: ids.make)
-        _ = queue.add(member("a.x", 6, bytes: 60), makeID: ids.make)
-        _ = queue.add(member("a.x", 7, bytes: 60), makeID: ids.make)
+        _ = queue.add(member("a.x", 0), now: 0, makeID: ids.make)
+        for n in 1...4 { _ = queue.add(member("a.x", n), now: 0, makeID: ids.make) }
+        _ = queue.add(member("a.big", 5, bytes: 500), now: 0, makeID: ids.make)
+        _ = queue.add(member("a.x", 6, bytes: 60), now: 0, makeID: ids.make)
+        _ = queue.add(member("a.x", 7, bytes: 60), now: 0, makeID: ids.make)
         var sizes: [Int] = []
-        while let batch = queue.batchDone(makeID: ids.make).batch { sizes.append(batch.request.count) }
+        while let batch = queue.batchDone(now: 0, makeID: ids.make).batch {
+            sizes.append(batch.request.count)
+        }
         #expect(sizes == [3, 1, 1, 1, 1])
         #expect(queue.isIdle && queue.queued == 0)
     }
@@ -62,17 +67,47 @@ struct PublishQueueTests {
     func barriers() {
         let ids = IDs()
         var queue = Queue()
-        #expect(queue.add(.barrier("idle"), makeID: ids.make).passed == ["idle"])
-        _ = queue.add(member("a.x", 0), makeID: ids.make)
-        #expect(queue.add(.barrier("behind the first"), makeID: ids.make).passed.isEmpty)
-        _ = queue.add(member("a.x", 1), makeID: ids.make)
-        _ = queue.add(.barrier("behind the second"), makeID: ids.make)
-        let afterFirst = queue.batchDone(makeID: ids.make)
+        #expect(queue.add(.barrier("idle"), now: 0, makeID: ids.make).passed == ["idle"])
+        _ = queue.add(member("a.x", 0), now: 0, makeID: ids.make)
+        #expect(queue.add(.barrier("behind the first"), now: 0, makeID: ids.make).passed.isEmpty)
+        _ = queue.add(member("a.x", 1), now: 0, makeID: ids.make)
+        _ = queue.add(.barrier("behind the second"), now: 0, makeID: ids.make)
+        let afterFirst = queue.batchDone(now: 0, makeID: ids.make)
         #expect(afterFirst.passed == ["behind the first"])
         #expect(afterFirst.batch?.request.count == 1, "a barrier cuts the batch: nothing after it joins")
-        let afterSecond = queue.batchDone(makeID: ids.make)
+        let afterSecond = queue.batchDone(now: 0, makeID: ids.make)
         #expect(afterSecond.passed == ["behind the second"] && afterSecond.batch == nil)
         #expect(queue.isIdle)
+    }
+
+    @Test(
+        "an event that may not share a PUBLISH goes alone, unacknowledged; one past its deadline is failed, not sent"
+    )
+    func aloneAndExpired() {
+        let ids = IDs()
+        var queue = Queue()
+        _ = queue.add(member("a.x", 0), now: 0, makeID: ids.make)
+        _ = queue.add(member("a.x", 1), now: 0, makeID: ids.make)
+        _ = queue.add(
+            .publication(
+                .init(event: PublishedEvent(.willTerminate, payload: []), waiter: 9, deadline: 5, alone: true)
+            ),
+            now: 0, makeID: ids.make)
+        _ = queue.add(member("a.x", 2), now: 0, makeID: ids.make)
+        _ = queue.add(
+            .publication(.init(event: PublishedEvent("a.late", payload: []), waiter: 7, deadline: 3)), now: 0,
+            makeID: ids.make)
+        _ = queue.add(member("a.x", 3), now: 0, makeID: ids.make)
+        let first = queue.batchDone(now: 0, makeID: ids.make).batch
+        #expect(
+            first?.request.count == 1 && first?.request.event == "a.x",
+            "the batch stops before the lone event")
+        let alone = queue.batchDone(now: 0, makeID: ids.make).batch
+        #expect(alone?.request.event == .willTerminate && alone?.request.acknowledged == false)
+        #expect(alone?.request.count == 1)
+        let later = queue.batchDone(now: 4, makeID: ids.make)
+        #expect(later.expired.map(\.waiter) == [7], "a.late's deadline (3) passed while it waited")
+        #expect(later.batch?.request.count == 2 && later.batch?.members.map(\.event.name) == ["a.x", "a.x"])
     }
 
     @Test("each member's receipt: its own name, sequence and subscribers, the batch's epoch and lifecycle")

@@ -24,6 +24,8 @@ final class PublishCoalescer: Sendable {
         /// The first failure of a posted event since the last ``flush()``, and how many failed.
         var postFailure: LifelineError?
         var failedPosts = 0
+        /// Set by ``close()``: nothing is sent or sent again from then on.
+        var closed = false
     }
 
     private let state: Mutex<State>
@@ -55,22 +57,23 @@ final class PublishCoalescer: Sendable {
     /// - Throws: ``LifelineError``: the broker's refusal of the event, or `.timeout` / `.unavailable`
     ///   when no answer came before `timeout`.
     func publish(_ event: PublishedEvent, timeout: Duration) async throws -> PublishReceipt {
-        let deadline = SystemClock.monotonicNanoseconds() &+ UInt64(timeout.wholeNanoseconds)
+        let deadline = Self.deadline(after: timeout)
         return try await withCheckedThrowingContinuation { waiter in
             add(.publication(.init(event: event, waiter: waiter, deadline: deadline)))
         }
     }
 
-    /// Queues `event` without waiting for its receipt; waits only while the queue is full.
+    /// Queues `event` without waiting for its receipt; waits only while the queue is full. An
+    /// event that may not share a PUBLISH (``PublishQueue/coalesces(_:)``) goes alone, in its turn.
     func post(_ event: PublishedEvent, timeout: Duration) async {
-        let entry = Queue.Entry.publication(
-            .init(
-                event: event, waiter: nil,
-                deadline: SystemClock.monotonicNanoseconds() &+ UInt64(timeout.wholeNanoseconds)))
+        let alone = !Queue.coalesces(event.name)
         while true {
             let step = state.withLock { state -> Queue.Step? in
-                guard state.queue.hasRoom else { return nil }
-                return state.queue.add(entry) { self.nextID() }
+                guard state.queue.hasRoom || state.closed else { return nil }
+                let member = Queue.Member(
+                    event: event, waiter: nil, deadline: Self.deadline(after: timeout), alone: alone)
+                return state.closed
+                    ? Queue.Step(batch: nil, expired: [member]) : add(.publication(member), to: &state)
             }
             if let step {
                 carryOut(step)
@@ -106,18 +109,54 @@ final class PublishCoalescer: Sendable {
         throw LifelineError(failure.status, "\(count) posted events failed; the first: \(failure.message)")
     }
 
+    /// Fails whatever is queued or sent from now on at once, with `.unavailable` (the connection
+    /// has closed): nothing is sent again.
+    func close() {
+        state.withLock { $0.closed = true }
+    }
+
     private func add(_ entry: Queue.Entry) {
-        let step = state.withLock { $0.queue.add(entry) { self.nextID() } }
+        let step = state.withLock { state in
+            if state.closed {
+                switch entry {
+                case .barrier(let barrier): return Queue.Step(batch: nil, passed: [barrier])
+                case .publication(let member): return Queue.Step(batch: nil, expired: [member])
+                }
+            }
+            return add(entry, to: &state)
+        }
         carryOut(step)
+    }
+
+    private func add(_ entry: Queue.Entry, to state: inout State) -> Queue.Step {
+        state.queue.add(entry, now: SystemClock.monotonicNanoseconds()) { self.nextID() }
     }
 
     private func carryOut(_ step: Queue.Step) {
         for barrier in step.passed { barrier.resume() }
+        if !step.expired.isEmpty {
+            let closed = state.withLock { $0.closed }
+            fail(
+                step.expired,
+                closed
+                    ? Self.closedError
+                    : LifelineError(
+                        .timeout, "not sent: its timeout passed while the publications before it were out"))
+        }
         if let batch = step.batch { launch(batch) }
     }
 
+    static let closedError = LifelineError(.unavailable, "the client was closed")
+
+    /// `timeout` from now, in monotonic nanoseconds (a very long one is cut to a century).
+    static func deadline(after timeout: Duration) -> UInt64 {
+        SystemClock.monotonicNanoseconds() &+ min(timeout, .seconds(3_153_600_000)).wholeNanoseconds
+    }
+
+    private var isClosed: Bool { state.withLock { $0.closed } }
+
     private func launch(_ batch: Queue.Batch) {
-        let remaining = Int64(batch.deadline) &- Int64(SystemClock.monotonicNanoseconds())
+        let remaining = Int64(clamping: batch.deadline) &- Int64(clamping: SystemClock.monotonicNanoseconds())
         let attempt = min(Self.attempt, .nanoseconds(max(1_000_000, remaining)))
         send(batch.request, attempt) { result in self.finish(batch, result) }
     }
@@ -141,20 +180,26 @@ final class PublishCoalescer: Sendable {
             }
             batchDone()
         case .failure(let error) where error.status == .timeout || error.status == .unavailable:
-            let retryAt = SystemClock.monotonicNanoseconds() &+ UInt64(Self.retryPause.wholeNanoseconds)
-            let expired = batch.members.filter { $0.deadline <= retryAt }
-            fail(expired, error)
-            guard expired.count < batch.members.count else {
+            let retryAt = SystemClock.monotonicNanoseconds() &+ Self.retryPause.wholeNanoseconds
+            let closed = isClosed
+            var again = batch
+            var expired: [Queue.Member] = []
+            for index in again.members.indices
+            where !again.members[index].givenUp && (closed || again.members[index].deadline <= retryAt) {
+                expired.append(again.members[index])
+                again.members[index].givenUp = true
+                again.members[index].waiter = nil
+            }
+            fail(expired, closed ? Self.closedError : error)
+            guard again.members.contains(where: { !$0.givenUp }) else {
                 batchDone()
                 return
             }
-            var again = batch
-            again.members.removeAll { $0.deadline <= retryAt }
             Task {
                 try? await Task.sleep(for: Self.retryPause)
                 self.launch(again)
             }
-        case .failure(let error) where batch.members.count == 1:
+        case .failure(let error) where batch.request.count == 1:
             fail(batch.members, error)
             batchDone()
         case .failure:
@@ -168,7 +213,7 @@ final class PublishCoalescer: Sendable {
     /// A refused batch's members, each as its own PUBLISH (a fresh id: the broker remembers no
     /// refusal), in order: the good ones are published, the bad ones fail with their own reason.
     private func publishOneByOne(_ members: [Queue.Member]) async {
-        for member in members {
+        for member in members where !member.givenUp {
             let alone = Queue.Batch(
                 request: PublishRequest(
                     event: member.event.name, payload: member.event.payload, publishID: nextID()),
@@ -181,7 +226,7 @@ final class PublishCoalescer: Sendable {
 
     /// Sends a one-event batch until it is answered, refused or its deadline passes, then calls `done`.
     private func sendAlone(_ batch: Queue.Batch, done: @escaping @Sendable () -> Void) {
-        let remaining = Int64(batch.deadline) &- Int64(SystemClock.monotonicNanoseconds())
+        let remaining = Int64(clamping: batch.deadline) &- Int64(clamping: SystemClock.monotonicNanoseconds())
         let attempt = min(Self.attempt, .nanoseconds(max(1_000_000, remaining)))
         send(batch.request, attempt) { result in
             switch result {
@@ -196,9 +241,9 @@ final class PublishCoalescer: Sendable {
                 }
                 done()
             case .failure(let error) where error.status == .timeout || error.status == .unavailable:
-                let retryAt = SystemClock.monotonicNanoseconds() &+ UInt64(Self.retryPause.wholeNanoseconds)
-                guard batch.deadline > retryAt else {
-                    self.fail(batch.members, error)
+                let retryAt = SystemClock.monotonicNanoseconds() &+ Self.retryPause.wholeNanoseconds
+                guard batch.deadline > retryAt, !self.isClosed else {
+                    self.fail(batch.members, self.isClosed ? Self.closedError : error)
                     done()
                     return
                 }
@@ -215,7 +260,7 @@ final class PublishCoalescer: Sendable {
 
     private func fail(_ members: [Queue.Member], _ error: LifelineError) {
         var posted = 0
-        for member in members {
+        for member in members where !member.givenUp {
             if let waiter = member.waiter {
                 waiter.resume(throwing: error)
             } else {
@@ -223,7 +268,7 @@ final class PublishCoalescer: Sendable {
             }
         }
         guard posted > 0 else { return }
-        let name = members.first { $0.waiter == nil }?.event.name.rawValue ?? ""
+        let name = members.first { $0.waiter == nil && !$0.givenUp }?.event.name.rawValue ?? ""
         state.withLock { state in
             if state.postFailure == nil {
                 state.postFailure = LifelineError(error.status, "posting '\(name)': \(error.message)")
@@ -234,7 +279,7 @@ final class PublishCoalescer: Sendable {
 
     private func batchDone() {
         let (step, room) = state.withLock { state -> (Queue.Step, [CheckedContinuation<Void, Never>]) in
-            let step = state.queue.batchDone { self.nextID() }
+            let step = state.queue.batchDone(now: SystemClock.monotonicNanoseconds()) { self.nextID() }
             guard state.queue.hasRoom else { return (step, []) }
             defer { state.roomWaiters.removeAll() }
             return (step, state.roomWaiters)

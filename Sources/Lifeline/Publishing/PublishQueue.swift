@@ -13,6 +13,12 @@ struct PublishQueue<Waiter, Barrier> {
         var waiter: Waiter?
         /// After it (monotonic nanoseconds), the event is given up.
         var deadline: UInt64
+        /// Goes in a PUBLISH of its own, not acknowledged (a posted event that moves the lifecycle or
+        /// is acknowledged by its own rule).
+        var alone = false
+        /// Its deadline passed while its batch was being sent again: its waiter has had the error,
+        /// and the batch goes on carrying it (a repeat must hold what the first copy held).
+        var givenUp = false
     }
 
     /// A PUBLISH made of queued members, in order.
@@ -20,8 +26,8 @@ struct PublishQueue<Waiter, Barrier> {
         var request: PublishRequest
         var members: [Member]
 
-        /// The latest deadline of its members: the batch is sent again until then.
-        var deadline: UInt64 { members.lazy.map(\.deadline).max() ?? 0 }
+        /// The latest deadline of the members not given up: the batch is sent again until then.
+        var deadline: UInt64 { members.lazy.filter { !$0.givenUp }.map(\.deadline).max() ?? 0 }
     }
 
     /// What is queued: an event, or a barrier to release once everything before it is answered.
@@ -34,6 +40,8 @@ struct PublishQueue<Waiter, Barrier> {
     struct Step {
         var batch: Batch?
         var passed: [Barrier] = []
+        /// Queued members whose deadline passed before they could be sent.
+        var expired: [Member] = []
     }
 
     /// Most events in one PUBLISH.
@@ -65,37 +73,43 @@ struct PublishQueue<Waiter, Barrier> {
 
     /// Queues `entry`. When nothing is in flight the returned step sends it at once; a barrier with
     /// nothing before it passes at once.
-    mutating func add(_ entry: Entry, makeID: () -> String) -> Step {
+    mutating func add(_ entry: Entry, now: UInt64, makeID: () -> String) -> Step {
         if case .barrier(let barrier) = entry, isIdle { return Step(batch: nil, passed: [barrier]) }
         entries.append(entry)
         if case .publication = entry { queuedEvents += 1 }
-        return busy ? Step(batch: nil) : next(makeID: makeID)
+        return busy ? Step(batch: nil) : next(now: now, makeID: makeID)
     }
 
     /// The batch in flight is over (answered, refused or given up): the barriers now at the head
     /// pass, and the next batch, if any, goes.
-    mutating func batchDone(makeID: () -> String) -> Step {
+    mutating func batchDone(now: UInt64, makeID: () -> String) -> Step {
         busy = false
-        return next(makeID: makeID)
+        return next(now: now, makeID: makeID)
     }
 
-    private mutating func next(makeID: () -> String) -> Step {
+    private mutating func next(now: UInt64, makeID: () -> String) -> Step {
         var step = Step(batch: nil)
-        while head < entries.count, case .barrier(let barrier) = entries[head] {
-            step.passed.append(barrier)
-            head += 1
-        }
         var members: [Member] = []
         var bytes = 0
-        while head < entries.count, members.count < maximumEvents,
-            case .publication(let member) = entries[head]
-        {
-            bytes += member.event.payload.count
-            if !members.isEmpty && bytes > maximumBytes { break }
-            members.append(member)
+        taking: while head < entries.count {
+            switch entries[head] {
+            case .barrier(let barrier):
+                guard members.isEmpty else { break taking }
+                step.passed.append(barrier)
+            case .publication(let member):
+                if member.deadline <= now {
+                    step.expired.append(member)
+                } else {
+                    if members.count >= maximumEvents || (member.alone && !members.isEmpty) { break taking }
+                    bytes += member.event.payload.count
+                    if !members.isEmpty && bytes > maximumBytes { break taking }
+                    members.append(member)
+                }
+                queuedEvents -= 1
+            }
             head += 1
+            if members.first?.alone == true { break }
         }
-        queuedEvents -= members.count
         if head == entries.count {
             entries.removeAll(keepingCapacity: entries.capacity <= 4096)
             head = 0
@@ -108,13 +122,17 @@ struct PublishQueue<Waiter, Barrier> {
         let events = members.map(\.event)
         let request =
             events.count == 1
-            ? PublishRequest(event: events[0].name, payload: events[0].payload, publishID: makeID())
+            ? PublishRequest(
+                event: events[0].name, payload: events[0].payload,
+                acknowledged: members[0].alone ? false : nil,
+                publishID: makeID())
             : PublishRequest(batch: events, publishID: makeID())
         step.batch = Batch(request: request, members: members)
         return step
     }
 
-    /// Each member's own receipt, cut from the receipt of the PUBLISH that carried them: its name,
+    /// Each member's own receipt, cut from the receipt of the PUBLISH that carried them (all of its
+    /// members, in order, those given up included): its name,
     /// its sequence within the batch, the subscribers of its name.
     static func receipts(for members: [Member], from receipt: PublishReceipt) -> [PublishReceipt] {
         guard members.count > 1 else { return [receipt] }

@@ -23,20 +23,31 @@ struct PublishFeature: BrokerFeature {
                 event: message.name, sequence: message.header.sequence, epoch: message.header.epoch,
                 subscribers: subscribers, lifecycle: nil)
             receipt.count = batch
-            if batch > 1, index >= batch - 1 {
-                receipt.subscribersByEvent = Self.subscribersByEvent(records[(index - batch + 1)...index])
+            if batch > 1 {
+                receipt.subscribersByEvent = Self.subscribersByEvent(ending: index, of: batch, in: records)
             }
             recent.record(publishID, .answered(receipt.body))
         }
     }
 
-    /// The per-name subscriber counts of a restored batch of several names (nil for one name).
-    private static func subscribersByEvent(_ batch: ArraySlice<JournalRecord>) -> [String: Int]? {
+    /// The per-name subscriber counts of a restored batch of several names, read from its `count`
+    /// events ending at `records[last]` with consecutive sequences; nil for one name, or when the
+    /// journal no longer holds the whole batch.
+    private static func subscribersByEvent(ending last: Int, of count: Int, in records: [JournalRecord])
+        -> [String: Int]?
+    {
         var counts: [String: Int] = [:]
-        for case .event(let message, _, let subscribers, _) in batch {
+        var found = 0
+        var expected: UInt64?
+        for record in records[...last].reversed() {
+            guard case .event(let message, _, let subscribers, _) = record else { continue }
+            if let expected, message.header.sequence != expected { return nil }
             counts[message.name.rawValue] = subscribers
+            found += 1
+            if found == count { break }
+            expected = message.header.sequence &- 1
         }
-        return counts.count > 1 ? counts : nil
+        return found == count && counts.count > 1 ? counts : nil
     }
 
     mutating func handle(_ request: ClientRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore)
