@@ -154,12 +154,17 @@ struct PublishCoalescerTests {
         #expect(Set(broker.requests.compactMap(\.publishID)).count == broker.requests.count)
     }
 
+    /// A broker that holds its answers until released and loses the first answer to `id`.
+    private func holdingBroker(losingTheAnswerTo id: String) -> (FakeBroker, PublishCoalescer) {
+        let broker = FakeBroker()
+        broker.state.withLock { $0.loseAnswer = [id] }
+        broker.hold()
+        return (broker, PublishCoalescer(token: "t", send: broker.send))
+    }
+
     @Test("an unanswered batch is sent again with its id and published once; order holds behind it")
     func lostAnswer() async throws {
-        let broker = FakeBroker()
-        let coalescer = PublishCoalescer(token: "t", send: broker.send)
-        broker.state.withLock { $0.loseAnswer = ["t.2"] }
-        broker.hold()
+        let (broker, coalescer) = holdingBroker(losingTheAnswerTo: "t.2")
         async let first = coalescer.publish(
             PublishedEvent("a.x", payload: Array("0".utf8)), timeout: .seconds(10))
         try await waitUntil { broker.state.withLock { $0.held.count == 1 } }
@@ -168,6 +173,8 @@ struct PublishCoalescerTests {
         }
         broker.release()
         #expect(try await first.sequence == 1)
+        // Once the batch of 1…3 is out (its answer lost): 4 waits behind it and its repeat.
+        try await waitUntil { broker.requests.count >= 2 }
         await coalescer.post(PublishedEvent("a.x", payload: Array("4".utf8)), timeout: .seconds(10))
         try await coalescer.flush()
         #expect(
@@ -177,10 +184,7 @@ struct PublishCoalescerTests {
 
     @Test("members given up while their batch is sent again stay in it: the others get their own receipts")
     func partlyGivenUp() async throws {
-        let broker = FakeBroker()
-        let coalescer = PublishCoalescer(token: "t", send: broker.send)
-        broker.state.withLock { $0.loseAnswer = ["t.2"] }
-        broker.hold()
+        let (broker, coalescer) = holdingBroker(losingTheAnswerTo: "t.2")
         let first = Task {
             try await coalescer.publish(
                 PublishedEvent("a.x", payload: Array("0".utf8)), timeout: .seconds(10))
@@ -188,7 +192,7 @@ struct PublishCoalescerTests {
         try await waitUntil { broker.state.withLock { $0.held.count == 1 } }
         let short = Task {
             try await coalescer.publish(
-                PublishedEvent("a.x", payload: Array("1".utf8)), timeout: .milliseconds(100))
+                PublishedEvent("a.x", payload: Array("1".utf8)), timeout: .milliseconds(190))
         }
         let long = Task {
             try await coalescer.publish(
