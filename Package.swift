@@ -48,7 +48,10 @@ let package = Package(
             path: "bench/Sources/LifelineBench"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "LifelineProtocolTests", dependencies: ["LifelineProtocol"]),
-        .testTarget(name: "LifelineBrokerTests", dependencies: ["LifelineBroker", "LifelineProtocol"]),
+        .testTarget(
+            name: "LifelineBrokerTests", dependencies: ["LifelineBroker", "LifelineProtocol", "LifelineSupport"]),
+        .testTarget(
+            name: "LifelineCLITests", dependencies: ["LifelineCLI", "LifelineProtocol", "LifelineSupport"]),
         .testTarget(
             name: "LifelineTests", dependencies: ["Lifeline", "LifelineProtocol", "LifelineSupport"]),
         .testTarget(

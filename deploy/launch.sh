@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Launches the broker and the services of a topology, in the background, logs and pids under run/:
-# a thin wrapper over 'lifeline up --detach' (which supervises them) and 'lifeline down'.
+# a thin wrapper over 'lifeline up --detach' (which supervises them) and 'lifeline down'; then the
+# live web console ('lifeline console', on 127.0.0.1:7290 or $LIFELINE_CONSOLE_PORT).
 #
 #   deploy/launch.sh [start]     build (release), start everything, wait until all are registered, boot
 #   deploy/launch.sh stop        stop the services in reverse start order, then the broker
@@ -31,7 +32,32 @@ control=$( { [ -x "$bin/lifeline" ] && "$bin/lifeline" topology "$topology" --sh
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
+stop_console() {
+    if alive "$run_dir/console.pid"; then kill "$(cat "$run_dir/console.pid")" 2>/dev/null || true; fi
+    rm -f "$run_dir/console.pid"
+}
+
+# The live web console (a client of the broker), on loopback; its READY line names the page.
+start_console() {
+    stop_console
+    nohup "$bin/lifeline" console --broker "$control" --listen "127.0.0.1:${LIFELINE_CONSOLE_PORT:-7290}" \
+        >"$run_dir/console.log" 2>&1 &
+    echo $! >"$run_dir/console.pid"
+    local waited=0
+    until grep -q '^READY ' "$run_dir/console.log" 2>/dev/null; do
+        if ! alive "$run_dir/console.pid" || [ $waited -ge 100 ]; then
+            say "warning: the console did not start (see $run_dir/console.log)"
+            console_url="(not running: see $run_dir/console.log)"
+            return 0
+        fi
+        sleep 0.05
+        waited=$((waited + 1))
+    done
+    console_url=$(sed -n 's/^READY //p' "$run_dir/console.log" | head -1)
+}
+
 stop_all() {
+    stop_console
     if [ -x "$bin/lifeline" ]; then
         "$bin/lifeline" down --run-dir "$run_dir"
     else
@@ -80,12 +106,15 @@ start_all() {
         say "warning: the boot did not finish cleanly; see 'lifeline boot report' and $run_dir/broker.log"
     fi
 
+    start_console
+
     cat <<TXT
 
 Lifeline is running: broker on $control, ${#names[@]} services (${names[*]}).
 Logs and pids: $run_dir
 
 Try next:
+  open $console_url in a browser                 # the live console: services, bus, stack, boot
   export PATH="$bin:\$PATH" LIFELINE_BROKER=$control
   lifeline services                                    # the registry
   lifeline boot report                                 # blame list and critical chain of the boot

@@ -36,6 +36,25 @@ ensure_packages() {
     } || { say "error: apt-get could not install ${missing[*]}"; exit 1; }
 }
 
+# For the tests only: Debian's chromium and chromium-driver, which drive the console's page in a
+# headless browser. Without them (and not root) the browser tests are skipped, saying why.
+ensure_browser() {
+    local missing=()
+    dpkg -s chromium >/dev/null 2>&1 || missing+=(chromium)
+    dpkg -s chromium-driver >/dev/null 2>&1 || missing+=(chromium-driver)
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" != 0 ]; then
+        say "warning: ${missing[*]} missing: the console's browser tests will be skipped"
+        say "Install them with: sudo apt-get install -y ${missing[*]}"
+        return 0
+    fi
+    say "installing ${missing[*]} ..."
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y "${missing[@]}" >/dev/null 2>&1 || {
+        apt-get update >/dev/null && apt-get install -y "${missing[@]}" >/dev/null
+    } || say "warning: apt-get could not install ${missing[*]}: the console's browser tests will be skipped"
+}
+
 ensure_prerequisites() {
     ensure_packages
     ensure_swift

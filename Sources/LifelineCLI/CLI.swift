@@ -14,7 +14,8 @@ public enum CLI {
         CommandEntry(StatsCommand.self),
         CommandEntry(EventsCommand.self), CommandEntry(TopologyCommand.self), CommandEntry(UpCommand.self),
         CommandEntry(DownCommand.self), CommandEntry(KeysCommand.self),
-        CommandEntry(PolicyCommand.self), CommandEntry(CompletionCommand.self),
+        CommandEntry(PolicyCommand.self), CommandEntry(ConsoleCommand.self),
+        CommandEntry(CompletionCommand.self),
     ]
 
     static let version = "0.1.0"

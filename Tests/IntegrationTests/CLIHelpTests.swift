@@ -221,6 +221,11 @@ struct CLIOptionsTests {
             ["keys", "new", "k", "--dir", directory.path],
             ["policy", "check", directory.appendingPathComponent("none.json").path, "--key", "x"],
             ["completion", "bash"],
+            // Fails reading the token file, after every option was taken.
+            [
+                "console", "--listen", "127.0.0.1:0", "--token-file", "/nonexistent/token", "--broker",
+                "tcp://127.0.0.1:1",
+            ],
         ]
         var covered: [String: Set<String>] = [:]
         for run in runs {
@@ -245,7 +250,7 @@ struct CLIOptionsTests {
         #expect(keys.status == 2 && keys.errors.contains("/nonexistent"), "\(keys.errors)")
         for client in [
             "publish", "dispatch", "tail", "services", "lookup", "describe", "call", "apps", "boot", "status",
-            "stats",
+            "stats", "console",
         ] {
             covered[client, default: []].formUnion(["--key", "--broker-key", "--help"])
         }

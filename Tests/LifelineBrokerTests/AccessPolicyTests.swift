@@ -1,4 +1,5 @@
 import LifelineProtocol
+import LifelineSupport
 import Testing
 
 @testable import LifelineBroker
@@ -78,7 +79,10 @@ struct AccessPolicyTests {
 
     @Test("/metrics takes only the bearer token it was given")
     func metricsToken() {
-        func request(_ headers: String) -> [UInt8] { Array("GET /metrics HTTP/1.1\r\n\(headers)\r\n".utf8) }
+        func request(_ headers: String) -> HTTPRequest {
+            (try? HTTPRequest.parse(head: "GET /metrics HTTP/1.1\r\n\(headers)"))
+                ?? HTTPRequest(method: "", target: "", path: "", query: [:], headers: [:], body: [])
+        }
         #expect(MetricsServer.authorizes(request("Authorization: Bearer s3cret\r\n"), token: "s3cret"))
         #expect(MetricsServer.authorizes(request("authorization:   bearer s3cret \r\n"), token: "s3cret"))
         #expect(!MetricsServer.authorizes(request("Authorization: Bearer s3cre\r\n"), token: "s3cret"))

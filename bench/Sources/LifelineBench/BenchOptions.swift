@@ -22,6 +22,9 @@ enum BenchOptions {
     static let count = CommandLineOption.value("--count", "N", help: "events to publish")
     static let window = CommandLineOption.value("--window", "N", help: "publishes in flight at most")
     static let noReply = CommandLineOption.flag("--no-reply", help: "publish without asking for receipts")
+    static let rate = CommandLineOption.value(
+        "--rate", "N",
+        help: "publish N events a second, one to a PUBLISH without receipts (the console's cost)")
     static let batch = CommandLineOption.value("--batch", "N", help: "events per PUBLISH")
     static let event = CommandLineOption.value("--event", "NAME", help: "the event to publish (bench.blast)")
     static let iterations = CommandLineOption.value(
@@ -53,7 +56,7 @@ enum BenchOptions {
     static func declared(for role: String) -> [CommandLineOption] {
         switch role {
         case "run": [quick, durable, output, only, transports, noCurve, samples, rounds, fanouts, sizes]
-        case "blast": [broker, count, window, noReply, batch, event]
+        case "blast": [broker, count, window, noReply, batch, event, rate]
         case "micro": [iterations]
         case "compare": [before, after]
         case "service": [index, ack, events, poolEvents, typedEvents] + ServiceOptions.declared

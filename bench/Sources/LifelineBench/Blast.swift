@@ -1,3 +1,4 @@
+import Glibc
 import Lifeline
 import LifelineProtocol
 import LifelineSupport
@@ -47,6 +48,37 @@ enum Blast {
             let canSend = sent < count && (!reply || sent - answered < window)
             if answered < expected && !canSend { try poller.poll(timeoutMilliseconds: 1) }
         }
+        return Double(count) / (Double(SystemClock.monotonicNanoseconds() - start) / 1e9)
+    }
+
+    /// Publishes `count` events at `rate` per second, one event to a PUBLISH without a receipt (the
+    /// last one asks for one, so the run ends when the broker has taken them all); returns the rate
+    /// reached.
+    static func paced(broker: String, count: Int, rate: Int, event: String) throws -> Double {
+        let publisher = try ZMQSocket(ZMQContext.shared, type: .dealer)
+        try publisher.set(.sendHighWaterMark, 0)
+        try publisher.connect(broker)
+        let header = JSONWriter.encode(["event": .string(event), "reply": false])
+        let lastHeader = JSONWriter.encode(["event": .string(event)])
+        let version = Array(ProtocolID.control.utf8)
+        let command = Array(Command.publish.rawValue.utf8)
+        let payload = Payload.json(key: 1, size: 64, quiet: true)
+        let start = SystemClock.monotonicNanoseconds()
+        var sent = 0
+        while sent < count {
+            let elapsed = Double(SystemClock.monotonicNanoseconds() - start) / 1e9
+            let due = min(count, Int(elapsed * Double(rate)) + 1)
+            while sent < due {
+                try publisher.send(frames: [
+                    version, command, [], sent == count - 1 ? lastHeader : header, payload,
+                ])
+                sent += 1
+            }
+            usleep(500)
+        }
+        var poller = ZMQPoller()
+        poller.add(publisher)
+        _ = try poller.poll(timeoutMilliseconds: 10_000)
         return Double(count) / (Double(SystemClock.monotonicNanoseconds() - start) / 1e9)
     }
 }

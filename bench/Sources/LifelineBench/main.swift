@@ -61,6 +61,13 @@ do {
         let count = try arguments.integer(BenchOptions.count, in: 1...100_000_000) ?? 100_000
         let window = try arguments.integer(BenchOptions.window, in: 1...1_000_000) ?? 1000
         let noReply = arguments.flag(BenchOptions.noReply)
+        if let rate = try arguments.integer(BenchOptions.rate, in: 1...10_000_000) {
+            let reached = try Blast.paced(
+                broker: broker, count: count, rate: rate,
+                event: try arguments.option(BenchOptions.event) ?? "bench.blast")
+            Console.out(String(format: "%.0f events/s (paced at %d/s)", reached, rate))
+            break
+        }
         if let batch = try arguments.integer(BenchOptions.batch, in: 1...10_000) {
             let rate = try Blast.batched(
                 broker: broker, count: count, batch: batch, window: window,

@@ -1,0 +1,99 @@
+import Foundation
+import LifelineProtocol
+import LifelineSupport
+import Synchronization
+
+/// Runs the console's actions as the CLI runs them: `lifeline publish|call|apps|dispatch|boot ARGS`,
+/// as a child process with the console's broker and keys, so an action is validated, refused and
+/// explained exactly as on the command line.
+struct ConsoleActions: Sendable {
+    static let commands = ["publish", "call", "apps", "dispatch", "boot"]
+    /// Options an action may not give: the console's broker and keys are the ones used.
+    static let reserved = ["--broker", "--key", "--broker-key"]
+    /// The longest an action may run (an `apps` change waits for callbacks up to 60 s).
+    static let limitSeconds = 90.0
+
+    /// The `lifeline` executable.
+    let executable: String
+    /// The console's broker and keys, as the CLI reads them from the environment.
+    let environment: [String: String]
+
+    /// What one action printed and its exit status.
+    struct Outcome: Sendable {
+        var status: Int32
+        var output: String
+        var error: String
+
+        var json: JSONValue {
+            ["status": .int(Int64(status)), "output": .string(output), "error": .string(error)]
+        }
+    }
+
+    /// The arguments of an action asked as `{"command": "publish", "line": "didBecomeActive"}`.
+    /// - Throws: ``HTTPError`` (400) naming what is wrong: not JSON, an unknown command, an open
+    ///   quote, or a reserved option.
+    static func arguments(fromBody body: [UInt8]) throws(HTTPError) -> [String] {
+        let json: JSONValue
+        do { json = try JSONParser.parse(body) } catch {
+            throw HTTPError(400, "an action is a JSON object {\"command\": …, \"line\": …}: \(error)")
+        }
+        guard let command = json["command"]?.stringValue, commands.contains(command) else {
+            throw HTTPError(
+                400,
+                "unknown action '\(json["command"]?.stringValue ?? "")'; actions: \(commands.joined(separator: ", "))"
+            )
+        }
+        let words: [String]
+        do { words = try ShellWords.split(json["line"]?.stringValue ?? "") } catch {
+            throw HTTPError(400, error.message)
+        }
+        for word in words {
+            let option = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
+            if reserved.contains(option) {
+                throw HTTPError(400, "\(option) is the console's own: an action uses its broker and keys")
+            }
+        }
+        return [command] + words
+    }
+
+    private static let spawning = Mutex<Void>(())
+
+    /// Runs `lifeline ARGUMENTS` and waits for it (at most ``limitSeconds``).
+    func run(_ arguments: [String]) -> Outcome {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = FileHandle.nullDevice
+        do {
+            // Foundation's Process.run is not safe from several threads at once on Linux.
+            try Self.spawning.withLock { _ in try process.run() }
+        } catch {
+            return Outcome(status: 1, output: "", error: "could not start \(executable): \(error)")
+        }
+        let errorText = Mutex("")
+        let errorRead = DispatchSemaphore(value: 0)
+        Thread {
+            let data = error.fileHandleForReading.readDataToEndOfFile()
+            errorText.withLock { $0 = String(decoding: data, as: UTF8.self) }
+            errorRead.signal()
+        }.start()
+        let limit = DispatchWorkItem { [process] in if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.limitSeconds, execute: limit)
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        errorRead.wait()
+        process.waitUntilExit()
+        limit.cancel()
+        var errorLines = errorText.withLock { $0 }
+        if process.terminationReason == .uncaughtSignal {
+            errorLines += "the action was stopped after \(Int(Self.limitSeconds)) s\n"
+        }
+        return Outcome(
+            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+            error: errorLines)
+    }
+}

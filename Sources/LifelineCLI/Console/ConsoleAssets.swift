@@ -1,0 +1,101 @@
+/// The console's page, served from the binary: no network fetch, no CDN. The page runs only its own
+/// script (the Content-Security-Policy forbids inline code) and writes what it shows as text.
+enum ConsoleAssets {
+    /// The page, carrying the token its actions send (hexadecimal or a checked token file's text,
+    /// so it needs no escaping beyond what ``escape(_:)`` does).
+    static func page(token: String) -> String {
+        """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="lifeline-token" content="\(escape(token))">
+        <title>Lifeline console</title>
+        <link rel="stylesheet" href="/console.css">
+        <script src="/console.js" defer></script>
+        </head>
+        <body>
+        <header>
+          <h1>Lifeline</h1>
+          <span id="broker" class="muted">connecting…</span>
+          <span id="lifecycle" class="pill"></span>
+          <span id="connection" class="pill">connecting</span>
+        </header>
+        <div id="banner" hidden></div>
+        <main>
+          <section id="services-panel" class="wide">
+            <h2>Services <small id="services-count"></small></h2>
+            <table id="services"><thead><tr><th>name</th><th>state</th><th>pid</th><th>host</th><th>events</th>
+              <th>methods</th><th>uptime</th><th>heartbeat</th><th>handled</th><th>dropped</th></tr></thead><tbody></tbody></table>
+            <p id="services-note" class="muted"></p>
+            <h3>Calls by method</h3>
+            <table id="calls"><thead><tr><th>service</th><th>method</th><th>requests</th><th>errors</th><th>timeouts</th>
+              <th>p50 ms</th><th>p99 ms</th></tr></thead><tbody></tbody></table>
+          </section>
+          <section id="bus-panel">
+            <h2>Bus <small id="bus-rate"></small></h2>
+            <canvas id="chart" width="640" height="150" aria-label="events per second by name"></canvas>
+            <div id="legend"></div>
+            <table id="rates"><thead><tr><th>event</th><th>last second</th><th>last minute</th></tr></thead><tbody></tbody></table>
+          </section>
+          <section id="tail-panel">
+            <h2>Latest events</h2>
+            <div class="controls">
+              <input id="tail-filter" placeholder="filter: part of a name, or a pattern (did*, com.example.*)" autocomplete="off">
+              <button id="tail-pause" type="button">Pause</button>
+              <span id="tail-note" class="muted"></span>
+            </div>
+            <ol id="tail"></ol>
+          </section>
+          <section id="stack-panel">
+            <h2>Micro-app stack</h2>
+            <table id="stack"><thead><tr><th>session</th><th>app</th><th>state</th><th>mode</th><th>host</th><th>parent</th></tr></thead><tbody></tbody></table>
+            <p id="stack-note" class="muted"></p>
+          </section>
+          <section id="boot-panel">
+            <h2>Boot</h2>
+            <img id="boot-svg" alt="the boot's timeline">
+            <pre id="boot-text"></pre>
+          </section>
+          <section id="trace-panel" class="wide">
+            <details id="trace-details">
+              <summary>Traces: dispatch steps and calls (traced only while this is open)</summary>
+              <p id="trace-note" class="muted"></p>
+              <ol id="trace"></ol>
+            </details>
+          </section>
+          <section id="actions-panel" class="wide">
+            <h2>Actions</h2>
+            <form id="action-form">
+              <span class="prompt">lifeline</span>
+              <select id="action-command">
+                <option>publish</option><option>call</option><option>apps</option><option>dispatch</option><option>boot</option>
+              </select>
+              <input id="action-args" placeholder="arguments, as on the command line: didBecomeActive · push status · action login signIn '{&quot;user&quot;: &quot;ana&quot;}'" autocomplete="off">
+              <button id="action-run" type="submit">Run</button>
+            </form>
+            <pre id="action-output"></pre>
+          </section>
+        </main>
+        </body>
+        </html>
+        """
+    }
+
+    /// `text` with the characters that mean something in HTML written as entities.
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}

@@ -1,0 +1,262 @@
+extension ConsoleAssets {
+    /// The page's script. It writes everything it shows as text (`textContent`, `append` of strings),
+    /// never as markup, so a payload such as `<script>` is shown, not run.
+    static let script = #"""
+        "use strict";
+        const token = document.querySelector('meta[name="lifeline-token"]').content;
+        const $ = (id) => document.getElementById(id);
+        const colors = ["#2f5bd3", "#d0392b", "#1a7f37", "#b26b00", "#7b3fc4", "#00838f"];
+
+        function el(tag, attributes, ...children) {
+          const element = document.createElement(tag);
+          for (const [key, value] of Object.entries(attributes || {})) {
+            if (value === undefined || value === null) continue;
+            if (key === "class") element.className = value;
+            else element.setAttribute(key, String(value));
+          }
+          for (const child of children) element.append(child instanceof Node ? child : String(child ?? ""));
+          return element;
+        }
+
+        function cell(text, className) { return el("td", { class: className }, text ?? "-"); }
+
+        function duration(ms) {
+          if (ms === undefined || ms === null) return "-";
+          if (ms < 1000) return ms + " ms";
+          const s = ms / 1000;
+          if (s < 60) return s.toFixed(1) + " s";
+          if (s < 3600) return Math.floor(s / 60) + " min " + Math.floor(s % 60) + " s";
+          return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
+        }
+
+        function list(items, shown) {
+          if (!items || items.length === 0) return "-";
+          return items.length <= shown ? items.join(", ") : items.slice(0, shown).join(", ") + ", +" + (items.length - shown);
+        }
+
+        function clock(ms) {
+          const date = new Date(ms);
+          return date.toTimeString().slice(0, 8) + "." + String(date.getMilliseconds()).padStart(3, "0");
+        }
+
+        function replaceRows(table, rows) { table.tBodies[0].replaceChildren(...rows); }
+
+        function showBanner(text) {
+          const banner = $("banner");
+          banner.hidden = !text;
+          banner.textContent = text || "";
+        }
+
+        const problems = new Map();
+        function problem(source, text) {
+          if (text) problems.set(source, text); else problems.delete(source);
+          showBanner([...problems.values()].join(" · "));
+        }
+
+        window.addEventListener("error", (event) => problem("script", "the page failed: " + event.message));
+
+        // MARK: views
+
+        function renderBroker(broker) {
+          if (broker.error) {
+            problem("broker", "the broker does not answer: " + broker.error);
+            $("lifecycle").textContent = "";
+            return;
+          }
+          problem("broker", null);
+          const process = broker.broker || {};
+          $("broker").textContent = broker.endpoint + " · pid " + process.pid + " on " + process.host +
+            " · epoch " + broker.epoch + " · sequence " + broker.sequence;
+          $("lifecycle").textContent = broker.lifecycle;
+        }
+
+        function renderServices(view) {
+          $("services-note").textContent = view.error ? view.error : (view.statsError ? "calls: " + view.statsError : "");
+          const services = view.services || [];
+          const up = services.filter((s) => s.state !== "gone").length;
+          $("services-count").textContent = up + " registered" + (up === services.length ? "" : ", " + (services.length - up) + " gone");
+          replaceRows($("services"), services.map((s) => el("tr", { "data-name": s.name, "data-state": s.state },
+            cell(s.name), cell(s.state === "gone" ? "gone " + duration(s.goneForMs) + " ago" : s.state, "state"),
+            cell(s.pid, "num"), cell(s.host),
+            el("td", { class: "list", title: (s.events || []).join("\n") }, list(s.events, 3)),
+            el("td", { class: "list", title: (s.methods || []).join("\n") }, list(s.methods, 3)),
+            cell(duration(s.uptimeMs)), cell(duration(s.heartbeatAgeMs) + " ago"),
+            cell(s.handled, "num"), cell(s.dropped, "num"))));
+          const calls = [];
+          for (const s of services) {
+            for (const [method, c] of Object.entries(s.calls || {}).sort()) {
+              calls.push(el("tr", { "data-name": s.name + "." + method, "data-state": s.state },
+                cell(s.name), cell(method), cell(c.requests, "num"), cell(c.errors, "num"), cell(c.timeouts, "num"),
+                cell(c.p50Ms, "num"), cell(c.p99Ms, "num")));
+            }
+          }
+          replaceRows($("calls"), calls);
+        }
+
+        function renderStack(stack) {
+          $("stack-note").textContent = stack.error ? stack.error : (stack.stack && stack.stack.length ? "" : "no sessions");
+          const sessions = stack.stack || [];
+          replaceRows($("stack"), sessions.map((s, index) => el("tr",
+            { "data-session": s.id, "data-app": s.app, "data-state": s.state, class: index === sessions.length - 1 ? "top" : "" },
+            cell(s.id), cell(s.app), cell(s.state, "state"), cell(s.mode), cell(s.host), cell(s.parent))));
+        }
+
+        let bootVersion = 0;
+        function renderBoot(boot) {
+          $("boot-text").textContent = boot.error ? boot.error : boot.text;
+          bootVersion += 1;
+          $("boot-svg").src = "/api/boot.svg?v=" + bootVersion;
+        }
+
+        // MARK: rates
+
+        const seconds = new Map();
+        function addRates(entries) {
+          for (const entry of entries) seconds.set(entry.second, entry.counts);
+          const newest = Math.max(...seconds.keys());
+          for (const second of seconds.keys()) if (second < newest - 300) seconds.delete(second);
+          renderRates(newest);
+        }
+
+        function renderRates(newest) {
+          const lastSecond = seconds.get(newest) || {};
+          const minute = {};
+          for (const [second, counts] of seconds) {
+            if (second <= newest - 60) continue;
+            for (const [name, count] of Object.entries(counts)) minute[name] = (minute[name] || 0) + count;
+          }
+          const total = Object.values(lastSecond).reduce((a, b) => a + b, 0);
+          $("bus-rate").textContent = total + " events/s";
+          const names = Object.keys(minute).sort((a, b) => minute[b] - minute[a]);
+          replaceRows($("rates"), names.map((name) => el("tr", { "data-name": name },
+            cell(name), cell(lastSecond[name] || 0, "num rate"), cell(minute[name], "num"))));
+          drawChart(newest, names.slice(0, colors.length - 1));
+        }
+
+        function drawChart(newest, names) {
+          const canvas = $("chart");
+          const context = canvas.getContext("2d");
+          const width = canvas.width, height = canvas.height, span = 300;
+          context.clearRect(0, 0, width, height);
+          const series = [{ name: "all", color: "#1d2330", value: (c) => Object.values(c).reduce((a, b) => a + b, 0) }]
+            .concat(names.map((name, i) => ({ name, color: colors[i], value: (c) => c[name] || 0 })));
+          let top = 1;
+          for (const counts of seconds.values()) top = Math.max(top, series[0].value(counts));
+          context.strokeStyle = "#e3e6ec";
+          context.fillStyle = "#6b7385";
+          context.font = "11px sans-serif";
+          for (const fraction of [0, 0.5, 1]) {
+            const y = height - 14 - fraction * (height - 24);
+            context.beginPath(); context.moveTo(0, y); context.lineTo(width, y); context.stroke();
+            context.fillText(Math.round(top * fraction) + "/s", 4, y - 2);
+          }
+          context.fillText("5 min ago", 4, height - 2);
+          context.fillText("now", width - 24, height - 2);
+          for (const line of series) {
+            context.strokeStyle = line.color;
+            context.lineWidth = line.name === "all" ? 2 : 1.2;
+            context.beginPath();
+            for (let second = newest - span; second <= newest; second++) {
+              const x = (second - (newest - span)) / span * width;
+              const y = height - 14 - line.value(seconds.get(second) || {}) / top * (height - 24);
+              if (second === newest - span) context.moveTo(x, y); else context.lineTo(x, y);
+            }
+            context.stroke();
+          }
+          $("legend").replaceChildren(...series.map((line) => el("span", {}, el("i", { style: null }), line.name)));
+          $("legend").querySelectorAll("i").forEach((swatch, i) => { swatch.style.background = series[i].color; });
+        }
+
+        // MARK: streams
+
+        const views = new EventSource("/events");
+        views.onopen = () => { $("connection").textContent = "live"; $("connection").className = "pill live"; };
+        views.onerror = () => { $("connection").textContent = "reconnecting"; $("connection").className = "pill down"; };
+        const handlers = {
+          broker: renderBroker, services: renderServices, stack: renderStack, boot: renderBoot, rates: addRates,
+          bus: (bus) => problem("bus", bus.error ? "the bus: " + bus.error : null),
+          trace: (trace) => {
+            $("trace-note").textContent = trace.error ? trace.error : (trace.leased ? "traced while this is open" : "");
+          },
+        };
+        for (const [name, handler] of Object.entries(handlers)) {
+          views.addEventListener(name, (event) => handler(JSON.parse(event.data)));
+        }
+
+        function entryRow(entry) {
+          return el("li", { "data-event": entry.event },
+            el("time", {}, clock(entry.publishedAt)), el("span", { class: "name" }, entry.event),
+            el("span", { class: "seq" }, "#" + entry.sequence + " "), el("span", { class: "payload" }, entry.payload));
+        }
+
+        function prepend(list, entries, limit) {
+          list.prepend(...entries.slice().reverse().map(entryRow));
+          while (list.children.length > limit) list.lastChild.remove();
+        }
+
+        let tail = null, paused = false, missed = 0;
+        function openTail() {
+          if (tail) tail.close();
+          $("tail").replaceChildren();
+          missed = 0;
+          const filter = $("tail-filter").value.trim();
+          tail = new EventSource("/tail" + (filter ? "?filter=" + encodeURIComponent(filter) : ""));
+          tail.addEventListener("tail", (event) => {
+            const update = JSON.parse(event.data);
+            if (paused) { missed += update.events.length + update.skipped; }
+            else {
+              prepend($("tail"), update.events, 200);
+              if (update.skipped) missed += update.skipped;
+            }
+            $("tail-note").textContent = paused ? "paused, " + missed + " new" : (missed ? missed + " not shown (busy bus)" : "");
+          });
+        }
+        let filterTimer = null;
+        $("tail-filter").addEventListener("input", () => { clearTimeout(filterTimer); filterTimer = setTimeout(openTail, 300); });
+        $("tail-pause").addEventListener("click", () => {
+          paused = !paused;
+          $("tail-pause").textContent = paused ? "Resume" : "Pause";
+          if (!paused) missed = 0;
+          $("tail-note").textContent = paused ? "paused" : "";
+        });
+        openTail();
+
+        let trace = null;
+        $("trace-details").addEventListener("toggle", () => {
+          if ($("trace-details").open) {
+            trace = new EventSource("/trace");
+            trace.addEventListener("trace", (event) => prepend($("trace"), JSON.parse(event.data).events, 300));
+          } else if (trace) {
+            trace.close();
+            trace = null;
+          }
+        });
+
+        // MARK: actions
+
+        $("action-form").addEventListener("submit", async (event) => {
+          event.preventDefault();
+          const command = $("action-command").value, line = $("action-args").value;
+          const output = $("action-output");
+          output.removeAttribute("data-status");
+          output.textContent = "$ lifeline " + command + " " + line + "\n…";
+          try {
+            const response = await fetch("/api/action", {
+              method: "POST", headers: { "Content-Type": "application/json", "X-Lifeline-Token": token },
+              body: JSON.stringify({ command, line }),
+            });
+            if (!response.ok) {
+              output.textContent = "$ lifeline " + command + " " + line + "\n" + (await response.text());
+              output.setAttribute("data-status", String(response.status));
+              return;
+            }
+            const result = await response.json();
+            output.textContent = "$ lifeline " + command + " " + line + "\n" + result.output + result.error + "exit " + result.status;
+            output.setAttribute("data-status", String(result.status));
+          } catch (error) {
+            output.textContent = "$ lifeline " + command + " " + line + "\nthe console did not answer: " + error;
+            output.setAttribute("data-status", "-1");
+          }
+        });
+        """#
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Glibc
+import LifelineProtocol
+import LifelineSupport
+import Synchronization
+
+/// The console's HTTP side: the page and its assets, three event streams (Server-Sent Events),
+/// the boot timeline, a JSON snapshot and the actions. Each connection has a thread of its own.
+final class ConsoleServer: Sendable {
+    let listener: HTTPListener
+    let access: ConsoleAccess
+    let state: ConsoleState
+    let actions: ConsoleActions
+
+    /// Binds `address` and serves at once.
+    /// - Throws: ``HTTPError`` when the address cannot be bound.
+    init(
+        address: String, token: String, tokenForReading: Bool, state: ConsoleState, actions: ConsoleActions
+    ) throws(HTTPError) {
+        let box = ServerBox()
+        listener = try HTTPListener(address: address, threadName: "ll-console-http") { client in
+            box.server?.serve(client)
+            close(client)
+        }
+        access = ConsoleAccess(
+            token: token, tokenForReading: tokenForReading, address: listener.address,
+            loopback: listener.isLoopback)
+        self.state = state
+        self.actions = actions
+        box.server = self
+    }
+
+    /// The page's address.
+    var url: String { "http://\(listener.address)/" }
+
+    /// Headers every answer carries: nothing runs but this console's own script, nothing frames it.
+    static let safety: [(name: String, value: String)] = [
+        (
+            "Content-Security-Policy",
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+        ),
+        ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
+        ("Cache-Control", "no-store"),
+    ]
+
+    private func serve(_ client: Int32) {
+        let request: HTTPRequest
+        do { request = try HTTPRequest.read(from: client) } catch {
+            respond(.text(error.status, error.message), to: client)
+            return
+        }
+        let isAction = request.path == "/api/action"
+        if let refusal = isAction ? access.actionRefusal(request) : access.readRefusal(request) {
+            respond(.text(refusal.status, refusal.message), to: client)
+            return
+        }
+        if !isAction && request.method != "GET" && request.method != "HEAD" {
+            respond(.text(405, "only GET here (actions are a POST to /api/action)"), to: client)
+            return
+        }
+        switch request.path {
+        case "/":
+            if request.query["token"] != nil {
+                // Opened once with its token: keep it in a cookie and drop it from the address bar.
+                respond(
+                    HTTPResponse(
+                        status: 303,
+                        headers: [
+                            ("Location", "/"),
+                            (
+                                "Set-Cookie",
+                                "\(ConsoleAccess.cookie)=\(access.token); HttpOnly; SameSite=Strict; Path=/"
+                            ),
+                        ]), to: client)
+                return
+            }
+            respond(asset(ConsoleAssets.page(token: access.token), "text/html; charset=utf-8"), to: client)
+        case "/console.js": respond(asset(ConsoleAssets.script, "text/javascript; charset=utf-8"), to: client)
+        case "/console.css": respond(asset(ConsoleAssets.style, "text/css; charset=utf-8"), to: client)
+        case "/favicon.ico": respond(HTTPResponse(status: 204), to: client)
+        case "/api/state": respond(json(snapshot()), to: client)
+        case "/api/boot.svg":
+            let report = state.section("boot")?["report"] ?? ["state": "none"]
+            respond(asset(BootTimeline.svg(report), "image/svg+xml"), to: client)
+        case "/api/action": respond(act(request), to: client)
+        case "/events": ConsoleStream(client: client, state: state, kind: .views).run()
+        case "/tail":
+            ConsoleStream(client: client, state: state, kind: .tail(filter: request.query["filter"])).run()
+        case "/trace": ConsoleStream(client: client, state: state, kind: .trace).run()
+        default: respond(.text(404, "no page '\(request.path)' here: open /"), to: client)
+        }
+    }
+
+    private func act(_ request: HTTPRequest) -> HTTPResponse {
+        do {
+            let arguments = try ConsoleActions.arguments(fromBody: request.body)
+            return json(actions.run(arguments).json)
+        } catch {
+            return .text(error.status, error.message)
+        }
+    }
+
+    /// Every view the console holds, as `GET /api/state` answers.
+    func snapshot() -> JSONValue {
+        .object(Dictionary(uniqueKeysWithValues: state.sections(after: 0).changed.map { ($0.0, $0.1) }))
+    }
+
+    private func asset(_ text: String, _ type: String) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: [("Content-Type", type)], body: Array(text.utf8))
+    }
+
+    private func json(_ value: JSONValue) -> HTTPResponse {
+        HTTPResponse(
+            status: 200, headers: [("Content-Type", "application/json")], body: JSONWriter.encode(value))
+    }
+
+    private func respond(_ response: HTTPResponse, to client: Int32) {
+        var response = response
+        response.headers += Self.safety
+        response.send(to: client)
+    }
+}
+
+/// Lets the listener's handler reach the server it is part of, once the server is whole.
+private final class ServerBox: Sendable {
+    private let held = Mutex<ConsoleServer?>(nil)
+    var server: ConsoleServer? {
+        get { held.withLock { $0 } }
+        set { held.withLock { $0 = newValue } }
+    }
+}

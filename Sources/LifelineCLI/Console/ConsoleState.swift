@@ -1,0 +1,161 @@
+import Foundation
+import LifelineBroker
+import LifelineProtocol
+import Synchronization
+
+/// What the console knows of the running system, shared by its threads: the latest views asked of
+/// the broker (each with a version, so a page gets only what changed), the latest bus events, and
+/// events per second per name. Times are milliseconds of an injected clock.
+final class ConsoleState: Sendable {
+    /// One event seen on the bus, as the page shows it.
+    struct BusEntry: Sendable, Equatable {
+        /// Counts every entry this console has seen, from 1 (bus sequences start again with an epoch).
+        var index: UInt64
+        var sequence: UInt64
+        var name: String
+        var publishedAtMilliseconds: Int64
+        /// The payload as text, cut to ``ConsoleState/payloadLimit`` bytes.
+        var payload: String
+        /// A dispatch step or a call (published while a TRACE lease is held).
+        var isTrace: Bool
+
+        var json: JSONValue {
+            [
+                "index": .int(Int64(index)), "sequence": .int(Int64(sequence)), "event": .string(name),
+                "publishedAt": .int(publishedAtMilliseconds), "payload": .string(payload),
+            ]
+        }
+    }
+
+    /// How many bus events are kept for the tails.
+    static let retained = 2_000
+    /// The longest payload shown.
+    static let payloadLimit = 1_024
+    /// How many seconds of rates are kept for the chart.
+    static let rateSeconds = 300
+
+    private struct Inner {
+        var sections: [String: (version: UInt64, value: JSONValue)] = [:]
+        var version: UInt64 = 0
+        var entries: [BusEntry] = []
+        var nextIndex: UInt64 = 1
+        /// Events per name in each whole second (milliseconds / 1000), oldest first.
+        var seconds: [(second: Int64, counts: [String: Int])] = []
+        var viewers = 0
+        var traceViewers = 0
+        var lastViewerMilliseconds: Int64 = 0
+    }
+
+    private let inner = Mutex(Inner())
+
+    // MARK: Views of the broker
+
+    /// Stores view `name`; returns true (and bumps its version) when it differs from the one held.
+    @discardableResult
+    func update(_ name: String, _ value: JSONValue) -> Bool {
+        inner.withLock { inner in
+            if inner.sections[name]?.value == value { return false }
+            inner.version += 1
+            inner.sections[name] = (inner.version, value)
+            return true
+        }
+    }
+
+    /// The view `name`, if asked yet.
+    func section(_ name: String) -> JSONValue? { inner.withLock { $0.sections[name]?.value } }
+
+    /// The views changed after `version`, by name, and the version they bring the reader to.
+    func sections(after version: UInt64) -> (changed: [(String, JSONValue)], version: UInt64) {
+        inner.withLock { inner in
+            let changed = inner.sections.filter { $0.value.version > version }.sorted { $0.key < $1.key }
+                .map { ($0.key, $0.value.value) }
+            return (changed, inner.version)
+        }
+    }
+
+    // MARK: The bus
+
+    /// Records one bus event seen at `now`.
+    func record(sequence: UInt64, name: String, publishedAt: Int64, payload: [UInt8], now: Int64) {
+        var text = String(decoding: payload.prefix(Self.payloadLimit), as: UTF8.self)
+        if payload.count > Self.payloadLimit { text += "… (\(payload.count) bytes)" }
+        let isTrace = name == EventName.dispatchDidStep.rawValue || name == EventName.callDidFinish.rawValue
+        inner.withLock { inner in
+            inner.entries.append(
+                BusEntry(
+                    index: inner.nextIndex, sequence: sequence, name: name,
+                    publishedAtMilliseconds: publishedAt,
+                    payload: text, isTrace: isTrace))
+            inner.nextIndex += 1
+            if inner.entries.count > Self.retained + Self.retained / 4 {
+                inner.entries.removeFirst(inner.entries.count - Self.retained)
+            }
+            guard !isTrace else { return }
+            let second = now / 1000
+            if inner.seconds.last?.second != second {
+                inner.seconds.append((second, [:]))
+                if inner.seconds.count > Self.rateSeconds + 1 { inner.seconds.removeFirst() }
+            }
+            inner.seconds[inner.seconds.count - 1].counts[name, default: 0] += 1
+        }
+    }
+
+    /// The entries after `index` that `trace` selects (trace events, or every other event) and
+    /// `pattern` matches (nil: all), at most `limit` of the newest: the ones left out are counted in
+    /// `skipped`. `last` is the index to read after next time.
+    func entries(after index: UInt64, traces: Bool, matching pattern: String?, limit: Int)
+        -> (entries: [BusEntry], skipped: Int, last: UInt64)
+    {
+        inner.withLock { inner in
+            let last = inner.nextIndex - 1
+            let start = inner.entries.firstIndex { $0.index > index } ?? inner.entries.count
+            let wanted = inner.entries[start...].filter { entry in
+                entry.isTrace == traces && (pattern.map { Self.matches($0, entry.name) } ?? true)
+            }
+            return (Array(wanted.suffix(limit)), max(0, wanted.count - limit), last)
+        }
+    }
+
+    /// True when `filter` selects `name`: a pattern with `*`, or else a part of the name.
+    static func matches(_ filter: String, _ name: String) -> Bool {
+        let filter = filter.trimmingCharacters(in: .whitespaces)
+        if filter.isEmpty { return true }
+        return filter.contains("*") ? AccessPolicy.matches(filter, name) : name.contains(filter)
+    }
+
+    /// Events per name in each whole second after `second` and before the current one (`now`), at most
+    /// the last ``rateSeconds``; seconds with no events are listed empty.
+    func rates(after second: Int64, now: Int64) -> [(second: Int64, counts: [String: Int])] {
+        let current = now / 1000
+        let first = max(second + 1, current - Int64(Self.rateSeconds))
+        guard first < current else { return [] }
+        let held = inner.withLock { inner in
+            inner.seconds.filter { $0.second >= first && $0.second < current }
+        }
+        let bySecond = Dictionary(held.map { ($0.second, $0.counts) }) { $1 }
+        return (first..<current).map { ($0, bySecond[$0] ?? [:]) }
+    }
+
+    // MARK: Viewers
+
+    /// A page's stream opened (`trace`: the trace view's); the feed works while any is open.
+    func viewerJoined(trace: Bool = false, now: Int64) {
+        inner.withLock {
+            if trace { $0.traceViewers += 1 } else { $0.viewers += 1 }
+            $0.lastViewerMilliseconds = now
+        }
+    }
+
+    /// A page's stream closed.
+    func viewerLeft(trace: Bool = false, now: Int64) {
+        inner.withLock {
+            if trace { $0.traceViewers -= 1 } else { $0.viewers -= 1 }
+            $0.lastViewerMilliseconds = now
+        }
+    }
+
+    /// How many page streams and trace views are open, and when one last opened or closed.
+    var viewers: (pages: Int, traces: Int, lastChangeMilliseconds: Int64) {
+        inner.withLock { ($0.viewers, $0.traceViewers, $0.lastViewerMilliseconds) }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Glibc
+
+/// A listening TCP socket for one of Lifeline's small HTTP servers. Connections are accepted on a
+/// dedicated thread and each is handed to `handler` on a thread of its own, which must close it.
+package final class HTTPListener: Sendable {
+    /// The address actually bound, `HOST:PORT` (`[HOST]:PORT` for IPv6).
+    package let address: String
+    /// The port actually bound.
+    package let port: UInt16
+    private let descriptor: Int32
+
+    /// Binds `address` (`HOST:PORT`, `[IPv6]:PORT` or `localhost:PORT`; port 0 picks one) and
+    /// starts accepting on a thread named `threadName`.
+    /// - Throws: ``HTTPError`` (status 0) saying what is wrong with the address or why it cannot be
+    ///   bound.
+    package init(
+        address given: String, threadName: String, handler: @escaping @Sendable (Int32) -> Void
+    ) throws(HTTPError) {
+        guard let colon = given.lastIndex(of: ":"), let port = UInt16(given[given.index(after: colon)...])
+        else {
+            throw HTTPError(0, "expected HOST:PORT, e.g. 127.0.0.1:7290, not '\(given)'")
+        }
+        var host = String(given[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.isEmpty { host = "0.0.0.0" }
+        if host == "localhost" { host = "127.0.0.1" }
+        let family = host.contains(":") ? AF_INET6 : AF_INET
+        var storage = sockaddr_storage()
+        var length: socklen_t
+        let parsed = withUnsafeMutablePointer(to: &storage) { pointer -> Bool in
+            if family == AF_INET6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    $0.pointee.sin6_family = sa_family_t(AF_INET6)
+                    $0.pointee.sin6_port = port.bigEndian
+                    return inet_pton(AF_INET6, host, &$0.pointee.sin6_addr) == 1
+                }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                $0.pointee.sin_family = sa_family_t(AF_INET)
+                $0.pointee.sin_port = port.bigEndian
+                return inet_pton(AF_INET, host, &$0.pointee.sin_addr) == 1
+            }
+        }
+        guard parsed else { throw HTTPError(0, "'\(host)' is not an IP address (nor localhost)") }
+        length = socklen_t(
+            family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else {
+            throw HTTPError(0, "socket() failed: \(String(cString: strerror(errno)))")
+        }
+        var yes: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        let bound = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        guard bound == 0, listen(descriptor, 64) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw HTTPError(0, "cannot listen on \(given): \(reason)")
+        }
+        var actual = sockaddr_storage()
+        var actualLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                getsockname(descriptor, $0, &actualLength)
+            }
+        }
+        let boundPort = withUnsafePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+        }
+        self.port = boundPort
+        self.address = family == AF_INET6 ? "[\(host)]:\(boundPort)" : "\(host):\(boundPort)"
+        self.descriptor = descriptor
+        let thread = Thread {
+            ThreadName.set(threadName)
+            while true {
+                let client = accept(descriptor, nil, nil)
+                if client < 0 {
+                    if errno == EINTR || errno == ECONNABORTED || errno == EMFILE { continue }
+                    return
+                }
+                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                let connection = Thread { handler(client) }
+                connection.stackSize = 512 * 1024
+                connection.start()
+            }
+        }
+        thread.start()
+    }
+
+    /// True when this listener is bound to a loopback address only.
+    package var isLoopback: Bool { address.hasPrefix("127.") || address.hasPrefix("[::1]") }
+
+    /// Stops accepting (the accepting thread ends; connections already handed out go on).
+    package func stop() { shutdown(descriptor, Int32(SHUT_RDWR)) }
+}

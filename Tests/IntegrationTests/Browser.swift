@@ -1,0 +1,180 @@
+import Foundation
+import Glibc
+import LifelineProtocol
+import LifelineSupport
+
+/// A headless Chromium, driven through Debian's chromedriver (the W3C WebDriver protocol over HTTP).
+final class Browser: @unchecked Sendable {
+    static let driverPath = "/usr/bin/chromedriver"
+    /// True when chromium and chromedriver are installed (`deploy/test.sh` installs them when root).
+    static let available =
+        FileManager.default.isExecutableFile(atPath: driverPath)
+        && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
+
+    private let driver: ChildProcess
+    private let port: UInt16
+    private var session = ""
+
+    init() async throws {
+        driver = try ChildProcess(Self.driverPath, ["--port=0"])
+        let line = try await driver.waitForLine { $0.contains("started successfully on port") }
+        port =
+            UInt16(line.split(separator: " ").last?.trimmingCharacters(in: .punctuationCharacters) ?? "") ?? 0
+        let capabilities: JSONValue = [
+            "capabilities": [
+                "alwaysMatch": [
+                    "goog:chromeOptions": [
+                        "args": [
+                            "--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1800",
+                        ]
+                    ],
+                    "goog:loggingPrefs": ["browser": "ALL"],
+                ]
+            ]
+        ]
+        session = try await command("POST", "/session", capabilities)["sessionId"]?.stringValue ?? ""
+        guard !session.isEmpty else { throw HarnessError("chromedriver made no session") }
+    }
+
+    /// Sends one WebDriver command; returns its `value`.
+    @discardableResult
+    func command(_ method: String, _ path: String, _ body: JSONValue? = nil) async throws -> JSONValue {
+        let data = try Self.exchange(
+            port: port, method: method, path: path, body: body.map { JSONWriter.encode($0) } ?? [])
+        let reply = try JSONParser.parse(data)
+        if let error = reply["value"]?["error"]?.stringValue {
+            throw HarnessError(
+                "WebDriver \(path): \(error): \(reply["value"]?["message"]?.stringValue ?? "")")
+        }
+        return reply["value"] ?? .null
+    }
+
+    /// One HTTP/1.1 exchange with chromedriver over a plain socket of its own; returns the reply's body.
+    private static func exchange(port: UInt16, method: String, path: String, body: [UInt8]) throws -> [UInt8]
+    {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw HarnessError("socket() failed") }
+        defer { Glibc.close(descriptor) }
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw HarnessError("chromedriver is not listening on \(port)") }
+        let head =
+            "\(method) \(path) HTTP/1.1\r\nHost: localhost:\(port)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
+        guard HTTPResponse.write(Array(head.utf8) + body, to: descriptor) else {
+            throw HarnessError("chromedriver closed the connection")
+        }
+        var reply: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var expected: Int?
+        while expected.map({ reply.count < $0 }) ?? true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { throw HarnessError("chromedriver did not answer \(method) \(path)") }
+            reply += buffer[0..<count]
+            if expected == nil, let end = HTTPRequest.endOfHead(in: reply) {
+                let lines = String(decoding: reply[..<end], as: UTF8.self).lowercased().split(
+                    separator: "\r\n")
+                let length = lines.first { $0.hasPrefix("content-length:") }.flatMap {
+                    Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces))
+                }
+                guard let length else { throw HarnessError("chromedriver's reply has no Content-Length") }
+                reply.removeFirst(end + 4)
+                expected = length
+            }
+        }
+        return reply
+    }
+
+    private var sessionPath: String { "/session/\(session)" }
+
+    /// Loads `url` and waits for it.
+    func open(_ url: String) async throws {
+        try await command("POST", "\(sessionPath)/url", ["url": .string(url)])
+    }
+
+    /// Runs `script` (a function body) in the page; returns what it returns.
+    @discardableResult
+    func run(_ script: String, _ arguments: [JSONValue] = []) async throws -> JSONValue {
+        try await command(
+            "POST", "\(sessionPath)/execute/sync", ["script": .string(script), "args": .array(arguments)])
+    }
+
+    /// Polls `script` until it returns something other than null, false, "" or 0; throws after `seconds`,
+    /// saying `what` it waited for.
+    @discardableResult
+    func waitFor(_ what: String, seconds: Double = 10, _ script: String) async throws -> JSONValue {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while true {
+            let value = try await run(script)
+            if value != .null && value != false && value != "" && value != 0 { return value }
+            guard ContinuousClock.now < deadline else {
+                throw HarnessError("the page did not show \(what) within \(seconds) s")
+            }
+            try await Task.sleep(for: .milliseconds(100))  // polling the page with a deadline
+        }
+    }
+
+    /// The element `css` selects.
+    func element(_ css: String) async throws -> String {
+        let found = try await command(
+            "POST", "\(sessionPath)/element", ["using": "css selector", "value": .string(css)])
+        guard let id = found["element-6066-11e4-a52e-4f735466cecf"]?.stringValue else {
+            throw HarnessError("no element \(css)")
+        }
+        return id
+    }
+
+    /// Types `text` into the element `css` selects, as a user's keys.
+    func type(_ css: String, _ text: String) async throws {
+        let id = try await element(css)
+        try await command("POST", "\(sessionPath)/element/\(id)/clear", .emptyObject)
+        try await command("POST", "\(sessionPath)/element/\(id)/value", ["text": .string(text)])
+    }
+
+    /// Clicks the element `css` selects.
+    func click(_ css: String) async throws {
+        let id = try await element(css)
+        try await command("POST", "\(sessionPath)/element/\(id)/click", .emptyObject)
+    }
+
+    /// The browser's console messages at level SEVERE (script errors, failed loads) since the last call.
+    func severeLogs() async throws -> [String] {
+        let entries = try await command("POST", "\(sessionPath)/se/log", ["type": "browser"])
+        return (entries.arrayValue ?? []).filter { $0["level"] == "SEVERE" }.compactMap {
+            $0["message"]?.stringValue
+        }
+    }
+
+    /// A PNG of the window.
+    func screenshot() async throws -> Data {
+        let text = try await command("GET", "\(sessionPath)/screenshot").stringValue ?? ""
+        return Data(base64Encoded: text) ?? Data()
+    }
+
+    /// Runs `body` with a new browser and closes it after, whatever `body` does.
+    static func with<T>(_ body: (Browser) async throws -> T) async throws -> T {
+        let browser = try await Browser()
+        do {
+            let result = try await body(browser)
+            await browser.close()
+            return result
+        } catch {
+            await browser.close()
+            throw error
+        }
+    }
+
+    /// Ends the session and chromedriver.
+    func close() async {
+        _ = try? await command("DELETE", sessionPath)
+        driver.kill()
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import LifelineProtocol
+import Testing
+
+/// The console in a real browser: Debian's chromium, headless, driven through chromedriver.
+@Suite(
+    "Real processes: lifeline console in headless Chromium", .serialized, .timeLimit(.minutes(3)),
+    .enabled(
+        if: Browser.available,
+        "chromium and chromium-driver are not installed (deploy/test.sh installs them as root)"))
+struct ConsoleBrowserTests {
+    @Test(
+        "the page goes live: a service started later appears, a killed one is marked gone, events move the rate and the tail (as text), an apps action changes the stack"
+    )
+    func live() async throws {
+        let broker = try await BrokerProcess(["--launcher", "launcher"])
+        let gateway = try await broker.service("lifeline-gateway")
+        let shell = try await broker.service("lifeline-shell")
+        #expect(try await broker.cli(["boot", "start"]).status == 0)
+        try await shell.waitForLine { $0 == "CALLBACK s2 login didFinishLaunching" }
+        let console = try await ConsoleProcess(broker: broker.control)
+        var children = [console.process, shell, gateway, broker.process]
+        defer { for child in children { child.kill() } }
+        try await Browser.with { browser in
+
+            try await browser.open(console.url)
+            try await browser.waitFor(
+                "the live stream", #"return document.getElementById("connection").textContent === "live""#)
+            try await browser.waitFor(
+                "the gateway",
+                #"return document.querySelector('#services tr[data-name="gateway"][data-state="up"]') !== null"#
+            )
+            try await browser.waitFor(
+                "the stack", #"return document.querySelector('#stack tr.top')?.dataset.app === "login""#)
+            try await browser.waitFor(
+                "the boot",
+                #"return document.getElementById("boot-text").textContent.includes("critical chain")"#
+            )
+
+            // A service started after the page loaded appears without a reload (the views poll every second).
+            let push = try await broker.service("lifeline-push")
+            children.append(push)
+            let appeared = ContinuousClock.now
+            try await browser.waitFor(
+                "the push service", seconds: 5,
+                #"return document.querySelector('#services tr[data-name="push"][data-state="up"]') !== null"#)
+            print("console: a started service appeared after \(ContinuousClock.now - appeared)")
+
+            // Published events move the rate and the tail; a payload with markup is shown as text.
+            let hostile = #"<script>window.pwned=1</script><img src=x onerror="window.pwned=2">"#
+            for index in 0..<5 {
+                #expect(
+                    try await broker.cli(["publish", "com.example.consoleTest", "index:=\(index)"]).status
+                        == 0)
+            }
+            #expect(
+                try await broker.cli(["publish", "com.example.consoleTest", "note=\(hostile)"]).status == 0)
+            try await browser.waitFor(
+                "the rate row",
+                #"return document.querySelector('#rates tr[data-name="com.example.consoleTest"]') !== null"#)
+            let minute = try await browser.waitFor(
+                "six events in the last minute",
+                #"const row = document.querySelector('#rates tr[data-name="com.example.consoleTest"]'); return row && row.cells[2].textContent === "6" ? row.cells[2].textContent : null"#
+            )
+            #expect(minute == "6")
+            let shown = try await browser.waitFor(
+                "the hostile payload in the tail",
+                #"return [...document.querySelectorAll('#tail li[data-event="com.example.consoleTest"] .payload')].map(e => e.textContent).find(t => t.includes("pwned")) ?? null"#
+            )
+            #expect(shown.stringValue?.contains("<script>window.pwned=1</script>") == true, "\(shown)")
+            #expect(
+                try await browser.run(
+                    "return window.pwned === undefined && document.querySelectorAll('#tail script, #tail img').length === 0"
+                ) == true)
+
+            // The tail filter: only matching names.
+            try await browser.type("#tail-filter", "consoleTest")
+            try await browser.waitFor(
+                "the filtered tail",
+                #"const items = [...document.querySelectorAll('#tail li')]; return items.length === 6 && items.every(li => li.dataset.event === "com.example.consoleTest")"#
+            )
+
+            // An apps action from the page changes the stack on screen.
+            try await browser.run(#"document.getElementById("action-command").value = "apps""#)
+            try await browser.type(
+                "#action-args", #"action login signIn '{"user": "ana", "password": "secret"}'"#)
+            try await browser.click("#action-run")
+            try await browser.waitFor(
+                "the action's exit 0",
+                #"return document.getElementById("action-output").dataset.status === "0""#)
+            try await browser.waitFor(
+                "home on top", #"return document.querySelector('#stack tr.top')?.dataset.app === "home""#)
+
+            // A bad action: the CLI's own sentence, naming the nearest event.
+            try await browser.run(#"document.getElementById("action-command").value = "publish""#)
+            try await browser.type("#action-args", "didBecomeActiv")
+            try await browser.click("#action-run")
+            let refused = try await browser.waitFor(
+                "the unknown event's error",
+                #"const out = document.getElementById("action-output"); return out.dataset.status === "2" ? out.textContent : null"#
+            )
+            #expect(refused.stringValue?.contains("didBecomeActive") == true, "\(refused)")
+
+            // Traces, only while their view is open.
+            try await browser.click("#trace-details summary")
+            try await browser.waitFor(
+                "the TRACE lease",
+                #"return document.getElementById("trace-note").textContent === "traced while this is open""#)
+            #expect(try await broker.cli(["call", "push", "status"]).status == 0)
+            try await browser.waitFor(
+                "the call's trace",
+                #"return document.querySelector('#trace li[data-event="callDidFinish"]') !== null"#)
+
+            // A killed service is marked gone within its liveness window (3 s here), then stays marked.
+            push.kill(SIGKILL)
+            let killed = ContinuousClock.now
+            try await browser.waitFor(
+                "push gone", seconds: 10,
+                #"return document.querySelector('#services tr[data-name="push"][data-state="gone"]') !== null"#
+            )
+            print("console: a killed service was marked gone after \(ContinuousClock.now - killed)")
+
+            if let path = ProcessInfo.processInfo.environment["LIFELINE_CONSOLE_SCREENSHOT"] {
+                try await browser.screenshot().write(to: URL(fileURLWithPath: path))
+            }
+            #expect(try await browser.severeLogs() == [], "no script error, no failed load")
+        }
+    }
+
+    @Test("with CURVE the page shows what its key may; an action the key may not do shows the broker's 403")
+    func forbidden() async throws {
+        let keys = try SecuritySetup(keys: ["console", "push"])
+        defer { keys.remove() }
+        try keys.writePolicy([
+            "console": ["observe": true, "publish": ["com.example.allowed"], "subscribe": ["*"]],
+            "push": ["register": ["push"], "subscribe": ["*"], "publish": ["*"]],
+        ])
+        let broker = try await BrokerProcess(keys.brokerArguments)
+        let push = try await broker.service("lifeline-push", keys.keyArguments("push"))
+        let console = try await ConsoleProcess(broker: broker.control, keys.keyArguments("console"))
+        defer { for child in [console.process, push, broker.process] { child.kill() } }
+        try await Browser.with { browser in
+            try await browser.open(console.url)
+            try await browser.waitFor(
+                "the push service",
+                #"return document.querySelector('#services tr[data-name="push"]') !== null"#)
+            try await browser.type("#action-args", "com.example.allowed")
+            try await browser.click("#action-run")
+            try await browser.waitFor(
+                "the allowed publish",
+                #"return document.getElementById("action-output").dataset.status === "0""#)
+            try await browser.type("#action-args", "com.example.forbidden")
+            try await browser.click("#action-run")
+            let refused = try await browser.waitFor(
+                "the broker's refusal",
+                #"const out = document.getElementById("action-output"); return out.dataset.status === "1" ? out.textContent : null"#
+            )
+            #expect(refused.stringValue?.contains("may not publish") == true, "\(refused)")
+            #expect(refused.stringValue?.contains("console") == true, "the denial names the key: \(refused)")
+            #expect(try await browser.severeLogs() == [])
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import LifelineProtocol
+import Testing
+
+@testable import LifelineCLI
+
+@Suite("The console's state: views, the tail, rates and services, with an injected clock")
+struct ConsoleStateTests {
+    @Test("a view is sent again only when it changed")
+    func sections() {
+        let state = ConsoleState()
+        #expect(state.update("stack", ["stack": []]))
+        #expect(!state.update("stack", ["stack": []]))
+        let first = state.sections(after: 0)
+        #expect(first.changed.map(\.0) == ["stack"])
+        #expect(state.sections(after: first.version).changed.isEmpty)
+        state.update("services", ["services": []])
+        #expect(state.sections(after: first.version).changed.map(\.0) == ["services"])
+    }
+
+    @Test("the tail gives the newest matching events, counts the rest, and keeps traces apart")
+    func tail() {
+        let state = ConsoleState()
+        for index in 1...120 {
+            state.record(
+                sequence: UInt64(index), name: index % 2 == 0 ? "com.example.even" : "didBecomeActive",
+                publishedAt: 0, payload: Array("{\"i\":\(index)}".utf8), now: 1_000)
+        }
+        state.record(sequence: 121, name: "dispatchDidStep", publishedAt: 0, payload: [], now: 1_000)
+        let even = state.entries(after: 0, traces: false, matching: "com.example.*", limit: 50)
+        #expect(even.entries.count == 50)
+        #expect(even.skipped == 10)
+        #expect(even.entries.last?.payload == "{\"i\":120}")
+        #expect(even.last == 121)
+        #expect(state.entries(after: 0, traces: false, matching: "Active", limit: 100).entries.count == 60)
+        #expect(
+            state.entries(after: 0, traces: true, matching: nil, limit: 10).entries.map(\.name) == [
+                "dispatchDidStep"
+            ])
+        #expect(state.entries(after: 121, traces: false, matching: nil, limit: 10).entries.isEmpty)
+        let long = [UInt8](repeating: UInt8(ascii: "x"), count: 5_000)
+        state.record(sequence: 122, name: "big", publishedAt: 0, payload: long, now: 1_000)
+        #expect(
+            state.entries(after: 121, traces: false, matching: nil, limit: 1).entries.first?.payload
+                .hasSuffix(
+                    "… (5000 bytes)") == true)
+    }
+
+    @Test("rates count each name per whole second; quiet seconds are listed empty; traces are not counted")
+    func rates() {
+        let state = ConsoleState()
+        for _ in 0..<3 { state.record(sequence: 1, name: "a", publishedAt: 0, payload: [], now: 10_100) }
+        state.record(sequence: 2, name: "b", publishedAt: 0, payload: [], now: 10_900)
+        state.record(sequence: 3, name: "a", publishedAt: 0, payload: [], now: 12_500)
+        state.record(sequence: 4, name: "callDidFinish", publishedAt: 0, payload: [], now: 12_500)
+        let rates = state.rates(after: 9, now: 13_000)
+        #expect(rates.map(\.second) == [10, 11, 12])
+        #expect(rates.map(\.counts) == [["a": 3, "b": 1], [:], ["a": 1]])
+        #expect(state.rates(after: 12, now: 13_999).isEmpty)
+    }
+
+    @Test(
+        "a service that misses heartbeats is silent; one that leaves the registry is gone, then leaves the view"
+    )
+    func services() {
+        var view = ServicesView()
+        func record(_ name: String, age: Int64) -> JSONValue {
+            [
+                "name": .string(name), "pid": 7, "host": "vm", "events": ["didBecomeActive"], "methods": [],
+                "heartbeat": ["intervalMs": 1000, "liveness": 3], "lastHeartbeatMsAgo": .int(age),
+                "uptimeMs": 5,
+            ]
+        }
+        let stats: JSONValue = [
+            "services": ["push": ["methods": ["status": ["requests": 3]], "handled": ["x": 2, "y": 1]]]
+        ]
+        let first = view.view(
+            records: [record("push", age: 100), record("url", age: 2_500)], stats: stats, now: 0)
+        #expect(first.arrayValue?.map { $0["state"]?.stringValue } == ["up", "silent"])
+        #expect(first.arrayValue?.first?["calls"]?["status"]?["requests"] == 3)
+        #expect(first.arrayValue?.first?["handled"] == 3)
+        let later = view.view(records: [record("push", age: 100)], stats: stats, now: 1_000)
+        #expect(later.arrayValue?.map { $0["state"]?.stringValue } == ["up", "gone"])
+        #expect(later.arrayValue?.last?["goneForMs"] == 0)
+        let gone = view.view(records: [record("push", age: 100)], stats: stats, now: 31_000)
+        #expect(gone.arrayValue?.map { $0["name"]?.stringValue } == ["push"])
+        let back = view.view(
+            records: [record("push", age: 100), record("url", age: 10)], stats: stats, now: 32_000)
+        #expect(back.arrayValue?.map { $0["state"]?.stringValue } == ["up", "up"])
+    }
+}
