@@ -19,40 +19,43 @@ ensure_swift() {
     fi
 }
 
+# Installs the Debian packages named after $1 (error: exit when they cannot be had; warning: say so
+# and go on, with $2 saying what goes without them). Not root: prints the apt-get line to run.
+install_missing() {
+    local severity=$1 without=$2
+    shift 2
+    [ $# -eq 0 ] && return 0
+    if [ "$(id -u)" != 0 ]; then
+        say "$severity: missing Debian packages: $*${without:+ ($without)}"
+        say "Install them with: sudo apt-get install -y $*"
+        [ "$severity" = error ] && exit 1
+        return 0
+    fi
+    say "installing $* ..."
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y "$@" >/dev/null 2>&1 || {
+        apt-get update >/dev/null && apt-get install -y "$@" >/dev/null
+    } || {
+        say "$severity: apt-get could not install $*${without:+ ($without)}"
+        [ "$severity" = error ] && exit 1
+    }
+    return 0
+}
+
 ensure_packages() {
     local missing=()
     dpkg -s libzmq3-dev >/dev/null 2>&1 || missing+=(libzmq3-dev)
     command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-    [ ${#missing[@]} -eq 0 ] && return 0
-    if [ "$(id -u)" != 0 ]; then
-        say "error: missing Debian packages: ${missing[*]}"
-        say "Install them with: sudo apt-get install -y ${missing[*]}"
-        exit 1
-    fi
-    say "installing ${missing[*]} ..."
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y "${missing[@]}" >/dev/null 2>&1 || {
-        apt-get update >/dev/null && apt-get install -y "${missing[@]}" >/dev/null
-    } || { say "error: apt-get could not install ${missing[*]}"; exit 1; }
+    install_missing error "" "${missing[@]}"
 }
 
 # For the tests only: Debian's chromium and chromium-driver, which drive the console's page in a
-# headless browser. Without them (and not root) the browser tests are skipped, saying why.
+# headless browser. Without them the browser tests are skipped, saying why.
 ensure_browser() {
     local missing=()
     dpkg -s chromium >/dev/null 2>&1 || missing+=(chromium)
     dpkg -s chromium-driver >/dev/null 2>&1 || missing+=(chromium-driver)
-    [ ${#missing[@]} -eq 0 ] && return 0
-    if [ "$(id -u)" != 0 ]; then
-        say "warning: ${missing[*]} missing: the console's browser tests will be skipped"
-        say "Install them with: sudo apt-get install -y ${missing[*]}"
-        return 0
-    fi
-    say "installing ${missing[*]} ..."
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y "${missing[@]}" >/dev/null 2>&1 || {
-        apt-get update >/dev/null && apt-get install -y "${missing[@]}" >/dev/null
-    } || say "warning: apt-get could not install ${missing[*]}: the console's browser tests will be skipped"
+    install_missing warning "the console's browser tests will be skipped" "${missing[@]}"
 }
 
 ensure_prerequisites() {

@@ -110,10 +110,12 @@ final class Browser: @unchecked Sendable {
     /// Polls `script` until it returns something other than null, false, "" or 0; throws after `seconds`,
     /// saying `what` it waited for.
     @discardableResult
-    func waitFor(_ what: String, seconds: Double = 10, _ script: String) async throws -> JSONValue {
+    func waitFor(_ what: String, seconds: Double = 10, _ script: String, _ arguments: [JSONValue] = [])
+        async throws -> JSONValue
+    {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while true {
-            let value = try await run(script)
+            let value = try await run(script, arguments)
             if value != .null && value != false && value != "" && value != 0 { return value }
             guard ContinuousClock.now < deadline else {
                 throw HarnessError("the page did not show \(what) within \(seconds) s")
@@ -143,6 +145,19 @@ final class Browser: @unchecked Sendable {
     func click(_ css: String) async throws {
         let id = try await element(css)
         try await command("POST", "\(sessionPath)/element/\(id)/click", .emptyObject)
+    }
+
+    /// Runs an action from the console's form, as a user would (the command chosen, the arguments typed,
+    /// Run clicked), waits for its exit status `status` and returns what the form shows.
+    func runAction(_ command: String, _ line: String, expecting status: Int) async throws -> String {
+        try await run(#"document.getElementById("action-command").value = arguments[0]"#, [.string(command)])
+        try await type("#action-args", line)
+        try await click("#action-run")
+        let shown = try await waitFor(
+            "the action's exit \(status)",
+            #"const out = document.getElementById("action-output"); return out.dataset.status === arguments[0] ? out.textContent : null"#,
+            [.string(String(status))])
+        return shown.stringValue ?? ""
     }
 
     /// The browser's console messages at level SEVERE (script errors, failed loads) since the last call.

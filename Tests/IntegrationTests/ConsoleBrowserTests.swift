@@ -81,25 +81,14 @@ struct ConsoleBrowserTests {
             )
 
             // An apps action from the page changes the stack on screen.
-            try await browser.run(#"document.getElementById("action-command").value = "apps""#)
-            try await browser.type(
-                "#action-args", #"action login signIn '{"user": "ana", "password": "secret"}'"#)
-            try await browser.click("#action-run")
-            try await browser.waitFor(
-                "the action's exit 0",
-                #"return document.getElementById("action-output").dataset.status === "0""#)
+            _ = try await browser.runAction(
+                "apps", #"action login signIn '{"user": "ana", "password": "secret"}'"#, expecting: 0)
             try await browser.waitFor(
                 "home on top", #"return document.querySelector('#stack tr.top')?.dataset.app === "home""#)
 
             // A bad action: the CLI's own sentence, naming the nearest event.
-            try await browser.run(#"document.getElementById("action-command").value = "publish""#)
-            try await browser.type("#action-args", "didBecomeActiv")
-            try await browser.click("#action-run")
-            let refused = try await browser.waitFor(
-                "the unknown event's error",
-                #"const out = document.getElementById("action-output"); return out.dataset.status === "2" ? out.textContent : null"#
-            )
-            #expect(refused.stringValue?.contains("didBecomeActive") == true, "\(refused)")
+            let refused = try await browser.runAction("publish", "didBecomeActiv", expecting: 2)
+            #expect(refused.contains("didBecomeActive"), "\(refused)")
 
             // Traces, only while their view is open.
             try await browser.click("#trace-details summary")
@@ -144,19 +133,10 @@ struct ConsoleBrowserTests {
             try await browser.waitFor(
                 "the push service",
                 #"return document.querySelector('#services tr[data-name="push"]') !== null"#)
-            try await browser.type("#action-args", "com.example.allowed")
-            try await browser.click("#action-run")
-            try await browser.waitFor(
-                "the allowed publish",
-                #"return document.getElementById("action-output").dataset.status === "0""#)
-            try await browser.type("#action-args", "com.example.forbidden")
-            try await browser.click("#action-run")
-            let refused = try await browser.waitFor(
-                "the broker's refusal",
-                #"const out = document.getElementById("action-output"); return out.dataset.status === "1" ? out.textContent : null"#
-            )
-            #expect(refused.stringValue?.contains("may not publish") == true, "\(refused)")
-            #expect(refused.stringValue?.contains("console") == true, "the denial names the key: \(refused)")
+            _ = try await browser.runAction("publish", "com.example.allowed", expecting: 0)
+            let refused = try await browser.runAction("publish", "com.example.forbidden", expecting: 1)
+            #expect(refused.contains("may not publish"), "\(refused)")
+            #expect(refused.contains("console"), "the denial names the key: \(refused)")
             #expect(try await browser.severeLogs() == [])
         }
     }
