@@ -47,8 +47,6 @@ final class PublishCoalescer: Sendable {
 
     /// Events queued and not yet sent.
     var queuedEvents: Int { state.withLock { $0.queue.queued } }
-    /// A PUBLISH is on its way.
-    var publishing: Bool { state.withLock { $0.queue.busy } }
 
     /// A publication id of this client's, never given before.
     func nextID() -> String { "\(token).\(published.wrappingAdd(1, ordering: .relaxed).newValue)" }
