@@ -58,6 +58,14 @@ ensure_browser() {
     install_missing warning "the console's browser tests will be skipped" "${missing[@]}"
 }
 
+# For a broker group (and its tests): Debian's etcd-server, which holds the group's leadership.
+# Without it the group's tests are skipped, saying why.
+ensure_etcd() {
+    local missing=()
+    command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+    install_missing warning "broker groups and their tests need it" "${missing[@]}"
+}
+
 ensure_prerequisites() {
     ensure_packages
     ensure_swift

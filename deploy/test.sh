@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds the package with warnings as errors and runs the whole test suite (unit and real-process
-# integration tests). Installs libzmq3-dev first when it is missing and we are root, and chromium
-# with chromium-driver for the console's browser tests.
+# integration tests). Installs libzmq3-dev first when it is missing and we are root, chromium
+# with chromium-driver for the console's browser tests, and etcd-server for the broker group's.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 ensure_prerequisites
 ensure_browser
+ensure_etcd
 cd "$lifeline_root"
 # Debian's libzmq.pc adds "-isystem /usr/include/mit-krb5", which SwiftPM skips with a notice; hide it.
 set +e

@@ -6,8 +6,11 @@ import ZeroMQ
 /// one DEALER owned by the calling thread, one request at a time. Not for the Swift concurrency pool;
 /// use ``LifelineClient`` there.
 public final class BlockingClient {
-    public let brokerEndpoint: String
-    private let socket: ZMQSocket
+    /// The broker endpoint in use: one of a group's, once the leader is found.
+    public private(set) var brokerEndpoint: String
+    /// The endpoints given (a broker group's members, or one broker).
+    private let endpoints: [String]
+    private var socket: ZMQSocket
     private var counter: UInt64 = 0
     /// The CURVE keys of this client, also used by its bus subscribers.
     public let credentials: ClientCredentials?
@@ -17,17 +20,31 @@ public final class BlockingClient {
     /// - Throws: ``LifelineError`` (`.invalid`) when the socket cannot be made or connected (a bad endpoint).
     @available(*, noasync, message: "BlockingClient blocks its thread: in async code use LifelineClient")
     public init(broker: String, credentials: ClientCredentials? = ClientCredentials.environment) throws {
-        brokerEndpoint = broker
+        endpoints = ConnectionConfiguration.split(broker)
+        brokerEndpoint = endpoints[0]
         self.credentials = credentials
+        socket = try Self.connect(endpoints[0], credentials)
+    }
+
+    private static func connect(_ endpoint: String, _ credentials: ClientCredentials?) throws -> ZMQSocket {
         do {
-            socket = try ZMQSocket(ZMQContext.shared, type: .dealer)
+            let socket = try ZMQSocket(ZMQContext.shared, type: .dealer)
             // Queue only on a connection that is up, so a missing broker is noticed at once.
             try socket.set(.immediate, 1)
             try credentials?.secure(socket)
-            try socket.connect(broker)
+            try socket.connect(endpoint)
+            return socket
         } catch {
-            throw LifelineError(.badRequest, "cannot connect to the broker at \(broker): \(error)")
+            throw LifelineError(.badRequest, "cannot connect to the broker at \(endpoint): \(error)")
         }
+    }
+
+    /// Moves to `endpoint` (a group's leader, or the next member on the list).
+    private func move(to endpoint: String) throws {
+        let next = try Self.connect(endpoint, credentials)
+        socket.close()
+        socket = next
+        brokerEndpoint = endpoint
     }
 
     /// How long a request waits for a connection to the broker before it says none answered.
@@ -36,6 +53,30 @@ public final class BlockingClient {
     /// Sends `request` and waits up to `timeout` for its reply, whatever its status.
     /// Throws ``LifelineError`` (504) when the broker does not answer in time.
     package func send(_ request: ClientRequest, timeout: Duration = .seconds(5)) throws -> ControlReply {
+        guard endpoints.count > 1 else { return try sendOnce(request, timeout: timeout) }
+        // A group: a member that is down or not connected is skipped, a standby's word on the
+        // leader followed; an unanswered request is not sent again (it may have been taken).
+        var tried: Set<String> = []
+        while true {
+            tried.insert(brokerEndpoint)
+            do {
+                let reply = try sendOnce(request, timeout: timeout)
+                if reply.status == .unavailable,
+                    let leader = (try? reply.json())?["leader"]?.arrayValue?.first?.stringValue,
+                    !tried.contains(leader)
+                {
+                    try move(to: leader)
+                    continue
+                }
+                return reply
+            } catch let error as LifelineError where error.status == .unavailable {
+                guard let next = endpoints.first(where: { !tried.contains($0) }) else { throw error }
+                try move(to: next)
+            }
+        }
+    }
+
+    private func sendOnce(_ request: ClientRequest, timeout: Duration) throws -> ControlReply {
         counter += 1
         let id = Array("k\(counter)".utf8)
         let deadline = SystemClock.monotonicNanoseconds() + timeout.wholeNanoseconds
@@ -112,6 +153,8 @@ public final class BlockingClient {
     func publishBatches(
         batchSize: Int, window: Int, timeout: Duration, next: (Int) -> [PublishedEvent]
     ) throws -> [PublishReceipt] {
+        // A group: find the leader first (batches are not moved between members half way).
+        if endpoints.count > 1 { _ = try send(.hello, timeout: timeout) }
         let size = min(max(1, batchSize), PublishRequest.maximumBatch)
         var receipts: [PublishReceipt] = []
         var waiting: [[UInt8]: (index: Int, deadline: UInt64)] = [:]
@@ -164,8 +207,8 @@ public final class BlockingClient {
 
     /// Sends `frames`, waiting (until `deadline`, and at most ``connectionWait``) for a connection.
     private func sendWaitingForConnection(_ frames: [[UInt8]], until deadline: UInt64) throws {
-        let connectionDeadline = min(
-            deadline, SystemClock.monotonicNanoseconds() + Self.connectionWait.wholeNanoseconds)
+        let wait = endpoints.count > 1 ? Duration.milliseconds(300) : Self.connectionWait
+        let connectionDeadline = min(deadline, SystemClock.monotonicNanoseconds() + wait.wholeNanoseconds)
         var writable = ZMQPoller()
         writable.add(socket, events: .writable)
         while try !socket.send(frames: frames, dontWait: true) {

@@ -40,10 +40,29 @@ extension BrokerServer {
         )
     }
 
-    /// Sends everything the output holds, in order, and empties it.
+    /// Sends everything the output holds, in order, and empties it. A group's leader hands it to
+    /// replication instead: it leaves once a majority holds its state changes.
     func flush() {
+        if let group {
+            guard !output.isEmpty else { return }
+            let items = output
+            output.removeAll(keepingCapacity: true)
+            release(group.add(StateOperation.of(items), output: items))
+            return
+        }
         writeJournal()
-        for item in output {
+        sendNow(output)
+        output.removeAll(keepingCapacity: true)
+    }
+
+    /// Sends the output of committed entries (their state is written already).
+    func release(_ entries: [ReplicationLog<BrokerOutput>.Entry]) {
+        for entry in entries { sendNow(entry.output) }
+    }
+
+    /// Sends `items` on the sockets, in order (state operations are written elsewhere).
+    func sendNow(_ items: [BrokerOutput]) {
+        for item in items {
             if case .publish(let message) = item {
                 if !busRun.accepts(message) { sendBusRun() }
                 busRun.add(message)
@@ -67,12 +86,11 @@ extension BrokerServer {
                 }
             case .publish: break
             case .log(let line): log(line)
-            case .persist(let file, let document): persist(file, document)
+            case .persist(let file, let document): if group == nil { persist(file, document) }
             case .record, .rewriteJournal: break
             }
         }
         sendBusRun()
-        output.removeAll(keepingCapacity: true)
     }
 
     /// Sends the events gathered in the bus run as one bus message, and empties it.

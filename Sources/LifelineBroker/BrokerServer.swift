@@ -59,11 +59,24 @@ public final class BrokerServer {
     /// instead of the XPUB being read after every publish.
     var busReadDue: UInt64?
 
+    /// Replication and fencing, when this broker leads a group.
+    let group: GroupLeader?
+
     /// Binds the sockets on the calling thread; ``run()`` must be called on the same thread.
-    public init(
+    public convenience init(
         configuration: BrokerConfiguration, identity: BrokerIdentity,
         log: @escaping @Sendable (String) -> Void
     ) throws {
+        try self.init(configuration: configuration, identity: identity, group: nil, log: log)
+    }
+
+    /// Binds the sockets on the calling thread, as the leader of a group when `group` is given: the
+    /// state directory is then written by the group's replication, entry by entry as each commits.
+    package init(
+        configuration: BrokerConfiguration, identity: BrokerIdentity, group: GroupLeader?,
+        log: @escaping @Sendable (String) -> Void
+    ) throws {
+        self.group = group
         if let problem = configuration.securityProblem { throw SecurityError(problem) }
         context = try ZMQContext()
         var policy: AccessPolicy?
@@ -103,12 +116,12 @@ public final class BrokerServer {
             try bus.secureAsServer(keys, domain: "lifeline")
         }
         for endpoint in configuration.controlEndpoints {
-            try router.bind(endpoint)
+            try GroupBinding.bind(router, endpoint)
             controls.append(try router.lastEndpoint())
         }
         var buses: [String] = []
         for endpoint in configuration.busEndpoints {
-            try bus.bind(endpoint)
+            try GroupBinding.bind(bus, endpoint)
             buses.append(try bus.lastEndpoint())
         }
         controlEndpoints = controls
@@ -135,7 +148,7 @@ public final class BrokerServer {
             }
             let journalPath = directory.appendingPathComponent("journal.log").path
             journalBytes = JournalFile.read(journalPath)
-            journal = JournalFile(path: journalPath)
+            journal = group == nil ? JournalFile(path: journalPath) : nil
         } else {
             stateDirectory = nil
             journal = nil
@@ -159,6 +172,7 @@ public final class BrokerServer {
         }
         for note in core.startupNotes { log(note) }
         output = core.takeStartupOutput()
+        if let group { release(group.beginTerm()) }
         flush()
     }
 
@@ -172,6 +186,9 @@ public final class BrokerServer {
             log("could not save \(file) in \(stateDirectory.path): \(error)")
         }
     }
+
+    /// Why this broker stopped leading its group, when ``run()`` returned for that reason.
+    package var deposedReason: String? { group?.deposed }
 
     /// This broker life's epoch.
     public var epoch: UInt64 { core.epoch }
@@ -196,6 +213,10 @@ public final class BrokerServer {
         do {
             poller.watch(Int32(try router.get(.fileDescriptor)), tag: 1)
             poller.watch(Int32(try bus.get(.fileDescriptor)), tag: 2)
+            if let group, let descriptor = group.fileDescriptor {
+                poller.watch(descriptor, tag: 3)
+                poller.watch(group.noticeDescriptor, tag: 4)
+            }
         } catch {
             log("could not watch the sockets: \(error); stopping")
             return
@@ -209,6 +230,11 @@ public final class BrokerServer {
             if let watchdog, now >= nextWatchdog {
                 SystemdNotifier.notify("WATCHDOG=1")
                 nextWatchdog = now + watchdog
+            }
+            if let group {
+                release(group.drain(now: now))
+                group.tick(now: now)
+                if group.deposed != nil { break }
             }
             if routerMayHaveInput {
                 routerMayHaveInput = false
@@ -226,7 +252,7 @@ public final class BrokerServer {
                 var timeout = SystemClock.pollTimeout(
                     until: min(
                         core.nextDeadline().nanoseconds, watchdog == nil ? .max : nextWatchdog,
-                        busReadDue ?? .max, connections.nextDue ?? .max),
+                        busReadDue ?? .max, connections.nextDue ?? .max, group?.nextDeadline ?? .max),
                     now: now)
                 if spin > 0 && now &- lastActivity < spin { timeout = 0 }
                 guard let readable = poller.wait(timeoutMilliseconds: Int32(clamping: timeout)) else {
@@ -262,8 +288,18 @@ public final class BrokerServer {
                 flush()
             }
         }
-        core.shutdown(reason: "broker shutting down", into: &output)
-        flush()
+        if let group {
+            // A leader that is not sure of its lease says nothing more; one that stops tells its
+            // services, which find the next leader on their list at once.
+            if group.deposed == nil {
+                core.shutdown(reason: "broker shutting down", into: &output)
+                sendNow(output.filter { if case .send = $0 { true } else { false } })
+            }
+            output.removeAll()
+        } else {
+            core.shutdown(reason: "broker shutting down", into: &output)
+            flush()
+        }
         try? router.set(.linger, 500)
         router.close()
         bus.close()

@@ -108,8 +108,31 @@ enum BrokerCommand: CLICommand {
         help:
             "/metrics answers only requests with 'Authorization: Bearer TOKEN', TOKEN being the file's text (mode 0600); others get 401"
     )
+    static let group = CommandLineOption.value(
+        "--group", "NAME",
+        help:
+            "run as a member of a replicated broker group (needs --member, --members, --etcd, --state-dir); one member leads, the others keep a copy and take over"
+    )
+    static let member = CommandLineOption.value(
+        "--member", "ID", help: "this broker's name in its group")
+    static let members = CommandLineOption.value(
+        "--members", "ID,ID,…", help: "every member of the group, the same list on each (3 or 5)")
+    static let etcd = CommandLineOption.value(
+        "--etcd", "URL[,URL]",
+        help: "etcd's client URLs, e.g. http://127.0.0.1:2379: the group's leadership lives there")
+    static let replicate = CommandLineOption.value(
+        "--replicate", "EP",
+        help: "the group socket other members reach this one at (default tcp://127.0.0.1:*)")
+    static let advertise = CommandLineOption.value(
+        "--advertise", "HOST",
+        help: "the host other members and clients reach this broker at, in place of a wildcard address")
+    static let leaseTTL = CommandLineOption.value(
+        "--lease-ttl", "S",
+        help:
+            "the etcd lease of a member, in seconds (default 2; a leader stops 0.5 s before it could expire)")
+    static let groupOptions = [group, member, members, etcd, replicate, advertise, leaseTTL]
     static let options =
-        [
+        groupOptions + [
             control, bus, heartbeatInterval, liveness, callTimeout, maxMessageBytes, busHwm, journalSize,
             journalAge, stepTimeout, ackTimeout, publishMemory, journalBytes, maxNamesPerConnection,
             maxHeartbeatWindow, maxEventNames, topology, stateDir, launcher, appTimeout, bootWait, spinUs,
@@ -222,11 +245,16 @@ enum BrokerCommand: CLICommand {
         }
         try Console.configure(parsing: &arguments)
         if let problem = configuration.securityProblem { throw UsageError(problem) }
+        let group = try groupConfiguration(&arguments, insecure: configuration.insecure)
         try arguments.finish()
 
         let identity = BrokerIdentity(
             pid: Int(getpid()), host: ProcessInfo.processInfo.hostName, version: CLI.version)
-        try serve(configuration, identity)
+        if let group {
+            try GroupBrokerRun.serve(configuration, group, identity)
+        } else {
+            try serve(configuration, identity)
+        }
         Console.log("broker", "stopped")
         return 0
     }
@@ -267,6 +295,55 @@ enum BrokerCommand: CLICommand {
             "READY=1\nSTATUS=serving control on \(server.controlEndpoints.joined(separator: ","))")
         server.run()
         withExtendedLifetime((watcher, hangup)) {}
+    }
+
+    /// The group options, when `--group` is given; each is refused without it.
+    private static func groupConfiguration(_ arguments: inout CommandLineArguments, insecure: Bool) throws
+        -> GroupConfiguration?
+    {
+        let name = try arguments.option(Self.group)
+        let member = try arguments.option(Self.member)
+        let members = try arguments.option(Self.members)
+        let etcd = try arguments.option(Self.etcd)
+        let replicate = try arguments.option(Self.replicate)
+        let advertise = try arguments.option(Self.advertise)
+        let ttl = try arguments.integer(Self.leaseTTL, in: 1...60)
+        guard let name else {
+            if member != nil || members != nil || etcd != nil || replicate != nil || advertise != nil
+                || ttl != nil
+            {
+                throw UsageError(
+                    "--member, --members, --etcd, --replicate, --advertise and --lease-ttl need --group")
+            }
+            return nil
+        }
+        if let problem = ServiceRegistration.nameProblem(name, what: "--group") { throw UsageError(problem) }
+        guard let member, let members, let etcd else {
+            throw UsageError("--group needs --member ID, --members ID,ID,… and --etcd URL")
+        }
+        let list = members.split(separator: ",").map(String.init)
+        guard Set(list).count == list.count, !list.isEmpty else {
+            throw UsageError("--members: '\(members)' names a member twice or none")
+        }
+        let urls = etcd.split(separator: ",").map(String.init)
+        for url in urls where !url.hasPrefix("http://") {
+            throw UsageError(
+                "--etcd: '\(url)' is not an http:// URL (etcd's client URL, e.g. http://127.0.0.1:2379)")
+        }
+        let endpoint = try replicate.map { try endpoints($0, "--replicate")[0] } ?? "tcp://127.0.0.1:*"
+        if !insecure
+            && !(endpoint.hasPrefix("tcp://127.") || endpoint.hasPrefix("tcp://localhost")
+                || endpoint.hasPrefix("ipc://"))
+        {
+            throw UsageError(
+                "--replicate \(endpoint): the group socket is not encrypted; bind it off loopback only on a trusted network, with --insecure"
+            )
+        }
+        var group = GroupConfiguration(
+            name: name, member: member, members: list, etcd: urls, replicateEndpoint: endpoint)
+        group.advertiseHost = advertise
+        if let ttl { group.leaseSeconds = ttl }
+        return group
     }
 
     private static func endpoints(_ list: String, _ option: String) throws(UsageError) -> [String] {

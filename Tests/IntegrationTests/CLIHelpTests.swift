@@ -293,8 +293,11 @@ struct CLIOptionsTests {
             "--log-format": "text",
         ]
         // CURVE (--key, --policy) and --metrics-token are read by their own tests (SecurityTests,
-        // MetricsTests); --insecure only matters off loopback.
-        let elsewhere: Set<String> = ["--key", "--policy", "--metrics-token", "--insecure", "--help"]
+        // MetricsTests); --insecure only matters off loopback; the group's by BrokerGroupTests.
+        let elsewhere: Set<String> = [
+            "--key", "--policy", "--metrics-token", "--insecure", "--help", "--group", "--member", "--members",
+            "--etcd", "--replicate", "--advertise", "--lease-ttl",
+        ]
         let help = try await CLIResult.run(["broker", "--help"])
         let listed = Self.listedOptions(help.stdout)
         #expect(listed.subtracting(elsewhere) == Set(values.keys), "every broker option has a value here")

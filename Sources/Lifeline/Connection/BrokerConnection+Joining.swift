@@ -18,13 +18,19 @@ extension BrokerConnection {
         let id = nextID("s")
         internalRequests = [id: .hello]
         effects.append(.sendControl(ClientRequest.hello.controlRequest(id: id).frames()))
-        phase = .greeting(deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds) * 1_000_000)
+        // A group's member that is down is given a second, not the whole wait: the next may lead.
+        let wait =
+            configuration.brokerEndpoints.count > 1
+            ? min(configuration.greetingTimeoutMilliseconds, 1000) : configuration.greetingTimeoutMilliseconds
+        phase = .greeting(deadline: now &+ UInt64(wait) * 1_000_000)
     }
 
     mutating func handleReply(
         _ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]
     ) {
         if let request = outstanding.removeValue(forKey: reply.requestID) {
+            let hint = Self.leaderHint(in: reply)
+            defer { if let hint { follow(hint, now: now, into: &effects) } }
             effects.append(
                 .deliver(
                     .completion(
@@ -47,13 +53,17 @@ extension BrokerConnection {
 
     mutating func greeted(_ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]) {
         guard case .greeting = phase else { return }
+        if let hint = Self.leaderHint(in: reply) {
+            follow(hint, now: now, into: &effects)
+            return
+        }
         guard reply.status.isSuccess, let body = try? reply.json(), let info = try? BrokerInfo(json: body)
         else {
             lose("HELLO failed: \(reply.errorMessage)", retryAt: nil, now: now, into: &effects)
             return
         }
         brokerHeartbeat = info.heartbeat
-        let endpoint = Self.reachable(info.bus, via: configuration.brokerEndpoint)
+        let endpoint = Self.reachable(info.bus, via: currentEndpoint)
         if endpoint != busEndpoint {
             busEndpoint = endpoint
             effects.append(.openBus(endpoint: endpoint, subscriptions: configuration.busSubscriptions))
@@ -167,9 +177,30 @@ extension BrokerConnection {
     }
 
     /// Gives up on the current connection and plans the next attempt (at once for `retryAt: now`).
+    /// The leader's control endpoint a standby of a group named in its 503 reply, if it did.
+    static func leaderHint(in reply: ControlReply) -> String? {
+        guard reply.status == .unavailable else { return nil }
+        return (try? reply.json())?["leader"]?.arrayValue?.first?.stringValue
+    }
+
+    /// A standby said where the leader is: connect there at once.
+    mutating func follow(_ leader: String, now: UInt64, into effects: inout [ConnectionEffect]) {
+        guard leader != currentEndpoint else { return }
+        effects.append(.deliver(.log("\(currentEndpoint) is a standby; the leader is at \(leader)")))
+        lose("following the group's leader", retryAt: now, now: now, hint: leader, into: &effects)
+    }
+
     mutating func lose(
-        _ reason: String, retryAt: UInt64?, now: UInt64, into effects: inout [ConnectionEffect]
+        _ reason: String, retryAt: UInt64?, now: UInt64, hint: String? = nil,
+        into effects: inout [ConnectionEffect]
     ) {
+        // A group's endpoints are tried in turn; a standby's word on the leader goes first.
+        if let hint {
+            leaderHint = hint
+        } else if configuration.brokerEndpoints.count > 1 {
+            leaderHint = nil
+            endpointIndex = (endpointIndex + 1) % configuration.brokerEndpoints.count
+        }
         for (id, request) in outstanding where request.repeatable == nil {
             let error = LifelineError(
                 .unavailable, "the connection to the broker was lost before it answered \(request.command)")

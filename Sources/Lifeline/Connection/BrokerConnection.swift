@@ -44,6 +44,12 @@ struct BrokerConnection {
     private let heartbeatInterval: UInt64
     var phase: Phase = .idle
     var busEndpoint: String?
+    /// Which of a group's endpoints the connection uses (see ``currentEndpoint``).
+    var endpointIndex = 0
+    /// Where a standby said the leader is: used for the next connection, then forgotten.
+    var leaderHint: String?
+    /// The endpoint the control socket connects to now.
+    var currentEndpoint: String { leaderHint ?? configuration.brokerEndpoints[endpointIndex] }
     /// The epoch of the broker the connection last joined.
     var epoch: UInt64?
     /// The highest sequence delivered in this epoch (where a reconnect resumes).
@@ -185,7 +191,7 @@ struct BrokerConnection {
             let seconds = Double((until &- now) / 1_000_000) / 1000
             let error = LifelineError(
                 .unavailable,
-                "not connected to the broker at \(configuration.brokerEndpoint) (retrying in \(seconds) s)")
+                "not connected to the broker at \(currentEndpoint) (retrying in \(seconds) s)")
             effects.append(.deliver(.completion(ticket: ticket, .failure(error))))
             return
         case .stopped, .leaving:
@@ -249,13 +255,13 @@ struct BrokerConnection {
             outstanding[id] = nil
             let error = LifelineError.unanswered(
                 request.command, milliseconds: request.timeoutMilliseconds,
-                endpoint: configuration.brokerEndpoint)
+                endpoint: currentEndpoint)
             effects.append(.deliver(.completion(ticket: request.ticket, .failure(error))))
         }
         switch phase {
         case .greeting(let deadline) where now >= deadline:
             lose(
-                "the broker at \(configuration.brokerEndpoint) did not answer HELLO", retryAt: nil, now: now,
+                "the broker at \(currentEndpoint) did not answer HELLO", retryAt: nil, now: now,
                 into: &effects)
         case .joining(let deadline) where now >= deadline:
             lose("the broker did not confirm the registration", retryAt: nil, now: now, into: &effects)

@@ -12,8 +12,13 @@ struct ConnectionConfiguration: Sendable {
         case all
     }
 
-    /// The broker's control endpoint.
-    var brokerEndpoint: String
+    /// The broker's control endpoint, or a broker group's, separated by commas: the connection
+    /// tries them in turn and follows a standby's word on where the leader is.
+    var brokerEndpoint: String {
+        didSet { brokerEndpoints = Self.split(brokerEndpoint) }
+    }
+    /// ``brokerEndpoint``'s endpoints.
+    private(set) var brokerEndpoints: [String] = []
     /// Present for a service: register, heartbeat, answer calls.
     var registration: ServiceRegistration?
     var subscriptions: Subscriptions
@@ -47,6 +52,7 @@ struct ConnectionConfiguration: Sendable {
         subscriptions: Subscriptions = .none, token: String
     ) {
         self.brokerEndpoint = brokerEndpoint
+        brokerEndpoints = Self.split(brokerEndpoint)
         self.registration = registration
         self.subscriptions = subscriptions
         self.token = token
@@ -64,5 +70,11 @@ struct ConnectionConfiguration: Sendable {
         case .all: topics = [[]]
         }
         return topics + [Array(("!" + token).utf8)]
+    }
+
+    /// The endpoints of a comma-separated list (the list itself when it names none).
+    static func split(_ list: String) -> [String] {
+        let endpoints = list.split(separator: ",").map { String($0) }
+        return endpoints.isEmpty ? [list] : endpoints
     }
 }

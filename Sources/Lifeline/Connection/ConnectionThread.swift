@@ -257,7 +257,7 @@ private struct SocketLoop {
             try socket.set(.sendHighWaterMark, 100_000)
             try socket.set(.receiveHighWaterMark, 100_000)
             try connection.configuration.credentials?.secure(socket)
-            try socket.connect(connection.configuration.brokerEndpoint)
+            try socket.connect(connection.currentEndpoint)
             control = socket
             controlDescriptor = Int32(try socket.get(.fileDescriptor))
             poller.watch(controlDescriptor, tag: 1)

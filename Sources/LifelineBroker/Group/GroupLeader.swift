@@ -1,0 +1,148 @@
+import LifelineProtocol
+import LifelineSupport
+import ZeroMQ
+
+/// A leading member's replication, run by ``BrokerServer`` on its thread: each step's state
+/// operations become an entry sent to every standby, and the step's output waits in the
+/// ``ReplicationLog`` until a majority holds the entry. Also the leader's side of the group socket
+/// (JOIN, ACK, others' ASK) and its fencing: it leads only while its etcd lease is surely alive.
+package final class GroupLeader {
+    let member: GroupMember
+    package let term: UInt64
+    private(set) var log: ReplicationLog<BrokerOutput>
+    private var nextBeat: UInt64 = 0
+    /// Why this member must stop leading, once it must.
+    private(set) var deposed: String?
+
+    package init(member: GroupMember, term: UInt64, position: ReplicaPosition) {
+        self.member = member
+        self.term = term
+        log = ReplicationLog(term: term, groupSize: member.configuration.members.count, after: position)
+    }
+
+    /// The group socket's descriptor, to wait on.
+    var fileDescriptor: Int32? { (try? member.groupSocket.get(.fileDescriptor)).map(Int32.init) }
+    /// The leadership notices' descriptor, to wait on.
+    var noticeDescriptor: Int32 { member.leadership.notices.fileDescriptor }
+
+    /// When the loop must look again (the next beat, the lease's end).
+    var nextDeadline: UInt64 { min(nextBeat, member.leadership.validUntil) }
+
+    /// The first entry of the term: nothing leaves before a majority holds it.
+    func beginTerm() -> [ReplicationLog<BrokerOutput>.Entry] {
+        add([.beginTerm(term)], output: [])
+    }
+
+    /// Takes a step's output: returns what may leave now (committed entries, in order).
+    func add(_ operations: [StateOperation], output: [BrokerOutput]) -> [ReplicationLog<BrokerOutput>.Entry] {
+        let (entry, release) = log.add(operations, output: output)
+        if let entry {
+            let message = Self.append(entry, term: term, commit: log.commitIndex)
+            for peer in log.followers.keys { send(peer, message) }
+        }
+        return commit(release)
+    }
+
+    /// Handles the group socket and the leadership notices; returns newly committed entries.
+    func drain(now: UInt64) -> [ReplicationLog<BrokerOutput>.Entry] {
+        for notice in member.leadership.notices.drain() {
+            if case .lost(let why) = notice { deposed = why }
+        }
+        var released: [ReplicationLog<BrokerOutput>.Entry] = []
+        while let frames = try? member.groupSocket.receiveFrames(dontWait: true), frames.count >= 2 {
+            let peer = frames[0]
+            guard let message = try? GroupMessage.decode(frames[1...]) else { continue }
+            switch message.command {
+            case .join:
+                guard message.text("group") == member.configuration.name,
+                    member.configuration.members.contains(message.text("member"))
+                else {
+                    send(
+                        peer,
+                        GroupMessage(
+                            .refuse,
+                            [
+                                "error": .string(
+                                    "'\(message.text("member"))' of group '\(message.text("group"))' is not a member of group \(member.configuration.name) (members \(member.configuration.members.joined(separator: ",")))"
+                                ), "term": .int(Int64(term)),
+                            ]))
+                    continue
+                }
+                log.join(peer: peer, member: message.text("member"), now: now)
+                send(peer, GroupMember.snapshot(member.replica, term: term, commit: log.commitIndex))
+                for entry in log.pending {
+                    send(peer, Self.append(entry, term: term, commit: log.commitIndex))
+                }
+            case .ack:
+                if message.number("term") > term {
+                    deposed = "member \(message.text("member")) holds a later term \(message.number("term"))"
+                    continue
+                }
+                guard let entries = log.acknowledge(peer: peer, index: message.number("index"), now: now)
+                else {
+                    send(
+                        peer,
+                        GroupMessage(
+                            .refuse,
+                            [
+                                "error": "not following (dropped, or never joined): join again",
+                                "term": .int(Int64(term)),
+                            ]))
+                    continue
+                }
+                released += commit(entries)
+            case .refuse:
+                if message.number("term") > term {
+                    deposed = "a member refused term \(term): \(message.text("error"))"
+                }
+            default:
+                member.answer(peer: peer, message, leading: term)
+                if member.replica.term > term { deposed = "another member began term \(member.replica.term)" }
+            }
+        }
+        return released
+    }
+
+    /// Beats to the standbys when due, drops silent or lagging ones; sets ``deposed`` once the lease
+    /// may have expired.
+    func tick(now: UInt64) {
+        if now >= member.leadership.validUntil && deposed == nil {
+            deposed = "its etcd lease could not be renewed in time"
+        }
+        guard now >= nextBeat else { return }
+        nextBeat = now &+ UInt64(member.configuration.beatInterval.wholeNanoseconds)
+        for dropped in log.dropStale(heardBefore: now &- 3_000_000_000) {
+            member.logLine("standby \(dropped) fell silent or too far behind; it must join again (snapshot)")
+        }
+        let beat = GroupMessage(.beat, ["term": .int(Int64(term)), "commit": .int(Int64(log.commitIndex))])
+        for peer in log.followers.keys { send(peer, beat) }
+    }
+
+    /// Writes committed entries to this member's own copy.
+    private func commit(_ entries: [ReplicationLog<BrokerOutput>.Entry]) -> [ReplicationLog<BrokerOutput>
+        .Entry]
+    {
+        for entry in entries where !entry.operations.isEmpty {
+            do {
+                try member.replica.apply(
+                    entry.operations, at: ReplicaPosition(term: term, index: entry.index))
+            } catch {
+                member.logLine("\(error)")
+            }
+        }
+        return entries
+    }
+
+    private func send(_ peer: [UInt8], _ message: GroupMessage) {
+        _ = try? member.groupSocket.send(frames: [peer] + message.frames, dontWait: true)
+    }
+
+    private static func append(_ entry: ReplicationLog<BrokerOutput>.Entry, term: UInt64, commit: UInt64)
+        -> GroupMessage
+    {
+        GroupMessage(
+            .append,
+            ["term": .int(Int64(term)), "index": .int(Int64(entry.index)), "commit": .int(Int64(commit))],
+            blobs: entry.operations.flatMap(\.frames))
+    }
+}

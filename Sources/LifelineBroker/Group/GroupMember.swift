@@ -1,0 +1,324 @@
+import Foundation
+import Glibc
+import LifelineProtocol
+import LifelineSupport
+import Synchronization
+import ZeroMQ
+
+/// A broker of a group, between leaderships (docs/PROTOCOL.md §13). On the thread that calls
+/// ``standBy()`` it owns the group socket (a ROUTER on the replicate endpoint, for the member's whole
+/// life), a DEALER to the leader, and, standing in for the broker's sockets on the control and bus
+/// endpoints, a ROUTER that answers every client with where the leader is and an idle XPUB.
+///
+/// As a standby it joins the leader, installs its snapshot, applies each entry and acknowledges it,
+/// and revokes the leader's lease when it falls silent. When ``Leadership`` wins the key it asks the
+/// other members their positions (which makes them refuse the old term), takes the furthest copy of
+/// a majority, and returns so that the caller starts a ``BrokerServer`` on the state directory.
+package final class GroupMember {
+    package enum Outcome {
+        /// Lead under `term`, from `position` (the state directory holds it).
+        case lead(term: UInt64, position: ReplicaPosition)
+        case stop
+    }
+
+    package let configuration: GroupConfiguration
+    package let replica: ReplicaDirectory
+    package let leadership: Leadership
+    let context: ZMQContext
+    /// The group socket (ROUTER), bound for the member's life.
+    let groupSocket: ZMQSocket
+    /// The resolved endpoints (wildcard ports chosen once, reused by every leadership).
+    package let controlEndpoints: [String]
+    package let busEndpoints: [String]
+    package let replicateEndpoint: String
+    private let log: @Sendable (String) -> Void
+    private let mailbox = Mailbox<Bool>()
+    private let stopping = StopFlag()
+    /// The leader this member follows, as etcd last said.
+    private var leader: MemberRecord?
+    private var stand: StandIn?
+
+    /// Binds the group socket and the stand-in sockets, checks the state directory and etcd.
+    /// - Throws: ``GroupSetupError`` saying what is wrong (exit 1).
+    package init(
+        configuration: GroupConfiguration, broker: BrokerConfiguration,
+        log: @escaping @Sendable (String) -> Void
+    ) throws(GroupSetupError) {
+        guard let directory = broker.stateDirectory else {
+            throw GroupSetupError(
+                "a group member needs --state-dir: its copy of the group's state lives there")
+        }
+        guard configuration.members.contains(configuration.member) else {
+            throw GroupSetupError(
+                "--member \(configuration.member) is not in --members \(configuration.members.joined(separator: ","))"
+            )
+        }
+        self.configuration = configuration
+        self.log = log
+        replica = try ReplicaDirectory(
+            path: directory, group: configuration.name, member: configuration.member)
+        do {
+            context = try ZMQContext()
+            groupSocket = try ZMQSocket(context, type: .router)
+            try groupSocket.set(.routerMandatory, 1)
+            try groupSocket.set(.linger, 0)
+            try groupSocket.bind(configuration.replicateEndpoint)
+            replicateEndpoint = configuration.advertised(try groupSocket.lastEndpoint())
+            let stand = try StandIn(
+                context: context, control: broker.controlEndpoints, bus: broker.busEndpoints)
+            controlEndpoints = stand.controlEndpoints
+            busEndpoints = stand.busEndpoints
+            self.stand = stand
+        } catch {
+            throw GroupSetupError("cannot bind the group's sockets: \(error)")
+        }
+        var record = MemberRecord(
+            member: configuration.member, control: controlEndpoints.map(configuration.advertised),
+            bus: busEndpoints.map(configuration.advertised), replicate: replicateEndpoint)
+        record.lease = 0
+        leadership = try Leadership(configuration: configuration, record: record, log: log)
+    }
+
+    /// A function any thread may call to stop the member, whatever its role.
+    package var stopper: @Sendable () -> Void {
+        let mailbox = self.mailbox
+        let stopping = self.stopping
+        return {
+            stopping.raise()
+            mailbox.post(true)
+        }
+    }
+
+    package var isStopping: Bool { stopping.isRaised }
+
+    /// Follows the leader until this member is to lead (or stop). The stand-in sockets are bound
+    /// while it runs and closed before it returns `.lead`.
+    package func standBy(print: (String) -> Void) -> Outcome {
+        if stand == nil {
+            do {
+                stand = try StandIn(context: context, control: controlEndpoints, bus: busEndpoints)
+            } catch {
+                log("cannot bind the stand-in sockets: \(error); stopping")
+                return .stop
+            }
+        }
+        leadership.campaign(true)
+        var follower = Follower(member: configuration.member, log: log)
+        defer { follower.close() }
+        var printedFor: UInt64 = 0
+        var suspected: Int64 = 0
+        while !isStopping {
+            for notice in leadership.notices.drain() {
+                switch notice {
+                case .leader(let record):
+                    leader = record
+                    if let record, record.member != configuration.member, record.term >= replica.term {
+                        follower.follow(record, context: context, replica: replica, group: configuration.name)
+                    } else if record == nil {
+                        follower.close()
+                    }
+                case .won(let term, let members):
+                    follower.close()
+                    leader = nil
+                    if let position = elect(term: term, members: members) {
+                        stand = nil
+                        return .lead(term: term, position: position)
+                    }
+                    leadership.resign(term: term)
+                    leadership.campaign(true)
+                case .lost: break
+                }
+            }
+            follower.drain(replica: replica)
+            if follower.synced, let leader, printedFor != leader.term {
+                printedFor = leader.term
+                print(
+                    "STANDBY member=\(configuration.member) leader=\(leader.member) term=\(leader.term) control=\(controlEndpoints.joined(separator: ","))"
+                )
+            }
+            if let leader, follower.silent(longerThan: configuration.failoverAfter), suspected != leader.lease
+            {
+                suspected = leader.lease
+                leadership.suspect(lease: leader.lease)
+            }
+            answerPeers()
+            stand?.answer(leader: leader, member: configuration.member, group: configuration.name, log: log)
+            var descriptor = pollfd(fd: mailbox.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(&descriptor, 1, 10)
+            _ = mailbox.drain()
+        }
+        return .stop
+    }
+
+    /// Answers what other members ask of this one on the group socket: positions (taking the
+    /// asker's term) and copies. A leader's messages come on the follower's DEALER, not here.
+    package func answerPeers(leading: UInt64? = nil) {
+        while let frames = try? groupSocket.receiveFrames(dontWait: true), frames.count >= 2 {
+            guard let message = try? GroupMessage.decode(frames[1...]) else {
+                log("ignored a message on the group socket that is not LLG01")
+                continue
+            }
+            answer(peer: frames[0], message, leading: leading)
+        }
+    }
+
+    /// Answers one message of another member: ASK with this member's position, FETCH with its copy
+    /// (both after taking the asker's later term), anything else with REFUSE when not leading.
+    func answer(peer: [UInt8], _ message: GroupMessage, leading: UInt64?) {
+        switch message.command {
+        case .ask, .fetch:
+            if message.text("group") != configuration.name {
+                reply(
+                    peer,
+                    GroupMessage(
+                        .refuse, ["error": .string("not of group \(configuration.name)"), "term": term]))
+                return
+            }
+            let asked = message.number("term")
+            if asked < replica.term || (leading.map { asked <= $0 } ?? false) {
+                reply(
+                    peer,
+                    GroupMessage(
+                        .refuse,
+                        ["error": .string("term \(asked) is older than \(replica.term)"), "term": term]))
+                return
+            }
+            replica.adopt(term: asked)
+            if message.command == .ask {
+                reply(
+                    peer,
+                    GroupMessage(
+                        .position,
+                        [
+                            "member": .string(configuration.member), "term": term,
+                            "lastTerm": .int(Int64(replica.position.term)),
+                            "index": .int(Int64(replica.position.index)),
+                        ]))
+            } else {
+                reply(peer, Self.snapshot(replica, term: asked, commit: replica.position.index))
+            }
+        default:
+            if leading == nil {
+                reply(
+                    peer,
+                    GroupMessage(
+                        .refuse, ["error": .string("\(configuration.member) does not lead"), "term": term]))
+            }
+        }
+    }
+
+    /// Logs `line` as the broker does.
+    func logLine(_ line: String) { log(line) }
+
+    private var term: JSONValue { .int(Int64(replica.term)) }
+
+    private func reply(_ peer: [UInt8], _ message: GroupMessage) {
+        _ = try? groupSocket.send(frames: [peer] + message.frames, dontWait: true)
+    }
+
+    /// A SNAPSHOT of `replica`'s files at its position.
+    static func snapshot(_ replica: ReplicaDirectory, term: UInt64, commit: UInt64) -> GroupMessage {
+        var blobs: [[UInt8]] = []
+        for file in replica.snapshotFiles() { blobs += [Array(file.name.utf8), file.bytes] }
+        return GroupMessage(
+            .snapshot,
+            [
+                "term": .int(Int64(term)), "lastTerm": .int(Int64(replica.position.term)),
+                "index": .int(Int64(replica.position.index)), "commit": .int(Int64(commit)),
+            ], blobs: blobs)
+    }
+
+    /// Gathers the positions of a majority under `term` and takes the furthest copy among them.
+    /// Returns the position this member then holds, or nil when no majority answered in time.
+    private func elect(term: UInt64, members: [MemberRecord]) -> ReplicaPosition? {
+        replica.adopt(term: term)
+        let needed = configuration.quorum - 1
+        log("won the leader key under term \(term); asking \(members.count) member(s) for their positions")
+        var askers: [String: ZMQSocket] = [:]
+        defer { for socket in askers.values { socket.close() } }
+        for member in members {
+            guard let socket = try? ZMQSocket(context, type: .dealer) else { continue }
+            try? socket.set(.linger, 0)
+            guard (try? socket.connect(member.replicate)) != nil else { continue }
+            _ = try? socket.send(
+                frames: GroupMessage(
+                    .ask,
+                    [
+                        "group": .string(configuration.name), "member": .string(configuration.member),
+                        "term": .int(Int64(term)),
+                    ]
+                ).frames, dontWait: true)
+            askers[member.member] = socket
+        }
+        var positions: [String: ReplicaPosition] = [:]
+        let deadline = SystemClock.monotonicNanoseconds() &+ 1_500_000_000
+        while positions.count < min(needed, askers.count) || positions.count < needed {
+            if SystemClock.monotonicNanoseconds() >= deadline || isStopping { break }
+            for (member, socket) in askers where positions[member] == nil {
+                guard let frames = try? socket.receiveFrames(dontWait: true),
+                    let message = try? GroupMessage.decode(frames[...])
+                else { continue }
+                if message.command == .refuse {
+                    log("\(member) refused term \(term): \(message.text("error"))")
+                    return nil
+                }
+                if message.command == .position { positions[member] = message.position }
+            }
+            answerPeers(leading: term)
+            usleep(2_000)
+        }
+        guard positions.count >= needed else {
+            log(
+                "only \(positions.count) of the \(needed) other member(s) a majority needs answered; giving the key up"
+            )
+            return nil
+        }
+        let mine = replica.position
+        guard let (best, furthest) = positions.max(by: { $0.value < $1.value }), furthest > mine else {
+            log("leading from this member's copy (\(mine))")
+            return mine
+        }
+        log("\(best) holds a further copy (\(furthest)) than this member (\(mine)); fetching it")
+        guard let socket = askers[best] else { return nil }
+        _ = try? socket.send(
+            frames: GroupMessage(
+                .fetch,
+                [
+                    "group": .string(configuration.name), "member": .string(configuration.member),
+                    "term": .int(Int64(term)),
+                ]
+            ).frames, dontWait: true)
+        let fetchDeadline = SystemClock.monotonicNanoseconds() &+ 3_000_000_000
+        while SystemClock.monotonicNanoseconds() < fetchDeadline && !isStopping {
+            if let frames = try? socket.receiveFrames(dontWait: true),
+                let message = try? GroupMessage.decode(frames[...]), message.command == .snapshot
+            {
+                do {
+                    try replica.install(Self.files(message.blobs), at: message.position)
+                    return replica.position
+                } catch {
+                    log("could not install \(best)'s copy: \(error)")
+                    return nil
+                }
+            }
+            answerPeers(leading: term)
+            usleep(2_000)
+        }
+        log("\(best) did not send its copy in time; giving the key up")
+        return nil
+    }
+
+    /// The (name, bytes) pairs of a snapshot's blobs.
+    static func files(_ blobs: [[UInt8]]) -> [(name: String, bytes: [UInt8])] {
+        stride(from: 0, to: blobs.count - 1, by: 2).map {
+            (String(decoding: blobs[$0], as: UTF8.self), blobs[$0 + 1])
+        }
+    }
+}
+
+/// A flag any thread may raise once.
+final class StopFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func raise() { flag.store(true, ordering: .releasing) }
+    var isRaised: Bool { flag.load(ordering: .acquiring) }
+}
