@@ -50,7 +50,10 @@ public final class LifelineClient: Sendable {
         self.brokerEndpoint = brokerEndpoint
         let connection = connect(pending, deliver)
         self.connection = connection
-        self.publishing = PublishCoalescer(token: Environment.uniqueToken()) {
+        let group = ConnectionConfiguration.split(brokerEndpoint).count > 1
+        self.publishing = PublishCoalescer(
+            token: Environment.uniqueToken(), attempt: group ? .seconds(1) : PublishCoalescer.defaultAttempt
+        ) {
             publication, timeout, completion in
             let ticket = pending.park(.handler(completion))
             connection.post(

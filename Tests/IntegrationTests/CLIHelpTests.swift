@@ -295,7 +295,8 @@ struct CLIOptionsTests {
         // CURVE (--key, --policy) and --metrics-token are read by their own tests (SecurityTests,
         // MetricsTests); --insecure only matters off loopback; the group's by BrokerGroupTests.
         let elsewhere: Set<String> = [
-            "--key", "--policy", "--metrics-token", "--insecure", "--help", "--group", "--member", "--members",
+            "--key", "--policy", "--metrics-token", "--insecure", "--help", "--group", "--member",
+            "--members",
             "--etcd", "--replicate", "--advertise", "--lease-ttl",
         ]
         let help = try await CLIResult.run(["broker", "--help"])

@@ -59,7 +59,11 @@ extension BrokerConnection {
         }
         guard reply.status.isSuccess, let body = try? reply.json(), let info = try? BrokerInfo(json: body)
         else {
-            lose("HELLO failed: \(reply.errorMessage)", retryAt: nil, now: now, into: &effects)
+            // A standby of a group with no leader yet: the next member, soon (one is being elected).
+            let soon = configuration.brokerEndpoints.count > 1 && reply.status == .unavailable
+            lose(
+                "HELLO failed: \(reply.errorMessage)", retryAt: soon ? now &+ 100_000_000 : nil, now: now,
+                into: &effects)
             return
         }
         brokerHeartbeat = info.heartbeat
@@ -198,8 +202,12 @@ extension BrokerConnection {
         if let hint {
             leaderHint = hint
         } else if configuration.brokerEndpoints.count > 1 {
+            let lost = currentEndpoint
             leaderHint = nil
-            endpointIndex = (endpointIndex + 1) % configuration.brokerEndpoints.count
+            for _ in configuration.brokerEndpoints {
+                endpointIndex = (endpointIndex + 1) % configuration.brokerEndpoints.count
+                if configuration.brokerEndpoints[endpointIndex] != lost { break }
+            }
         }
         for (id, request) in outstanding where request.repeatable == nil {
             let error = LifelineError(
@@ -217,6 +225,11 @@ extension BrokerConnection {
         recovering = false
         brokerDeadline = .max
         nextHeartbeat = .max
+        if let retryAt, retryAt > now {
+            effects.append(.deliver(.log("\(reason); reconnecting in \((retryAt - now) / 1_000_000) ms")))
+            phase = .backingOff(until: retryAt)
+            return
+        }
         if let retryAt {
             effects.append(.deliver(.log("\(reason); reconnecting now")))
             phase = .backingOff(until: retryAt)

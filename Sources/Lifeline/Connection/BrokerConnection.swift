@@ -251,12 +251,21 @@ struct BrokerConnection {
 
     /// Runs the timers that are due.
     mutating func tick(now: UInt64, into effects: inout [ConnectionEffect]) {
+        var unanswered: Command?
         for (id, request) in outstanding where request.deadline <= now {
             outstanding[id] = nil
             let error = LifelineError.unanswered(
                 request.command, milliseconds: request.timeoutMilliseconds,
                 endpoint: currentEndpoint)
             effects.append(.deliver(.completion(ticket: request.ticket, .failure(error))))
+            // What the broker answers itself (not a service's CALL or DISPATCH step) left
+            // unanswered: with a group, the leader may be gone — try the next member.
+            if request.command != .call && request.command != .dispatch { unanswered = request.command }
+        }
+        if let unanswered, configuration.brokerEndpoints.count > 1, case .ready = phase {
+            lose(
+                "the broker at \(currentEndpoint) did not answer \(unanswered)", retryAt: now, now: now,
+                into: &effects)
         }
         switch phase {
         case .greeting(let deadline) where now >= deadline:

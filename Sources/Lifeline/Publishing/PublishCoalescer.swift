@@ -34,12 +34,16 @@ final class PublishCoalescer: Sendable {
     private let token: String
     private let published = Atomic<UInt64>(0)
 
-    /// The longest one attempt of a PUBLISH waits for its answer.
-    static let attempt = Duration.seconds(2)
+    /// The longest one attempt of a PUBLISH waits for its answer, by default.
+    static let defaultAttempt = Duration.seconds(2)
+    /// The longest one attempt waits here: shorter with a broker group, whose leader may have gone
+    /// (a repeat is answered once: it carries its publication id).
+    private let attempt: Duration
     /// The pause before an unanswered PUBLISH is sent again.
     static let retryPause = Duration.milliseconds(200)
 
-    init(queue: Queue = Queue(), token: String, send: @escaping Send) {
+    init(queue: Queue = Queue(), token: String, attempt: Duration = defaultAttempt, send: @escaping Send) {
+        self.attempt = attempt
         self.state = Mutex(State(queue: queue))
         self.send = send
         self.token = token
@@ -155,7 +159,7 @@ final class PublishCoalescer: Sendable {
 
     private func launch(_ batch: Queue.Batch) {
         let remaining = Int64(clamping: batch.deadline) &- Int64(clamping: SystemClock.monotonicNanoseconds())
-        let attempt = min(Self.attempt, .nanoseconds(max(1_000_000, remaining)))
+        let attempt = min(attempt, .nanoseconds(max(1_000_000, remaining)))
         send(batch.request, attempt) { result in self.finish(batch, result) }
     }
 
@@ -225,7 +229,7 @@ final class PublishCoalescer: Sendable {
     /// Sends a one-event batch until it is answered, refused or its deadline passes, then calls `done`.
     private func sendAlone(_ batch: Queue.Batch, done: @escaping @Sendable () -> Void) {
         let remaining = Int64(clamping: batch.deadline) &- Int64(clamping: SystemClock.monotonicNanoseconds())
-        let attempt = min(Self.attempt, .nanoseconds(max(1_000_000, remaining)))
+        let attempt = min(attempt, .nanoseconds(max(1_000_000, remaining)))
         send(batch.request, attempt) { result in
             switch result {
             case .success(let reply):

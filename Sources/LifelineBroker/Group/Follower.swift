@@ -70,7 +70,12 @@ struct Follower {
             let term = message.number("term")
             if message.command == .refuse {
                 log("the leader \(leader.member) refused this member: \(message.text("error"))")
-                if term > replica.term { close() }
+                if term > replica.term {
+                    close()
+                } else {
+                    // Another run (or no broker) answers where the leader was: it is gone.
+                    heard = 0
+                }
                 return
             }
             guard term >= replica.term else {
@@ -132,6 +137,9 @@ struct Follower {
     private func send(_ message: GroupMessage) {
         _ = try? socket?.send(frames: message.frames, dontWait: true)
     }
+
+    /// Whether the followed leader was heard from within `duration`.
+    func alive(within duration: Duration) -> Bool { socket != nil && !silent(longerThan: duration) }
 
     /// Whether the followed leader has said nothing for `duration`.
     func silent(longerThan duration: Duration) -> Bool {

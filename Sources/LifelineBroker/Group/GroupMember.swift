@@ -142,7 +142,9 @@ package final class GroupMember {
                 leadership.suspect(lease: leader.lease)
             }
             answerPeers()
-            stand?.answer(leader: leader, member: configuration.member, group: configuration.name, log: log)
+            // Clients are sent to the leader only while it is heard from (not to one that is gone).
+            let live = follower.alive(within: configuration.failoverAfter) ? leader : nil
+            stand?.answer(leader: live, member: configuration.member, group: configuration.name, log: log)
             var descriptor = pollfd(fd: mailbox.fileDescriptor, events: Int16(POLLIN), revents: 0)
             _ = poll(&descriptor, 1, 10)
             _ = mailbox.drain()

@@ -185,6 +185,13 @@ package final class Leadership: Sendable {
                     }
                 } else if let held, var holder = MemberRecord(held.value) {
                     holder.term = held.createRevision
+                    if holder.member == configuration.member && holder.lease != lease {
+                        // An earlier run of this member led, and is gone: free the key now rather
+                        // than when that run's lease runs out.
+                        log("the leader key is held by an earlier run of this member; revoking its lease")
+                        try etcd.revoke(holder.lease)
+                        continue
+                    }
                     if holder != leader || !told {
                         leader = holder
                         told = true
