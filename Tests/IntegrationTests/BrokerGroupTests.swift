@@ -117,16 +117,10 @@ struct BrokerGroupTests {
             leader.process.kill(SIGKILL)
             // The publish in flight at the kill may have been answered by the old leader: the
             // second after it was sent to the new one.
-            do {
+            try await Self.showingLogs(of: members, probe) {
                 try await LifecycleSemanticsTests.poll(seconds: 30) {
                     published.load(ordering: .relaxed) >= before + 2
                 }
-            } catch {
-                for member in members {
-                    print(member.process.lines(.stderr).suffix(30).joined(separator: "\n"))
-                }
-                print(probe.lines(.stderr).suffix(30).joined(separator: "\n"))
-                throw error
             }
             let seconds =
                 Double((ContinuousClock.now - killed).components.attoseconds) / 1e18
@@ -138,15 +132,13 @@ struct BrokerGroupTests {
             try await leader.restart()
             // Back as a standby, or the leader again (it may win the key; it then takes the
             // furthest copy of a majority).
-            try await LifecycleSemanticsTests.poll(seconds: 30) {
-                leader.process.lines().contains { $0.hasPrefix("STANDBY ") || $0.hasPrefix("READY ") }
+            try await Self.showingLogs(of: members, probe) {
+                try await LifecycleSemanticsTests.poll(seconds: 30) {
+                    leader.process.lines().contains { $0.hasPrefix("STANDBY ") || $0.hasPrefix("READY ") }
+                }
             }
         }
         try await publisher.value
-        if ProcessInfo.processInfo.environment["LIFELINE_GROUP_DEBUG"] != nil {
-            for member in members { print(member.process.lines(.stderr).suffix(30).joined(separator: "\n")) }
-            print(probe.lines(.stderr).joined(separator: "\n"))
-        }
         try await probe.waitForLine(seconds: 120) { $0.contains("\"n\":\(total)") }
         probe.kill(SIGTERM)
         _ = try await probe.waitForExit()
@@ -164,6 +156,23 @@ struct BrokerGroupTests {
         #expect(lost == 0 && duplicated == 0 && outOfOrder == 0)
         #expect(handled == (1...Int64(total)).map { $0 }, "every event exactly once, in order")
         await client.close()
+    }
+
+    /// Runs `body`; when it throws, prints the last log lines of the members and the service first.
+    static func showingLogs(
+        of members: [GroupMemberProcess], _ service: ChildProcess, _ body: () async throws -> Void
+    ) async throws {
+        do {
+            try await body()
+        } catch {
+            for member in members {
+                print(
+                    "member \(member.name):\n"
+                        + member.process.lines(.stderr).suffix(30).joined(separator: "\n"))
+            }
+            print("service:\n" + service.lines(.stderr).suffix(30).joined(separator: "\n"))
+            throw error
+        }
     }
 
     /// Whether the member's last role line is READY (it leads).
