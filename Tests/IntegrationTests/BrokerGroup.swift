@@ -78,9 +78,11 @@ final class GroupMemberProcess: @unchecked Sendable {
         process = try ChildProcess("lifeline", arguments)
     }
 
-    /// Whether it printed READY (leads) after `line` lines of output.
-    func leads(after line: Int = 0) -> Bool {
-        process.lines().dropFirst(line).contains { $0.hasPrefix("READY ") }
+    /// Its role as its last READY (leads) or STANDBY line says; nil before either.
+    var role: String? {
+        process.lines().last { $0.hasPrefix("READY ") || $0.hasPrefix("STANDBY ") }?.split(separator: " ")
+            .first
+            .map(String.init)
     }
 
     /// Kills it with `signal` and starts it again with the same arguments.
