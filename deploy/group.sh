@@ -68,13 +68,7 @@ start_all() {
     ensure_prerequisites
     ensure_etcd
     command -v etcd >/dev/null || { say "error: etcd is not installed (apt-get install -y etcd-server)"; exit 1; }
-    say "building ($configuration) ..."
-    set +e
-    cd "$lifeline_root"
-    swift build -c "$configuration" 2>&1 | grep -v "prohibited flag"
-    local status=${PIPESTATUS[0]}
-    set -e
-    [ "$status" -eq 0 ] || { say "error: the build failed (status $status)"; exit 1; }
+    build_package "$configuration"
     mkdir -p "$run_dir"
     launch etcd etcd --name demo --data-dir "$run_dir/etcd" --listen-client-urls "$etcd_url" \
         --advertise-client-urls "$etcd_url" --listen-peer-urls http://127.0.0.1:2390 \

@@ -80,13 +80,7 @@ show_status() {
 
 start_all() {
     ensure_prerequisites
-    say "building ($configuration) ..."
-    set +e
-    cd "$lifeline_root"
-    swift build -c "$configuration" 2>&1 | grep -v "prohibited flag"
-    local status=${PIPESTATUS[0]}
-    set -e
-    [ "$status" -eq 0 ] || { say "error: the build failed (status $status)"; exit 1; }
+    build_package "$configuration"
 
     # The supervisor starts the broker, then the services in dependency order, restarts what dies,
     # and stops everything in reverse order on 'lifeline down'.

@@ -66,6 +66,17 @@ ensure_etcd() {
     install_missing warning "broker groups and their tests need it" "${missing[@]}"
 }
 
+# Builds the package in configuration $1 (debug or release); exits when the build fails.
+build_package() {
+    say "building ($1) ..."
+    set +e
+    cd "$lifeline_root"
+    swift build -c "$1" 2>&1 | grep -v "prohibited flag"
+    local status=${PIPESTATUS[0]}
+    set -e
+    [ "$status" -eq 0 ] || { say "error: the build failed (status $status)"; exit 1; }
+}
+
 ensure_prerequisites() {
     ensure_packages
     ensure_swift

@@ -63,6 +63,8 @@ enum GroupBrokerRun {
             server.run()
             serverStop.withLock { $0 = nil }
             if let why = server.deposedReason {
+                // The key goes at once (if it is still this term's), not when the lease runs out.
+                member.leadership.resign(term: term)
                 log("stopped leading: \(why); standing by")
                 SystemdNotifier.notify("STATUS=standing by in group \(group.name)")
             }

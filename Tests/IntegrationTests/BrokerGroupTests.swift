@@ -145,13 +145,7 @@ struct BrokerGroupTests {
         try await probe.waitForLine(seconds: 120) { $0.contains("\"n\":\(total)") }
         probe.kill(SIGTERM)
         _ = try await probe.waitForExit()
-        let handled = try String(contentsOf: journal, encoding: .utf8).split(separator: "\n").map { line in
-            try JSONParser.parse(String(line.split(separator: " ", maxSplits: 2)[2]))["n"]?.intValue ?? -1
-        }
-        let counts = Dictionary(grouping: handled, by: { $0 }).mapValues(\.count)
-        let lost = (1...Int64(total)).filter { counts[$0] == nil }.count
-        let duplicated = counts.values.filter { $0 > 1 }.count
-        let outOfOrder = zip(handled, handled.dropFirst()).filter { $0 >= $1 }.count
+        let (handled, lost, duplicated, outOfOrder) = try ChaosTests.tally(journal, total: total)
         let sorted = takeovers.sorted()
         print(
             "group failover: \(total) events, \(kills) leader kills: handled \(handled.count), lost \(lost), duplicated \(duplicated), out of order \(outOfOrder); kill → next accepted publish p50 \(String(format: "%.2f", sorted[sorted.count / 2])) s, max \(String(format: "%.2f", sorted.last ?? 0)) s"

@@ -98,19 +98,29 @@ struct ChaosTests {
         try await probe.waitForLine(seconds: 120) { $0.contains("\"n\":\(total)") }
         probe.kill(SIGTERM)
         _ = try await probe.waitForExit()
-        let handled = try String(contentsOf: journal, encoding: .utf8).split(separator: "\n").map { line in
-            try JSONParser.parse(String(line.split(separator: " ", maxSplits: 2)[2]))["n"]?.intValue ?? -1
-        }
-        let counts = Dictionary(grouping: handled, by: { $0 }).mapValues(\.count)
-        let lost = (1...Int64(total)).filter { counts[$0] == nil }.count
-        let duplicated = counts.values.filter { $0 > 1 }.count
-        let outOfOrder = zip(handled, handled.dropFirst()).filter { $0 >= $1 }.count
+        let (handled, lost, duplicated, outOfOrder) = try Self.tally(journal, total: total)
         print(
             "chaos\(posting ? " (posted)" : ""): \(total) events, \(brokerKills) broker kills, \(serviceKills) service kills: handled \(handled.count), lost \(lost), duplicated \(duplicated), out of order \(outOfOrder)"
         )
         #expect(lost == 0 && duplicated == 0 && outOfOrder == 0)
         #expect(handled == (1...Int64(total)).map { $0 }, "every event exactly once, in order")
         await client.close()
+    }
+
+    /// What a probe's journal holds of a stream numbered 1…`total`: the numbers in handling order,
+    /// and how many were lost, handled twice or handled out of order.
+    static func tally(_ journal: URL, total: Int) throws -> (
+        handled: [Int64], lost: Int, duplicated: Int, outOfOrder: Int
+    ) {
+        let handled = try String(contentsOf: journal, encoding: .utf8).split(separator: "\n").map { line in
+            try JSONParser.parse(String(line.split(separator: " ", maxSplits: 2)[2]))["n"]?.intValue ?? -1
+        }
+        let counts = Dictionary(grouping: handled, by: { $0 }).mapValues(\.count)
+        return (
+            handled, (1...Int64(total)).filter { counts[$0] == nil }.count,
+            counts.values.filter { $0 > 1 }.count,
+            zip(handled, handled.dropFirst()).filter { $0 >= $1 }.count
+        )
     }
 
     /// Whether the gateway says someone is signed in (nil while it cannot be asked).

@@ -40,8 +40,9 @@ final class StandIn {
 
     /// Answers what clients sent.
     func answer(leader: MemberRecord?, member: String, group: String, log: (String) -> Void) {
+        // Subscriptions are read and dropped: nothing is published here.
+        while (try? bus.receiveFrames(dontWait: true)) != nil {}
         while let frames = try? router.receiveFrames(dontWait: true) {
-            while (try? bus.receiveFrames(dontWait: true)) != nil {}
             guard frames.count >= 4, frames[1] == Array("LLC01".utf8) else { continue }
             let command = String(decoding: frames[2], as: UTF8.self)
             let id = frames[3]
