@@ -72,10 +72,9 @@ package final class GroupMember {
         } catch {
             throw GroupSetupError("cannot bind the group's sockets: \(error)")
         }
-        var record = MemberRecord(
+        let record = MemberRecord(
             member: configuration.member, control: controlEndpoints.map(configuration.advertised),
             bus: busEndpoints.map(configuration.advertised), replicate: replicateEndpoint)
-        record.lease = 0
         leadership = try Leadership(configuration: configuration, record: record, log: log)
     }
 
@@ -254,7 +253,8 @@ package final class GroupMember {
         }
         var positions: [String: ReplicaPosition] = [:]
         let deadline = SystemClock.monotonicNanoseconds() &+ 1_500_000_000
-        while positions.count < min(needed, askers.count) || positions.count < needed {
+        // Fewer members reachable than a majority needs: give the key up at once.
+        while positions.count < needed && askers.count >= needed {
             if SystemClock.monotonicNanoseconds() >= deadline || isStopping { break }
             for (member, socket) in askers where positions[member] == nil {
                 guard let frames = try? socket.receiveFrames(dontWait: true),
