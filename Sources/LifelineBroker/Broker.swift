@@ -89,6 +89,12 @@ public struct Broker {
     /// A peer as log lines name it: its services (and routing id) when it registered any.
     public func peerName(_ peer: [UInt8]) -> String { core.peerName(peer) }
 
+    /// Begins a group leader's term at `now`: for `window`, a LOOKUP or CALL of a service that has
+    /// not registered yet is answered 503 (retry) rather than 404, while services register again.
+    package mutating func awaitServicesRejoining(for window: Duration, now: MonotonicInstant) {
+        core.rejoining = (now, now + window)
+    }
+
     /// How many services are registered.
     public var serviceCount: Int { core.registry.count }
     /// The application's lifecycle state, moved by published and dispatched events.

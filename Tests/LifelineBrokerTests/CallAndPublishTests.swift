@@ -24,6 +24,31 @@ struct CallAndPublishTests {
         #expect(reply.requestID == Array("r2".utf8))
     }
 
+    @Test(
+        "a group's new leader answers a lookup or call of a service not registered yet with 503 while services register again, then 404"
+    )
+    func missingServiceAfterTakeover() throws {
+        var broker = BrokerHarness()
+        broker.core.awaitServicesRejoining(for: .seconds(5), now: broker.instant)
+        broker.advance(milliseconds: 1200)
+        let earlyReply = broker.request("cli", .call, ["service": "push", "method": "status"])
+        let early = try #require(earlyReply)
+        #expect(early.status == .unavailable)
+        #expect(
+            early.errorMessage
+                == "no service named 'push' has registered yet: this broker took over its group 1200 ms ago and services are registering again; retry"
+        )
+        #expect(broker.request("cli", .lookup, ["name": "push"])?.status == .unavailable)
+        broker.register("push", peer: "svc")
+        broker.request("cli", .call, ["service": "push", "method": "status"])
+        #expect(broker.requests(to: "svc").first?.header["method"] == "status", "a registered service is called")
+        broker.advance(milliseconds: 3800)
+        let lateReply = broker.request("cli", .lookup, ["name": "pull"])
+        let late = try #require(lateReply)
+        #expect(late.status == .notFound)
+        #expect(late.errorMessage.hasPrefix("no service named 'pull'"))
+    }
+
     @Test("unknown services and methods are not found; unanswered calls time out on time")
     func callFailures() throws {
         var broker = BrokerHarness()

@@ -45,6 +45,10 @@ struct BrokerCore {
     var peerKeys: [[UInt8]: String] = [:]
     /// What the step asks the socket shell to do.
     var output: [BrokerOutput] = []
+    /// A group leader's first moments: since when it leads and until when a LOOKUP or CALL of a
+    /// service not registered yet is answered 503 (its service is likely registering again) rather
+    /// than 404.
+    var rejoining: (since: MonotonicInstant, until: MonotonicInstant)?
     /// What the step tells the features, in order.
     var announcements: [Announcement] = []
 
@@ -130,6 +134,19 @@ struct BrokerCore {
 
     mutating func fail(_ peer: [UInt8], _ id: [UInt8], _ status: Status, _ message: String) {
         send(peer, ControlReply.error(status, message, requestID: id))
+    }
+
+    /// Answers a LOOKUP or CALL of `name`, which no service registered: 404, or 503 while services
+    /// are registering again with a group's new leader.
+    mutating func failMissingService(_ peer: [UInt8], _ id: [UInt8], _ name: String) {
+        if let rejoining, now < rejoining.until {
+            fail(
+                peer, id, .unavailable,
+                "no service named '\(name)' has registered yet: this broker took over its group \((now - rejoining.since).wholeMilliseconds) ms ago and services are registering again; retry"
+            )
+            return
+        }
+        fail(peer, id, .notFound, "no service named '\(name)'\(Suggestion.phrase(for: name, in: registry.entries.keys))")
     }
 
     /// Answers a request the broker cannot accept, with one log line.

@@ -27,10 +27,7 @@ struct ServicesFeature: BrokerFeature {
         switch request {
         case .lookup(let name):
             guard let entry = core.registry.entry(named: name) else {
-                core.fail(
-                    peer, id, .notFound,
-                    "no service named '\(name)'\(Suggestion.phrase(for: name, in: core.registry.entries.keys))"
-                )
+                core.failMissingService(peer, id, name)
                 return
             }
             if park(request, for: name, from: peer, id: id, in: &core) { return }
@@ -54,10 +51,7 @@ struct ServicesFeature: BrokerFeature {
             return
         }
         guard let entry = core.registry.entry(named: call.service) else {
-            core.fail(
-                peer, id, .notFound,
-                "no service named '\(call.service)'\(Suggestion.phrase(for: call.service, in: core.registry.entries.keys))"
-            )
+            core.failMissingService(peer, id, call.service)
             return
         }
         if park(.call(call), for: call.service, from: peer, id: id, in: &core) { return }
