@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LifelineProtocol
 import Testing
 
 /// A real etcd (Debian's etcd-server) on loopback ports of its own, with its own data directory,
@@ -90,5 +91,119 @@ final class GroupMemberProcess: @unchecked Sendable {
         process.kill(signal)
         _ = try await process.waitForExit()
         process = try ChildProcess("lifeline", arguments)
+    }
+}
+
+/// A group under test: a real etcd, three members `a`, `b`, `c` of group `demo`, and journaled
+/// `lifeline-probe` services `counter1…` handling `test.tick`, each given the members' list.
+final class GroupRig: @unchecked Sendable {
+    let etcd: EtcdProcess
+    let state: URL
+    let members: [GroupMemberProcess]
+    private(set) var probes: [ChildProcess] = []
+    private(set) var journals: [URL] = []
+
+    /// The members' control endpoints, as clients take them.
+    var brokers: String { members.map(\.control).joined(separator: ",") }
+
+    /// The member whose last role line says it leads.
+    var leader: GroupMemberProcess? { members.first { $0.role == "READY" } }
+
+    /// Starts etcd and the members, waits until one leads and two stand by, then starts `services`
+    /// probes (the first hosting `apps`) and waits for each to be registered.
+    init(services: Int, events: Int, apps: [String] = []) async throws {
+        etcd = try await EtcdProcess()
+        state = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-group-\(UUID().uuidString)")
+        let names = ["a", "b", "c"]
+        var members: [GroupMemberProcess] = []
+        for name in names {
+            members.append(
+                try await GroupMemberProcess(
+                    name, group: "demo", members: names, etcd: etcd.url, state: state,
+                    extra: ["--journal-size", "\(max(20_000, events))"]))
+        }
+        self.members = members
+        do {
+            try await start(services: services, apps: apps)
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    private func start(services: Int, apps: [String]) async throws {
+        let members = self.members
+        try await showingLogs {
+            try await LifecycleSemanticsTests.poll(seconds: 30) {
+                // Early elections may have come and gone: each member's last word counts.
+                members.filter { $0.role == "READY" }.count == 1
+                    && members.filter { $0.role == "STANDBY" }.count == 2
+            }
+        }
+        for index in 1...services {
+            let journal = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "lifeline-probe-\(UUID().uuidString).journal")
+            journals.append(journal)
+            let hosting = index == 1 && !apps.isEmpty ? ["--apps", apps.joined(separator: ",")] : []
+            probes.append(
+                try ChildProcess(
+                    "lifeline-probe",
+                    [
+                        "--broker", brokers, "--name", "counter\(index)", "--events", "test.tick",
+                        "--journal",
+                        journal.path, "--heartbeat-interval", "200", "--liveness", "2",
+                    ] + hosting))
+        }
+        for probe in probes { try await probe.waitForLine(startingWith: "READY service=", seconds: 30) }
+    }
+
+    /// Runs `body`; when it throws, prints the last log lines of the members and the services first.
+    func showingLogs(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch {
+            for member in members {
+                print(
+                    "member \(member.name):\n"
+                        + member.process.lines(.stderr).suffix(30).joined(separator: "\n"))
+            }
+            for (index, probe) in probes.enumerated() {
+                print("counter\(index + 1):\n" + probe.lines(.stderr).suffix(15).joined(separator: "\n"))
+            }
+            throw error
+        }
+    }
+
+    /// Runs the CLI against the group.
+    func cli(_ arguments: [String]) async throws -> CLIResult {
+        try await CLIResult.run(arguments, environment: ["LIFELINE_BROKER": brokers], seconds: 60)
+    }
+
+    /// The micro-app stack as `id app` lines; nil while the group cannot answer.
+    func stack() async throws -> [String]? {
+        let list = try await cli(["apps", "list", "--json"])
+        guard list.status == 0 else { return nil }
+        return try JSONParser.parse(list.output)["stack"]?.arrayValue?.map {
+            "\($0["id"]?.stringValue ?? "?") \($0["app"]?.stringValue ?? "?")"
+        }
+    }
+
+    /// Waits until every probe has handled event `total`, stops them, and tallies each journal.
+    func tallies(total: Int) async throws -> [(handled: [Int64], lost: Int, duplicated: Int, outOfOrder: Int)]
+    {
+        for probe in probes { try await probe.waitForLine(seconds: 120) { $0.contains("\"n\":\(total)") } }
+        for probe in probes {
+            probe.kill(SIGTERM)
+            _ = try await probe.waitForExit()
+        }
+        return try journals.map { try ChaosTests.tally($0, total: total) }
+    }
+
+    func stop() {
+        for child in probes + members.map(\.process) { child.kill() }
+        etcd.stop()
+        try? FileManager.default.removeItem(at: state)
+        for journal in journals { try? FileManager.default.removeItem(at: journal) }
     }
 }

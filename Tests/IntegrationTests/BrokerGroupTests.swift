@@ -57,48 +57,16 @@ struct BrokerGroupTests {
     }
 
     @Test(
-        "the leader killed -9 while a publisher and a journaled service run: a standby takes over, the stream goes on in one epoch, each event handled once, in order",
+        "the leader killed -9 again and again under a publisher, 4 journaled services, a micro-app stack in use and a call loop: each event handled once, in order, by every service; the stack intact; every call answered or failed retryably",
         .enabled(
             if: EtcdProcess.available, "etcd is not installed (deploy/test.sh installs etcd-server as root)"))
     func failover() async throws {
         let kills = ChaosTests.setting("LIFELINE_GROUP_KILLS", 3)
         let total = ChaosTests.setting("LIFELINE_GROUP_EVENTS", 600)
-        let etcd = try await EtcdProcess()
-        defer { etcd.stop() }
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "lifeline-group-\(UUID().uuidString)")
-        let journal = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "lifeline-probe-\(UUID().uuidString).journal")
-        defer {
-            try? FileManager.default.removeItem(at: state)
-            try? FileManager.default.removeItem(at: journal)
-        }
-        let names = ["a", "b", "c"]
-        var members: [GroupMemberProcess] = []
-        for name in names {
-            members.append(
-                try await GroupMemberProcess(
-                    name, group: "demo", members: names, etcd: etcd.url, state: state,
-                    extra: ["--journal-size", "\(max(20_000, total))"]))
-        }
-        defer { for member in members { member.process.kill() } }
-        try await Self.showingLogs(of: members, nil) {
-            try await LifecycleSemanticsTests.poll(seconds: 30) {
-                // Early elections may have come and gone: each member's last word counts.
-                members.filter { $0.role == "READY" }.count == 1
-                    && members.filter { $0.role == "STANDBY" }.count == 2
-            }
-        }
-        let brokers = members.map(\.control).joined(separator: ",")
-        let probe = try ChildProcess(
-            "lifeline-probe",
-            [
-                "--broker", brokers, "--name", "counter", "--events", "test.tick", "--journal", journal.path,
-                "--heartbeat-interval", "200", "--liveness", "2",
-            ])
-        defer { probe.kill() }
-        try await probe.waitForLine(startingWith: "READY service=", seconds: 30)
-        let client = LifelineClient(broker: brokers)
+        let rig = try await GroupRig(services: 4, events: total, apps: ["home", "detail"])
+        defer { rig.stop() }
+        #expect(try await rig.cli(["apps", "start", "home"]).status == 0)
+        let client = LifelineClient(broker: rig.brokers)
         let published = Atomic<Int>(0)
         let publisher = Task {
             for n in 1...total {
@@ -106,12 +74,19 @@ struct BrokerGroupTests {
                 published.store(n, ordering: .relaxed)
             }
         }
+        let caller = LifelineClient(broker: rig.brokers)
+        let calls = CallTally()
+        let callLoop = Task { await calls.loop(caller, service: "counter2") }
         var takeovers: [Double] = []
         for kill in 1...kills {
             try await LifecycleSemanticsTests.poll(seconds: 120) {
                 published.load(ordering: .relaxed) >= total * kill / (kills + 1)
             }
-            guard let leader = members.first(where: { $0.role == "READY" }) else {
+            // The stack in use: a session pushed and exited again before each kill.
+            #expect(try await rig.cli(["apps", "start", "detail"]).status == 0)
+            #expect(try await rig.cli(["apps", "exit", "detail"]).status == 0)
+            let stack = try await rig.stack()
+            guard let leader = rig.leader else {
                 Issue.record("no member leads before kill \(kill)")
                 break
             }
@@ -120,56 +95,136 @@ struct BrokerGroupTests {
             leader.process.kill(SIGKILL)
             // The publish in flight at the kill may have been answered by the old leader: the
             // second after it was sent to the new one.
-            try await Self.showingLogs(of: members, probe) {
+            try await rig.showingLogs {
                 try await LifecycleSemanticsTests.poll(seconds: 30) {
                     published.load(ordering: .relaxed) >= before + 2
                 }
             }
-            let seconds =
-                Double((ContinuousClock.now - killed).components.attoseconds) / 1e18
-                + Double((ContinuousClock.now - killed).components.seconds)
+            let seconds = Self.seconds(since: killed)
             takeovers.append(seconds)
             print(
                 "group: killed leader \(leader.name) after \(before) events; the next publish was accepted \(String(format: "%.2f", seconds)) s later"
             )
+            let after = try await rig.stack()
+            #expect(after == stack, "the stack after failover \(kill) is the stack before it")
             try await leader.restart()
             // Back as a standby, or the leader again (it may win the key; it then takes the
             // furthest copy of a majority).
-            try await Self.showingLogs(of: members, probe) {
+            try await rig.showingLogs {
                 try await LifecycleSemanticsTests.poll(seconds: 30) {
                     leader.process.lines().contains { $0.hasPrefix("STANDBY ") || $0.hasPrefix("READY ") }
                 }
             }
         }
         try await publisher.value
-        try await probe.waitForLine(seconds: 120) { $0.contains("\"n\":\(total)") }
-        probe.kill(SIGTERM)
-        _ = try await probe.waitForExit()
-        let (handled, lost, duplicated, outOfOrder) = try ChaosTests.tally(journal, total: total)
+        let answeredBeforeEnd = calls.answered
+        try await LifecycleSemanticsTests.poll(seconds: 30) { calls.answered > answeredBeforeEnd }
+        callLoop.cancel()
+        await callLoop.value
+        let tallies = try await rig.tallies(total: total)
         let sorted = takeovers.sorted()
+        for (index, tally) in tallies.enumerated() {
+            print(
+                "group failover: counter\(index + 1): \(total) events, \(kills) leader kills: handled \(tally.handled.count), lost \(tally.lost), duplicated \(tally.duplicated), out of order \(tally.outOfOrder)"
+            )
+            #expect(tally.lost == 0 && tally.duplicated == 0 && tally.outOfOrder == 0)
+            #expect(tally.handled == (1...Int64(total)).map { $0 }, "every event exactly once, in order")
+        }
         print(
-            "group failover: \(total) events, \(kills) leader kills: handled \(handled.count), lost \(lost), duplicated \(duplicated), out of order \(outOfOrder); kill → next accepted publish p50 \(String(format: "%.2f", sorted[sorted.count / 2])) s, max \(String(format: "%.2f", sorted.last ?? 0)) s"
+            "group failover: calls answered \(calls.answered), failed retryably \(calls.retryable), failed otherwise \(calls.others.count); kill → next accepted publish p50 \(String(format: "%.2f", sorted[sorted.count / 2])) s, max \(String(format: "%.2f", sorted.last ?? 0)) s"
         )
-        #expect(lost == 0 && duplicated == 0 && outOfOrder == 0)
-        #expect(handled == (1...Int64(total)).map { $0 }, "every event exactly once, in order")
+        #expect(
+            calls.others.isEmpty,
+            "every call answered or failed with a retryable error: \(calls.others.prefix(3))")
+        let created = rig.probes[0].lines().filter { $0.hasPrefix("CALLBACK ") && $0.hasSuffix(" didCreate") }
+        #expect(
+            created.count == kills + 1 && Set(created).count == created.count, "no session was created twice")
+        await client.close()
+        await caller.close()
+    }
+
+    @Test(
+        "a rolling restart of all three members, one at a time, under a stream: each event handled once, in order; no client error",
+        .enabled(
+            if: EtcdProcess.available, "etcd is not installed (deploy/test.sh installs etcd-server as root)"))
+    func rollingRestart() async throws {
+        let total = ChaosTests.setting("LIFELINE_GROUP_EVENTS", 600)
+        let rig = try await GroupRig(services: 1, events: total)
+        defer { rig.stop() }
+        let client = LifelineClient(broker: rig.brokers)
+        let published = Atomic<Int>(0)
+        let publisher = Task {
+            for n in 1...total {
+                try await client.publish("test.tick", ["n": .int(Int64(n))], timeout: .seconds(60))
+                published.store(n, ordering: .relaxed)
+            }
+        }
+        // Standbys first, the leader last, as an operator would; each back before the next goes.
+        let order = rig.members.filter { $0.role != "READY" } + rig.members.filter { $0.role == "READY" }
+        for (index, member) in order.enumerated() {
+            try await LifecycleSemanticsTests.poll(seconds: 120) {
+                published.load(ordering: .relaxed) >= total * (index + 1) / (order.count + 1)
+            }
+            let before = published.load(ordering: .relaxed)
+            let stopped = ContinuousClock.now
+            try await member.restart(SIGTERM)
+            try await rig.showingLogs {
+                try await LifecycleSemanticsTests.poll(seconds: 30) {
+                    member.process.lines().contains { $0.hasPrefix("STANDBY ") || $0.hasPrefix("READY ") }
+                        && rig.members.filter { $0.role == "READY" }.count == 1
+                        && published.load(ordering: .relaxed) >= before + 2
+                }
+            }
+            print(
+                "group rolling restart: member \(member.name) restarted after \(before) events; back and the stream going on \(String(format: "%.2f", Self.seconds(since: stopped))) s later"
+            )
+        }
+        try await publisher.value
+        let tally = try await rig.tallies(total: total)[0]
+        print(
+            "group rolling restart: \(total) events, 3 members restarted: handled \(tally.handled.count), lost \(tally.lost), duplicated \(tally.duplicated), out of order \(tally.outOfOrder)"
+        )
+        #expect(tally.lost == 0 && tally.duplicated == 0 && tally.outOfOrder == 0)
+        #expect(tally.handled == (1...Int64(total)).map { $0 }, "every event exactly once, in order")
         await client.close()
     }
 
-    /// Runs `body`; when it throws, prints the last log lines of the members and the service first.
-    static func showingLogs(
-        of members: [GroupMemberProcess], _ service: ChildProcess?, _ body: () async throws -> Void
-    ) async throws {
-        do {
-            try await body()
-        } catch {
-            for member in members {
-                print(
-                    "member \(member.name):\n"
-                        + member.process.lines(.stderr).suffix(30).joined(separator: "\n"))
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = (ContinuousClock.now - start).components
+        return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+    }
+}
+
+/// What a call loop saw: calls answered right, failed with a retryable error (timeout,
+/// unavailable), or failed otherwise (each with its message).
+final class CallTally: Sendable {
+    private let counts = Mutex<(answered: Int, retryable: Int, others: [String])>((0, 0, []))
+
+    var answered: Int { counts.withLock { $0.answered } }
+    var retryable: Int { counts.withLock { $0.retryable } }
+    var others: [String] { counts.withLock { $0.others } }
+
+    /// Calls `service`'s echo with a number until cancelled, checking each answer.
+    func loop(_ client: LifelineClient, service: String) async {
+        var n: Int64 = 0
+        while !Task.isCancelled {
+            n += 1
+            do {
+                let answer = try await client.call(service, "echo", ["n": .int(n)], timeout: .seconds(2))
+                counts.withLock {
+                    if answer["n"]?.intValue == n {
+                        $0.answered += 1
+                    } else {
+                        $0.others.append("echo \(n) → \(answer)")
+                    }
+                }
+            } catch let error as LifelineError where error.code == .timeout || error.code == .unavailable {
+                counts.withLock { $0.retryable += 1 }
+                try? await Task.sleep(for: .milliseconds(20))  // a caller's pause before it retries
+            } catch {
+                counts.withLock { $0.others.append("\(error)") }
+                try? await Task.sleep(for: .milliseconds(20))
             }
-            if let service { print("service:\n" + service.lines(.stderr).suffix(30).joined(separator: "\n")) }
-            throw error
         }
     }
-
 }
