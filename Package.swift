@@ -62,7 +62,9 @@ let package = Package(
             ]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Lifeline", "LifelineProtocol", "LifelineSupport", "ZeroMQ", "GatewayAPI"],
+            dependencies: [
+                "Lifeline", "LifelineBroker", "LifelineProtocol", "LifelineSupport", "ZeroMQ", "GatewayAPI",
+            ],
             exclude: ["Lifeline.api"]),
     ],
     swiftLanguageModes: [.v6]

@@ -53,7 +53,14 @@ public final class BlockingClient {
     /// Sends `request` and waits up to `timeout` for its reply, whatever its status.
     /// Throws ``LifelineError`` (504) when the broker does not answer in time.
     package func send(_ request: ClientRequest, timeout: Duration = .seconds(5)) throws -> ControlReply {
-        guard endpoints.count > 1 else { return try sendOnce(request, timeout: timeout) }
+        guard endpoints.count > 1 else {
+            let reply = try sendOnce(request, timeout: timeout)
+            // One member of a group named alone: a standby's word on the leader is followed once.
+            guard reply.status == .unavailable, let leader = Self.leader(in: reply), leader != brokerEndpoint
+            else { return reply }
+            try move(to: leader)
+            return try sendOnce(request, timeout: timeout)
+        }
         // A group: a member that is down or not connected is skipped, a standby's word on the
         // leader followed; an unanswered request is not sent again (it may have been taken).
         var tried: Set<String> = []
@@ -61,10 +68,7 @@ public final class BlockingClient {
             tried.insert(brokerEndpoint)
             do {
                 let reply = try sendOnce(request, timeout: timeout)
-                if reply.status == .unavailable,
-                    let leader = (try? reply.json())?["leader"]?.arrayValue?.first?.stringValue,
-                    !tried.contains(leader)
-                {
+                if reply.status == .unavailable, let leader = Self.leader(in: reply), !tried.contains(leader) {
                     try move(to: leader)
                     continue
                 }
@@ -74,6 +78,11 @@ public final class BlockingClient {
                 try move(to: next)
             }
         }
+    }
+
+    /// The leader a group's standby named in its 503, if it named one.
+    private static func leader(in reply: ControlReply) -> String? {
+        (try? reply.json())?["leader"]?.arrayValue?.first?.stringValue
     }
 
     private func sendOnce(_ request: ClientRequest, timeout: Duration) throws -> ControlReply {

@@ -13,20 +13,23 @@ final class EtcdProcess: @unchecked Sendable {
     let url: String
     private let directory: URL
 
-    init() async throws {
+    /// Starts etcd on loopback, or on the hub of `star` at its address.
+    init(star: NetworkStar? = nil) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "lifeline-etcd-\(UUID().uuidString)")
+        let host = star?.hubAddress ?? "127.0.0.1"
         let client = try Self.freePort()
         let peer = try Self.freePort()
-        url = "http://127.0.0.1:\(client)"
-        process = try ChildProcess(
-            "/usr/bin/etcd",
-            [
-                "--name", "test", "--data-dir", directory.path, "--listen-client-urls", url,
-                "--advertise-client-urls", url, "--listen-peer-urls", "http://127.0.0.1:\(peer)",
-                "--initial-advertise-peer-urls", "http://127.0.0.1:\(peer)",
-                "--initial-cluster", "test=http://127.0.0.1:\(peer)",
-            ])
+        url = "http://\(host):\(client)"
+        let arguments = [
+            "--name", "test", "--data-dir", directory.path, "--listen-client-urls", url,
+            "--advertise-client-urls", url, "--listen-peer-urls", "http://\(host):\(peer)",
+            "--initial-advertise-peer-urls", "http://\(host):\(peer)",
+            "--initial-cluster", "test=http://\(host):\(peer)",
+        ]
+        process =
+            try star.map { try $0.process(in: $0.hub, "/usr/bin/etcd", arguments) }
+            ?? ChildProcess("/usr/bin/etcd", arguments)
         try await process.waitForLine(.stderr, seconds: 20) { $0.contains("ready to serve client requests") }
     }
 
@@ -59,24 +62,42 @@ final class GroupMemberProcess: @unchecked Sendable {
     let name: String
     let arguments: [String]
     private(set) var process: ChildProcess
-    private(set) var control = ""
+    /// Its control endpoint, as clients elsewhere reach it.
+    let control: String
+    /// Its control endpoint on its own host's loopback.
+    let localControl: String
+    /// Its state directory.
+    let directory: URL
+    private let launch: @Sendable ([String]) throws -> ChildProcess
 
-    /// Starts member `name` of `group` (members `members`) and waits for its STANDBY or READY line.
+    /// Starts member `name` of `group` (members `members`) on loopback, or on host `host` of `star`
+    /// (bound on every interface there, advertised at the host's address).
     init(
-        _ name: String, group: String, members: [String], etcd: String, state: URL, extra: [String] = []
+        _ name: String, group: String, members: [String], etcd: String, state: URL, extra: [String] = [],
+        star: NetworkStar? = nil, host: Int = 0
     ) async throws {
         self.name = name
+        directory = state.appendingPathComponent(name)
         let ports = try (0..<3).map { _ in try EtcdProcess.freePort() }
+        let address = star?.addresses[host] ?? "127.0.0.1"
+        let bound = star == nil ? "127.0.0.1" : "0.0.0.0"
         arguments =
             [
                 "broker", "--group", group, "--member", name, "--members", members.joined(separator: ","),
-                "--etcd", etcd, "--state-dir", state.appendingPathComponent(name).path,
-                "--control", "tcp://127.0.0.1:\(ports[0])", "--bus", "tcp://127.0.0.1:\(ports[1])",
-                "--replicate", "tcp://127.0.0.1:\(ports[2])", "--advertise", "127.0.0.1", "--lease-ttl", "2",
+                "--etcd", etcd, "--state-dir", directory.path,
+                "--control", "tcp://\(bound):\(ports[0])", "--bus", "tcp://\(bound):\(ports[1])",
+                "--replicate", "tcp://\(bound):\(ports[2])", "--advertise", address, "--lease-ttl", "2",
                 "--heartbeat-interval", "250",
-            ] + extra
-        control = "tcp://127.0.0.1:\(ports[0])"
-        process = try ChildProcess("lifeline", arguments)
+            ] + (star == nil ? [] : ["--insecure"]) + extra
+        control = "tcp://\(address):\(ports[0])"
+        localControl = "tcp://127.0.0.1:\(ports[0])"
+        if let star {
+            let namespace = star.hosts[host]
+            launch = { try star.process(in: namespace, "lifeline", $0) }
+        } else {
+            launch = { try ChildProcess("lifeline", $0) }
+        }
+        process = try launch(arguments)
     }
 
     /// Its role as its last READY (leads) or STANDBY line says; nil before either.
@@ -90,7 +111,7 @@ final class GroupMemberProcess: @unchecked Sendable {
     func restart(_ signal: Int32 = SIGKILL) async throws {
         process.kill(signal)
         _ = try await process.waitForExit()
-        process = try ChildProcess("lifeline", arguments)
+        process = try launch(arguments)
     }
 }
 
