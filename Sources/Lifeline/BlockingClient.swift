@@ -68,7 +68,8 @@ public final class BlockingClient {
             tried.insert(brokerEndpoint)
             do {
                 let reply = try sendOnce(request, timeout: timeout)
-                if reply.status == .unavailable, let leader = Self.leader(in: reply), !tried.contains(leader) {
+                if reply.status == .unavailable, let leader = Self.leader(in: reply), !tried.contains(leader)
+                {
                     try move(to: leader)
                     continue
                 }

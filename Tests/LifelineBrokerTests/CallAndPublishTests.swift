@@ -41,7 +41,8 @@ struct CallAndPublishTests {
         #expect(broker.request("cli", .lookup, ["name": "push"])?.status == .unavailable)
         broker.register("push", peer: "svc")
         broker.request("cli", .call, ["service": "push", "method": "status"])
-        #expect(broker.requests(to: "svc").first?.header["method"] == "status", "a registered service is called")
+        #expect(
+            broker.requests(to: "svc").first?.header["method"] == "status", "a registered service is called")
         broker.advance(milliseconds: 3800)
         let lateReply = broker.request("cli", .lookup, ["name": "pull"])
         let late = try #require(lateReply)

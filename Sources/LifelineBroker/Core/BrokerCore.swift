@@ -146,7 +146,9 @@ struct BrokerCore {
             )
             return
         }
-        fail(peer, id, .notFound, "no service named '\(name)'\(Suggestion.phrase(for: name, in: registry.entries.keys))")
+        fail(
+            peer, id, .notFound,
+            "no service named '\(name)'\(Suggestion.phrase(for: name, in: registry.entries.keys))")
     }
 
     /// Answers a request the broker cannot accept, with one log line.
