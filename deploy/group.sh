@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# A replicated broker group on this machine: a real etcd (Debian's etcd-server), three brokers of
-# group "demo" (a, b, c) and the example services, all in the background, logs and pids under
-# run/group/. One broker leads; the others hold a copy and take over when it dies.
+# A replicated broker group on this machine: a real etcd (Debian's etcd-server), then `lifeline up`
+# with deploy/group.json: three brokers of group "demo" (a, b, c) and the example services, all
+# supervised in the background, logs and pids under run/group/. One broker leads; the others hold
+# a copy and take over when it dies; the supervisor starts a killed one again.
 #
-#   deploy/group.sh [start]        build (release), start etcd, the three brokers and the services
-#   deploy/group.sh stop           stop the services, the brokers, then etcd
+#   deploy/group.sh [start]        build (release), start etcd, then the group and the services
+#   deploy/group.sh stop           stop the services and the brokers (lifeline down), then etcd
 #   deploy/group.sh status         which processes run, who leads
-#   deploy/group.sh kill-leader    kill -9 the leading broker (start it again with 'start')
+#   deploy/group.sh kill-leader    kill -9 the leading broker (lifeline up starts it again)
 # LIFELINE_CONFIGURATION=debug uses the debug build. Ports: etcd 127.0.0.1:2389; brokers a, b, c control 7310–7312, bus 7320–7322, group 7330–7332.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -16,20 +17,12 @@ run_dir=${LIFELINE_RUN_DIR:-$lifeline_root/run}/group
 configuration=${LIFELINE_CONFIGURATION:-release}
 bin="$lifeline_root/.build/$configuration"
 etcd_url=http://127.0.0.1:2389
+topology="$lifeline_root/deploy/group.json"
 members=(a b c)
 brokers=tcp://127.0.0.1:7310,tcp://127.0.0.1:7311,tcp://127.0.0.1:7312
-services=(lifeline-push lifeline-analytics lifeline-url lifeline-gateway)
+services=(push analytics url gateway shell)
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
-
-# Starts $2… in the background as $1 (pid and log in the run directory) unless it runs already.
-launch() {
-    local name=$1
-    shift
-    alive "$run_dir/$name.pid" && return 0
-    nohup "$@" >>"$run_dir/$name.log" 2>&1 &
-    echo $! >"$run_dir/$name.pid"
-}
 
 # Waits up to 20 s for a line matching $2 in the log of $1.
 wait_for() {
@@ -44,19 +37,11 @@ wait_for() {
     done
 }
 
-start_member() {
-    local index=$1 name=${members[$1]}
-    launch "broker-$name" "$bin/lifeline" broker --group demo --member "$name" --members a,b,c \
-        --etcd "$etcd_url" --state-dir "$run_dir/state-$name" --launcher launcher \
-        --control "tcp://127.0.0.1:731$index" --bus "tcp://127.0.0.1:732$index" \
-        --replicate "tcp://127.0.0.1:733$index" --heartbeat-interval 250
-}
-
 leader() {
     local name
     for name in "${members[@]}"; do
         alive "$run_dir/broker-$name.pid" || continue
-        if grep -E '^(READY|STANDBY) ' "$run_dir/broker-$name.log" | tail -1 | grep -q '^READY '; then
+        if grep -E ': (READY|STANDBY) ' "$run_dir/broker-$name.log" | tail -1 | grep -q ': READY '; then
             echo "$name"
             return 0
         fi
@@ -70,45 +55,38 @@ start_all() {
     command -v etcd >/dev/null || { say "error: etcd is not installed (apt-get install -y etcd-server)"; exit 1; }
     build_package "$configuration"
     mkdir -p "$run_dir"
-    launch etcd etcd --name demo --data-dir "$run_dir/etcd" --listen-client-urls "$etcd_url" \
-        --advertise-client-urls "$etcd_url" --listen-peer-urls http://127.0.0.1:2390 \
-        --initial-advertise-peer-urls http://127.0.0.1:2390 --initial-cluster demo=http://127.0.0.1:2390
+    if ! alive "$run_dir/etcd.pid"; then
+        nohup etcd --name demo --data-dir "$run_dir/etcd" --listen-client-urls "$etcd_url" \
+            --advertise-client-urls "$etcd_url" --listen-peer-urls http://127.0.0.1:2390 \
+            --initial-advertise-peer-urls http://127.0.0.1:2390 --initial-cluster demo=http://127.0.0.1:2390 \
+            >>"$run_dir/etcd.log" 2>&1 &
+        echo $! >"$run_dir/etcd.pid"
+    fi
     wait_for etcd "ready to serve client requests"
-    for index in 0 1 2; do start_member "$index"; done
-    wait_for broker-a "^\(READY\|STANDBY\) "
-    wait_for broker-b "^\(READY\|STANDBY\) "
-    wait_for broker-c "^\(READY\|STANDBY\) "
-    for service in "${services[@]}"; do
-        launch "$service" "$bin/$service" --broker "$brokers"
-        wait_for "$service" "^READY service="
-    done
+    "$bin/lifeline" up --detach --topology "$topology" --run-dir "$run_dir"
     cat <<TXT
 
 A broker group is running: etcd on $etcd_url, brokers a, b, c (leader: $(leader || echo "being elected")),
-services ${services[*]}. Logs and pids: $run_dir
+services ${services[*]}, supervised by lifeline up ($topology). Logs and pids: $run_dir
 
 Try next:
   export PATH="$bin:\$PATH" LIFELINE_BROKER=$brokers
   lifeline services                      # asked of whichever member answers; a standby points to the leader
-  lifeline publish didEnterBackground
+  lifeline publish openURL url=app://transfer/pay
   deploy/group.sh kill-leader            # a standby takes over within about a second
-  lifeline publish willEnterForeground   # accepted by the new leader
+  lifeline publish openURL url=app://topup   # accepted by the new leader (the CLI waits out the election)
   lifeline status                        # the same epoch; the sequence goes on
-  deploy/group.sh start                  # the killed broker comes back as a standby
+  deploy/group.sh status                 # the killed broker is back (lifeline up started it again)
   deploy/group.sh stop
 TXT
 }
 
 stop_all() {
-    local name
-    for name in "${services[@]}" broker-a broker-b broker-c etcd; do
-        if alive "$run_dir/$name.pid"; then kill "$(cat "$run_dir/$name.pid")" 2>/dev/null || true; fi
-    done
-    for name in "${services[@]}" broker-a broker-b broker-c etcd; do
-        local waited=0
-        while alive "$run_dir/$name.pid" && [ $waited -lt 100 ]; do sleep 0.05; waited=$((waited + 1)); done
-        rm -f "$run_dir/$name.pid"
-    done
+    [ -x "$bin/lifeline" ] && "$bin/lifeline" down --run-dir "$run_dir" || true
+    if alive "$run_dir/etcd.pid"; then kill "$(cat "$run_dir/etcd.pid")" 2>/dev/null || true; fi
+    local waited=0
+    while alive "$run_dir/etcd.pid" && [ $waited -lt 100 ]; do sleep 0.05; waited=$((waited + 1)); done
+    rm -f "$run_dir/etcd.pid"
     say "stopped (state kept in $run_dir)"
 }
 
@@ -116,7 +94,7 @@ case "$action" in
     start) start_all ;;
     stop) stop_all ;;
     status)
-        for name in etcd broker-a broker-b broker-c "${services[@]}"; do
+        for name in etcd up broker-a broker-b broker-c "${services[@]}"; do
             if alive "$run_dir/$name.pid"; then say "  $name: running (pid $(cat "$run_dir/$name.pid"))"; else say "  $name: not running"; fi
         done
         say "  leader: $(leader || echo none)"
@@ -124,9 +102,8 @@ case "$action" in
     kill-leader)
         name=$(leader) || { say "no broker leads"; exit 1; }
         kill -9 "$(cat "$run_dir/broker-$name.pid")"
-        rm -f "$run_dir/broker-$name.pid"
-        say "killed broker $name (kill -9)"
+        say "killed broker $name (kill -9); lifeline up starts it again"
         ;;
-    -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' ;;
+    -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' ;;
     *) say "group.sh: unknown action '$action' (try --help)"; exit 2 ;;
 esac

@@ -1,3 +1,4 @@
+import Glibc
 import LifelineProtocol
 import LifelineSupport
 import ZeroMQ
@@ -62,22 +63,34 @@ public final class BlockingClient {
             return try sendOnce(request, timeout: timeout)
         }
         // A group: a member that is down or not connected is skipped, a standby's word on the
-        // leader followed; an unanswered request is not sent again (it may have been taken).
+        // leader followed; an unanswered request is not sent again (it may have been taken). When
+        // every member said no leader is known (an election), the round is tried again after
+        // 100 ms until `timeout`: a request a standby refused was not taken.
+        let deadline = SystemClock.monotonicNanoseconds() + timeout.wholeNanoseconds
         var tried: Set<String> = []
         while true {
             tried.insert(brokerEndpoint)
+            let refusal: Result<ControlReply, LifelineError>
             do {
                 let reply = try sendOnce(request, timeout: timeout)
-                if reply.status == .unavailable, let leader = Self.leader(in: reply), !tried.contains(leader)
-                {
+                guard reply.status == .unavailable else { return reply }
+                if let leader = Self.leader(in: reply), !tried.contains(leader) {
                     try move(to: leader)
                     continue
                 }
-                return reply
+                refusal = .success(reply)
             } catch let error as LifelineError where error.status == .unavailable {
-                guard let next = endpoints.first(where: { !tried.contains($0) }) else { throw error }
-                try move(to: next)
+                refusal = .failure(error)
             }
+            if let next = endpoints.first(where: { !tried.contains($0) }) {
+                try move(to: next)
+                continue
+            }
+            guard SystemClock.monotonicNanoseconds() + 100_000_000 < deadline else {
+                return try refusal.get()
+            }
+            usleep(100_000)
+            tried = []
         }
     }
 

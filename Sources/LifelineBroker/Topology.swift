@@ -8,6 +8,8 @@ import LifelineProtocol
 ///  "services": [{"name": "push", "executable": "lifeline-push", "args": [], "restart": "on-failure",
 ///                "after": ["gateway"]}]}
 /// ```
+///
+/// With `"group"` (``GroupTopology``) the broker is a group of members, each with its own endpoints.
 public struct Topology: Sendable, Equatable {
     /// When `lifeline up` starts a service again after it exited.
     public enum Restart: String, Sendable, Equatable, CaseIterable {
@@ -36,10 +38,10 @@ public struct Topology: Sendable, Equatable {
         left.control == right.control && left.bus == right.bus && left.launcher == right.launcher
             && left.bootPhases == right.bootPhases && left.bootTasks == right.bootTasks
             && left.bootWaitMilliseconds == right.bootWaitMilliseconds && left.services == right.services
-            && left.restartLimit == right.restartLimit
+            && left.restartLimit == right.restartLimit && left.group == right.group
     }
 
-    static let topFields = ["broker", "boot", "services", "supervisor"]
+    static let topFields = ["broker", "boot", "services", "supervisor", "group"]
     static let brokerFields = ["control", "bus", "launcher"]
     static let serviceFields = ["name", "executable", "args", "restart", "after"]
 
@@ -54,6 +56,8 @@ public struct Topology: Sendable, Equatable {
     public var bootTasks: [String: JSONValue]
     public var bootWaitMilliseconds: Int?
     public var services: [ServiceEntry]
+    /// The broker group, when the topology runs one instead of a single broker.
+    package var group: GroupTopology?
 
     /// Reads and checks a topology document, naming the first problem.
     public init(json: JSONValue) throws(ProtocolError) {
@@ -74,6 +78,15 @@ public struct Topology: Sendable, Equatable {
                 )
             }
             restartLimit = (Int(restarts), Int(seconds))
+        }
+        if let group = json["group"] {
+            if json["broker"]?["control"] != nil || json["broker"]?["bus"] != nil {
+                throw ProtocolError(
+                    .badRequest,
+                    "broker.control and broker.bus do not apply with a group: each of group.members has its own"
+                )
+            }
+            self.group = try GroupTopology(json: group)
         }
         control = json["broker"]?["control"]?.stringValue ?? BrokerConfiguration.defaultControlEndpoint
         bus = json["broker"]?["bus"]?.stringValue ?? BrokerConfiguration.defaultBusEndpoint

@@ -11,9 +11,10 @@ enum TopologyCommand: CLICommand {
     static let usage = """
         usage: lifeline topology FILE [--shell | --json]
 
-        Reads a topology (see deploy/topology.json) and prints the broker endpoints and the services.
-        --shell prints one line per process for scripts: 'broker CONTROL BUS [--launcher APP]' then
-        'service NAME EXECUTABLE [ARG ...]'.
+        Reads a topology (see deploy/topology.json, deploy/group.json) and prints the broker
+        endpoints (a group's members) and the services. --shell prints one line per process for
+        scripts: 'broker CONTROL BUS [--launcher APP]' (with a group, 'member ID CONTROL BUS
+        REPLICATE' for each member instead) then 'service NAME EXECUTABLE [ARG ...]'.
         """
     static let shell = CommandLineOption.flag("--shell", help: "one line per process, for scripts")
     static let json = CommandLineOption.flag("--json", help: "print JSON instead of text")
@@ -48,9 +49,15 @@ enum TopologyCommand: CLICommand {
         }
         let layers = try topology.startLayers()
         if shell {
-            Console.out(
-                "broker \(topology.control) \(topology.bus)"
-                    + (topology.launcher.map { " --launcher \($0)" } ?? ""))
+            if let group = topology.group {
+                for member in group.members {
+                    Console.out("member \(member.member) \(member.control) \(member.bus) \(member.replicate)")
+                }
+            } else {
+                Console.out(
+                    "broker \(topology.control) \(topology.bus)"
+                        + (topology.launcher.map { " --launcher \($0)" } ?? ""))
+            }
             for service in topology.services {
                 Console.out(
                     (["service", service.name, service.executable] + service.arguments).joined(separator: " ")
@@ -63,15 +70,37 @@ enum TopologyCommand: CLICommand {
                     "args": .array($0.arguments.map { .string($0) }),
                 ]
             }
-            Console.out(
-                JSONValue.object([
-                    "broker": ["control": .string(topology.control), "bus": .string(topology.bus)],
-                    "services": .array(services),
-                ]).description)
+            var document: [String: JSONValue] = ["services": .array(services)]
+            if let group = topology.group {
+                document["group"] = [
+                    "name": .string(group.name), "etcd": .array(group.etcd.map { .string($0) }),
+                    "members": .array(
+                        group.members.map {
+                            [
+                                "member": .string($0.member), "control": .string($0.control),
+                                "bus": .string($0.bus), "replicate": .string($0.replicate),
+                            ]
+                        }),
+                ]
+            } else {
+                document["broker"] = ["control": .string(topology.control), "bus": .string(topology.bus)]
+            }
+            Console.out(JSONValue.object(document).description)
         } else {
-            Console.out(
-                "broker: control \(topology.control), bus \(topology.bus)"
-                    + (topology.launcher.map { ", launcher \($0)" } ?? ""))
+            if let group = topology.group {
+                Console.out(
+                    "broker group \(group.name) (etcd \(group.etcd.joined(separator: ",")))"
+                        + (topology.launcher.map { ", launcher \($0)" } ?? ""))
+                for member in group.members {
+                    Console.out(
+                        "member \(member.member): control \(member.control), bus \(member.bus), group socket \(member.replicate)"
+                    )
+                }
+            } else {
+                Console.out(
+                    "broker: control \(topology.control), bus \(topology.bus)"
+                        + (topology.launcher.map { ", launcher \($0)" } ?? ""))
+            }
             for service in topology.services {
                 Console.out(
                     "service \(service.name): \(([service.executable] + service.arguments).joined(separator: " ")) (restart: \(service.restart.rawValue)\(service.after.isEmpty ? "" : ", after \(service.after.joined(separator: ", "))"))"

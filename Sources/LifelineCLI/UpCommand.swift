@@ -20,6 +20,11 @@ enum UpCommand: CLICommand {
         SIGTERM or SIGINT (or 'lifeline down') stops the services in reverse start order, in
         parallel where the order allows, then the broker. Logs: DIR/NAME.log; pids: DIR/NAME.pid.
 
+        A topology with a "group" (see deploy/group.json) runs every member of that broker group
+        instead of one broker (logs DIR/broker-ID.log, state DIR/state-ID; etcd must already run),
+        each restarted whenever it exits; it is up once one member leads and the others hold its
+        copy, and the services are given the members' list (UP control=A,B,C).
+
         The logging options are passed on to the broker and the services.
         """
     static let topology = CommandLineOption.value(

@@ -23,4 +23,54 @@ struct TopologyOrderTests {
         #expect(topology.services.first { $0.name == "url" }?.restart == .onFailure)
         #expect(topology.restartLimit == (5, 10))
     }
+
+    @Test("a group topology names its members and their endpoints; each problem in it is named")
+    func group() throws {
+        let member: (String) -> JSONValue = { name in
+            [
+                "member": .string(name), "control": "tcp://127.0.0.1:1", "bus": "tcp://127.0.0.1:2",
+                "replicate": "tcp://127.0.0.1:3",
+            ]
+        }
+        let topology = try Topology(json: [
+            "group": [
+                "name": "demo", "etcd": "http://127.0.0.1:2389,http://127.0.0.1:2391", "leaseTTL": 3,
+                "members": [member("a"), member("b"), member("c")],
+            ]
+        ])
+        let group = try #require(topology.group)
+        #expect(group.members.map(\.member) == ["a", "b", "c"])
+        #expect(group.etcd == ["http://127.0.0.1:2389", "http://127.0.0.1:2391"])
+        #expect(group.leaseSeconds == 3)
+        #expect(group.brokers == "tcp://127.0.0.1:1,tcp://127.0.0.1:1,tcp://127.0.0.1:1")
+        let problems: [(JSONValue, String)] = [
+            (
+                [
+                    "broker": ["control": "tcp://127.0.0.1:7200"],
+                    "group": ["name": "g", "etcd": "http://e:1", "members": [member("a")]],
+                ],
+                "broker.control and broker.bus do not apply with a group: each of group.members has its own"
+            ),
+            (
+                ["group": ["name": "g", "etcd": "e:1", "members": [member("a")]]],
+                "group.etcd must be etcd's client URL(s), http://HOST:PORT (a string or a list)"
+            ),
+            (
+                ["group": ["name": "g", "etcd": "http://e:1", "members": [member("a"), member("a")]]],
+                "group member 'a' appears twice"
+            ),
+            (
+                ["group": ["name": "g", "etcd": "http://e:1", "members": [["member": "a"]]]],
+                "group.members[0] needs strings 'member', 'control', 'bus', 'replicate'"
+            ),
+            (["group": ["name": "g", "etcd": "http://e:1", "members": []]], "group.members lists no member"),
+            (
+                ["group": ["name": "g", "etcd": "http://e:1", "size": 3]],
+                "group: unknown key 'size'; keys: name, etcd, leaseTTL, members"
+            ),
+        ]
+        for (json, message) in problems {
+            #expect(throws: ProtocolError(.badRequest, message)) { try Topology(json: json) }
+        }
+    }
 }

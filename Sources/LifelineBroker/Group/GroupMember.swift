@@ -106,7 +106,13 @@ package final class GroupMember {
         defer { follower.close() }
         var printedFor: UInt64 = 0
         var suspected: Int64 = 0
+        let watchdog = SystemdNotifier.watchdogMilliseconds.map { UInt64($0) * 1_000_000 }
+        var nextWatchdog: UInt64 = 0
         while !isStopping {
+            if let watchdog, SystemClock.monotonicNanoseconds() >= nextWatchdog {
+                SystemdNotifier.notify("WATCHDOG=1")
+                nextWatchdog = SystemClock.monotonicNanoseconds() + watchdog
+            }
             for notice in leadership.notices.drain() {
                 switch notice {
                 case .leader(let record):
@@ -133,6 +139,9 @@ package final class GroupMember {
                 printedFor = leader.term
                 print(
                     "STANDBY member=\(configuration.member) leader=\(leader.member) term=\(leader.term) control=\(controlEndpoints.joined(separator: ","))"
+                )
+                SystemdNotifier.notify(
+                    "READY=1\nSTATUS=standing by in group \(configuration.name): leader \(leader.member), term \(leader.term)"
                 )
             }
             if let leader, follower.silent(longerThan: configuration.failoverAfter), suspected != leader.lease

@@ -7,7 +7,7 @@ import Synchronization
 
 /// One process `lifeline up` keeps running: how to start it, its restart policy and history, and
 /// its current run. Its stdout and stderr go, line by line, to `RUN/NAME.log` (stdout lines
-/// timestamped); a `READY ` line on stdout means it is up.
+/// timestamped); a `READY ` line on stdout means it is up (a group's member: `READY ` or `STANDBY `).
 final class SupervisedChild: @unchecked Sendable {
     // Mutable state is only touched on the supervisor's queue.
     let name: String
@@ -93,7 +93,7 @@ final class SupervisedChild: @unchecked Sendable {
                     pending.removeSubrange(pending.startIndex...newline)
                     let text = stamped ? "\(Console.timestamp()) \(name): \(line)\n" : line + "\n"
                     log.write(Data(text.utf8))
-                    if stamped && line.hasPrefix("READY ") { ready(line) }
+                    if stamped && (line.hasPrefix("READY ") || line.hasPrefix("STANDBY ")) { ready(line) }
                 }
             }
             // A run that ends without READY wakes its waiters too.

@@ -4,22 +4,24 @@ import LifelineBroker
 import LifelineProtocol
 import LifelineSupport
 
-/// `lifeline up`'s supervisor: starts the broker, then the topology's services layer by layer
-/// (`after`), each layer once the one before has registered; restarts what dies, as its policy
-/// says, with backoff and an OTP restart intensity; stops services in reverse start order (a layer
-/// at a time, in parallel within it), then the broker.
+/// `lifeline up`'s supervisor: starts the broker (or every member of the topology's broker group),
+/// then the topology's services layer by layer (`after`), each layer once the one before has
+/// registered; restarts what dies, as its policy says, with backoff and an OTP restart intensity;
+/// stops services in reverse start order (a layer at a time, in parallel within it), then the
+/// broker.
 final class Supervisor: @unchecked Sendable {
     // Everything mutable is touched on `queue` only.
     private let queue = DispatchQueue(label: "lifeline.supervisor")
     let topology: Topology
     let layers: [[String]]
-    let broker: SupervisedChild
+    /// The broker, or the group's members.
+    let brokers: [SupervisedChild]
     let services: [String: SupervisedChild]
     let runDirectory: URL
     private var stopping = false
     private let finished = DispatchSemaphore(value: 0)
     private(set) var failure: String?
-    /// The broker's control endpoint once it is up.
+    /// The broker's control endpoint once it is up (a group's: the members' list).
     private(set) var control = ""
 
     init(topology: Topology, topologyPath: String, runDirectory: URL, binaries: URL) throws {
@@ -30,13 +32,33 @@ final class Supervisor: @unchecked Sendable {
         func tracker() -> RestartTracker {
             RestartTracker(limit: limit.restarts, windowSeconds: limit.seconds)
         }
-        broker = SupervisedChild(
-            name: "broker", executable: binaries.appendingPathComponent("lifeline"),
-            arguments: [
-                "broker", "--control", topology.control, "--bus", topology.bus, "--state-dir",
-                runDirectory.appendingPathComponent("state").path, "--topology", topologyPath,
-            ], restart: .always, logPath: runDirectory.appendingPathComponent("broker.log").path,
-            tracker: tracker())
+        let lifeline = binaries.appendingPathComponent("lifeline")
+        if let group = topology.group {
+            brokers = group.members.map { member in
+                SupervisedChild(
+                    name: "broker-\(member.member)", executable: lifeline,
+                    arguments: [
+                        "broker", "--group", group.name, "--member", member.member, "--members",
+                        group.members.map(\.member).joined(separator: ","), "--etcd",
+                        group.etcd.joined(separator: ","), "--control", member.control, "--bus", member.bus,
+                        "--replicate", member.replicate, "--state-dir",
+                        runDirectory.appendingPathComponent("state-\(member.member)").path, "--topology",
+                        topologyPath,
+                    ] + (group.leaseSeconds.map { ["--lease-ttl", "\($0)"] } ?? []), restart: .always,
+                    logPath: runDirectory.appendingPathComponent("broker-\(member.member).log").path,
+                    tracker: tracker())
+            }
+        } else {
+            brokers = [
+                SupervisedChild(
+                    name: "broker", executable: lifeline,
+                    arguments: [
+                        "broker", "--control", topology.control, "--bus", topology.bus, "--state-dir",
+                        runDirectory.appendingPathComponent("state").path, "--topology", topologyPath,
+                    ], restart: .always, logPath: runDirectory.appendingPathComponent("broker.log").path,
+                    tracker: tracker())
+            ]
+        }
         var services: [String: SupervisedChild] = [:]
         for entry in topology.services {
             let executable =
@@ -59,16 +81,22 @@ final class Supervisor: @unchecked Sendable {
 
     /// Starts everything; throws (after stopping what started) when a process does not come up.
     func start() throws {
-        try launch(broker)
-        guard let ready = broker.waitUntilReady(seconds: 15) else {
-            stop()
-            throw LifelineError(.unavailable, "the broker did not start; see \(broker.logPath)")
+        for broker in brokers { try launch(broker) }
+        for broker in brokers {
+            // A group's member is up once it leads (READY) or holds the leader's copy (STANDBY).
+            guard let ready = broker.waitUntilReady(seconds: topology.group == nil ? 15 : 30) else {
+                stop()
+                throw LifelineError(.unavailable, "\(broker.name) did not start; see \(broker.logPath)")
+            }
+            say("\(broker.name) up (pid \(broker.pid)): \(ready)")
+            if topology.group == nil {
+                control =
+                    ready.split(separator: " ").first { $0.hasPrefix("control=") }.map {
+                        String($0.dropFirst(8).split(separator: ",")[0])
+                    } ?? topology.control
+            }
         }
-        control =
-            ready.split(separator: " ").first { $0.hasPrefix("control=") }.map {
-                String($0.dropFirst(8).split(separator: ",")[0])
-            } ?? topology.control
-        say("broker up (pid \(broker.pid)): \(ready)")
+        if let group = topology.group { control = group.brokers }
         for layer in layers {
             let children = layer.compactMap { services[$0] }
             for child in children {
@@ -139,7 +167,11 @@ final class Supervisor: @unchecked Sendable {
             say(
                 "gave up on \(child.name): \(restarts) restarts within \(limit.seconds) s (restart intensity \(limit.restarts) in \(limit.seconds) s); see \(child.logPath)"
             )
-            if child === broker {
+            if brokers.contains(where: { $0 === child }) {
+                guard brokers.allSatisfy(\.gaveUp) else {
+                    say("the group goes on with its other members")
+                    return
+                }
                 failure = "the broker kept exiting"
                 say("the broker is gone for good: stopping everything")
                 DispatchQueue.global().async { self.stop() }
@@ -161,8 +193,8 @@ final class Supervisor: @unchecked Sendable {
         for layer in layers.reversed() {
             Self.terminate(layer.compactMap { services[$0] })
         }
-        Self.terminate([broker])
-        for name in ["broker"] + services.keys.sorted() {
+        Self.terminate(brokers)
+        for name in brokers.map(\.name) + services.keys.sorted() {
             try? FileManager.default.removeItem(at: runDirectory.appendingPathComponent("\(name).pid"))
         }
         say("stopped everything in \(Self.seconds(SystemClock.monotonicNanoseconds() - started))")
