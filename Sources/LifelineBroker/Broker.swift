@@ -30,12 +30,12 @@ public struct Broker {
     public private(set) var startupNotes: [String] = []
 
     /// Creates the Context of a broker that started at `monotonic` (and `wall` nanoseconds since 1970),
-    /// with the micro-app stack (`sessions`), boot state and durable journal (`journal`, the bytes of
-    /// `journal.log`) saved by a previous life, if any.
+    /// with the micro-app stack (`sessions`), boot state, durable journal (`journal`, the bytes of
+    /// `journal.log`) and lifecycle state (a group's `lifecycle.json`) saved by a previous life, if any.
     public init(
         configuration: BrokerConfiguration, identity: BrokerIdentity, busEndpoints: [String],
         monotonic: MonotonicInstant, wall: UInt64, sessions: JSONValue? = nil, bootState: JSONValue? = nil,
-        journal: [UInt8] = []
+        journal: [UInt8] = [], lifecycle: JSONValue? = nil
     ) {
         var stack = SessionStack(launcher: configuration.launcherApp)
         if let sessions {
@@ -73,6 +73,14 @@ public struct Broker {
                 .rewriteJournal(core.journal.records(epoch: core.epoch).flatMap { $0.encoded() }))
         }
         boot = BootFeature(phases: configuration.bootPhases, bootState: bootState)
+        if let lifecycle {
+            if let state = lifecycle["state"]?.stringValue.flatMap(LifecycleState.init(rawValue:)) {
+                core.lifecycle = state
+                startupNotes.append("restored the application's lifecycle state: \(state.rawValue)")
+            } else {
+                startupNotes.append("ignored the saved lifecycle state: it names no known state")
+            }
+        }
         nextHeartbeat = monotonic + .milliseconds(configuration.heartbeat.intervalMilliseconds)
     }
 
@@ -90,9 +98,11 @@ public struct Broker {
     public func peerName(_ peer: [UInt8]) -> String { core.peerName(peer) }
 
     /// Begins a group leader's term at `now`: for `window`, a LOOKUP or CALL of a service that has
-    /// not registered yet is answered 503 (retry) rather than 404, while services register again.
-    package mutating func awaitServicesRejoining(for window: Duration, now: MonotonicInstant) {
+    /// not registered yet is answered 503 (retry) rather than 404, while services register again;
+    /// and from now on every lifecycle change is saved in `lifecycle.json`, which the group replicates.
+    package mutating func beginGroupTerm(rejoinWindow window: Duration, now: MonotonicInstant) {
         core.rejoining = (now, now + window)
+        core.persistsLifecycle = true
     }
 
     /// How many services are registered.

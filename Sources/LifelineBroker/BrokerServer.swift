@@ -131,6 +131,7 @@ public final class BrokerServer {
         var sessions: JSONValue?
         var bootState: JSONValue?
         var journalBytes: [UInt8] = []
+        var lifecycle: JSONValue?
         if let path = configuration.stateDirectory {
             let directory = URL(fileURLWithPath: path)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -146,6 +147,13 @@ public final class BrokerServer {
             {
                 bootState = try? JSONParser.parse(Array(data))
             }
+            // Only a group's leader writes it (see Broker.beginGroupTerm).
+            if group != nil,
+                let data = FileManager.default.contents(
+                    atPath: directory.appendingPathComponent("lifecycle.json").path)
+            {
+                lifecycle = try? JSONParser.parse(Array(data))
+            }
             let journalPath = directory.appendingPathComponent("journal.log").path
             journalBytes = JournalFile.read(journalPath)
             journal = group == nil ? JournalFile(path: journalPath) : nil
@@ -156,7 +164,7 @@ public final class BrokerServer {
         core = Broker(
             configuration: configuration, identity: identity, busEndpoints: buses,
             monotonic: SystemClock.now, wall: SystemClock.wallNanoseconds(),
-            sessions: sessions, bootState: bootState, journal: journalBytes)
+            sessions: sessions, bootState: bootState, journal: journalBytes, lifecycle: lifecycle)
         core.curve = configuration.curveKeys != nil
         if let policy {
             core.apply(policy, now: SystemClock.now, into: &output)
@@ -173,7 +181,7 @@ public final class BrokerServer {
         for note in core.startupNotes { log(note) }
         output = core.takeStartupOutput()
         if let group {
-            core.awaitServicesRejoining(for: Self.rejoinWindow(configuration), now: SystemClock.now)
+            core.beginGroupTerm(rejoinWindow: Self.rejoinWindow(configuration), now: SystemClock.now)
             release(group.beginTerm())
         }
         flush()

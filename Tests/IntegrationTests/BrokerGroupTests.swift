@@ -66,6 +66,9 @@ struct BrokerGroupTests {
         let rig = try await GroupRig(services: 4, events: total, apps: ["home", "detail"])
         defer { rig.stop() }
         #expect(try await rig.cli(["apps", "start", "home"]).status == 0)
+        // The application's lifecycle state, which every failover must keep.
+        #expect(try await rig.cli(["publish", "didFinishLaunching"]).status == 0)
+        #expect(try await rig.cli(["publish", "didBecomeActive"]).status == 0)
         let client = LifelineClient(broker: rig.brokers)
         let published = Atomic<Int>(0)
         let publisher = Task {
@@ -107,6 +110,10 @@ struct BrokerGroupTests {
             )
             let after = try await rig.stack()
             #expect(after == stack, "the stack after failover \(kill) is the stack before it")
+            let status = try await rig.cli(["status", "--json"])
+            #expect(
+                try JSONParser.parse(status.output)["lifecycle"] == "active",
+                "the lifecycle state after failover \(kill): \(status.output) \(status.errors)")
             try await leader.restart()
             // Back as a standby, or the leader again (it may win the key; it then takes the
             // furthest copy of a majority).

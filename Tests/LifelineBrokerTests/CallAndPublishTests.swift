@@ -29,7 +29,7 @@ struct CallAndPublishTests {
     )
     func missingServiceAfterTakeover() throws {
         var broker = BrokerHarness()
-        broker.core.awaitServicesRejoining(for: .seconds(5), now: broker.instant)
+        broker.core.beginGroupTerm(rejoinWindow: .seconds(5), now: broker.instant)
         broker.advance(milliseconds: 1200)
         let earlyReply = broker.request("cli", .call, ["service": "push", "method": "status"])
         let early = try #require(earlyReply)

@@ -33,6 +33,40 @@ struct LifecycleAndJournalTests {
             ))
     }
 
+    @Test(
+        "a group's leader saves every lifecycle change in lifecycle.json; a broker given it goes on in that state"
+    )
+    func lifecycleReplicated() throws {
+        var broker = BrokerHarness()
+        broker.request("cli", .publish, ["event": "didFinishLaunching"])
+        let saved = { (harness: BrokerHarness) in
+            harness.output.compactMap { item -> JSONValue? in
+                guard case .persist("lifecycle.json", let document) = item else { return nil }
+                return document
+            }
+        }
+        #expect(saved(broker).isEmpty, "a single broker does not save it")
+        broker.core.beginGroupTerm(rejoinWindow: .seconds(5), now: broker.instant)
+        broker.request("cli", .publish, ["event": "didBecomeActive"])
+        #expect(saved(broker) == [["state": "active"]])
+        broker.request("cli", .publish, ["event": "app.other"])
+        #expect(saved(broker).isEmpty, "saved only when it changes")
+        let next = Broker(
+            configuration: BrokerConfiguration(),
+            identity: BrokerIdentity(pid: 2, host: "test", version: "test"),
+            busEndpoints: ["tcp://127.0.0.1:9"], monotonic: broker.instant, wall: 1_700_000_100_000_000_000,
+            lifecycle: ["state": "active"])
+        #expect(next.lifecycle == .active)
+        #expect(next.startupNotes.contains("restored the application's lifecycle state: active"))
+        let unknown = Broker(
+            configuration: BrokerConfiguration(),
+            identity: BrokerIdentity(pid: 2, host: "test", version: "test"),
+            busEndpoints: ["tcp://127.0.0.1:9"], monotonic: broker.instant, wall: 1_700_000_100_000_000_000,
+            lifecycle: ["state": "asleep"])
+        #expect(unknown.lifecycle == .notRunning)
+        #expect(unknown.startupNotes.contains("ignored the saved lifecycle state: it names no known state"))
+    }
+
     @Test("the broker refuses an out-of-order lifecycle event with 409 unless forced, and reports the state")
     func brokerEnforcesLifecycle() throws {
         var broker = BrokerHarness()

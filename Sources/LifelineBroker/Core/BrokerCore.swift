@@ -17,7 +17,16 @@ struct BrokerCore {
     var registry = ServiceRegistry()
     var sequencer: EventSequencer
     var journal: EventJournal
-    var lifecycle = LifecycleState.notRunning
+    var lifecycle = LifecycleState.notRunning {
+        didSet {
+            if persistsLifecycle && lifecycle != oldValue {
+                persist("lifecycle.json", ["state": .string(lifecycle.rawValue)])
+            }
+        }
+    }
+    /// True in a group's leader: every change of ``lifecycle`` is saved (and so replicated) in
+    /// `lifecycle.json`, so that a new leader goes on in the application's state.
+    var persistsLifecycle = false
     var correlator = Correlator()
     var starts: [String: StartState] = [:]
     /// True once a boot has run (or settled): a service that registers now starts at once.

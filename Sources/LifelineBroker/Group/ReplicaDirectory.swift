@@ -3,7 +3,7 @@ import Glibc
 import LifelineProtocol
 
 /// A group member's state directory: the broker's state files (`journal.log`, `sessions.json`,
-/// `boot.json`), which replicated operations and snapshots change, the position they stand at
+/// `boot.json`, `lifecycle.json`), which replicated operations and snapshots change, the position they stand at
 /// (`replica.position`) and whose copy it is (`group.json`: group, member, the highest term seen).
 package final class ReplicaDirectory {
     package let path: String

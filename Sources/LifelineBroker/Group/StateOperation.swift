@@ -8,14 +8,14 @@ package enum StateOperation: Equatable, Sendable {
     case appendJournal([UInt8])
     /// Replace `journal.log` with these records.
     case rewriteJournal([UInt8])
-    /// Replace `file` (`sessions.json`, `boot.json`) with these bytes.
+    /// Replace `file` (`sessions.json`, `boot.json`, `lifecycle.json`) with these bytes.
     case replace(file: String, bytes: [UInt8])
     /// Nothing to write: the first entry of a leader's term, which a majority must hold before the
     /// leader answers anyone (its copy may hold entries a majority did not).
     case beginTerm(UInt64)
 
     /// The state files a snapshot carries, journal first.
-    package static let files = ["journal.log", "sessions.json", "boot.json"]
+    package static let files = ["journal.log", "sessions.json", "boot.json", "lifecycle.json"]
 
     /// The operations of `output`, in order (consecutive records joined).
     package static func of(_ output: [BrokerOutput]) -> [StateOperation] {
