@@ -56,6 +56,7 @@ start_all() {
     build_package "$configuration"
     mkdir -p "$run_dir"
     if ! alive "$run_dir/etcd.pid"; then
+        : >"$run_dir/etcd.log"  # the readiness line waited for below must be this run's
         nohup etcd --name demo --data-dir "$run_dir/etcd" --listen-client-urls "$etcd_url" \
             --advertise-client-urls "$etcd_url" --listen-peer-urls http://127.0.0.1:2390 \
             --initial-advertise-peer-urls http://127.0.0.1:2390 --initial-cluster demo=http://127.0.0.1:2390 \

@@ -187,7 +187,8 @@ final class GroupRig: @unchecked Sendable {
             for member in members {
                 print(
                     "member \(member.name):\n"
-                        + member.process.lines(.stderr).suffix(30).joined(separator: "\n"))
+                        + member.process.lines(.stderr).suffix(30).joined(separator: "\n") + "\n"
+                        + member.process.lines().suffix(5).joined(separator: "\n"))
             }
             for (index, probe) in probes.enumerated() {
                 print("counter\(index + 1):\n" + probe.lines(.stderr).suffix(15).joined(separator: "\n"))

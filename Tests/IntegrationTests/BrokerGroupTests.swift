@@ -86,8 +86,10 @@ struct BrokerGroupTests {
                 published.load(ordering: .relaxed) >= total * kill / (kills + 1)
             }
             // The stack in use: a session pushed and exited again before each kill.
-            #expect(try await rig.cli(["apps", "start", "detail"]).status == 0)
-            #expect(try await rig.cli(["apps", "exit", "detail"]).status == 0)
+            for change in [["apps", "start", "detail"], ["apps", "exit", "detail"]] {
+                let result = try await rig.cli(change)
+                #expect(result.status == 0, "\(change.joined(separator: " ")): \(result.errors)")
+            }
             let stack = try await rig.stack()
             guard let leader = rig.leader else {
                 Issue.record("no member leads before kill \(kill)")

@@ -8,9 +8,15 @@ enum BenchOptions {
     static let output = CommandLineOption.value(
         "--out", "DIR", help: "where results.json, table.txt and the charts go (default bench/results)")
     static let only = CommandLineOption.value(
-        "--only", "SCENARIO", help: "broadcast, roundtrip, throughput, paced or sustained (default: all)")
+        "--only", "SCENARIO,…",
+        help:
+            "broadcast, roundtrip, throughput, paced or sustained, or several, comma-separated (default: all)"
+    )
     static let transports = CommandLineOption.value("--transports", "T,T", help: "ipc, tcp or both (default)")
     static let noCurve = CommandLineOption.flag("--no-curve", help: "skip the CURVE rows")
+    static let group = CommandLineOption.flag(
+        "--group",
+        help: "also measure a three-broker group (needs etcd): broadcast N=1 and batched throughput")
     static let samples = CommandLineOption.value("--samples", "N", help: "events per latency measurement")
     static let rounds = CommandLineOption.value("--rounds", "N", help: "interleaved rounds per scenario")
     static let fanouts = CommandLineOption.value(
@@ -55,7 +61,8 @@ enum BenchOptions {
     /// The options `role` reads.
     static func declared(for role: String) -> [CommandLineOption] {
         switch role {
-        case "run": [quick, durable, output, only, transports, noCurve, samples, rounds, fanouts, sizes]
+        case "run":
+            [quick, durable, output, only, transports, noCurve, group, samples, rounds, fanouts, sizes]
         case "blast": [broker, count, window, noReply, batch, event, rate]
         case "micro": [iterations]
         case "compare": [before, after]

@@ -39,10 +39,11 @@ final class Child: @unchecked Sendable {
     }
 
     /// Blocks (the driver is a plain thread) until a `READY` line arrives; returns its fields.
-    func waitForReady(seconds: Double = 20) throws -> [String: String] {
+    /// A broker group's member says `STANDBY` (pass it in `prefixes`) when it does not lead.
+    func waitForReady(seconds: Double = 20, prefixes: [String] = ["READY"]) throws -> [String: String] {
         let deadline = SystemClock.monotonicNanoseconds() + UInt64(seconds * 1e9)
         while SystemClock.monotonicNanoseconds() < deadline {
-            if let line = lines.withLock({ $0.first { $0.hasPrefix("READY") } }) {
+            if let line = lines.withLock({ $0.first { line in prefixes.contains { line.hasPrefix($0) } } }) {
                 var fields: [String: String] = [:]
                 for field in line.split(separator: " ").dropFirst() {
                     let parts = field.split(separator: "=", maxSplits: 1)

@@ -37,7 +37,8 @@ final class Driver {
             )
             let topology = try BenchTopology(
                 transport: transport, fanouts: settings.fanouts, binaries: binaries, work: work,
-                ackEndpoint: ackEndpoint, durable: settings.durable, curve: settings.curve)
+                ackEndpoint: ackEndpoint, durable: settings.durable, curve: settings.curve,
+                group: settings.group)
             defer { topology.stop() }
             for line in topology.skipped { progress(line) }
             if settings.wants("broadcast") { try broadcast(topology) }
@@ -181,6 +182,16 @@ final class Driver {
                     ("lifeline broker", "lifeline subscribers"), ("lifeline broker", "lifeline subscribers"),
                     ("zmq_proxy broker", "zmq subscribers"), ("", "zmq subscribers"),
                 ]
+                if let group = topology.groupClient, fanout == 1 {
+                    systems.append(
+                        (
+                            "lifeline group",
+                            { key in
+                                _ = try group.publish(event, payload: Payload.json(key: key, size: size))
+                            }
+                        ))
+                    roles.append(("lifeline group broker", "lifeline group subscribers"))
+                }
                 if let secure = topology.secureClient {
                     systems.append(
                         (
@@ -464,6 +475,19 @@ final class Driver {
             mode: "publish(contentsOf:), 1000 events per PUBLISH, 4 PUBLISH outstanding", send: lifelineSend
         ) { events in
             try topology.client.publish(contentsOf: events, batchSize: 1000, window: 4, timeout: .seconds(30))
+        }
+
+        // The same batches to a three-broker group's leader: each PUBLISH answered, and its events
+        // sent, once a majority holds them.
+        if let group = topology.groupClient {
+            try throughputOfEvents(
+                topology, system: "lifeline group batched", label: "lifeline group (batched)",
+                mode:
+                    "publish(contentsOf:) to a group's leader, 1000 events per PUBLISH, 4 PUBLISH outstanding",
+                send: { key in _ = try group.publish("bench.n1", payload: Payload.json(key: key, size: 64)) }
+            ) { events in
+                try group.publish(contentsOf: events, batchSize: 1000, window: 4, timeout: .seconds(30))
+            }
         }
 
         // Lifeline, one event per call from a loop: LifelineClient.post, the connection coalescing

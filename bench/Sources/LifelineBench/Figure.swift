@@ -19,6 +19,8 @@ struct Figure: Sendable {
     /// The raw-libzmq system this Lifeline figure is compared with.
     var baselineSystem: String? {
         guard system.hasPrefix("lifeline") else { return nil }
+        // A group is compared with the single broker: the replication round trip is its price.
+        if system.hasPrefix("lifeline group") { return "lifeline" + system.dropFirst("lifeline group".count) }
         return ["lookup", "publish-ack"].contains(scenario) ? "zmq_direct" : "zmq_proxy"
     }
 

@@ -21,6 +21,9 @@ struct Settings: Sendable {
     /// Also run a second Lifeline broker with CURVE (and a policy), its services and client with
     /// keys, beside the plain one: broadcast and call rows `lifeline+curve`.
     var curve = true
+    /// Also run a broker group (a real etcd, three members, one subscriber service) beside the single
+    /// broker: broadcast N=1 and batched throughput rows `lifeline group`, compared with `lifeline`.
+    var group = false
 
     static let quickRun: Settings = {
         var settings = Settings()
@@ -32,5 +35,7 @@ struct Settings: Sendable {
         return settings
     }()
 
-    func wants(_ scenario: String) -> Bool { only.map { scenario.contains($0) } ?? true }
+    func wants(_ scenario: String) -> Bool {
+        only.map { $0.split(separator: ",").contains { scenario.contains($0) } } ?? true
+    }
 }

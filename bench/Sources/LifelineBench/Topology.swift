@@ -16,6 +16,8 @@ final class BenchTopology {
     let client: BlockingClient
     /// A client of the CURVE broker (nil without `curve`).
     private(set) var secureClient: BlockingClient?
+    /// A client of a broker group's leader (nil without `group`, or without etcd).
+    private(set) var groupClient: BlockingClient?
     let brokerControl: String
     let proxyPub: ZMQSocket
     let directPub: ZMQSocket
@@ -33,7 +35,7 @@ final class BenchTopology {
 
     init(
         transport: String, fanouts: [Int], binaries: URL, work: URL, ackEndpoint: String, durable: Bool,
-        curve: Bool
+        curve: Bool, group runsGroup: Bool
     ) throws {
         self.transport = transport
         let logs = work.appendingPathComponent("logs-\(transport)")
@@ -171,6 +173,63 @@ final class BenchTopology {
             redis = try RedisConnection(address)
         } else {
             skipped.append("redis-server is not installed (apt-get install -y redis-server): no Redis rows")
+        }
+
+        if runsGroup {
+            if let etcd = PeerServer.executable("etcd") {
+                // A real etcd and three members on loopback, each with its state directory (a group is
+                // always durable: compare with a `--durable` single broker), one subscriber service.
+                let url = "http://127.0.0.1:\(try PeerServer.freePort())"
+                let peer = "http://127.0.0.1:\(try PeerServer.freePort())"
+                _ = try startServer(
+                    "etcd", etcd,
+                    [
+                        "--name", "bench", "--data-dir",
+                        work.appendingPathComponent("etcd-\(transport)").path,
+                        "--listen-client-urls", url, "--advertise-client-urls", url, "--listen-peer-urls",
+                        peer,
+                        "--initial-advertise-peer-urls", peer, "--initial-cluster", "bench=\(peer)",
+                    ])
+                try PeerServer.waitUntilListening("etcd") {
+                    let answer = try HTTPClient.post(
+                        url + "/v3/kv/range", body: Array(#"{"key":"AA=="}"#.utf8), timeout: .seconds(1))
+                    guard answer.status == 200 else { throw BenchError("etcd answered \(answer.status)") }
+                }
+                var members: [Child] = []
+                for name in ["a", "b", "c"] {
+                    let member = try startServer(
+                        "member-\(name)", binaries.appendingPathComponent("lifeline"),
+                        [
+                            "broker", "--group", "bench-\(transport)", "--member", name, "--members", "a,b,c",
+                            "--etcd", url, "--state-dir",
+                            work.appendingPathComponent("group-\(transport)-\(name)").path, "--control",
+                            endpoint("control-\(name)"), "--bus", endpoint("bus-\(name)"), "--replicate",
+                            endpoint("group-\(name)"), "--bus-hwm", "0",
+                        ])
+                    members.append(member)
+                }
+                var controls: [String] = []
+                var leader: String?
+                for member in members {
+                    let fields = try member.waitForReady(seconds: 30, prefixes: ["READY", "STANDBY"])
+                    controls.append(fields["control"] ?? "")
+                    if fields["bus"] != nil { leader = fields["control"] }
+                }
+                guard let leader else { throw BenchError("no member of the bench's group leads") }
+                roles["lifeline group broker"] = members
+                let firstService = started.count
+                _ = try start(
+                    "service-group", "lifeline-bench",
+                    [
+                        "service", "--broker", controls.joined(separator: ","), "--index", "500", "--ack",
+                        ackEndpoint, "--events", "bench.n1",
+                    ])
+                roles["lifeline group subscribers"] = Array(started[firstService...])
+                // Straight to the leader, as the single broker's client: only the replication differs.
+                groupClient = try BlockingClient(broker: leader, credentials: nil)
+            } else {
+                skipped.append("etcd is not installed (apt-get install -y etcd-server): no group rows")
+            }
         }
 
         guard curve else { return }

@@ -32,6 +32,7 @@ do {
         settings.only = try arguments.option(BenchOptions.only)
         settings.durable = arguments.flag(BenchOptions.durable)
         if arguments.flag(BenchOptions.noCurve) { settings.curve = false }
+        settings.group = arguments.flag(BenchOptions.group)
         if let transports = try arguments.option(BenchOptions.transports) {
             settings.transports = transports.split(separator: ",").map(String.init)
         }
