@@ -181,16 +181,10 @@ public final class BrokerServer {
         for note in core.startupNotes { log(note) }
         output = core.takeStartupOutput()
         if let group {
-            core.beginGroupTerm(rejoinWindow: Self.rejoinWindow(configuration), now: SystemClock.now)
+            core.beginGroupTerm(rejoinWindow: GroupLeader.rejoinWindow(configuration), now: SystemClock.now)
             release(group.beginTerm())
         }
         flush()
-    }
-
-    /// How long a group's new leader answers a LOOKUP or CALL of an unknown service with 503: twice
-    /// the heartbeat window, at least 5 s, for services to notice the old leader gone and register again.
-    static func rejoinWindow(_ configuration: BrokerConfiguration) -> Duration {
-        max(.nanoseconds(Int64(configuration.heartbeat.expiryNanoseconds) * 2), .seconds(5))
     }
 
     /// Writes `document` to `file` in the state directory: a temporary file, then a rename.

@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
+import Lifeline
 import LifelineProtocol
+import Synchronization
 import Testing
 
 /// A real etcd (Debian's etcd-server) on loopback ports of its own, with its own data directory,
@@ -227,5 +229,28 @@ final class GroupRig: @unchecked Sendable {
         etcd.stop()
         try? FileManager.default.removeItem(at: state)
         for journal in journals { try? FileManager.default.removeItem(at: journal) }
+    }
+}
+
+/// A numbered stream of `test.tick` (n = 1…`total`) to a group's list, each publish awaited (with
+/// its publication id, so that a repeat after a failover is answered once).
+final class TickPublisher: Sendable {
+    let client: LifelineClient
+    let total: Int
+    private let count = Atomic<Int>(0)
+
+    init(brokers: String, total: Int) {
+        client = LifelineClient(broker: brokers)
+        self.total = total
+    }
+
+    /// How many were published so far.
+    var published: Int { count.load(ordering: .relaxed) }
+
+    func run() async throws {
+        for n in 1...total {
+            try await client.publish("test.tick", ["n": .int(Int64(n))], timeout: .seconds(60))
+            count.store(n, ordering: .relaxed)
+        }
     }
 }

@@ -69,21 +69,15 @@ struct BrokerGroupTests {
         // The application's lifecycle state, which every failover must keep.
         #expect(try await rig.cli(["publish", "didFinishLaunching"]).status == 0)
         #expect(try await rig.cli(["publish", "didBecomeActive"]).status == 0)
-        let client = LifelineClient(broker: rig.brokers)
-        let published = Atomic<Int>(0)
-        let publisher = Task {
-            for n in 1...total {
-                try await client.publish("test.tick", ["n": .int(Int64(n))], timeout: .seconds(60))
-                published.store(n, ordering: .relaxed)
-            }
-        }
+        let stream = TickPublisher(brokers: rig.brokers, total: total)
+        let publisher = Task { try await stream.run() }
         let caller = LifelineClient(broker: rig.brokers)
         let calls = CallTally()
         let callLoop = Task { await calls.loop(caller, service: "counter2") }
         var takeovers: [Double] = []
         for kill in 1...kills {
             try await LifecycleSemanticsTests.poll(seconds: 120) {
-                published.load(ordering: .relaxed) >= total * kill / (kills + 1)
+                stream.published >= total * kill / (kills + 1)
             }
             // The stack in use: a session pushed and exited again before each kill.
             for change in [["apps", "start", "detail"], ["apps", "exit", "detail"]] {
@@ -95,14 +89,14 @@ struct BrokerGroupTests {
                 Issue.record("no member leads before kill \(kill)")
                 break
             }
-            let before = published.load(ordering: .relaxed)
+            let before = stream.published
             let killed = ContinuousClock.now
             leader.process.kill(SIGKILL)
             // The publish in flight at the kill may have been answered by the old leader: the
             // second after it was sent to the new one.
             try await rig.showingLogs {
                 try await LifecycleSemanticsTests.poll(seconds: 30) {
-                    published.load(ordering: .relaxed) >= before + 2
+                    stream.published >= before + 2
                 }
             }
             let seconds = Self.seconds(since: killed)
@@ -148,7 +142,7 @@ struct BrokerGroupTests {
         let created = rig.probes[0].lines().filter { $0.hasPrefix("CALLBACK ") && $0.hasSuffix(" didCreate") }
         #expect(
             created.count == kills + 1 && Set(created).count == created.count, "no session was created twice")
-        await client.close()
+        await stream.client.close()
         await caller.close()
     }
 
@@ -160,28 +154,22 @@ struct BrokerGroupTests {
         let total = ChaosTests.setting("LIFELINE_GROUP_EVENTS", 600)
         let rig = try await GroupRig(services: 1, events: total)
         defer { rig.stop() }
-        let client = LifelineClient(broker: rig.brokers)
-        let published = Atomic<Int>(0)
-        let publisher = Task {
-            for n in 1...total {
-                try await client.publish("test.tick", ["n": .int(Int64(n))], timeout: .seconds(60))
-                published.store(n, ordering: .relaxed)
-            }
-        }
+        let stream = TickPublisher(brokers: rig.brokers, total: total)
+        let publisher = Task { try await stream.run() }
         // Standbys first, the leader last, as an operator would; each back before the next goes.
         let order = rig.members.filter { $0.role != "READY" } + rig.members.filter { $0.role == "READY" }
         for (index, member) in order.enumerated() {
             try await LifecycleSemanticsTests.poll(seconds: 120) {
-                published.load(ordering: .relaxed) >= total * (index + 1) / (order.count + 1)
+                stream.published >= total * (index + 1) / (order.count + 1)
             }
-            let before = published.load(ordering: .relaxed)
+            let before = stream.published
             let stopped = ContinuousClock.now
             try await member.restart(SIGTERM)
             try await rig.showingLogs {
                 try await LifecycleSemanticsTests.poll(seconds: 30) {
                     member.process.lines().contains { $0.hasPrefix("STANDBY ") || $0.hasPrefix("READY ") }
                         && rig.members.filter { $0.role == "READY" }.count == 1
-                        && published.load(ordering: .relaxed) >= before + 2
+                        && stream.published >= before + 2
                 }
             }
             print(
@@ -195,7 +183,7 @@ struct BrokerGroupTests {
         )
         #expect(tally.lost == 0 && tally.duplicated == 0 && tally.outOfOrder == 0)
         #expect(tally.handled == (1...Int64(total)).map { $0 }, "every event exactly once, in order")
-        await client.close()
+        await stream.client.close()
     }
 
     @Test(

@@ -51,18 +51,17 @@ struct LifecycleAndJournalTests {
         #expect(saved(broker) == [["state": "active"]])
         broker.request("cli", .publish, ["event": "app.other"])
         #expect(saved(broker).isEmpty, "saved only when it changes")
-        let next = Broker(
-            configuration: BrokerConfiguration(),
-            identity: BrokerIdentity(pid: 2, host: "test", version: "test"),
-            busEndpoints: ["tcp://127.0.0.1:9"], monotonic: broker.instant, wall: 1_700_000_100_000_000_000,
-            lifecycle: ["state": "active"])
+        let restarted = { (lifecycle: JSONValue) in
+            Broker(
+                configuration: BrokerConfiguration(),
+                identity: BrokerIdentity(pid: 2, host: "test", version: "test"),
+                busEndpoints: ["tcp://127.0.0.1:9"],
+                monotonic: broker.instant, wall: 1_700_000_100_000_000_000, lifecycle: lifecycle)
+        }
+        let next = restarted(["state": "active"])
         #expect(next.lifecycle == .active)
         #expect(next.startupNotes.contains("restored the application's lifecycle state: active"))
-        let unknown = Broker(
-            configuration: BrokerConfiguration(),
-            identity: BrokerIdentity(pid: 2, host: "test", version: "test"),
-            busEndpoints: ["tcp://127.0.0.1:9"], monotonic: broker.instant, wall: 1_700_000_100_000_000_000,
-            lifecycle: ["state": "asleep"])
+        let unknown = restarted(["state": "asleep"])
         #expect(unknown.lifecycle == .notRunning)
         #expect(unknown.startupNotes.contains("ignored the saved lifecycle state: it names no known state"))
     }

@@ -28,6 +28,12 @@ package final class GroupLeader {
     /// When the loop must look again (the next beat, the lease's end).
     var nextDeadline: UInt64 { min(nextBeat, member.leadership.validUntil) }
 
+    /// How long a new leader answers a LOOKUP or CALL of an unknown service with 503: twice the
+    /// heartbeat window, at least 5 s, for services to notice the old leader gone and register again.
+    static func rejoinWindow(_ configuration: BrokerConfiguration) -> Duration {
+        max(.nanoseconds(Int64(configuration.heartbeat.expiryNanoseconds) * 2), .seconds(5))
+    }
+
     /// The first entry of the term: nothing leaves before a majority holds it.
     func beginTerm() -> [ReplicationLog<BrokerOutput>.Entry] {
         add([.beginTerm(term)], output: [])
