@@ -258,7 +258,7 @@ public final class BrokerServer {
             }
             // A socket left with possible input (a drain sent on it) is drained again before waiting.
             var ready: UInt32 = 0
-            if !routerMayHaveInput && !busMayHaveInput {
+            if !routerMayHaveInput && !busMayHaveInput && group?.hasInput != true {
                 let now = SystemClock.monotonicNanoseconds()
                 var timeout = SystemClock.pollTimeout(
                     until: min(

@@ -247,10 +247,15 @@ final class TickPublisher: Sendable {
     /// How many were published so far.
     var published: Int { count.load(ordering: .relaxed) }
 
+    /// Publishes `1...total`, one every 10 ms at most: a stream that outlasts the test's kills
+    /// and restarts, however fast the group commits (at its full rate it could end before them).
     func run() async throws {
+        let clock = ContinuousClock()
         for n in 1...total {
+            let next = clock.now + .milliseconds(10)
             try await client.publish("test.tick", ["n": .int(Int64(n))], timeout: .seconds(60))
             count.store(n, ordering: .relaxed)
+            try await clock.sleep(until: next)
         }
     }
 }

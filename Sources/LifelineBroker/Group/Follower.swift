@@ -13,6 +13,8 @@ struct Follower {
     private var group = ""
     private var heard: UInt64 = 0
     private var joined: UInt64 = 0
+    /// The DEALER to the leader, while following one (to wait on).
+    var link: ZMQSocket? { socket }
     /// A snapshot of the current leader is installed.
     private(set) var synced = false
 

@@ -22,6 +22,11 @@ package final class GroupLeader {
 
     /// The group socket's descriptor, to wait on.
     var fileDescriptor: Int32? { (try? member.groupSocket.get(.fileDescriptor)).map(Int32.init) }
+    /// Whether a message waits on the group socket. Its `ZMQ_FD` may not say so: a send on the
+    /// socket (an entry to the standbys) can take in the signal of an acknowledgement that arrived.
+    var hasInput: Bool {
+        ((try? member.groupSocket.get(.events)) ?? 0) & Int(PollEvents.readable.rawValue) != 0
+    }
     /// The leadership notices' descriptor, to wait on.
     var noticeDescriptor: Int32 { member.leadership.notices.fileDescriptor }
 

@@ -153,11 +153,29 @@ package final class GroupMember {
             // Clients are sent to the leader only while it is heard from (not to one that is gone).
             let live = follower.alive(within: configuration.failoverAfter) ? leader : nil
             stand?.answer(leader: live, member: configuration.member, group: configuration.name, log: log)
-            var descriptor = pollfd(fd: mailbox.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            _ = poll(&descriptor, 1, 10)
+            awaitInput(on: [groupSocket] + (follower.link.map { [$0] } ?? []) + (stand?.sockets ?? []))
             _ = mailbox.drain()
         }
         return .stop
+    }
+
+    /// Waits until one of `sockets`, the mailbox or the leadership notices has something, or 10 ms
+    /// (the timers: joining again, the leader's silence, the watchdog). A socket's `ZMQ_FD` only says
+    /// that its state may have changed, and a send can take in an arrival's signal: each socket's
+    /// `ZMQ_EVENTS` is read first, and nothing waits while one has input.
+    private func awaitInput(on sockets: [ZMQSocket]) {
+        if mailbox.hasMessages || leadership.notices.hasMessages { return }
+        var descriptors = [
+            pollfd(fd: mailbox.fileDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: leadership.notices.fileDescriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        for socket in sockets {
+            guard let events = try? socket.get(.events), let descriptor = try? socket.get(.fileDescriptor)
+            else { continue }
+            if events & Int(PollEvents.readable.rawValue) != 0 { return }
+            descriptors.append(pollfd(fd: Int32(descriptor), events: Int16(POLLIN), revents: 0))
+        }
+        _ = poll(&descriptors, nfds_t(descriptors.count), 10)
     }
 
     /// Answers what other members ask of this one on the group socket: positions (taking the

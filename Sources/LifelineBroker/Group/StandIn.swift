@@ -12,6 +12,9 @@ final class StandIn {
     private let router: ZMQSocket
     private let bus: ZMQSocket
 
+    /// The sockets to wait on.
+    var sockets: [ZMQSocket] { [router, bus] }
+
     init(context: ZMQContext, control: [String], bus busGiven: [String]) throws {
         router = try ZMQSocket(context, type: .router)
         try router.set(.linger, 0)
