@@ -167,6 +167,7 @@ public final class LifelineClient: Sendable {
 
     /// Posts `event` (its payload already JSON text), as ``post(_:_:timeout:)`` does.
     public func post(_ event: PublishedEvent, timeout: Duration = .seconds(10)) async {
+        if publishing.tryPost(event, timeout: timeout) { return }
         await publishing.post(event, timeout: timeout)
     }
 

@@ -146,4 +146,104 @@ struct PublishQueueTests {
         #expect(text.hasSuffix(#""subscribers":3,"subscribersByEvent":{"a.x":1,"b.y":2}}"#))
         #expect(PublishReceipt(json: try JSONParser.parse(text)) == receipt)
     }
+
+    /// The queue as first written, entries copied one by one: the reference the queue's moves are
+    /// checked against.
+    private struct ReferenceQueue {
+        let maximumEvents: Int
+        let maximumBytes: Int
+        var entries: [Queue.Entry] = []
+        var busy = false
+
+        mutating func add(_ entry: Queue.Entry, now: UInt64) -> (
+            batch: [Queue.Member]?, passed: [String], expired: [Int]
+        ) {
+            if case .barrier(let barrier) = entry, !busy, entries.isEmpty { return (nil, [barrier], []) }
+            entries.append(entry)
+            return busy ? (nil, [], []) : next(now: now)
+        }
+
+        mutating func batchDone(now: UInt64) -> (batch: [Queue.Member]?, passed: [String], expired: [Int]) {
+            busy = false
+            return next(now: now)
+        }
+
+        private mutating func next(now: UInt64) -> (batch: [Queue.Member]?, passed: [String], expired: [Int])
+        {
+            var members: [Queue.Member] = []
+            var passed: [String] = []
+            var expired: [Int] = []
+            var bytes = 0
+            taking: while let entry = entries.first {
+                switch entry {
+                case .barrier(let barrier):
+                    guard members.isEmpty else { break taking }
+                    passed.append(barrier)
+                case .publication(let member):
+                    if member.deadline <= now {
+                        expired.append(member.waiter ?? -1)
+                    } else {
+                        if members.count >= maximumEvents || (member.alone && !members.isEmpty) {
+                            break taking
+                        }
+                        bytes += member.event.payload.count
+                        if !members.isEmpty && bytes > maximumBytes { break taking }
+                        members.append(member)
+                    }
+                }
+                entries.removeFirst()
+                if members.first?.alone == true { break }
+            }
+            guard !members.isEmpty else { return (nil, passed, expired) }
+            busy = true
+            return (members, passed, expired)
+        }
+    }
+
+    @Test("differential: 20 000 random adds, barriers and answers give the reference queue's batches")
+    func differential() {
+        var random = SystemRandomNumberGenerator()
+        for round in 0..<40 {
+            let events = Int.random(in: 1...8, using: &random)
+            let bytes = Int.random(in: 8...300, using: &random)
+            var queue = Queue(maximumEvents: events, maximumBytes: bytes)
+            var reference = ReferenceQueue(maximumEvents: events, maximumBytes: bytes)
+            var now: UInt64 = 0
+            let ids = IDs()
+            for step in 0..<500 {
+                now += UInt64.random(in: 0...3, using: &random)
+                let got: Queue.Step
+                let expected: (batch: [Queue.Member]?, passed: [String], expired: [Int])
+                switch Int.random(in: 0..<10, using: &random) {
+                case 0..<6:
+                    let size = Int.random(in: 0...120, using: &random)
+                    let alone = Int.random(in: 0..<12, using: &random) == 0
+                    let member = Queue.Member(
+                        event: PublishedEvent(
+                            alone ? "a.alone" : "a.x", payload: Array(repeating: 32, count: size)),
+                        waiter: step, deadline: now + UInt64.random(in: 0...20, using: &random), alone: alone)
+                    got = queue.add(.publication(member), now: now, makeID: ids.make)
+                    expected = reference.add(.publication(member), now: now)
+                case 6:
+                    got = queue.add(.barrier("b\(step)"), now: now, makeID: ids.make)
+                    expected = reference.add(.barrier("b\(step)"), now: now)
+                default:
+                    guard queue.busy else { continue }
+                    got = queue.batchDone(now: now, makeID: ids.make)
+                    expected = reference.batchDone(now: now)
+                }
+                let context: Comment = "round \(round), step \(step)"
+                #expect(got.passed == expected.passed, context)
+                #expect(got.expired.map { $0.waiter ?? -1 } == expected.expired, context)
+                #expect(got.batch?.members.map(\.waiter) == expected.batch?.map(\.waiter), context)
+                if let batch = got.batch, let members = expected.batch {
+                    #expect(batch.request.events == members.map(\.event), context)
+                    #expect(
+                        batch.request.frame == PackedPayloads.frame(members.map(\.event.payload))
+                            || members.count == 1, context)
+                }
+                #expect(queue.busy == reference.busy, context)
+            }
+        }
+    }
 }

@@ -68,19 +68,7 @@ final class PublishCoalescer: Sendable {
     /// Queues `event` without waiting for its receipt; waits only while the queue is full. An
     /// event that may not share a PUBLISH (``PublishQueue/coalesces(_:)``) goes alone, in its turn.
     func post(_ event: PublishedEvent, timeout: Duration) async {
-        let alone = !Queue.coalesces(event.name)
-        while true {
-            let step = state.withLock { state -> Queue.Step? in
-                guard state.queue.hasRoom || state.closed else { return nil }
-                let member = Queue.Member(
-                    event: event, waiter: nil, deadline: Self.deadline(after: timeout), alone: alone)
-                return state.closed
-                    ? Queue.Step(batch: nil, expired: [member]) : add(.publication(member), to: &state)
-            }
-            if let step {
-                carryOut(step)
-                return
-            }
+        while !tryPost(event, timeout: timeout) {
             await withCheckedContinuation { waiter in
                 let waiting = state.withLock { state in
                     if state.queue.hasRoom { return false }
@@ -90,6 +78,29 @@ final class PublishCoalescer: Sendable {
                 if !waiting { waiter.resume() }
             }
         }
+    }
+
+    /// Queues `event` as ``post(_:timeout:)`` does, unless the queue is full: then returns false
+    /// and queues nothing. (The loop of posts runs here without an `async` frame of its own.)
+    func tryPost(_ event: PublishedEvent, timeout: Duration) -> Bool {
+        let alone = !Queue.coalesces(event.name)
+        let now = SystemClock.monotonicNanoseconds()
+        let deadline = now &+ min(timeout, .seconds(3_153_600_000)).wholeNanoseconds
+        let step = state.withLock { state -> Queue.Step? in
+            guard state.queue.hasRoom || state.closed else { return nil }
+            if state.closed {
+                return Queue.Step(
+                    batch: nil,
+                    expired: [Queue.Member(event: event, waiter: nil, deadline: deadline, alone: alone)])
+            }
+            return state.queue.add(
+                publication: Queue.Member(event: event, waiter: nil, deadline: deadline, alone: alone),
+                now: now
+            ) { self.nextID() }
+        }
+        guard let step else { return false }
+        carryOut(step)
+        return true
     }
 
     /// Returns once everything queued before the call has been answered (or given up).
@@ -157,17 +168,26 @@ final class PublishCoalescer: Sendable {
 
     private var isClosed: Bool { state.withLock { $0.closed } }
 
-    private func launch(_ batch: Queue.Batch) {
+    private func launch(_ batch: consuming Queue.Batch) {
         let remaining = Int64(clamping: batch.deadline) &- Int64(clamping: SystemClock.monotonicNanoseconds())
         let attempt = min(attempt, .nanoseconds(max(1_000_000, remaining)))
-        send(batch.request, attempt) { result in self.finish(batch, result) }
+        let request = batch.request
+        // Boxed once: the answer's handler holds the batch without a copy of each member.
+        let flight = InFlight(batch)
+        send(request, attempt) { result in self.finish(flight.batch, result) }
+    }
+
+    /// A batch on its way, held by the handler of its answer.
+    private final class InFlight: Sendable {
+        let batch: Queue.Batch
+        init(_ batch: consuming Queue.Batch) { self.batch = batch }
     }
 
     private func finish(_ batch: Queue.Batch, _ result: Result<ControlReply, LifelineError>) {
         switch result {
         case .success(let reply):
             // Posted events need no receipt: a loop of posts is not made to cut one per event.
-            if batch.members.contains(where: { $0.waiter != nil }) {
+            if batch.hasWaiters {
                 do {
                     let receipt = try PublishReceipt(body: reply.body)
                     for (member, own) in zip(batch.members, Queue.receipts(for: batch.members, from: receipt))

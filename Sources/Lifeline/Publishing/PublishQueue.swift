@@ -27,7 +27,19 @@ struct PublishQueue<Waiter, Barrier> {
         var members: [Member]
 
         /// The latest deadline of the members not given up: the batch is sent again until then.
-        var deadline: UInt64 { members.lazy.filter { !$0.givenUp }.map(\.deadline).max() ?? 0 }
+        var deadline: UInt64 {
+            var latest: UInt64 = 0
+            for index in members.indices where !members[index].givenUp {
+                latest = max(latest, members[index].deadline)
+            }
+            return latest
+        }
+
+        /// Whether anyone waits for a member's receipt (posted events need none).
+        var hasWaiters: Bool {
+            for index in members.indices where members[index].waiter != nil { return true }
+            return false
+        }
     }
 
     /// What is queued: an event, or a barrier to release once everything before it is answered.
@@ -50,7 +62,8 @@ struct PublishQueue<Waiter, Barrier> {
     let maximumBytes: Int
     /// Queued events past which a poster waits for room.
     let capacity: Int
-    private var entries: [Entry] = []
+    /// Queued entries from `head` on (those before it were taken: nil).
+    private var entries: [Entry?] = []
     private var head = 0
     private var queuedEvents = 0
     /// A batch is in flight (sent, or waiting to be sent again).
@@ -73,10 +86,19 @@ struct PublishQueue<Waiter, Barrier> {
 
     /// Queues `entry`. When nothing is in flight the returned step sends it at once; a barrier with
     /// nothing before it passes at once.
-    mutating func add(_ entry: Entry, now: UInt64, makeID: () -> String) -> Step {
-        if case .barrier(let barrier) = entry, isIdle { return Step(batch: nil, passed: [barrier]) }
-        entries.append(entry)
-        if case .publication = entry { queuedEvents += 1 }
+    mutating func add(_ entry: consuming Entry, now: UInt64, makeID: () -> String) -> Step {
+        switch consume entry {
+        case .barrier(let barrier) where isIdle: return Step(batch: nil, passed: [barrier])
+        case .barrier(let barrier): entries.append(.barrier(barrier))
+        case .publication(let member): return add(publication: member, now: now, makeID: makeID)
+        }
+        return busy ? Step(batch: nil) : next(now: now, makeID: makeID)
+    }
+
+    /// Queues an event, as ``add(_:now:makeID:)`` does.
+    mutating func add(publication member: consuming Member, now: UInt64, makeID: () -> String) -> Step {
+        queuedEvents += 1
+        entries.append(.publication(member))
         return busy ? Step(batch: nil) : next(now: now, makeID: makeID)
     }
 
@@ -91,21 +113,33 @@ struct PublishQueue<Waiter, Barrier> {
         var step = Step(batch: nil)
         var members: [Member] = []
         var bytes = 0
+        members.reserveCapacity(min(queuedEvents, maximumEvents))
+        // Entries are moved out, not copied (one that does not fit is put back): a busy publisher's
+        // events go from its queue into the batch without a reference count touched.
         taking: while head < entries.count {
-            switch entries[head] {
+            switch entries[head].take() {
             case .barrier(let barrier):
-                guard members.isEmpty else { break taking }
+                guard members.isEmpty else {
+                    entries[head] = .barrier(barrier)
+                    break taking
+                }
                 step.passed.append(barrier)
             case .publication(let member):
                 if member.deadline <= now {
                     step.expired.append(member)
                 } else {
-                    if members.count >= maximumEvents || (member.alone && !members.isEmpty) { break taking }
-                    bytes += member.event.payload.count
-                    if !members.isEmpty && bytes > maximumBytes { break taking }
+                    let size = member.event.payload.count
+                    if members.count >= maximumEvents || (member.alone && !members.isEmpty)
+                        || (!members.isEmpty && bytes + size > maximumBytes)
+                    {
+                        entries[head] = .publication(member)
+                        break taking
+                    }
+                    bytes += size
                     members.append(member)
                 }
                 queuedEvents -= 1
+            case nil: break
             }
             head += 1
             if members.first?.alone == true { break }
@@ -119,14 +153,10 @@ struct PublishQueue<Waiter, Barrier> {
         }
         guard !members.isEmpty else { return step }
         busy = true
-        let events = members.map(\.event)
-        let request =
-            events.count == 1
-            ? PublishRequest(
-                event: events[0].name, payload: events[0].payload,
-                acknowledged: members[0].alone ? false : nil,
-                publishID: makeID())
-            : PublishRequest(batch: events, publishID: makeID())
+        var request = PublishRequest(
+            event: members[0].event.name, payload: members[0].event.payload,
+            acknowledged: members.count == 1 && members[0].alone ? false : nil, publishID: makeID())
+        if members.count > 1 { request.rest = members[1...].map(\.event) }
         step.batch = Batch(request: request, members: members)
         return step
     }

@@ -58,7 +58,16 @@ public struct PublishRequest: Sendable, Equatable {
     }
 
     /// The payload frame: the event's payload, or for a batch every payload after its length.
-    var frame: [UInt8] { rest.isEmpty ? payload : PackedPayloads.frame(events.lazy.map(\.payload)) }
+    package var frame: [UInt8] {
+        guard !rest.isEmpty else { return payload }
+        var bytes = 4 * count + payload.count
+        for index in rest.indices { bytes += rest[index].payload.count }
+        var frame: [UInt8] = []
+        frame.reserveCapacity(bytes)
+        PackedPayloads.append(payload, to: &frame)
+        for index in rest.indices { PackedPayloads.append(rest[index].payload, to: &frame) }
+        return frame
+    }
 
     /// How many events this PUBLISH carries.
     public var count: Int { 1 + rest.count }

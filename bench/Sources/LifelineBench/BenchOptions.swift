@@ -32,6 +32,8 @@ enum BenchOptions {
         "--rate", "N",
         help: "publish N events a second, one to a PUBLISH without receipts (the console's cost)")
     static let batch = CommandLineOption.value("--batch", "N", help: "events per PUBLISH")
+    static let posts = CommandLineOption.flag(
+        "--posts", help: "a loop of LifelineClient.post, one event per call (coalesced by the client)")
     static let event = CommandLineOption.value("--event", "NAME", help: "the event to publish (bench.blast)")
     static let iterations = CommandLineOption.value(
         "--iterations", "N", help: "iterations per micro-benchmark")
@@ -63,7 +65,7 @@ enum BenchOptions {
         switch role {
         case "run":
             [quick, durable, output, only, transports, noCurve, group, samples, rounds, fanouts, sizes]
-        case "blast": [broker, count, window, noReply, batch, event, rate]
+        case "blast": [broker, count, window, noReply, batch, posts, event, rate]
         case "micro": [iterations]
         case "compare": [before, after]
         case "service": [index, ack, events, poolEvents, typedEvents] + ServiceOptions.declared

@@ -18,6 +18,22 @@ enum Blast {
         return Double(count) / (Double(SystemClock.monotonicNanoseconds() - start) / 1e9)
     }
 
+    /// A loop of `LifelineClient.post`, one event per call, then `flush()`: the rate of the natural
+    /// code, the client coalescing what comes while a PUBLISH is out.
+    static func posts(broker: String, count: Int, event: String) throws -> Double {
+        let client = LifelineClient(broker: broker, credentials: nil)
+        let payload = Payload.json(key: 1, size: 64, quiet: true)
+        let published = PublishedEvent(EventName(rawValue: event), payload: payload)
+        let start = SystemClock.monotonicNanoseconds()
+        try AsyncBridge.run {
+            for _ in 0..<count { await client.post(published, timeout: .seconds(30)) }
+            try await client.flush()
+        }
+        let rate = Double(count) / (Double(SystemClock.monotonicNanoseconds() - start) / 1e9)
+        AsyncBridge.run { await client.close() }
+        return rate
+    }
+
     static func run(broker: String, count: Int, window: Int, event: String, reply: Bool) throws -> Double {
         let publisher = try ZMQSocket(ZMQContext.shared, type: .dealer)
         try publisher.set(.sendHighWaterMark, 0)

@@ -69,6 +69,13 @@ do {
             Console.out(String(format: "%.0f events/s (paced at %d/s)", reached, rate))
             break
         }
+        if arguments.flag(BenchOptions.posts) {
+            let rate = try Blast.posts(
+                broker: broker, count: count, event: try arguments.option(BenchOptions.event) ?? "bench.blast"
+            )
+            Console.out(String(format: "%.0f events/s (a loop of post, then flush)", rate))
+            break
+        }
         if let batch = try arguments.integer(BenchOptions.batch, in: 1...10_000) {
             let rate = try Blast.batched(
                 broker: broker, count: count, batch: batch, window: window,
