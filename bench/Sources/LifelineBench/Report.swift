@@ -191,11 +191,18 @@ struct Report {
                     (0.0, "0"), (0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p99.9"),
                     (0.9999, "p99.99"), (0.99999, "p99.999"),
                 ].filter { -log10(1 - $0.0) <= nines + 1e-9 }
+                let nats = lines.first { $0.system == "nats" }?.summary?.p50
                 let series = lines.compactMap { figure -> SVGChart.Series? in
                     guard let summary = figure.summary else { return nil }
                     let points = summary.curve.map { (x: $0.value, y: $0.fraction) }
+                    let ratio =
+                        nats.map {
+                            figure.system == "nats" || $0 <= 0
+                                ? "" : String(format: " (%.2f× nats)", summary.p50 / $0)
+                        }
+                        ?? ""
                     return SVGChart.Series(
-                        name: "\(figure.system) p50 \(String(format: "%.0f", summary.p50)) µs",
+                        name: "\(figure.system) p50 \(String(format: "%.0f", summary.p50)) µs\(ratio)",
                         color: Self.colors[figure.system] ?? "#333", points: points)
                 }
                 let chart = SVGChart(
@@ -229,9 +236,18 @@ struct Report {
             }
             let high = series.flatMap { $0.points.map(\.y) }.max() ?? 1000
             let top = pow(10, ceil(log10(high)))
+            // Lifeline's p50 over NATS's at each N, in the subtitle.
+            let ratios = settings.fanouts.compactMap { fanout -> String? in
+                let p50 = { (system: String) in
+                    fanouts.first { $0.system == system && $0.fanout == fanout }?.summary?.p50
+                }
+                guard let lifeline = p50("lifeline"), let nats = p50("nats"), nats > 0 else { return nil }
+                return String(format: "N=%d %.2f×", fanout, lifeline / nats)
+            }
             let chart = SVGChart(
                 title: "Broadcast to N subscribers, last subscriber — \(transport)",
-                subtitle: "64 B events, closed loop; solid p50, dashed p99",
+                subtitle: "64 B events, closed loop; solid p50, dashed p99"
+                    + (ratios.isEmpty ? "" : "; lifeline p50 / nats: " + ratios.joined(separator: ", ")),
                 xLabel: "subscriber processes N (log scale)",
                 yLabel: "latency until the last subscriber's handler (µs, log)",
                 xScale: .log(1...16), yScale: .log(10...top), xTicks: settings.fanouts.map(Double.init),

@@ -31,10 +31,10 @@ struct SVGChart {
 
     static let palette = ["#d1495b", "#00798c", "#edae49", "#30638e", "#66a182"]
 
-    private let width = 760.0
+    private let width = 880.0
     private let height = 460.0
     private let left = 70.0
-    private let right = 190.0
+    private let right = 310.0
     private let top = 60.0
     private let bottom = 55.0
 
