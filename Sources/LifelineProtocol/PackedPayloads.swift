@@ -2,9 +2,13 @@
 /// message of several events and a PUBLISH of several events carry them, so that a batch costs
 /// ZeroMQ one frame instead of one per event.
 public enum PackedPayloads {
-    /// The frame holding `payloads`.
-    public static func frame(_ payloads: some Sequence<[UInt8]>) -> [UInt8] {
+    /// The frame holding `first` (when given), then `payloads`, allocated once at its size.
+    public static func frame(_ payloads: some Collection<[UInt8]>, after first: [UInt8]? = nil) -> [UInt8] {
+        var size = first.map { 4 + $0.count } ?? 0
+        for payload in payloads { size += 4 + payload.count }
         var frame: [UInt8] = []
+        frame.reserveCapacity(size)
+        if let first { append(first, to: &frame) }
         for payload in payloads { append(payload, to: &frame) }
         return frame
     }

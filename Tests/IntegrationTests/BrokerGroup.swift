@@ -183,6 +183,16 @@ final class GroupRig: @unchecked Sendable {
 
     /// Runs `body`; when it throws, prints the last log lines of the members and the services first.
     func showingLogs(_ body: () async throws -> Void) async throws {
+        let services = probes.enumerated().map { ("counter\($0.offset + 1)", $0.element) }
+        try await Self.showingLogs(of: members, services: services, body)
+    }
+
+    /// Runs `body`; when it throws, prints the last log lines (and lines of output) of `members`
+    /// and the last log lines of each named service first.
+    static func showingLogs(
+        of members: [GroupMemberProcess], services: [(name: String, process: ChildProcess)],
+        _ body: () async throws -> Void
+    ) async throws {
         do {
             try await body()
         } catch {
@@ -192,8 +202,9 @@ final class GroupRig: @unchecked Sendable {
                         + member.process.lines(.stderr).suffix(30).joined(separator: "\n") + "\n"
                         + member.process.lines().suffix(5).joined(separator: "\n"))
             }
-            for (index, probe) in probes.enumerated() {
-                print("counter\(index + 1):\n" + probe.lines(.stderr).suffix(15).joined(separator: "\n"))
+            for service in services {
+                print(
+                    "\(service.name):\n" + service.process.lines(.stderr).suffix(30).joined(separator: "\n"))
             }
             throw error
         }

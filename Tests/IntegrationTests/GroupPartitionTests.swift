@@ -69,7 +69,7 @@ struct GroupPartitionTests {
         print("partition: cut leader \(old.name) from etcd and the standbys")
         var stopped: Duration?
         var takenOver: Duration?
-        try await Self.showingLogs(of: members, probe) {
+        try await GroupRig.showingLogs(of: members, services: [("service", probe)]) {
             try await LifecycleSemanticsTests.poll(seconds: 30) {
                 if stopped == nil,
                     old.process.lines(.stderr).contains(where: { $0.contains("stopped leading") })
@@ -96,7 +96,7 @@ struct GroupPartitionTests {
         let standbyLines = old.process.lines().filter { $0.hasPrefix("STANDBY ") }.count
         try star.setLink(host: cutIndex, up: true)
         let healed = ContinuousClock.now
-        try await Self.showingLogs(of: members, probe) {
+        try await GroupRig.showingLogs(of: members, services: [("service", probe)]) {
             try await LifecycleSemanticsTests.poll(seconds: 30) {
                 old.process.lines().filter { $0.hasPrefix("STANDBY ") }.count > standbyLines
                     && inside.accepted.contains { $0.started > healed }
@@ -153,23 +153,6 @@ struct GroupPartitionTests {
     /// `duration` in milliseconds, for the printed figures.
     static func text(_ duration: Duration) -> String {
         "\(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000) ms"
-    }
-
-    /// Runs `body`; when it throws, prints the last log lines of the members and the service first.
-    static func showingLogs(
-        of members: [GroupMemberProcess], _ service: ChildProcess, _ body: () async throws -> Void
-    ) async throws {
-        do {
-            try await body()
-        } catch {
-            for member in members {
-                print(
-                    "member \(member.name):\n"
-                        + member.process.lines(.stderr).suffix(30).joined(separator: "\n"))
-            }
-            print("service:\n" + service.lines(.stderr).suffix(30).joined(separator: "\n"))
-            throw error
-        }
     }
 }
 

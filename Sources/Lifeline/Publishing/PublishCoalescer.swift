@@ -85,7 +85,7 @@ final class PublishCoalescer: Sendable {
     func tryPost(_ event: PublishedEvent, timeout: Duration) -> Bool {
         let alone = !Queue.coalesces(event.name)
         let now = SystemClock.monotonicNanoseconds()
-        let deadline = now &+ min(timeout, .seconds(3_153_600_000)).wholeNanoseconds
+        let deadline = Self.deadline(after: timeout, from: now)
         let step = state.withLock { state -> Queue.Step? in
             guard state.queue.hasRoom || state.closed else { return nil }
             if state.closed {
@@ -162,8 +162,10 @@ final class PublishCoalescer: Sendable {
     static let closedError = LifelineError(.unavailable, "the client was closed")
 
     /// `timeout` from now, in monotonic nanoseconds (a very long one is cut to a century).
-    static func deadline(after timeout: Duration) -> UInt64 {
-        SystemClock.monotonicNanoseconds() &+ min(timeout, .seconds(3_153_600_000)).wholeNanoseconds
+    static func deadline(after timeout: Duration, from now: UInt64 = SystemClock.monotonicNanoseconds())
+        -> UInt64
+    {
+        now &+ min(timeout, .seconds(3_153_600_000)).wholeNanoseconds
     }
 
     private var isClosed: Bool { state.withLock { $0.closed } }

@@ -59,14 +59,7 @@ public struct PublishRequest: Sendable, Equatable {
 
     /// The payload frame: the event's payload, or for a batch every payload after its length.
     package var frame: [UInt8] {
-        guard !rest.isEmpty else { return payload }
-        var bytes = 4 * count + payload.count
-        for index in rest.indices { bytes += rest[index].payload.count }
-        var frame: [UInt8] = []
-        frame.reserveCapacity(bytes)
-        PackedPayloads.append(payload, to: &frame)
-        for index in rest.indices { PackedPayloads.append(rest[index].payload, to: &frame) }
-        return frame
+        rest.isEmpty ? payload : PackedPayloads.frame(rest.lazy.map(\.payload), after: payload)
     }
 
     /// How many events this PUBLISH carries.
