@@ -49,7 +49,8 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "LifelineProtocolTests", dependencies: ["LifelineProtocol"]),
         .testTarget(
-            name: "LifelineBrokerTests", dependencies: ["LifelineBroker", "LifelineProtocol", "LifelineSupport"]),
+            name: "LifelineBrokerTests",
+            dependencies: ["LifelineBroker", "LifelineProtocol", "LifelineSupport", "ZeroMQ"]),
         .testTarget(
             name: "LifelineCLITests", dependencies: ["LifelineCLI", "LifelineProtocol", "LifelineSupport"]),
         .testTarget(

@@ -7,8 +7,10 @@ public struct ServiceOptions: Sendable {
     public static var usage: String { CommandLineOption.helpText(declared) }
 
     static let brokerOption = CommandLineOption.value(
-        "--broker", "EP",
-        help: "broker control endpoint (default: $LIFELINE_BROKER or \(Environment.defaultControlEndpoint))")
+        "--broker", "EP[,EP…]",
+        help:
+            "broker control endpoint, or a broker group's members' list (default: $LIFELINE_BROKER or \(Environment.defaultControlEndpoint))"
+    )
     static let nameOption = CommandLineOption.value(
         "--name", "NAME", help: "register under NAME instead of the built-in name")
     static let heartbeatIntervalOption = CommandLineOption.value(

@@ -63,6 +63,11 @@ extension BrokerServer {
     /// Sends `items` on the sockets, in order (state operations are written elsewhere).
     func sendNow(_ items: [BrokerOutput]) {
         for item in items {
+            // A group's leader checks its lease before every reply and event it hands to ZeroMQ.
+            if let group, !group.certainlyLeads() {
+                busRun.clear()
+                return
+            }
             if case .publish(let message) = item {
                 if !busRun.accepts(message) { sendBusRun() }
                 busRun.add(message)
@@ -96,6 +101,10 @@ extension BrokerServer {
     /// Sends the events gathered in the bus run as one bus message, and empties it.
     private func sendBusRun() {
         guard !busRun.isEmpty else { return }
+        if let group, !group.certainlyLeads() {
+            busRun.clear()
+            return
+        }
         if busReadDue == nil { busReadDue = SystemClock.monotonicNanoseconds() &+ 10_000_000 }
         do { try busRun.send(on: bus) } catch { log("publish failed: \(error)") }
     }

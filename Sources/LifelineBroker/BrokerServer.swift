@@ -243,8 +243,9 @@ public final class BrokerServer {
                 nextWatchdog = now + watchdog
             }
             if let group {
-                release(group.drain(now: now))
+                // The lease first: a leader resumed after a pause past it releases nothing more.
                 group.tick(now: now)
+                if group.deposed == nil { release(group.drain(now: now)) }
                 if group.deposed != nil { break }
             }
             if routerMayHaveInput {

@@ -31,7 +31,8 @@ struct BusRun {
         bytes += message.payload.count
     }
 
-    private mutating func clear() {
+    /// Forgets the events gathered (a fenced leader sends none of them).
+    mutating func clear() {
         messages.removeAll(keepingCapacity: true)
         headers.removeAll(keepingCapacity: true)
         payloads.removeAll(keepingCapacity: true)

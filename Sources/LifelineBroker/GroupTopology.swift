@@ -3,7 +3,7 @@ import LifelineProtocol
 /// A topology's broker group (`"group"`), for `lifeline up` to run every member on this machine:
 ///
 /// ```json
-/// "group": {"name": "demo", "etcd": "http://127.0.0.1:2389", "leaseTTL": 2,
+/// "group": {"name": "demo", "etcd": "http://127.0.0.1:2389", "leaseTTL": 2, "keys": "group-keys",
 ///           "members": [{"member": "a", "control": "tcp://127.0.0.1:7310", "bus": "tcp://127.0.0.1:7320",
 ///                        "replicate": "tcp://127.0.0.1:7330"}, …]}
 /// ```
@@ -21,8 +21,11 @@ package struct GroupTopology: Sendable, Equatable {
     package var etcd: [String]
     package var leaseSeconds: Int?
     package var members: [Member]
+    /// The members' CURVE keys' directory (`--group-keys`); nil: `lifeline up` makes them in its
+    /// run directory.
+    package var keys: String?
 
-    static let fields = ["name", "etcd", "leaseTTL", "members"]
+    static let fields = ["name", "etcd", "leaseTTL", "members", "keys"]
     static let memberFields = ["member", "control", "bus", "replicate"]
 
     /// The members' control endpoints, as clients take them (`--broker A,B,C`).
@@ -55,6 +58,12 @@ package struct GroupTopology: Sendable, Equatable {
                 throw Self.problem("group.leaseTTL must be seconds within 1...60")
             }
             leaseSeconds = Int(seconds)
+        }
+        if let keys = json["keys"] {
+            guard let directory = keys.stringValue, !directory.isEmpty else {
+                throw Self.problem("group.keys must be the directory of the members' key files")
+            }
+            self.keys = directory
         }
         var members: [Member] = []
         for (index, entry) in (json["members"]?.arrayValue ?? []).enumerated() {

@@ -130,7 +130,12 @@ enum BrokerCommand: CLICommand {
         "--lease-ttl", "S",
         help:
             "the etcd lease of a member, in seconds (default 2; a leader stops 0.5 s before it could expire)")
-    static let groupOptions = [group, member, members, etcd, replicate, advertise, leaseTTL]
+    static let groupKeys = CommandLineOption.value(
+        "--group-keys", "DIR",
+        help:
+            "the members' CURVE keys: DIR/MEMBER.key (this member's pair, mode 0600) and DIR/ID.pub of every member (lifeline keys new a b c --dir DIR); the group socket admits those keys only. Without it, --insecure"
+    )
+    static let groupOptions = [group, member, members, etcd, replicate, advertise, leaseTTL, groupKeys]
     static let options =
         groupOptions + [
             control, bus, heartbeatInterval, liveness, callTimeout, maxMessageBytes, busHwm, journalSize,
@@ -308,12 +313,14 @@ enum BrokerCommand: CLICommand {
         let replicate = try arguments.option(Self.replicate)
         let advertise = try arguments.option(Self.advertise)
         let ttl = try arguments.integer(Self.leaseTTL, in: 1...60)
+        let keys = try arguments.option(Self.groupKeys)
         guard let name else {
             if member != nil || members != nil || etcd != nil || replicate != nil || advertise != nil
-                || ttl != nil
+                || ttl != nil || keys != nil
             {
                 throw UsageError(
-                    "--member, --members, --etcd, --replicate, --advertise and --lease-ttl need --group")
+                    "--member, --members, --etcd, --replicate, --advertise, --lease-ttl and --group-keys need --group"
+                )
             }
             return nil
         }
@@ -331,18 +338,22 @@ enum BrokerCommand: CLICommand {
                 "--etcd: '\(url)' is not an http:// URL (etcd's client URL, e.g. http://127.0.0.1:2379)")
         }
         let endpoint = try replicate.map { try endpoints($0, "--replicate")[0] } ?? "tcp://127.0.0.1:*"
-        if !insecure
-            && !(endpoint.hasPrefix("tcp://127.") || endpoint.hasPrefix("tcp://localhost")
-                || endpoint.hasPrefix("ipc://"))
-        {
+        guard keys != nil || insecure else {
             throw UsageError(
-                "--replicate \(endpoint): the group socket is not encrypted; bind it off loopback only on a trusted network, with --insecure"
+                "--group needs --group-keys DIR, the members' CURVE keys (lifeline keys new \(list.joined(separator: " ")) --dir DIR), or --insecure: a plain-text group socket believes anyone who reaches it"
             )
         }
         var group = GroupConfiguration(
             name: name, member: member, members: list, etcd: urls, replicateEndpoint: endpoint)
         group.advertiseHost = advertise
         if let ttl { group.leaseSeconds = ttl }
+        if let keys {
+            do {
+                group.keys = try GroupKeys.load(directory: keys, member: member, members: list)
+            } catch {
+                throw UsageError(error.message)
+            }
+        }
         return group
     }
 

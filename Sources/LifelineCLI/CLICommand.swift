@@ -42,7 +42,10 @@ struct CommandEntry: Sendable {
 /// Options shared by every command that talks to a broker.
 struct ClientOptions {
     static let broker = CommandLineOption.value(
-        "--broker", "EP", help: "broker control endpoint (default: $LIFELINE_BROKER or tcp://127.0.0.1:7200)")
+        "--broker", "EP[,EP…]",
+        help:
+            "broker control endpoint, or a broker group's members' list (default: $LIFELINE_BROKER or tcp://127.0.0.1:7200)"
+    )
     static let timeout = CommandLineOption.value(
         "--timeout", "T", help: "how long to wait for the broker's answer (default 5s)")
     static let json = CommandLineOption.flag("--json", help: "print JSON instead of text")

@@ -33,6 +33,15 @@ enum GroupBrokerRun {
             "broker",
             "pid \(getpid()) member \(group.member) of group \(group.name) (\(group.members.joined(separator: ","))), group socket \(member.replicateEndpoint), etcd \(group.etcd.joined(separator: ","))"
         )
+        if group.keys == nil {
+            log(
+                "the group socket \(member.replicateEndpoint) is plain text (--insecure): it believes any peer that reaches it; give the members --group-keys off a trusted network"
+            )
+        } else {
+            log(
+                "the group socket speaks CURVE and admits the keys of \(group.members.joined(separator: ",")) only"
+            )
+        }
         var leading = configuration
         leading.controlEndpoints = member.controlEndpoints
         leading.busEndpoints = member.busEndpoints

@@ -2,8 +2,10 @@ import Foundation
 import Glibc
 import Lifeline
 import LifelineProtocol
+import LifelineSupport
 import Synchronization
 import Testing
+import ZeroMQ
 
 /// A real etcd (Debian's etcd-server) on loopback ports of its own, with its own data directory,
 /// waited for by its "ready to serve client requests" line; stopped and removed by ``stop()``.
@@ -70,13 +72,18 @@ final class GroupMemberProcess: @unchecked Sendable {
     let localControl: String
     /// Its state directory.
     let directory: URL
+    /// Its group socket, as other members reach it.
+    let replicate: String
+    /// Its bus endpoint on its own host's loopback.
+    let localBus: String
     private let launch: @Sendable ([String]) throws -> ChildProcess
 
     /// Starts member `name` of `group` (members `members`) on loopback, or on host `host` of `star`
-    /// (bound on every interface there, advertised at the host's address).
+    /// (bound on every interface there, advertised at the host's address). With `keys` (a
+    /// directory of the members' key pairs) the group socket speaks CURVE; without, `--insecure`.
     init(
         _ name: String, group: String, members: [String], etcd: String, state: URL, extra: [String] = [],
-        star: NetworkStar? = nil, host: Int = 0
+        keys: URL? = nil, star: NetworkStar? = nil, host: Int = 0
     ) async throws {
         self.name = name
         directory = state.appendingPathComponent(name)
@@ -90,8 +97,10 @@ final class GroupMemberProcess: @unchecked Sendable {
                 "--control", "tcp://\(bound):\(ports[0])", "--bus", "tcp://\(bound):\(ports[1])",
                 "--replicate", "tcp://\(bound):\(ports[2])", "--advertise", address, "--lease-ttl", "2",
                 "--heartbeat-interval", "250",
-            ] + (star == nil ? [] : ["--insecure"]) + extra
+            ] + (keys.map { ["--group-keys", $0.path] } ?? ["--insecure"]) + extra
         control = "tcp://\(address):\(ports[0])"
+        replicate = "tcp://\(address):\(ports[2])"
+        localBus = "tcp://127.0.0.1:\(ports[1])"
         localControl = "tcp://127.0.0.1:\(ports[0])"
         if let star {
             let namespace = star.hosts[host]
@@ -109,10 +118,19 @@ final class GroupMemberProcess: @unchecked Sendable {
             .map(String.init)
     }
 
+    /// The log lines of its earlier runs (before each restart).
+    private(set) var earlierLogs: [String] = []
+
+    /// How many terms it won, in this run and the earlier ones.
+    var termsWon: Int {
+        (earlierLogs + process.lines(.stderr)).filter { $0.contains("won the leader key under term") }.count
+    }
+
     /// Kills it with `signal` and starts it again with the same arguments.
     func restart(_ signal: Int32 = SIGKILL) async throws {
         process.kill(signal)
         _ = try await process.waitForExit()
+        earlierLogs += process.lines(.stderr)
         process = try launch(arguments)
     }
 }
@@ -123,6 +141,8 @@ final class GroupRig: @unchecked Sendable {
     let etcd: EtcdProcess
     let state: URL
     let members: [GroupMemberProcess]
+    /// The members' key pairs (`--group-keys`).
+    let keys: URL
     private(set) var probes: [ChildProcess] = []
     private(set) var journals: [URL] = []
 
@@ -134,17 +154,22 @@ final class GroupRig: @unchecked Sendable {
 
     /// Starts etcd and the members, waits until one leads and two stand by, then starts `services`
     /// probes (the first hosting `apps`) and waits for each to be registered.
-    init(services: Int, events: Int, apps: [String] = []) async throws {
+    /// With `secure: false` the members run `--insecure` (a plain-text group socket).
+    init(services: Int, events: Int, apps: [String] = [], extra: [String] = [], secure: Bool = true)
+        async throws
+    {
         etcd = try await EtcdProcess()
         state = FileManager.default.temporaryDirectory.appendingPathComponent(
             "lifeline-group-\(UUID().uuidString)")
         let names = ["a", "b", "c"]
+        keys = state.appendingPathComponent("keys")
+        try Self.makeKeys(names, in: keys)
         var members: [GroupMemberProcess] = []
         for name in names {
             members.append(
                 try await GroupMemberProcess(
                     name, group: "demo", members: names, etcd: etcd.url, state: state,
-                    extra: ["--journal-size", "\(max(20_000, events))"]))
+                    extra: ["--journal-size", "\(max(20_000, events))"] + extra, keys: secure ? keys : nil))
         }
         self.members = members
         do {
@@ -180,6 +205,19 @@ final class GroupRig: @unchecked Sendable {
         }
         for probe in probes { try await probe.waitForLine(startingWith: "READY service=", seconds: 30) }
     }
+
+    /// Writes a key pair for each of `names` into `directory`, as `lifeline keys new` does.
+    static func makeKeys(_ names: [String], in directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for name in names {
+            let pair = try CurveKeyPair.generate()
+            _ = try KeyFile.write(
+                name: name, publicKey: pair.publicKey, secretKey: pair.secretKey, in: directory.path)
+        }
+    }
+
+    /// How many terms the members won (their "won the leader key under term" lines).
+    var termsWon: Int { members.map(\.termsWon).reduce(0, +) }
 
     /// Runs `body`; when it throws, prints the last log lines of the members and the services first.
     func showingLogs(_ body: () async throws -> Void) async throws {

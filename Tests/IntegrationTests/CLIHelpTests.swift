@@ -297,7 +297,7 @@ struct CLIOptionsTests {
         let elsewhere: Set<String> = [
             "--key", "--policy", "--metrics-token", "--insecure", "--help", "--group", "--member",
             "--members",
-            "--etcd", "--replicate", "--advertise", "--lease-ttl",
+            "--etcd", "--replicate", "--advertise", "--lease-ttl", "--group-keys",
         ]
         let help = try await CLIResult.run(["broker", "--help"])
         let listed = Self.listedOptions(help.stdout)

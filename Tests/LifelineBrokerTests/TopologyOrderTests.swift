@@ -66,7 +66,7 @@ struct TopologyOrderTests {
             (["group": ["name": "g", "etcd": "http://e:1", "members": []]], "group.members lists no member"),
             (
                 ["group": ["name": "g", "etcd": "http://e:1", "size": 3]],
-                "group: unknown key 'size'; keys: name, etcd, leaseTTL, members"
+                "group: unknown key 'size'; keys: name, etcd, leaseTTL, members, keys"
             ),
         ]
         for (json, message) in problems {

@@ -8,11 +8,16 @@ import ZeroMQ
 struct Follower {
     let member: String
     let log: @Sendable (String) -> Void
+    /// Makes the DEALER to a leader's group socket (a CURVE client of that member's key).
+    var connect: (MemberRecord) -> ZMQSocket? = { _ in nil }
     private var socket: ZMQSocket?
     private var leader: MemberRecord?
     private var group = ""
     private var heard: UInt64 = 0
     private var joined: UInt64 = 0
+    private var dropped = 0
+    /// The replica, once following (for a JOIN sent on a refusal).
+    private var joining: ReplicaDirectory?
     /// The DEALER to the leader, while following one (to wait on).
     var link: ZMQSocket? { socket }
     /// A snapshot of the current leader is installed.
@@ -24,18 +29,10 @@ struct Follower {
     }
 
     /// Follows `record` (nothing changes when it already does).
-    mutating func follow(
-        _ record: MemberRecord, context: ZMQContext, replica: ReplicaDirectory, group: String
-    ) {
+    mutating func follow(_ record: MemberRecord, replica: ReplicaDirectory, group: String) {
         if leader?.member == record.member, leader?.term == record.term, socket != nil { return }
         close()
-        guard let dealer = try? ZMQSocket(context, type: .dealer) else { return }
-        try? dealer.set(.linger, 0)
-        guard (try? dealer.connect(record.replicate)) != nil else {
-            log("cannot connect to the leader's group socket \(record.replicate)")
-            dealer.close()
-            return
-        }
+        guard let dealer = connect(record) else { return }
         socket = dealer
         leader = record
         self.group = group
@@ -44,8 +41,9 @@ struct Follower {
         join(replica)
     }
 
-    private mutating func join(_ replica: ReplicaDirectory) {
-        guard let socket, let leader else { return }
+    private mutating func join(_ given: ReplicaDirectory?) {
+        if let given { joining = given }
+        guard let socket, let leader, let replica = joining else { return }
         joined = SystemClock.monotonicNanoseconds()
         synced = false
         _ = try? socket.send(
@@ -71,26 +69,25 @@ struct Follower {
             }
             let term = message.number("term")
             if message.command == .refuse {
-                log("the leader \(leader.member) refused this member: \(message.text("error"))")
-                if term > replica.term {
-                    close()
-                } else {
-                    // Another run (or no broker) answers where the leader was: it is gone.
-                    heard = 0
-                }
+                refused(message, by: leader, now: now)
                 return
             }
-            guard term >= replica.term else {
-                send(
-                    GroupMessage(
-                        .refuse,
-                        [
-                            "error": .string("term \(term) is older than \(replica.term)"),
-                            "term": .int(Int64(replica.term)),
-                        ]))
+            // The leader's term is the one etcd showed; a message under another is not believed.
+            guard term == leader.term else {
+                if term < leader.term {
+                    send(
+                        GroupMember.refusal(
+                            .staleTerm, "term \(term) is older than \(leader.term)", term: replica.term))
+                } else {
+                    dropped += 1
+                    if dropped == 1 || dropped % 1000 == 0 {
+                        log(
+                            "dropped a \(message.command.rawValue) under term \(term) from \(leader.member), which leads under term \(leader.term) as etcd says (\(dropped) so far)"
+                        )
+                    }
+                }
                 continue
             }
-            replica.adopt(term: term)
             heard = now
             switch message.command {
             case .snapshot:
@@ -123,6 +120,24 @@ struct Follower {
                 if synced { acknowledge(replica) }
             default: break
             }
+        }
+    }
+
+    /// A REFUSE from the followed leader. One that is not leading yet (still taking the lead) is
+    /// alive: it is heard from, and joined again in 100 ms. One that does not count this member
+    /// among its standbys is joined again at once. None of them makes the leader look silent: a
+    /// refusal is no reason to revoke a lease, so a new leader is not voted out while it starts.
+    private mutating func refused(_ message: GroupMessage, by leader: MemberRecord, now: UInt64) {
+        synced = false
+        switch message.refusal {
+        case .notLeading:
+            heard = now
+            joined = now &- 400_000_000
+        case .notFollowing:
+            heard = now
+            join(nil)
+        default:
+            log("the leader \(leader.member) refused this member: \(message.text("error"))")
         }
     }
 

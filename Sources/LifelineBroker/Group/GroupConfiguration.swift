@@ -18,6 +18,9 @@ package struct GroupConfiguration: Sendable {
     package var failoverAfter: Duration = .milliseconds(600)
     /// How often the leader tells the standbys it still leads.
     package var beatInterval: Duration = .milliseconds(100)
+    /// The members' CURVE keys; nil with `--insecure`: the group socket is then plain text and
+    /// believes the member a message names.
+    package var keys: GroupKeys?
 
     package init(name: String, member: String, members: [String], etcd: [String], replicateEndpoint: String) {
         self.name = name

@@ -60,58 +60,72 @@ package final class GroupLeader {
             if case .lost(let why) = notice { deposed = why }
         }
         var released: [ReplicationLog<BrokerOutput>.Entry] = []
-        while let frames = try? member.groupSocket.receiveFrames(dontWait: true), frames.count >= 2 {
-            let peer = frames[0]
-            guard let message = try? GroupMessage.decode(frames[1...]) else { continue }
+        while let received = member.receivePeer() {
+            let (peer, message) = (received.peer, received.message)
             switch message.command {
             case .join:
                 guard message.text("group") == member.configuration.name,
-                    member.configuration.members.contains(message.text("member"))
+                    member.configuration.members.contains(received.sender)
                 else {
                     send(
                         peer,
-                        GroupMessage(
-                            .refuse,
-                            [
-                                "error": .string(
-                                    "'\(message.text("member"))' of group '\(message.text("group"))' is not a member of group \(member.configuration.name) (members \(member.configuration.members.joined(separator: ",")))"
-                                ), "term": .int(Int64(term)),
-                            ]))
+                        GroupMember.refusal(
+                            .notMember,
+                            "'\(received.sender)' of group '\(message.text("group"))' is not a member of group \(member.configuration.name) (members \(member.configuration.members.joined(separator: ",")))",
+                            term: term))
                     continue
                 }
-                log.join(peer: peer, member: message.text("member"), now: now)
+                log.join(peer: peer, member: received.sender, now: now)
                 send(peer, GroupMember.snapshot(member.replica, term: term, commit: log.commitIndex))
                 for entry in log.pending {
                     send(peer, Self.append(entry, term: term, commit: log.commitIndex))
                 }
             case .ack:
                 if message.number("term") > term {
-                    deposed = "member \(message.text("member")) holds a later term \(message.number("term"))"
+                    laterTerm(message.number("term"), from: received.sender)
                     continue
                 }
                 guard let entries = log.acknowledge(peer: peer, index: message.number("index"), now: now)
                 else {
                     send(
                         peer,
-                        GroupMessage(
-                            .refuse,
-                            [
-                                "error": "not following (dropped, or never joined): join again",
-                                "term": .int(Int64(term)),
-                            ]))
+                        GroupMember.refusal(
+                            .notFollowing, "not following (dropped, or never joined): join again", term: term)
+                    )
                     continue
                 }
                 released += commit(entries)
             case .refuse:
-                if message.number("term") > term {
-                    deposed = "a member refused term \(term): \(message.text("error"))"
-                }
+                if message.number("term") > term { laterTerm(message.number("term"), from: received.sender) }
             default:
-                member.answer(peer: peer, message, leading: term)
+                member.answer(received, as: .leader(term))
                 if member.replica.term > term { deposed = "another member began term \(member.replica.term)" }
             }
         }
         return released
+    }
+
+    /// A member says it holds a later term. With the members' keys that member is who it says,
+    /// and it took the term only once etcd showed it: step down. Without keys (`--insecure`)
+    /// anyone may have said it: etcd decides (the lease and the key, checked every 100 ms).
+    private func laterTerm(_ later: UInt64, from sender: String) {
+        if member.configuration.keys != nil {
+            deposed = "member \(sender) holds a later term \(later)"
+        } else {
+            member.drop(
+                "a claim of a later term \(later) by '\(sender.escapedForLog)' (plain-text group: etcd decides)"
+            )
+        }
+    }
+
+    /// Whether this member may still hand a reply or an event to ZeroMQ: its lease is certainly
+    /// held now. Checked immediately before every output leaves, so a leader paused past its
+    /// lease sends nothing once it resumes; the first refusal deposes it.
+    func certainlyLeads() -> Bool {
+        if deposed != nil { return false }
+        if SystemClock.monotonicNanoseconds() < member.leadership.validUntil { return true }
+        deposed = "its etcd lease could not be renewed in time"
+        return false
     }
 
     /// Beats to the standbys when due, drops silent or lagging ones; sets ``deposed`` once the lease

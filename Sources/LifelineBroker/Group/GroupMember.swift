@@ -15,6 +15,23 @@ import ZeroMQ
 /// other members their positions (which makes them refuse the old term), takes the furthest copy of
 /// a majority, and returns so that the caller starts a ``BrokerServer`` on the state directory.
 package final class GroupMember {
+    /// What this member is doing, for the answers it gives on the group socket.
+    package enum Role: Equatable {
+        case standby
+        /// It won the key under this term and is gathering positions.
+        case candidate(UInt64)
+        /// It leads under this term.
+        case leader(UInt64)
+    }
+
+    /// A message read off the group socket, with the member its key says sent it.
+    struct PeerMessage {
+        var peer: [UInt8]
+        var message: GroupMessage
+        /// The member whose CURVE key sent it; without keys (`--insecure`), the member it names.
+        var sender: String
+    }
+
     package enum Outcome {
         /// Lead under `term`, from `position` (the state directory holds it).
         case lead(term: UInt64, position: ReplicaPosition)
@@ -32,6 +49,12 @@ package final class GroupMember {
     package let busEndpoints: [String]
     package let replicateEndpoint: String
     private let log: @Sendable (String) -> Void
+    /// Admits the members' keys only on the group socket (nil with `--insecure`).
+    private let zap: ZAPHandler?
+    /// For checking a later term against etcd before taking it.
+    private let etcd: EtcdClient
+    /// Messages dropped (not of a member, or an unproved term), logged at 1, 10, 100, …
+    private var dropped = 0
     private let mailbox = Mailbox<Bool>()
     private let stopping = StopFlag()
     /// The leader this member follows, as etcd last said.
@@ -57,11 +80,19 @@ package final class GroupMember {
         self.log = log
         replica = try ReplicaDirectory(
             path: directory, group: configuration.name, member: configuration.member)
+        etcd = EtcdClient(endpoints: configuration.etcd)
         do {
-            context = try ZMQContext()
+            let context = try ZMQContext()
+            self.context = context
+            zap = try configuration.keys.map { keys in
+                try ZAPHandler(context: context, allowList: keys.allowList, log: log)
+            }
             groupSocket = try ZMQSocket(context, type: .router)
             try groupSocket.set(.routerMandatory, 1)
             try groupSocket.set(.linger, 0)
+            if let keys = configuration.keys {
+                try groupSocket.secureAsServer(keys.pair, domain: "lifeline-group")
+            }
             try groupSocket.bind(configuration.replicateEndpoint)
             replicateEndpoint = configuration.advertised(try groupSocket.lastEndpoint())
             let stand = try StandIn(
@@ -103,6 +134,7 @@ package final class GroupMember {
         }
         leadership.campaign(true)
         var follower = Follower(member: configuration.member, log: log)
+        follower.connect = { [unowned self] in self.dealer(to: $0.member, at: $0.replicate) }
         defer { follower.close() }
         var printedFor: UInt64 = 0
         var suspected: Int64 = 0
@@ -118,7 +150,7 @@ package final class GroupMember {
                 case .leader(let record):
                     leader = record
                     if let record, record.member != configuration.member, record.term >= replica.term {
-                        follower.follow(record, context: context, replica: replica, group: configuration.name)
+                        follower.follow(record, replica: replica, group: configuration.name)
                     } else if record == nil {
                         follower.close()
                     }
@@ -179,38 +211,75 @@ package final class GroupMember {
     }
 
     /// Answers what other members ask of this one on the group socket: positions (taking the
-    /// asker's term) and copies. A leader's messages come on the follower's DEALER, not here.
-    package func answerPeers(leading: UInt64? = nil) {
-        while let frames = try? groupSocket.receiveFrames(dontWait: true), frames.count >= 2 {
-            guard let message = try? GroupMessage.decode(frames[1...]) else {
-                log("ignored a message on the group socket that is not LLG01")
+    /// asker's later term once etcd shows it) and copies. A leader's messages come on the
+    /// follower's DEALER, not here.
+    package func answerPeers(as role: Role = .standby) {
+        while let received = receivePeer() { answer(received, as: role) }
+    }
+
+    /// The next message on the group socket from a member; messages that are not LLG01, or whose
+    /// named member is not the one whose key sent them, are dropped and logged.
+    func receivePeer() -> PeerMessage? {
+        var sender = ZMQSocket.Sender()
+        while let frames = try? groupSocket.receiveFrames(dontWait: true, sender: &sender) {
+            guard frames.count >= 2, let message = try? GroupMessage.decode(frames[1...]) else {
+                drop("a message on the group socket that is not LLG01")
                 continue
             }
-            answer(peer: frames[0], message, leading: leading)
+            let named = message.text("member")
+            if let keys = configuration.keys {
+                guard let member = keys.member(withKey: sender.userID) else {
+                    drop("a \(message.command.rawValue) from a key that is no member's")
+                    continue
+                }
+                if !named.isEmpty && named != member {
+                    drop(
+                        "a \(message.command.rawValue) naming member '\(named.escapedForLog)' sent with \(member)'s key"
+                    )
+                    continue
+                }
+                return PeerMessage(peer: frames[0], message: message, sender: member)
+            }
+            return PeerMessage(peer: frames[0], message: message, sender: named)
+        }
+        return nil
+    }
+
+    /// Logs a dropped message once, then at every power of ten: a peer that floods is not echoed.
+    func drop(_ what: String) {
+        dropped += 1
+        let digits = String(dropped)
+        if digits.first == "1" && digits.dropFirst().allSatisfy({ $0 == "0" }) {
+            log("dropped \(what) (\(dropped) dropped so far)")
         }
     }
 
     /// Answers one message of another member: ASK with this member's position, FETCH with its copy
-    /// (both after taking the asker's later term), anything else with REFUSE when not leading.
-    func answer(peer: [UInt8], _ message: GroupMessage, leading: UInt64?) {
+    /// (both only under a term etcd shows the asker holds), JOIN and the like with REFUSE
+    /// `not-leading` unless this member leads (the leader handles those itself).
+    func answer(_ received: PeerMessage, as role: Role) {
+        let (peer, message) = (received.peer, received.message)
         switch message.command {
         case .ask, .fetch:
             if message.text("group") != configuration.name {
                 reply(
-                    peer,
-                    GroupMessage(
-                        .refuse, ["error": .string("not of group \(configuration.name)"), "term": term]))
+                    peer, Self.refusal(.notMember, "not of group \(configuration.name)", term: replica.term))
                 return
             }
             let asked = message.number("term")
+            let leading: UInt64? =
+                switch role {
+                case .standby: nil
+                case .candidate(let term), .leader(let term): term
+                }
             if asked < replica.term || (leading.map { asked <= $0 } ?? false) {
                 reply(
                     peer,
-                    GroupMessage(
-                        .refuse,
-                        ["error": .string("term \(asked) is older than \(replica.term)"), "term": term]))
+                    Self.refusal(
+                        .staleTerm, "term \(asked) is older than \(replica.term)", term: replica.term))
                 return
             }
+            guard asked == replica.term || holdsKey(received.sender, term: asked) else { return }
             replica.adopt(term: asked)
             if message.command == .ask {
                 reply(
@@ -225,14 +294,49 @@ package final class GroupMember {
             } else {
                 reply(peer, Self.snapshot(replica, term: asked, commit: replica.position.index))
             }
-        default:
-            if leading == nil {
+        case .join, .ack, .beat, .append:
+            switch role {
+            case .standby:
                 reply(
                     peer,
-                    GroupMessage(
-                        .refuse, ["error": .string("\(configuration.member) does not lead"), "term": term]))
+                    Self.refusal(.notLeading, "\(configuration.member) does not lead", term: replica.term))
+            case .candidate(let term):
+                reply(
+                    peer,
+                    Self.refusal(
+                        .notLeading, "\(configuration.member) is taking the lead under term \(term)",
+                        term: replica.term))
+            case .leader: break
             }
+        default: break
         }
+    }
+
+    /// Whether etcd's leader key was created under `term` and names `member`: the proof a member
+    /// needs before it takes a later term (a message alone, from anyone, cannot move it).
+    private func holdsKey(_ member: String, term: UInt64) -> Bool {
+        let held: EtcdClient.Entry?
+        do {
+            held = try etcd.get(configuration.leaderKey)
+        } catch {
+            drop("\(member)'s term \(term): etcd cannot be asked (\(error.message))")
+            return false
+        }
+        guard let held, held.createRevision == term, MemberRecord(held.value)?.member == member else {
+            let holder =
+                held.flatMap { MemberRecord($0.value) }.map {
+                    "\($0.member)'s term \(held?.createRevision ?? 0)"
+                } ?? "no leader"
+            drop("a claim of term \(term) by \(member): etcd's leader key holds \(holder)")
+            return false
+        }
+        return true
+    }
+
+    /// A REFUSE: why (`code`, `error`) and the refuser's term.
+    static func refusal(_ code: GroupMessage.Refusal, _ error: String, term: UInt64) -> GroupMessage {
+        GroupMessage(
+            .refuse, ["code": .string(code.rawValue), "error": .string(error), "term": .int(Int64(term))])
     }
 
     /// Logs `line` as the broker does.
@@ -240,8 +344,31 @@ package final class GroupMember {
 
     private var term: JSONValue { .int(Int64(replica.term)) }
 
-    private func reply(_ peer: [UInt8], _ message: GroupMessage) {
+    func reply(_ peer: [UInt8], _ message: GroupMessage) {
         _ = try? groupSocket.send(frames: [peer] + message.frames, dontWait: true)
+    }
+
+    /// A DEALER to `member`'s group socket at `endpoint`, a CURVE client that accepts only that
+    /// member's key as the server's (nil when it cannot be made).
+    func dealer(to member: String, at endpoint: String) -> ZMQSocket? {
+        guard let socket = try? ZMQSocket(context, type: .dealer) else { return nil }
+        do {
+            try socket.set(.linger, 0)
+            if let keys = configuration.keys {
+                guard let serverKey = keys.publicKeys[member] else {
+                    log("no public key for member \(member) in --group-keys")
+                    socket.close()
+                    return nil
+                }
+                try socket.secureAsClient(keys.pair, serverKey: serverKey)
+            }
+            try socket.connect(endpoint)
+            return socket
+        } catch {
+            log("cannot connect to \(member)'s group socket \(endpoint): \(error)")
+            socket.close()
+            return nil
+        }
     }
 
     /// A SNAPSHOT of `replica`'s files at its position.
@@ -265,9 +392,7 @@ package final class GroupMember {
         var askers: [String: ZMQSocket] = [:]
         defer { for socket in askers.values { socket.close() } }
         for member in members {
-            guard let socket = try? ZMQSocket(context, type: .dealer) else { continue }
-            try? socket.set(.linger, 0)
-            guard (try? socket.connect(member.replicate)) != nil else { continue }
+            guard let socket = dealer(to: member.member, at: member.replicate) else { continue }
             _ = try? socket.send(
                 frames: GroupMessage(
                     .ask,
@@ -291,9 +416,11 @@ package final class GroupMember {
                     log("\(member) refused term \(term): \(message.text("error"))")
                     return nil
                 }
-                if message.command == .position { positions[member] = message.position }
+                if message.command == .position, message.number("term") == term {
+                    positions[member] = message.position
+                }
             }
-            answerPeers(leading: term)
+            answerPeers(as: .candidate(term))
             usleep(2_000)
         }
         guard positions.count >= needed else {
@@ -320,7 +447,8 @@ package final class GroupMember {
         let fetchDeadline = SystemClock.monotonicNanoseconds() &+ 3_000_000_000
         while SystemClock.monotonicNanoseconds() < fetchDeadline && !isStopping {
             if let frames = try? socket.receiveFrames(dontWait: true),
-                let message = try? GroupMessage.decode(frames[...]), message.command == .snapshot
+                let message = try? GroupMessage.decode(frames[...]), message.command == .snapshot,
+                message.number("term") == term
             {
                 do {
                     try replica.install(Self.files(message.blobs), at: message.position)
@@ -330,7 +458,7 @@ package final class GroupMember {
                     return nil
                 }
             }
-            answerPeers(leading: term)
+            answerPeers(as: .candidate(term))
             usleep(2_000)
         }
         log("\(best) did not send its copy in time; giving the key up")

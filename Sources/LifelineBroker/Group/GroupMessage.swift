@@ -24,6 +24,18 @@ package struct GroupMessage: Equatable, Sendable {
         case refuse = "REFUSE"
     }
 
+    /// Why a REFUSE refuses (its `code`).
+    package enum Refusal: String, Sendable {
+        /// The sender's term is older than one the refuser has taken.
+        case staleTerm = "stale-term"
+        /// The refuser does not lead (yet): a JOIN is to be sent again shortly.
+        case notLeading = "not-leading"
+        /// The leader does not count the sender among its standbys: it is to JOIN again.
+        case notFollowing = "not-following"
+        /// The sender is not a member of the refuser's group.
+        case notMember = "not-member"
+    }
+
     package static let protocolID: [UInt8] = Array("LLG01".utf8)
 
     package var command: Command
@@ -60,6 +72,9 @@ package struct GroupMessage: Equatable, Sendable {
 
     /// The header's `field` as a string ("" when missing).
     package func text(_ field: String) -> String { header[field]?.stringValue ?? "" }
+
+    /// A REFUSE's code (nil when it has none this version knows).
+    package var refusal: Refusal? { Refusal(rawValue: text("code")) }
 
     /// The position a POSITION or SNAPSHOT states.
     package var position: ReplicaPosition {

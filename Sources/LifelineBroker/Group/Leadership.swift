@@ -203,7 +203,10 @@ package final class Leadership: Sendable {
                         told = true
                         notices.post(.leader(nil))
                     }
-                    if campaigning && now >= pauseUntil {
+                    // Only with a majority of the members announced: a member alone at a cold
+                    // start would win a term it cannot use, and the next one would make another.
+                    let others = campaigning && now >= pauseUntil ? others(etcd) : []
+                    if campaigning && now >= pauseUntil && others.count + 1 >= configuration.quorum {
                         let (created, entry) = try etcd.createIfAbsent(
                             configuration.leaderKey, JSONWriter.encode(mine.json), lease: lease)
                         if created {
@@ -213,7 +216,7 @@ package final class Leadership: Sendable {
                             campaigning = false
                             told = false
                             leader = nil
-                            notices.post(.won(term: term, members: others(etcd)))
+                            notices.post(.won(term: term, members: others))
                         }
                     }
                 }

@@ -3,6 +3,7 @@ import Lifeline
 import LifelineBroker
 import LifelineProtocol
 import LifelineSupport
+import ZeroMQ
 
 /// `lifeline up`'s supervisor: starts the broker (or every member of the topology's broker group),
 /// then the topology's services layer by layer (`after`), each layer once the one before has
@@ -34,6 +35,7 @@ final class Supervisor: @unchecked Sendable {
         }
         let lifeline = binaries.appendingPathComponent("lifeline")
         if let group = topology.group {
+            let keys = try Self.groupKeys(group, topologyPath: topologyPath, runDirectory: runDirectory)
             brokers = group.members.map { member in
                 SupervisedChild(
                     name: "broker-\(member.member)", executable: lifeline,
@@ -43,7 +45,7 @@ final class Supervisor: @unchecked Sendable {
                         group.etcd.joined(separator: ","), "--control", member.control, "--bus", member.bus,
                         "--replicate", member.replicate, "--state-dir",
                         runDirectory.appendingPathComponent("state-\(member.member)").path, "--topology",
-                        topologyPath,
+                        topologyPath, "--group-keys", keys,
                     ] + (group.leaseSeconds.map { ["--lease-ttl", "\($0)"] } ?? []), restart: .always,
                     logPath: runDirectory.appendingPathComponent("broker-\(member.member).log").path,
                     tracker: tracker())
@@ -75,6 +77,37 @@ final class Supervisor: @unchecked Sendable {
                 tracker: tracker())
         }
         self.services = services
+    }
+
+    /// The directory of the group's member keys: the topology's `keys` (relative to the topology
+    /// file), or `RUN/group-keys`, where a key pair is made for each member that has none.
+    /// - Throws: ``LifelineError`` when a key pair cannot be written.
+    private static func groupKeys(_ group: GroupTopology, topologyPath: String, runDirectory: URL) throws
+        -> String
+    {
+        if let keys = group.keys {
+            if keys.hasPrefix("/") { return keys }
+            return URL(fileURLWithPath: topologyPath).deletingLastPathComponent().appendingPathComponent(keys)
+                .path
+        }
+        let directory = runDirectory.appendingPathComponent("group-keys")
+        try? FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for member in group.members
+        where !FileManager.default.fileExists(
+            atPath: directory.appendingPathComponent("\(member.member).key").path)
+        {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent("\(member.member).pub"))
+            let pair = try CurveKeyPair.generate()
+            do {
+                _ = try KeyFile.write(
+                    name: member.member, publicKey: pair.publicKey, secretKey: pair.secretKey,
+                    in: directory.path)
+            } catch {
+                throw LifelineError(.internalError, "cannot make the group's keys: \(error.description)")
+            }
+        }
+        return directory.path
     }
 
     private func say(_ line: String) { Console.log("up", line, level: Console.level(of: line)) }

@@ -195,6 +195,17 @@ final class BenchTopology {
                         url + "/v3/kv/range", body: Array(#"{"key":"AA=="}"#.utf8), timeout: .seconds(1))
                     guard answer.status == 200 else { throw BenchError("etcd answered \(answer.status)") }
                 }
+                // The members' keys, as a group runs for real: the group socket speaks CURVE.
+                let keys = work.appendingPathComponent("group-keys-\(transport)")
+                try? FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
+                for name in ["a", "b", "c"] {
+                    let pair = try CurveKeyPair.generate()
+                    for file in ["\(name).key", "\(name).pub"] {
+                        try? FileManager.default.removeItem(at: keys.appendingPathComponent(file))
+                    }
+                    _ = try KeyFile.write(
+                        name: name, publicKey: pair.publicKey, secretKey: pair.secretKey, in: keys.path)
+                }
                 var members: [Child] = []
                 for name in ["a", "b", "c"] {
                     let member = try startServer(
@@ -204,7 +215,7 @@ final class BenchTopology {
                             "--etcd", url, "--state-dir",
                             work.appendingPathComponent("group-\(transport)-\(name)").path, "--control",
                             endpoint("control-\(name)"), "--bus", endpoint("bus-\(name)"), "--replicate",
-                            endpoint("group-\(name)"), "--bus-hwm", "0",
+                            endpoint("group-\(name)"), "--bus-hwm", "0", "--group-keys", keys.path,
                         ])
                     members.append(member)
                 }
