@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import LifelineProtocol
 import Testing
 
@@ -137,6 +138,33 @@ struct ConsoleTests {
         #expect(reserved.status == 400)
         let notAction = try await console.act("keys", "new x", token: token)
         #expect(notAction.status == 400)
+        // No action writes on the console's host: `boot report --svg PATH` is refused, nothing written.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "console-\(UUID().uuidString).svg")
+        for line in ["report --svg \(path.path)", "report --svg=\(path.path)"] {
+            let writing = try await console.act("boot", line, token: token)
+            #expect(writing.status == 400, "\(writing.outcome)")
+            #expect(writing.outcome.stringValue?.contains("writes a file") == true, "\(writing.outcome)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: path.path))
+    }
+
+    @Test("a request head over 16 KiB is refused 431 however it arrives: in one write, or in pieces")
+    func headLimit() async throws {
+        let broker = try await BrokerProcess()
+        let console = try await ConsoleProcess(broker: broker.control)
+        defer { for child in [console.process, broker.process] { child.kill() } }
+        let authority = String(console.url.dropFirst("http://".count).dropLast())
+        let port = UInt16(authority.split(separator: ":").last ?? "") ?? 0
+        for size in [20_000, 24_500, 17_000] {
+            let head =
+                "GET / HTTP/1.1\r\nHost: \(authority)\r\nX-Padding: \(String(repeating: "a", count: size))\r\n\r\n"
+            let answer = try RawHTTP.exchange(port: port, Array(head.utf8))
+            #expect(answer.hasPrefix("HTTP/1.1 431"), "a head of \(size) bytes: \(answer.prefix(60))")
+        }
+        let small = try RawHTTP.exchange(
+            port: port, Array("GET / HTTP/1.1\r\nHost: \(authority)\r\n\r\n".utf8))
+        #expect(small.hasPrefix("HTTP/1.1 200"), "\(small.prefix(60))")
     }
 
     @Test("beyond loopback it needs a token file; with one, reading needs the token too")
@@ -151,13 +179,23 @@ struct ConsoleTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let short = directory.appendingPathComponent("short").path
-        try Data("abc\n".utf8).write(to: URL(fileURLWithPath: short))
+        _ = FileManager.default.createFile(
+            atPath: short, contents: Data("abc\n".utf8), attributes: [.posixPermissions: 0o600])
         let weak = try await CLIResult.run([
             "console", "--token-file", short, "--broker", "tcp://127.0.0.1:1",
         ])
         #expect(weak.status == 2 && weak.errors.contains("at least 16"), "\(weak.errors)")
         let file = directory.appendingPathComponent("token").path
-        try Data("s3cret-console-token\n".utf8).write(to: URL(fileURLWithPath: file))
+        _ = FileManager.default.createFile(
+            atPath: file, contents: Data("s3cret-console-token\n".utf8),
+            attributes: [.posixPermissions: 0o644])
+        let readable = try await CLIResult.run([
+            "console", "--token-file", file, "--broker", "tcp://127.0.0.1:1",
+        ])
+        #expect(
+            readable.status == 2 && readable.errors.contains("may be read by others"),
+            "a token file others may read is refused, as key files are: \(readable.errors)")
+        chmod(file, 0o600)
         let broker = try await BrokerProcess()
         let console = try await ConsoleProcess(broker: broker.control, ["--token-file", file])
         defer { for child in [console.process, broker.process] { child.kill() } }
@@ -168,5 +206,36 @@ struct ConsoleTests {
         let opened = try await console.fetch("/?token=s3cret-console-token")
         #expect(opened.status == 200, "the redirect to / is followed with the cookie it set")
         #expect(opened.body.contains("lifeline-token"))
+    }
+}
+
+/// One HTTP exchange over a plain TCP socket: the bytes written in one `send`, the answer read
+/// until the server closes (or 10 s pass).
+enum RawHTTP {
+    static func exchange(port: UInt16, _ request: [UInt8]) throws -> String {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else { throw HarnessError("cannot connect to port \(port)") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let sent = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard sent == request.count else { throw HarnessError("sent \(sent) of \(request.count) bytes") }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            answer += buffer[0..<count]
+        }
+        return String(decoding: answer, as: UTF8.self)
     }
 }

@@ -10,6 +10,8 @@ struct ConsoleActions: Sendable {
     static let commands = ["publish", "call", "apps", "dispatch", "boot"]
     /// Options an action may not give: the console's broker and keys are the ones used.
     static let reserved = ["--broker", "--key", "--broker-key"]
+    /// Options that write files: no action of the page writes on the console's host.
+    static let writing = ["--svg"]
     /// The longest an action may run (an `apps` change waits for callbacks up to 60 s).
     static let limitSeconds = 90.0
 
@@ -51,6 +53,12 @@ struct ConsoleActions: Sendable {
             let option = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
             if reserved.contains(option) {
                 throw HTTPError(400, "\(option) is the console's own: an action uses its broker and keys")
+            }
+            if writing.contains(option) {
+                throw HTTPError(
+                    400,
+                    "\(option) writes a file on the console's host, which no action may do: the page shows the boot's timeline itself (/api/boot.svg)"
+                )
             }
         }
         return [command] + words

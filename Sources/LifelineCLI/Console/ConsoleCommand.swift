@@ -94,10 +94,13 @@ enum ConsoleCommand: CLICommand {
     }
 
     private static func readToken(_ path: String) throws(UsageError) -> String {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw UsageError("--token-file: cannot read '\(path)'")
+        // Refused, as key files are, when anyone but its owner may read it.
+        let token: String
+        do {
+            token = try KeyFile.secret(path)
+        } catch {
+            throw UsageError("--token-file: \(error.description)")
         }
-        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard token.count >= 16, token.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != ";" }) else {
             throw UsageError(
                 "--token-file: '\(path)' must hold one token of at least 16 printable characters (no spaces or ';')"

@@ -105,7 +105,8 @@ package struct HTTPRequest: Sendable, Equatable {
         while headEnd == nil {
             try receive()
             headEnd = Self.endOfHead(in: bytes)
-            if headEnd == nil && bytes.count > maxHead {
+            // However the head arrived (in one read or many), it may not be longer than maxHead.
+            if (headEnd ?? bytes.count) > maxHead {
                 throw HTTPError(431, "the request's head is over \(maxHead) bytes")
             }
         }
