@@ -24,6 +24,8 @@ public struct BrokerConfiguration: Sendable {
     public var rememberedPublications = 65_536
     /// How many names one connection may register (REGISTER beyond it: 429).
     public var maximumNamesPerConnection = 100
+    /// How many topics one bus connection may subscribe to; a subscription beyond it is refused.
+    public var maximumSubscriptionsPerConnection = 1024
     /// The longest heartbeat window (interval × liveness) a service may ask for (400 beyond it):
     /// how long a dead peer's names may stay registered.
     public var maximumHeartbeatWindow: Duration = .seconds(60)

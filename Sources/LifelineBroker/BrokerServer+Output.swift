@@ -62,6 +62,7 @@ extension BrokerServer {
 
     /// Sends `items` on the sockets, in order (state operations are written elsewhere).
     func sendNow(_ items: [BrokerOutput]) {
+        routerConnections.update()
         for item in items {
             // A group's leader checks its lease before every reply and event it hands to ZeroMQ.
             if let group, !group.certainlyLeads() {
@@ -77,8 +78,16 @@ extension BrokerServer {
             switch item {
             case .send(let peer, let frames):
                 routerMayHaveInput = true
+                // Only to the connection the peer spoke on: another that took its routing id gets nothing.
+                let connection = peer.suffix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+                guard peer.count > 4, routerConnections.isOpen(connection) else {
+                    log("dropped a message to \(core.peerName(peer)): its connection has closed")
+                    continue
+                }
                 do {
-                    let queued = try peer.withUnsafeBytes { try router.send($0, more: true, dontWait: true) }
+                    let queued = try peer.dropLast(4).withUnsafeBytes {
+                        try router.send($0, more: true, dontWait: true)
+                    }
                     if queued {
                         try router.send(frames: frames)
                     } else {

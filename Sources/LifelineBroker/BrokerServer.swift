@@ -61,6 +61,16 @@ public final class BrokerServer {
 
     /// Replication and fencing, when this broker leads a group.
     let group: GroupLeader?
+    /// The control socket's connections: a peer is its routing id *and* its connection's number,
+    /// so a later connection that reuses a routing id inherits nothing of the earlier one.
+    let routerConnections: ConnectionMonitor
+    /// The bus socket's connections, for the subscriptions each holds.
+    let busConnections: ConnectionMonitor
+    /// What each bus connection subscribed to, and how often it was refused.
+    var subscriptions: BusSubscriptionLedger
+    /// When to give freed memory back to the system, after a bus connection that held or sent much
+    /// closed (libzmq frees its subscriptions when it processes the closing, a moment later).
+    var trimDue: UInt64?
 
     /// Binds the sockets on the calling thread; ``run()`` must be called on the same thread.
     public convenience init(
@@ -98,11 +108,17 @@ public final class BrokerServer {
             zap = nil
         }
         router = try ZMQSocket(context, type: .router)
+        routerConnections = try ConnectionMonitor(router, context: context, name: "control")
         try router.set(.routerMandatory, 1)
         try router.set(.sendHighWaterMark, 100_000)
         try router.set(.receiveHighWaterMark, 100_000)
         try router.set(.maxMessageSize, 4 * configuration.maximumMessageBytes)
         bus = try ZMQSocket(context, type: .xpub)
+        busConnections = try ConnectionMonitor(bus, context: context, name: "bus")
+        subscriptions = BusSubscriptionLedger(limit: configuration.maximumSubscriptionsPerConnection)
+        // libzmq reads every queued notice of a connection into its tries at once: a short queue
+        // bounds what one burst of refused subscriptions costs before the broker cuts the sender off.
+        try bus.set(.receiveHighWaterMark, 32)
         try bus.set(.xpubVerbose, 1)
         // The broker applies each subscription itself (or refuses it): see BusSubscriptionRule.
         try bus.set(.xpubManual, 1)
@@ -264,7 +280,8 @@ public final class BrokerServer {
                 var timeout = SystemClock.pollTimeout(
                     until: min(
                         core.nextDeadline().nanoseconds, watchdog == nil ? .max : nextWatchdog,
-                        busReadDue ?? .max, connections.nextDue ?? .max, group?.nextDeadline ?? .max),
+                        busReadDue ?? .max, connections.nextDue ?? .max, group?.nextDeadline ?? .max,
+                        trimDue ?? .max),
                     now: now)
                 if spin > 0 && now &- lastActivity < spin { timeout = 0 }
                 guard let readable = poller.wait(timeoutMilliseconds: Int32(clamping: timeout)) else {
@@ -289,6 +306,14 @@ public final class BrokerServer {
                     }
                 }
                 if stop { break }
+            }
+            routerConnections.update()
+            _ = routerConnections.takeClosed()
+            busConnections.update()
+            forgetClosedBusConnections()
+            if let due = trimDue, SystemClock.monotonicNanoseconds() >= due {
+                trimDue = nil
+                MemoryTrim.release()
             }
             if let due = connections.nextDue, SystemClock.monotonicNanoseconds() >= due {
                 let closed = connections.closeDue(now: SystemClock.monotonicNanoseconds())
@@ -332,15 +357,18 @@ public final class BrokerServer {
         while let frames = next(on: router, "control", mayHaveInput: &routerMayHaveInput) {
             received = true
             guard frames.count >= 2 else { continue }
+            routerConnections.update()
+            _ = routerConnections.takeClosed()
+            let peer = Self.peer(frames[0], on: routerConnections.number(of: sender.fileDescriptor))
             if zap != nil {
                 note(sender, .control)
                 if let key = sender.userID, let policy = core.policy, policy.names[key] == nil {
-                    cutOff(key, peer: frames[0], descriptor: sender.fileDescriptor)
+                    cutOff(key, peer: peer, descriptor: sender.fileDescriptor)
                     continue
                 }
             }
             core.handleControl(
-                peer: frames[0], frames: frames[1...], key: zap == nil ? nil : sender.userID,
+                peer: peer, frames: frames[1...], key: zap == nil ? nil : sender.userID,
                 now: SystemClock.now,
                 into: &output)
             batch += 1
@@ -365,16 +393,26 @@ public final class BrokerServer {
         while let notice = next(on: bus, "bus", mayHaveInput: &busMayHaveInput) {
             received = true
             guard let first = notice.first, let kind = first.first, kind <= 1 else { continue }
+            busConnections.update()
+            forgetClosedBusConnections()
             let topic = first.dropFirst()
-            if let problem = BusSubscriptionRule.problem(topic) {
-                log("refused a bus subscription: \(problem)")
-                continue
-            }
             if zap != nil { note(sender, .bus) }
-            if kind == 1, let policy = core.policy, let key = sender.userID,
-                let denial = BusSubscriptionRule.denial(topic, key: key, in: policy)
-            {
-                log("refused a bus subscription: \(denial)")
+            var problem = BusSubscriptionRule.problem(topic)
+            if problem == nil, kind == 1, let policy = core.policy, let key = sender.userID {
+                problem = BusSubscriptionRule.denial(topic, key: key, in: policy)
+            }
+            let connection = busConnections.number(of: sender.fileDescriptor)
+            switch subscriptions.take(connection, subscribe: kind == 1, topic: topic, problem: problem) {
+            case .apply: break
+            case .ignore: continue
+            case .refuse(let why, let first):
+                if first { log("refused a bus subscription: \(why)") }
+                continue
+            case .cutOff(let why):
+                shutdown(sender.fileDescriptor, Int32(SHUT_RDWR))
+                log(
+                    "closed a bus connection\(sender.userID.map { " of key \(core.policy?.names[$0] ?? $0)" } ?? ""): \(why)"
+                )
                 continue
             }
             do {
@@ -387,16 +425,32 @@ public final class BrokerServer {
         return received
     }
 
-    /// The next message waiting on `socket` (its sender in `sender` when CURVE is on); nil when none
+    /// Forgets the bus connections that closed; memory goes back to the system shortly after one
+    /// that held or sent much.
+    private func forgetClosedBusConnections() {
+        for closed in busConnections.takeClosed() where subscriptions.forget(closed.number) {
+            trimDue = SystemClock.monotonicNanoseconds() &+ 50_000_000
+        }
+    }
+
+    /// The broker's name for a control peer: its routing id, then the number of its connection
+    /// (4 bytes), so that a routing id reused by another connection names another peer.
+    static func peer(_ routingID: [UInt8], on connection: UInt32) -> [UInt8] {
+        var peer = routingID
+        peer.reserveCapacity(routingID.count + 4)
+        withUnsafeBytes(of: connection.bigEndian) { peer.append(contentsOf: $0) }
+        return peer
+    }
+
+    /// The next message waiting on `socket` (with its sender in `sender`: the connection's
+    /// descriptor, and its key when CURVE is on); nil when none
     /// waits, or when receiving failed: then it says so and leaves `mayHaveInput` set, since what is
     /// queued behind the failure would not make the descriptor readable again.
     private func next(on socket: ZMQSocket, _ name: String, mayHaveInput: inout Bool) -> [[UInt8]]? {
         // This read settles what was possible before it; a send after it raises the flag again.
         mayHaveInput = false
         do {
-            return zap == nil
-                ? try socket.receiveFrames(dontWait: true)
-                : try socket.receiveFrames(dontWait: true, sender: &sender)
+            return try socket.receiveFrames(dontWait: true, sender: &sender)
         } catch {
             log("receive failed on the \(name) socket: \(error)")
             mayHaveInput = true

@@ -56,6 +56,11 @@ enum BrokerCommand: CLICommand {
     static let maxNamesPerConnection = CommandLineOption.value(
         "--max-names-per-connection", "N",
         help: "names one connection may register; beyond: 429 (default 100)")
+    static let maxSubscriptionsPerConnection = CommandLineOption.value(
+        "--max-subscriptions-per-connection", "N",
+        help:
+            "topics one bus connection may subscribe to; beyond: refused, and a connection refused 32 times is closed (default 1024)"
+    )
     static let maxHeartbeatWindow = CommandLineOption.value(
         "--max-heartbeat-window", "MS",
         help: "longest interval × liveness a service may ask for; beyond: 400 (default 60000)")
@@ -140,6 +145,7 @@ enum BrokerCommand: CLICommand {
         groupOptions + [
             control, bus, heartbeatInterval, liveness, callTimeout, maxMessageBytes, busHwm, journalSize,
             journalAge, stepTimeout, ackTimeout, publishMemory, journalBytes, maxNamesPerConnection,
+            maxSubscriptionsPerConnection,
             maxHeartbeatWindow, maxEventNames, topology, stateDir, launcher, appTimeout, bootWait, spinUs,
             key, policy, insecure, metrics, metricsToken,
         ] + Console.options
@@ -185,6 +191,9 @@ enum BrokerCommand: CLICommand {
         }
         if let count = try arguments.integer(Self.maxNamesPerConnection, in: 1...1_000_000) {
             configuration.maximumNamesPerConnection = count
+        }
+        if let count = try arguments.integer(Self.maxSubscriptionsPerConnection, in: 1...1_000_000) {
+            configuration.maximumSubscriptionsPerConnection = count
         }
         if let window = try arguments.integer(Self.maxHeartbeatWindow, in: 10...60_000_000) {
             configuration.maximumHeartbeatWindow = .milliseconds(window)

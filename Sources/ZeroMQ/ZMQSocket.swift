@@ -74,6 +74,9 @@ public final class ZMQSocket {
         }
     }
 
+    /// `ZMQ_EVENT_ACCEPTED`, for ``monitor(_:events:)``: a listener accepted a connection (the value
+    /// is its descriptor).
+    public static let acceptedEvent = Int32(ZMQ_EVENT_ACCEPTED)
     /// `ZMQ_EVENT_DISCONNECTED`, for ``monitor(_:events:)``: the connection to a peer was lost.
     public static let disconnectedEvent = Int32(ZMQ_EVENT_DISCONNECTED)
     /// `ZMQ_EVENT_HANDSHAKE_SUCCEEDED`, for ``monitor(_:events:)``: a connection is ready to carry messages.
@@ -247,10 +250,13 @@ public final class ZMQSocket {
         sender = Sender(userID: nil, fileDescriptor: -1)
         var found = false
         return try receiveFrames(dontWait: dontWait) { message in
-            guard !found, let userID = zmq_msg_gets(message, "User-Id") else { return }
+            guard !found else { return }
+            let descriptor = zmq_msg_get(message, ZMQ_SRCFD)
+            let userID = zmq_msg_gets(message, "User-Id")
+            guard descriptor >= 0 || userID != nil else { return }
             found = true
-            sender.userID = String(cString: userID)
-            sender.fileDescriptor = zmq_msg_get(message, ZMQ_SRCFD)
+            sender.userID = userID.map { String(cString: $0) }
+            sender.fileDescriptor = descriptor
         }
     }
 

@@ -287,6 +287,7 @@ struct CLIOptionsTests {
             "--journal-size": "100", "--journal-age": "60000", "--step-timeout": "2000",
             "--ack-timeout": "5000",
             "--publish-memory": "100", "--journal-bytes": "1048576", "--max-names-per-connection": "10",
+            "--max-subscriptions-per-connection": "100",
             "--max-heartbeat-window": "60000", "--max-event-names": "100", "--topology": topology,
             "--state-dir": directory.path, "--launcher": "launcher", "--app-timeout": "2000",
             "--boot-wait": "1000", "--spin-us": "0", "--metrics": "127.0.0.1:0", "--log-level": "info",

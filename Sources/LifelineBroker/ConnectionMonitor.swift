@@ -1,0 +1,76 @@
+import Foundation
+import ZeroMQ
+
+/// The connections of one of the broker's sockets, as libzmq's monitor reports them
+/// (`ZMQ_EVENT_ACCEPTED`, `ZMQ_EVENT_DISCONNECTED`): each accepted connection gets a number that is
+/// never given again, found from its descriptor while it is open. A routing id or a descriptor can
+/// be reused by a later connection; the number cannot, so state tied to it dies with the connection.
+///
+/// Read on the socket's own thread. An accepted connection's event is queued before any message of
+/// that connection can be received, and a closed one's before its descriptor can be reused, so
+/// ``update()`` right after a receive attributes the message to the right connection.
+final class ConnectionMonitor {
+    /// A closed connection: its number and the descriptor it had.
+    struct Closed: Equatable {
+        var number: UInt32
+        var descriptor: Int32
+    }
+
+    private let pair: ZMQSocket
+    private var numbers: [Int32: UInt32] = [:]
+    private var open: Set<UInt32> = []
+    private var last: UInt32 = 0
+    private var closed: [Closed] = []
+
+    /// Starts monitoring `socket` (before it binds, so that no connection is missed).
+    init(_ socket: ZMQSocket, context: ZMQContext, name: String) throws {
+        let endpoint = "inproc://lifeline-monitor-\(name)-\(UUID().uuidString)"
+        try socket.monitor(
+            endpoint, events: ZMQSocket.acceptedEvent | ZMQSocket.disconnectedEvent)
+        pair = try ZMQSocket(context, type: .pair)
+        try pair.set(.linger, 0)
+        // No limit on the queue of events: a full one would drop them, and it is read every loop turn.
+        try pair.set(.receiveHighWaterMark, 0)
+        try pair.connect(endpoint)
+    }
+
+    deinit { pair.close() }
+
+    /// Reads the events queued so far.
+    func update() {
+        while let frames = try? pair.receiveFrames(dontWait: true) {
+            guard let event = frames.first, event.count >= 6 else { continue }
+            let descriptor = event[2...5].reversed().reduce(Int32(0)) { $0 << 8 | Int32($1) }
+            switch ZMQSocket.monitorEvent(event) {
+            case ZMQSocket.acceptedEvent:
+                if let earlier = numbers[descriptor] {
+                    open.remove(earlier)
+                    closed.append(Closed(number: earlier, descriptor: descriptor))
+                }
+                last &+= 1
+                if last == 0 { last = 1 }
+                numbers[descriptor] = last
+                open.insert(last)
+            case ZMQSocket.disconnectedEvent:
+                if let number = numbers.removeValue(forKey: descriptor) {
+                    open.remove(number)
+                    closed.append(Closed(number: number, descriptor: descriptor))
+                }
+            default: break
+            }
+        }
+    }
+
+    /// The number of the open connection on `descriptor`; 0 for one the monitor does not report
+    /// (inproc, or a descriptor libzmq did not give).
+    func number(of descriptor: Int32) -> UInt32 { descriptor < 0 ? 0 : numbers[descriptor] ?? 0 }
+
+    /// Whether connection `number` is still open (0, unreported, always is).
+    func isOpen(_ number: UInt32) -> Bool { number == 0 || open.contains(number) }
+
+    /// The connections closed since the last call.
+    func takeClosed() -> [Closed] {
+        defer { closed.removeAll() }
+        return closed
+    }
+}

@@ -1,0 +1,71 @@
+/// What each bus connection subscribed to and how often it was refused, so that no connection can
+/// make the broker (and libzmq's subscription tries, which keep every notice a connection sent until
+/// it closes) hold more than a bounded amount: a connection holds at most ``limit`` topics, and one
+/// refused ``cutOffAfter`` times is cut off. Connection 0 (not reported by the monitor: inproc) is
+/// not limited.
+struct BusSubscriptionLedger {
+    enum Verdict: Equatable {
+        /// Apply the notice on the XPUB.
+        case apply
+        /// Refuse it, saying why (logged for a connection's first refusal only).
+        case refuse(String, first: Bool)
+        /// Refuse it and close the connection, saying why.
+        case cutOff(String)
+        /// The connection is being cut off: drop the notice silently.
+        case ignore
+    }
+
+    let limit: Int
+    let cutOffAfter: Int
+    private var topics: [UInt32: Set<[UInt8]>] = [:]
+    private var refusals: [UInt32: Int] = [:]
+    private var cut: Set<UInt32> = []
+
+    init(limit: Int, cutOffAfter: Int = 32) {
+        self.limit = limit
+        self.cutOffAfter = cutOffAfter
+    }
+
+    /// Takes a subscription (or, `subscribe` false, an unsubscription) notice of `connection`;
+    /// `problem` is why the bus's rules refuse it (nil when they accept it).
+    mutating func take(_ connection: UInt32, subscribe: Bool, topic: ArraySlice<UInt8>, problem: String?)
+        -> Verdict
+    {
+        if cut.contains(connection) { return .ignore }
+        if let problem { return refuse(connection, problem) }
+        guard connection != 0 else { return .apply }
+        if !subscribe {
+            topics[connection]?.remove(Array(topic))
+            return .apply
+        }
+        let held = topics[connection, default: []]
+        if held.contains(Array(topic)) { return .apply }
+        guard held.count < limit else {
+            return refuse(connection, "a bus connection holds at most \(limit) subscriptions")
+        }
+        topics[connection, default: []].insert(Array(topic))
+        return .apply
+    }
+
+    private mutating func refuse(_ connection: UInt32, _ why: String) -> Verdict {
+        guard connection != 0 else { return .refuse(why, first: true) }
+        let count = refusals[connection, default: 0] + 1
+        refusals[connection] = count
+        if count >= cutOffAfter {
+            cut.insert(connection)
+            return .cutOff("it sent \(count) subscriptions the bus refuses (the last: \(why))")
+        }
+        return .refuse(why, first: count == 1)
+    }
+
+    /// Forgets a closed connection; returns whether it held or sent much (worth giving memory back).
+    mutating func forget(_ connection: UInt32) -> Bool {
+        let held = topics.removeValue(forKey: connection)?.count ?? 0
+        let refused = refusals.removeValue(forKey: connection) ?? 0
+        let wasCut = cut.remove(connection) != nil
+        return held >= 64 || refused > 0 || wasCut
+    }
+
+    /// How many topics `connection` holds.
+    func count(of connection: UInt32) -> Int { topics[connection]?.count ?? 0 }
+}
