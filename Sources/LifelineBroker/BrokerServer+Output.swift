@@ -62,7 +62,6 @@ extension BrokerServer {
 
     /// Sends `items` on the sockets, in order (state operations are written elsewhere).
     func sendNow(_ items: [BrokerOutput]) {
-        routerConnections.update()
         for item in items {
             // A group's leader checks its lease before every reply and event it hands to ZeroMQ.
             if let group, !group.certainlyLeads() {
@@ -78,6 +77,9 @@ extension BrokerServer {
             switch item {
             case .send(let peer, let frames):
                 routerMayHaveInput = true
+                // A send processes libzmq's commands: the connection behind a routing id may have
+                // changed since the last message.
+                routerConnections.update()
                 // Only to the connection the peer spoke on: another that took its routing id gets nothing.
                 let connection = peer.suffix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
                 guard peer.count > 4, routerConnections.isOpen(connection) else {

@@ -313,7 +313,8 @@ public final class BrokerServer {
             forgetClosedBusConnections()
             if let due = trimDue, SystemClock.monotonicNanoseconds() >= due {
                 trimDue = nil
-                MemoryTrim.release()
+                // Off this thread: trimming a large heap takes a while.
+                DispatchQueue.global(qos: .utility).async { MemoryTrim.release() }
             }
             if let due = connections.nextDue, SystemClock.monotonicNanoseconds() >= due {
                 let closed = connections.closeDue(now: SystemClock.monotonicNanoseconds())

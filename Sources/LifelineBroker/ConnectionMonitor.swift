@@ -8,7 +8,10 @@ import ZeroMQ
 ///
 /// Read on the socket's own thread. An accepted connection's event is queued before any message of
 /// that connection can be received, and a closed one's before its descriptor can be reused, so
-/// ``update()`` right after a receive attributes the message to the right connection.
+/// ``update()`` right after a receive attributes the message to the connection that has the
+/// descriptor now. (A message a closed connection left queued, read after its descriptor went to
+/// a new connection, would be taken for the new one's; both would have to be the same routing id's
+/// for that to matter, which libzmq does not allow while the first is attached.)
 final class ConnectionMonitor {
     /// A closed connection: its number and the descriptor it had.
     struct Closed: Equatable {

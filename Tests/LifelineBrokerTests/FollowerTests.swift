@@ -63,16 +63,27 @@ struct FollowerTests {
     }
 
     @Test(
-        "a leader that refuses 'not leading yet' is alive: it is joined again in ~100 ms, and its silence clock is not run down (no lease revoked while it starts)"
+        "a leader still taking the lead is alive: joined again in ~100 ms, its silence clock not run down (no lease revoked while it starts)"
     )
-    func notLeadingIsNotSilence() throws {
+    func takingLeadIsNotSilence() throws {
         let rig = try Rig()
         let join = try rig.next()
         #expect(join?.command == .join)
-        try rig.send(GroupMember.refusal(.notLeading, "a is taking the lead under term 5", term: 5))
+        try rig.send(GroupMember.refusal(.takingLead, "a is taking the lead under term 5", term: 5))
         let again = try rig.next()
         #expect(again?.command == .join, "joined again after the refusal")
         #expect(!rig.follower.silent(longerThan: .seconds(10)), "a refusal counts as hearing from the leader")
+    }
+
+    @Test(
+        "a standby that holds the key refuses 'not leading': that is no sign of life, so its silence runs on (and its lease is revoked as usual)"
+    )
+    func notLeadingIsNoSignOfLife() throws {
+        let rig = try Rig()
+        #expect(try rig.next()?.command == .join)
+        try rig.send(GroupMember.refusal(.notLeading, "a does not lead", term: 5))
+        #expect(try rig.next()?.command == .join, "joined again after the refusal")
+        #expect(rig.follower.silent(longerThan: .milliseconds(50)), "silent since it was followed")
     }
 
     @Test(

@@ -15,12 +15,16 @@ struct BusSubscriptionLedger {
         case ignore
     }
 
+    /// The most topics one connection may hold.
     let limit: Int
+    /// The refusals after which a connection is closed.
     let cutOffAfter: Int
     private var topics: [UInt32: Set<[UInt8]>] = [:]
     private var refusals: [UInt32: Int] = [:]
     private var cut: Set<UInt32> = []
 
+    /// A ledger that lets a connection hold `limit` topics and closes it at its `cutOffAfter`th
+    /// refusal.
     init(limit: Int, cutOffAfter: Int = 32) {
         self.limit = limit
         self.cutOffAfter = cutOffAfter
@@ -38,12 +42,12 @@ struct BusSubscriptionLedger {
             topics[connection]?.remove(Array(topic))
             return .apply
         }
-        let held = topics[connection, default: []]
-        if held.contains(Array(topic)) { return .apply }
-        guard held.count < limit else {
+        let key = Array(topic)
+        if topics[connection]?.contains(key) == true { return .apply }
+        guard topics[connection]?.count ?? 0 < limit else {
             return refuse(connection, "a bus connection holds at most \(limit) subscriptions")
         }
-        topics[connection, default: []].insert(Array(topic))
+        topics[connection, default: []].insert(key)
         return .apply
     }
 

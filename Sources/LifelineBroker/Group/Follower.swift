@@ -72,19 +72,21 @@ struct Follower {
                 refused(message, by: leader, now: now)
                 return
             }
-            // The leader's term is the one etcd showed; a message under another is not believed.
+            // An older term than this member took (from etcd, or a candidate etcd vouched for) is
+            // refused; the leader's term is the one etcd showed, and a message under another is not
+            // believed.
+            if term < replica.term {
+                send(
+                    GroupMember.refusal(
+                        .staleTerm, "term \(term) is older than \(replica.term)", term: replica.term))
+                continue
+            }
             guard term == leader.term else {
-                if term < leader.term {
-                    send(
-                        GroupMember.refusal(
-                            .staleTerm, "term \(term) is older than \(leader.term)", term: replica.term))
-                } else {
-                    dropped += 1
-                    if dropped == 1 || dropped % 1000 == 0 {
-                        log(
-                            "dropped a \(message.command.rawValue) under term \(term) from \(leader.member), which leads under term \(leader.term) as etcd says (\(dropped) so far)"
-                        )
-                    }
+                dropped += 1
+                if dropped == 1 || dropped % 1000 == 0 {
+                    log(
+                        "dropped a \(message.command.rawValue) under term \(term) from \(leader.member), which leads under term \(leader.term) as etcd says (\(dropped) so far)"
+                    )
                 }
                 continue
             }
@@ -123,19 +125,22 @@ struct Follower {
         }
     }
 
-    /// A REFUSE from the followed leader. One that is not leading yet (still taking the lead) is
-    /// alive: it is heard from, and joined again in 100 ms. One that does not count this member
-    /// among its standbys is joined again at once. None of them makes the leader look silent: a
-    /// refusal is no reason to revoke a lease, so a new leader is not voted out while it starts.
+    /// A REFUSE from the member etcd names as leader. One still taking the lead is alive: it is
+    /// heard from, and joined again in 100 ms, so a new leader is not voted out while it starts. One
+    /// that does not count this member among its standbys is joined again at once. Any other (a
+    /// standby holding the key it failed to give up, say) is no sign of life: its silence runs on
+    /// and its lease is revoked after the usual 600 ms.
     private mutating func refused(_ message: GroupMessage, by leader: MemberRecord, now: UInt64) {
         synced = false
         switch message.refusal {
-        case .notLeading:
+        case .takingLead:
             heard = now
             joined = now &- 400_000_000
         case .notFollowing:
             heard = now
             join(nil)
+        case .notLeading:
+            joined = now &- 400_000_000
         default:
             log("the leader \(leader.member) refused this member: \(message.text("error"))")
         }

@@ -70,6 +70,6 @@ package struct GroupKeys: Sendable {
 
     /// The allow-list for the group socket's ZAP handler: public key → member.
     package var allowList: [String: String] {
-        Dictionary(uniqueKeysWithValues: publicKeys.map { ($0.value, $0.key) })
+        Dictionary(publicKeys.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
     }
 }

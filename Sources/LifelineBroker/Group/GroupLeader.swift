@@ -105,17 +105,13 @@ package final class GroupLeader {
         return released
     }
 
-    /// A member says it holds a later term. With the members' keys that member is who it says,
-    /// and it took the term only once etcd showed it: step down. Without keys (`--insecure`)
-    /// anyone may have said it: etcd decides (the lease and the key, checked every 100 ms).
+    /// A member says it holds a later term. Nobody's word deposes a leader: etcd does (its lease
+    /// and key, checked every 100 ms), so a member that says 2^62 changes nothing; what it says
+    /// is dropped and logged.
     private func laterTerm(_ later: UInt64, from sender: String) {
-        if member.configuration.keys != nil {
-            deposed = "member \(sender) holds a later term \(later)"
-        } else {
-            member.drop(
-                "a claim of a later term \(later) by '\(sender.escapedForLog)' (plain-text group: etcd decides)"
-            )
-        }
+        member.drop(
+            "a claim of a later term \(later) by '\(sender.escapedForLog)' (etcd decides who leads)",
+            kind: "later term \(sender)")
     }
 
     /// Whether this member may still hand a reply or an event to ZeroMQ: its lease is certainly

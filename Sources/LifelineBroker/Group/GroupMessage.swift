@@ -28,8 +28,10 @@ package struct GroupMessage: Equatable, Sendable {
     package enum Refusal: String, Sendable {
         /// The sender's term is older than one the refuser has taken.
         case staleTerm = "stale-term"
-        /// The refuser does not lead (yet): a JOIN is to be sent again shortly.
+        /// The refuser does not lead: it is a standby.
         case notLeading = "not-leading"
+        /// The refuser won the leader key and is gathering positions: JOIN again in 100 ms.
+        case takingLead = "taking-lead"
         /// The leader does not count the sender among its standbys: it is to JOIN again.
         case notFollowing = "not-following"
         /// The sender is not a member of the refuser's group.

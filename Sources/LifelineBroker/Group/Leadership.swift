@@ -185,6 +185,13 @@ package final class Leadership: Sendable {
                     }
                 } else if let held, var holder = MemberRecord(held.value) {
                     holder.term = held.createRevision
+                    if holder.member == configuration.member && holder.lease == lease {
+                        // This run holds the key but does not lead: it gave it up (resigned, or
+                        // stopped leading) and the delete did not reach etcd. Give it up again.
+                        log("the leader key is still this member's although it stands by; giving it up")
+                        _ = try etcd.delete(configuration.leaderKey, ifCreatedAt: held.createRevision)
+                        continue
+                    }
                     if holder.member == configuration.member && holder.lease != lease {
                         // An earlier run of this member led, and is gone: free the key now rather
                         // than when that run's lease runs out.
