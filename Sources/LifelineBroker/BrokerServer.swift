@@ -307,10 +307,6 @@ public final class BrokerServer {
                 }
                 if stop { break }
             }
-            routerConnections.update()
-            _ = routerConnections.takeClosed()
-            busConnections.update()
-            forgetClosedBusConnections()
             if let due = trimDue, SystemClock.monotonicNanoseconds() >= due {
                 trimDue = nil
                 // Off this thread: trimming a large heap takes a while.
@@ -391,6 +387,9 @@ public final class BrokerServer {
     private func drainBus() -> Bool {
         var received = false
         defer { flush() }
+        // A closed connection wakes the loop through the XPUB's descriptor (libzmq ends its pipe).
+        busConnections.update()
+        forgetClosedBusConnections()
         while let notice = next(on: bus, "bus", mayHaveInput: &busMayHaveInput) {
             received = true
             guard let first = notice.first, let kind = first.first, kind <= 1 else { continue }

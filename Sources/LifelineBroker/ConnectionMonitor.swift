@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import ZeroMQ
 
 /// The connections of one of the broker's sockets, as libzmq's monitor reports them
@@ -20,6 +21,9 @@ final class ConnectionMonitor {
     }
 
     private let pair: ZMQSocket
+    /// The PAIR's `ZMQ_FD`: readable once an event arrived after the last read that found none, so
+    /// ``update()`` costs one `poll` when nothing happened (not a libzmq receive, which costs twice).
+    private let signal: Int32
     private var numbers: [Int32: UInt32] = [:]
     private var open: Set<UInt32> = []
     private var last: UInt32 = 0
@@ -35,12 +39,16 @@ final class ConnectionMonitor {
         // No limit on the queue of events: a full one would drop them, and it is read every loop turn.
         try pair.set(.receiveHighWaterMark, 0)
         try pair.connect(endpoint)
+        signal = Int32(try pair.get(.fileDescriptor))
+        while (try? pair.receiveFrames(dontWait: true)) != nil {}
     }
 
     deinit { pair.close() }
 
     /// Reads the events queued so far.
     func update() {
+        var descriptor = pollfd(fd: signal, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, 0) > 0 else { return }
         while let frames = try? pair.receiveFrames(dontWait: true) {
             guard let event = frames.first, event.count >= 6 else { continue }
             let descriptor = event[2...5].reversed().reduce(Int32(0)) { $0 << 8 | Int32($1) }
