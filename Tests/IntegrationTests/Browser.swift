@@ -52,21 +52,10 @@ final class Browser: @unchecked Sendable {
     /// One HTTP/1.1 exchange with chromedriver over a plain socket of its own; returns the reply's body.
     private static func exchange(port: UInt16, method: String, path: String, body: [UInt8]) throws -> [UInt8]
     {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw HarnessError("socket() failed") }
-        defer { Glibc.close(descriptor) }
-        var timeout = timeval(tv_sec: 60, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        guard let descriptor = LoopbackTCP.connect(port: port, receiveTimeoutSeconds: 60) else {
+            throw HarnessError("chromedriver is not listening on \(port)")
         }
-        guard connected == 0 else { throw HarnessError("chromedriver is not listening on \(port)") }
+        defer { Glibc.close(descriptor) }
         let head =
             "\(method) \(path) HTTP/1.1\r\nHost: localhost:\(port)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
         guard HTTPResponse.write(Array(head.utf8) + body, to: descriptor) else {

@@ -213,20 +213,10 @@ struct ConsoleTests {
 /// until the server closes (or 10 s pass).
 enum RawHTTP {
     static func exchange(port: UInt16, _ request: [UInt8]) throws -> String {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
+        guard let descriptor = LoopbackTCP.connect(port: port, receiveTimeoutSeconds: 10) else {
+            throw HarnessError("cannot connect to port \(port)")
         }
-        guard connected else { throw HarnessError("cannot connect to port \(port)") }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        defer { close(descriptor) }
         let sent = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         guard sent == request.count else { throw HarnessError("sent \(sent) of \(request.count) bytes") }
         var answer: [UInt8] = []
@@ -237,5 +227,31 @@ enum RawHTTP {
             answer += buffer[0..<count]
         }
         return String(decoding: answer, as: UTF8.self)
+    }
+}
+
+/// A TCP connection to a port on 127.0.0.1, for tests that speak HTTP over a plain socket.
+enum LoopbackTCP {
+    /// The connected socket's descriptor (receives time out after `receiveTimeoutSeconds`), or nil
+    /// when nothing listens there.
+    static func connect(port: UInt16, receiveTimeoutSeconds: Int) -> Int32? {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else {
+            close(descriptor)
+            return nil
+        }
+        var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return descriptor
     }
 }
