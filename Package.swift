@@ -12,11 +12,10 @@ let package = Package(
         .executable(name: "lifeline", targets: ["lifeline"]),
     ],
     targets: [
-        .systemLibrary(
-            name: "CZeroMQ",
-            pkgConfig: "libzmq",
-            providers: [.apt(["libzmq3-dev"])]
-        ),
+        // libzmq's header and library are in the compiler's default paths on Debian (libzmq3-dev,
+        // which deploy/setup.sh installs): no pkg-config, whose Cflags (from krb5's .pc) every
+        // dependent build would warn about.
+        .systemLibrary(name: "CZeroMQ"),
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
         .target(name: "LifelineProtocol"),
         .target(name: "LifelineSupport", dependencies: ["LifelineProtocol"]),

@@ -8,6 +8,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../deploy/setup.sh"
 ensure_prerequisites
 cd "$lifeline_root"
-swift build --build-tests 2>&1 | grep -v "prohibited flag" | grep -E "error|warning" >&2 || true
+swift build --build-tests 2>&1 | grep -E "error|warning" >&2 || true
 export LIFELINE_CHAOS_EVENTS="${1:-20000}" LIFELINE_CHAOS_BROKER_KILLS="${2:-5}" LIFELINE_CHAOS_SERVICE_KILLS="${3:-30}"
 swift test --skip-build --filter ChaosTests 2>&1 | grep -E "killed|chaos:|✘|passed after|failed after"

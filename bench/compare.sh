@@ -28,7 +28,7 @@ before_tree="$lifeline_root/.build/compare/$revision"
 output="$lifeline_root/bench/results/compare-$revision"
 build() {
     (cd "$1" && for product in lifeline-bench lifeline; do
-        swift build -c release --product "$product" 2>&1 | grep -v "prohibited flag" | grep -E "error|warning: [^']" >&2 || true
+        swift build -c release --product "$product" 2>&1 | grep -E "error|warning: [^']" >&2 || true
         [ -x ".build/release/$product" ] || { echo "build of $product failed in $1" >&2; exit 1; }
     done)
 }

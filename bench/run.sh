@@ -28,9 +28,9 @@ fi
 cd "$lifeline_root"
 echo "building (release) ..." >&2
 set +e
-swift build -c release --product lifeline-bench 2>&1 | grep -v "prohibited flag" | grep -E "error|warning|Compiling|Build" >&2
+swift build -c release --product lifeline-bench 2>&1 | grep -E "error|warning|Compiling|Build" >&2
 status=${PIPESTATUS[0]}
-swift build -c release --product lifeline 2>&1 | grep -v "prohibited flag" | grep -E "error|warning" >&2
+swift build -c release --product lifeline 2>&1 | grep -E "error|warning" >&2
 status=$((status + PIPESTATUS[0]))
 set -e
 [ "$status" -eq 0 ] || { echo "build failed" >&2; exit 1; }

@@ -69,12 +69,8 @@ ensure_etcd() {
 # Builds the package in configuration $1 (debug or release); exits when the build fails.
 build_package() {
     say "building ($1) ..."
-    set +e
     cd "$lifeline_root"
-    swift build -c "$1" 2>&1 | grep -v "prohibited flag"
-    local status=${PIPESTATUS[0]}
-    set -e
-    [ "$status" -eq 0 ] || { say "error: the build failed (status $status)"; exit 1; }
+    swift build -c "$1" || { local status=$?; say "error: the build failed (status $status)"; exit 1; }
 }
 
 ensure_prerequisites() {

@@ -50,7 +50,7 @@ stop_all() {
 start_all() {
     ensure_prerequisites
     say "building (release) ..."
-    (cd "$lifeline_root" && swift build -c release 2>&1 | grep -v "prohibited flag") || { say "error: the build failed"; exit 1; }
+    (cd "$lifeline_root" && swift build -c release) || { say "error: the build failed"; exit 1; }
     stop_all >/dev/null 2>&1
     mkdir -p "$keys"
     for name in broker ops "${services[@]}"; do
