@@ -45,7 +45,8 @@ enum DescribeCommand: CLICommand {
                     about.arguments.isEmpty ? nil : "takes \(about.arguments)",
                     about.reply.isEmpty ? nil : "answers \(about.reply)",
                 ].compactMap { $0 }.joined(separator: ", ")
-                Console.out("  \(method) — \(about.summary)\(shape.isEmpty ? "" : " (\(shape))")")
+                let summary = about.summary.isEmpty ? "" : " — \(about.summary)"
+                Console.out("  \(method)\(summary)\(shape.isEmpty ? "" : " (\(shape))")")
             } else {
                 Console.out("  \(method)")
             }
@@ -58,8 +59,8 @@ enum DescribeCommand: CLICommand {
             if let about = described.events[event] {
                 let fields = about.fields.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
                     .joined(separator: ", ")
-                Console.out(
-                    "  \(event) (\(handled)) — \(about.summary)\(fields.isEmpty ? "" : " {\(fields)}")")
+                let summary = about.summary.isEmpty ? "" : " — \(about.summary)"
+                Console.out("  \(event) (\(handled))\(summary)\(fields.isEmpty ? "" : " {\(fields)}")")
             } else {
                 Console.out("  \(event) (\(handled))")
             }

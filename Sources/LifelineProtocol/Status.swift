@@ -46,3 +46,8 @@ public struct Status: RawRepresentable, Hashable, Sendable, CustomStringConverti
         reason == "status \(rawValue)" ? "\(rawValue)" : "\(rawValue) \(reason)"
     }
 }
+
+extension Status: ExpressibleByIntegerLiteral {
+    /// A status written as its number, so that `error.status == 404` reads as it should.
+    public init(integerLiteral value: Int) { self.init(rawValue: value) }
+}

@@ -233,4 +233,12 @@ struct BusBatchTests {
             decode(frames)
                 == .failure(ProtocolError(.badRequest, "bus headers must be a multiple of 48 bytes, got 0")))
     }
+
+    @Test("a status compares with its number: error.status == 404 reads as it should")
+    func statusLiteral() {
+        let status: Status = .notFound
+        #expect(status == 404)
+        #expect(ControlReply.error(.badRequest, "no", requestID: []).status == 400)
+        #expect(Status.ok != 500)
+    }
 }

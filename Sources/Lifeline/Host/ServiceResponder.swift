@@ -100,7 +100,11 @@ struct ServiceResponder: Sendable {
         client: LifelineClient
     ) {
         if let failure {
-            context.log("handler for \(message.name) #\(message.header.sequence) failed: \(failure)")
+            // A warning, not news: a payload that did not decode, or a handler that threw.
+            Console.log(
+                context.serviceName,
+                "handler for \(message.name) #\(message.header.sequence) failed: \(failure)",
+                level: .warning)
         }
         counter?.increment()
         if message.header.flags & 1 == 1 {
