@@ -66,12 +66,15 @@ public final class LifelineClient: Sendable {
     deinit { connection.post(.shutdown) }
 
     /// Sends `request` and returns the broker's reply; a non-2xx reply throws ``LifelineError``.
+    /// Cancelling the task ends the wait at once with `CancellationError` (a request already sent
+    /// may still be carried out by the broker; its answer is dropped).
     package func request(_ request: ClientRequest, timeout: Duration = .seconds(5)) async throws
         -> ControlReply
     {
         let milliseconds = timeout.wholeMilliseconds
-        return try await withCheckedThrowingContinuation { continuation in
-            let ticket = pending.park(.continuation(continuation))
+        let (pending, connection) = (self.pending, self.connection)
+        return try await CancellableWaiter.wait { waiter in
+            let ticket = pending.park(.continuation(waiter))
             connection.post(
                 .request(request.controlRequest(), ticket: ticket, timeoutMilliseconds: max(1, milliseconds)))
         }
@@ -127,6 +130,7 @@ public final class LifelineClient: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         await publishing.settle()
+        try Task.checkCancellation()
         let publish = PublishRequest(
             event: event, payload: published.payload, acknowledged: acknowledged ? true : nil,
             publishID: publishing.nextID())

@@ -308,6 +308,8 @@ final class CallTally: Sendable {
             } catch let error as LifelineError where error.code == .timeout || error.code == .unavailable {
                 counts.withLock { $0.retryable += 1 }
                 try? await Task.sleep(for: .milliseconds(20))  // a caller's pause before it retries
+            } catch is CancellationError {
+                return  // the loop was cancelled: its call in flight ends at once
             } catch {
                 counts.withLock { $0.others.append("\(error)") }
                 try? await Task.sleep(for: .milliseconds(20))

@@ -52,66 +52,71 @@ struct ConnectionTrustTests {
     func routingIDIsNotIdentity() async throws {
         let broker = try await BrokerProcess()
         defer { broker.process.kill() }
+        let (control, busEndpoint) = (broker.control, broker.bus)
         // Alice registers rid.svc on a connection with routing id R, then dies.
+        let registered = try await OffPool.run { try Self.registerAndDie(control: control, bus: busEndpoint) }
+        #expect(registered, "alice registered rid.svc")
+        let call = Task {
+            try await broker.cli(["call", "rid.svc", "echo", #"{"secret": "for alice"}"#, "--timeout", "2s"])
+        }
+        // Mallory takes R and heartbeats as R for 8 s, watching for what was meant for alice.
+        let stolen = try await OffPool.run { try Self.impersonate(control: control, seconds: 8) }
+        let result = try await call.value
+        #expect(result.status != 0, "the call was not answered by another connection: \(result.output)")
+        #expect(stolen == 0, "mallory received \(stolen) CALL(s) meant for alice")
+        // Alice's name expired after her heartbeat window (5 s) although mallory heartbeat as R.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while try await broker.cli(["lookup", "rid.svc"]).status == 0 {
+            #expect(ContinuousClock.now < deadline, "rid.svc still registered 13 s after alice died")
+            if ContinuousClock.now >= deadline { break }
+            try await Task.sleep(for: .milliseconds(100))  // polling with a deadline
+        }
+        try await broker.process.waitForLine(.stderr) { $0.contains("its connection has closed") }
+    }
+
+    /// Alice: a DEALER with routing id R registers `rid.svc` (heartbeat window 5 s), then closes.
+    static func registerAndDie(control: String, bus busEndpoint: String) throws -> Bool {
         let marker = UUID().uuidString
         let bus = try ZMQSocket(ZMQContext.shared, type: .sub)
+        defer { bus.close() }
         try bus.set(.linger, 0)
-        try bus.connect(broker.bus)
+        try bus.connect(busEndpoint)
         try bus.set(.subscribe, Array("!\(marker)".utf8))
-        let alice = try Self.dealer("R", to: broker.control)
-        let registered = try Self.ask(
+        let alice = try dealer("R", to: control)
+        defer { alice.close() }
+        let registered = try ask(
             alice, "REGISTER", id: "r1",
             #"{"name": "rid.svc", "instance": "\#(marker)", "attach": "\#(marker)", "methods": ["echo"], "heartbeat": {"intervalMs": 1000, "liveness": 5}}"#
         )
-        #expect(registered.map { String(decoding: $0[3], as: UTF8.self) } == "200", "registered")
-        alice.close()
-        bus.close()
-        // Mallory connects with the same routing id (once the broker's ROUTER let alice's go: until
-        // then libzmq refuses a second connection with it, so each try is a new socket) and
-        // heartbeats as R.
+        return registered.map { String(decoding: $0[3], as: UTF8.self) } == "200"
+    }
+
+    /// Mallory: connects with routing id R (once the broker's ROUTER let alice's go: until then
+    /// libzmq refuses a second connection with it, so each try is a new socket) and heartbeats as R
+    /// for `seconds`; returns how many CALLs reached her.
+    static func impersonate(control: String, seconds: Double) throws -> Int {
         var mallory: ZMQSocket?
         for attempt in 1...40 where mallory == nil {
-            let socket = try Self.dealer("R", to: broker.control)
-            if try Self.ask(socket, "HELLO", id: "h\(attempt)", "{}", seconds: 0.25) != nil {
+            let socket = try dealer("R", to: control)
+            if try ask(socket, "HELLO", id: "h\(attempt)", "{}", seconds: 0.25) != nil {
                 mallory = socket
             } else {
                 socket.close()
             }
         }
-        guard let mallory else {
-            Issue.record("mallory never got a connection with routing id R")
-            return
-        }
+        guard let mallory else { throw HarnessError("mallory never got a connection with routing id R") }
         defer { mallory.close() }
-        let call = Task {
-            try await broker.cli(["call", "rid.svc", "echo", #"{"secret": "for alice"}"#, "--timeout", "2s"])
-        }
         var stolen = 0
-        for _ in 0..<20 {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
             _ = try mallory.send(
                 frames: [Array("LLC01".utf8), Array("HEARTBEAT".utf8), [], []], dontWait: true)
-            if try Self.next(mallory, seconds: 0.1, where: { $0.count >= 2 && $0[1] == Array("CALL".utf8) })
-                != nil
+            if try next(mallory, seconds: 0.2, where: { $0.count >= 2 && $0[1] == Array("CALL".utf8) }) != nil
             {
                 stolen += 1
             }
         }
-        let result = try await call.value
-        #expect(result.status != 0, "the call was not answered by another connection: \(result.output)")
-        #expect(stolen == 0, "mallory received \(stolen) CALL(s) meant for alice")
-        // Alice's name expires after her heartbeat window (5 s) although mallory heartbeats as R.
-        for _ in 0..<30 {
-            _ = try mallory.send(
-                frames: [Array("LLC01".utf8), Array("HEARTBEAT".utf8), [], []], dontWait: true)
-            _ = try Self.next(mallory, seconds: 0.2) { _ in false }
-        }
-        let deadline = ContinuousClock.now + .seconds(5)
-        while try await broker.cli(["lookup", "rid.svc"]).status == 0 {
-            #expect(ContinuousClock.now < deadline, "rid.svc still registered 10 s after alice died")
-            if ContinuousClock.now >= deadline { break }
-            try await Task.sleep(for: .milliseconds(100))  // polling with a deadline
-        }
-        try await broker.process.waitForLine(.stderr) { $0.contains("its connection has closed") }
+        return stolen
     }
 
     /// The resident set of the broker.

@@ -33,6 +33,15 @@ struct GroupTrustTests {
     static func replies(
         from endpoint: String, to messages: [[[UInt8]]], curve: (keys: CurveKeyPair, server: String)? = nil,
         seconds: Int = 2
+    ) async throws -> [[[UInt8]]] {
+        try await OffPool.run {
+            try blockingReplies(from: endpoint, to: messages, curve: curve, seconds: seconds)
+        }
+    }
+
+    private static func blockingReplies(
+        from endpoint: String, to messages: [[[UInt8]]], curve: (keys: CurveKeyPair, server: String)?,
+        seconds: Int
     ) throws -> [[[UInt8]]] {
         let socket = try ZMQSocket(ZMQContext.shared, type: .dealer)
         defer { socket.close() }
@@ -73,11 +82,11 @@ struct GroupTrustTests {
         let coldStart = rig.termsWon
         let stranger = try CurveKeyPair.generate()
         for member in rig.members {
-            let plain = try Self.replies(from: member.replicate, to: Self.attacks)
+            let plain = try await Self.replies(from: member.replicate, to: Self.attacks)
             #expect(
                 plain.isEmpty, "member \(member.name) answered a plain-text peer: \(plain.map { $0.count })")
             let server = try KeyFile.publicKey(rig.keys.appendingPathComponent("\(member.name).pub").path)
-            let curve = try Self.replies(
+            let curve = try await Self.replies(
                 from: member.replicate, to: Self.attacks, curve: (stranger, server))
             #expect(
                 curve.isEmpty, "member \(member.name) answered a stranger's key: \(curve.map { $0.count })")
@@ -101,7 +110,7 @@ struct GroupTrustTests {
         defer { rig.stop() }
         let ask = Self.message("ASK", #"{"group":"demo","member":"b","term":4611686018427387904}"#)
         for member in rig.members {
-            let answers = try Self.replies(from: member.replicate, to: [ask, ask])
+            let answers = try await Self.replies(from: member.replicate, to: [ask, ask])
             #expect(
                 !answers.contains { $0.count > 1 && $0[1] == Array("POSITION".utf8) },
                 "member \(member.name) took the forged term")

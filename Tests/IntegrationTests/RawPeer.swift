@@ -1,3 +1,4 @@
+import Foundation
 import ZeroMQ
 
 /// A bare DEALER speaking (or failing to speak) the protocol, for bad-input tests.
@@ -64,5 +65,16 @@ enum RawPeer {
             let reply = try socket.receiveFrames(dontWait: true)
         else { return [] }
         return reply
+    }
+}
+
+/// Runs blocking work (a raw socket's polls) on a thread of its own, not on the Swift concurrency
+/// pool, whose two threads the other tests of the run share.
+enum OffPool {
+    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread { continuation.resume(with: Result { try body() }) }
+            thread.start()
+        }
     }
 }

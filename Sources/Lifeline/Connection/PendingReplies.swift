@@ -5,13 +5,13 @@ import Synchronization
 /// socket thread by ticket.
 final class PendingReplies: Sendable {
     enum Waiter: Sendable {
-        case continuation(CheckedContinuation<ControlReply, any Error>)
+        case continuation(CancellableWaiter<ControlReply>)
         case handler(@Sendable (Result<ControlReply, LifelineError>) -> Void)
 
         func resume(_ result: Result<ControlReply, LifelineError>) {
             switch self {
-            case .continuation(let continuation):
-                continuation.resume(with: result.mapError { $0 as any Error })
+            case .continuation(let waiter):
+                waiter.resume(with: result.mapError { $0 as any Error })
             case .handler(let handler): handler(result)
             }
         }

@@ -64,9 +64,22 @@ public final class ServiceRunner: Sendable {
     /// before ``run()`` has connected.
     public func stop() { stops.continuation.yield() }
 
-    /// Serves until ``stop()``; throws when the broker refuses the name.
+    /// Serves until ``stop()`` — or until the calling task is cancelled, which leaves the same way
+    /// (willDestroy, unregister, handlers drained, close), as a service lifecycle group stops its
+    /// services; throws when the broker refuses the name.
     /// - Throws: ``LifelineError`` when the broker refuses the registration (`.conflict`: the name is taken; `.forbidden`: the policy), `.invalid` for a service put together wrongly (its problems named: an actor's clashing method names, an actor made outside its factory), or what the resume hook threw.
     public func run() async throws {
+        // The service runs in a task of its own, which the caller's cancellation does not reach:
+        // leaving needs requests (UNREGISTER) that a cancelled task could not make.
+        let serving = Task { try await self.serve() }
+        try await withTaskCancellationHandler {
+            try await serving.value
+        } onCancel: {
+            self.stop()
+        }
+    }
+
+    private func serve() async throws {
         defer { phase.advance(to: .ended) }
         let name = self.name
         try service.checkConfiguration()

@@ -8,8 +8,8 @@ import Synchronization
 /// with the same id (the broker publishes it once), after a pause, until its members' deadlines
 /// pass; a refused batch is sent again one event at a time, so that only the bad events fail.
 final class PublishCoalescer: Sendable {
-    typealias Receipt = CheckedContinuation<PublishReceipt, any Error>
-    typealias Queue = PublishQueue<Receipt, CheckedContinuation<Void, Never>>
+    typealias Receipt = CancellableWaiter<PublishReceipt>
+    typealias Queue = PublishQueue<Receipt, CancellableWaiter<Void>>
     /// Sends a PUBLISH and calls back with its answer (on any thread).
     typealias Send =
         @Sendable (
@@ -60,8 +60,8 @@ final class PublishCoalescer: Sendable {
     ///   when no answer came before `timeout`.
     func publish(_ event: PublishedEvent, timeout: Duration) async throws -> PublishReceipt {
         let deadline = Self.deadline(after: timeout)
-        return try await withCheckedThrowingContinuation { waiter in
-            add(.publication(.init(event: event, waiter: waiter, deadline: deadline)))
+        return try await CancellableWaiter.wait { waiter in
+            self.add(.publication(.init(event: event, waiter: waiter, deadline: deadline)))
         }
     }
 
@@ -103,9 +103,11 @@ final class PublishCoalescer: Sendable {
         return true
     }
 
-    /// Returns once everything queued before the call has been answered (or given up).
+    /// Returns once everything queued before the call has been answered (or given up), or at once
+    /// when the task is cancelled.
     func settle() async {
-        await withCheckedContinuation { barrier in add(.barrier(barrier)) }
+        // A cancelled task stops waiting at once (its barrier passes unseen later).
+        _ = try? await CancellableWaiter<Void>.wait { barrier in self.add(.barrier(barrier)) }
     }
 
     /// Waits until everything posted before the call has been answered, then reports the first
@@ -146,7 +148,7 @@ final class PublishCoalescer: Sendable {
     }
 
     private func carryOut(_ step: Queue.Step) {
-        for barrier in step.passed { barrier.resume() }
+        for barrier in step.passed { barrier.resume(returning: ()) }
         if !step.expired.isEmpty {
             let closed = state.withLock { $0.closed }
             fail(

@@ -1,0 +1,62 @@
+import LifelineProtocol
+import Synchronization
+import Testing
+
+@testable import Lifeline
+
+@Suite(
+    "Cancellation: a cancelled task stops waiting at once; a cancelled service leaves",
+    .timeLimit(.minutes(1)))
+struct CancellationTests {
+    /// A client over an in-memory connection whose broker never answers.
+    static func silentClient() -> (LifelineClient, InMemoryConnection) {
+        let connection = InMemoryConnection()
+        let client = LifelineClient(brokerEndpoint: "inproc://none", deliver: { _ in }) { pending, sink in
+            connection.attach(pending, sink)
+            return connection
+        }
+        return (client, connection)
+    }
+
+    @Test(
+        "a call, a publish and an acknowledged publish of a cancelled task end with CancellationError, long before their timeouts"
+    )
+    func requests() async throws {
+        let (client, connection) = Self.silentClient()
+        let clock = ContinuousClock()
+        let started = clock.now
+        let call = Task { try await client.call("svc", "slow", timeout: .seconds(30)) }
+        let publish = Task { try await client.publish("com.example.x", timeout: .seconds(30)) }
+        let acknowledged = Task {
+            try await client.publish("com.example.y", acknowledged: true, timeout: .seconds(30))
+        }
+        // Each has reached the connection (the broker is silent), then its task is cancelled.
+        for _ in 0..<2 { _ = await connection.nextCommand() }
+        call.cancel()
+        publish.cancel()
+        await #expect(throws: CancellationError.self) { try await call.value }
+        await #expect(throws: CancellationError.self) { try await publish.value }
+        acknowledged.cancel()
+        await #expect(throws: CancellationError.self) { try await acknowledged.value }
+        #expect(clock.now - started < .seconds(10), "none waited out its 30 s")
+        // A task cancelled before it asks sends nothing and ends at once.
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await client.call("svc", "never")
+        }
+        await #expect(throws: CancellationError.self) { try await early.value }
+    }
+
+    @Test(
+        "cancelling Service.run() leaves as stop() does: willDestroy runs, the connection is closed, run() returns"
+    )
+    func serviceRun() async throws {
+        let journal = Journal()
+        let service = Service("svc").willDestroy { _ in journal.add("willDestroy") }
+        let host = await HostHarness(service)
+        host.running.cancel()
+        try await host.running.value
+        #expect(journal.all == ["willDestroy"])
+        await host.connection.finished()
+    }
+}
