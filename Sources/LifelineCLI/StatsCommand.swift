@@ -15,7 +15,8 @@ enum StatsCommand: CLICommand {
         journal, services) and, per service (or only SERVICE), its calls by method: requests,
         errors, timeouts and latency (p50/p99, as the broker measures forward to answer), dispatch
         steps answered, events its handlers' queue dropped and payloads its typed handlers could not
-        decode. The same counters are served to
+        decode. --json prints the broker's report as it is ({"broker": …, "services": {NAME: …}}),
+        with SERVICE only that service under "services". The same counters are served to
         Prometheus by 'lifeline broker --metrics HOST:PORT'.
         """
     static let options = ClientOptions.options(timeout: "the broker's counters (default 5s)")
@@ -34,9 +35,13 @@ enum StatsCommand: CLICommand {
             )
         }
         if options.json {
-            Console.out(
-                String(
-                    decoding: JSONWriter.encode(only.map { services[$0] ?? .null } ?? report), as: UTF8.self))
+            // One shape with or without SERVICE: the broker's report, its services narrowed to SERVICE.
+            var shown = report
+            if let only, case .object(var fields) = report {
+                fields["services"] = [only: services[only] ?? .null]
+                shown = .object(fields)
+            }
+            Console.out(String(decoding: JSONWriter.encode(shown), as: UTF8.self))
             return 0
         }
         func number(_ value: JSONValue?) -> String {

@@ -52,7 +52,7 @@ struct ActorProcessTests {
         #expect(misspelt.errors.contains("there is no argument 'pasword'; did you mean 'password'?"))
 
         let stats = try JSONParser.parse(try await broker.cli(["stats", "gateway", "--json"]).output)
-        let signIn = stats["services"]?["gateway"]?["methods"]?["signIn"] ?? stats["methods"]?["signIn"]
+        let signIn = stats["services"]?["gateway"]?["methods"]?["signIn"]
         #expect(signIn?["requests"]?.intValue == 5, "\(stats)")
         #expect(signIn?["errors"]?.intValue == 3, "the two refusals and the misspelt argument: \(stats)")
         await client.close()

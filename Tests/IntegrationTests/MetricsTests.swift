@@ -51,7 +51,10 @@ struct MetricsTests {
         }
         #expect(try await broker.cli(["publish", "openURL", "url=app://x"]).status == 0)
         let stats = try await broker.cli(["stats", "url", "--json"])
-        let resolve = try JSONParser.parse(stats.output)["methods"]?["resolve"]
+        let report = try JSONParser.parse(stats.output)
+        #expect(
+            report["broker"] != nil && report["services"]?.objectValue?.keys.sorted() == ["url"], "one shape")
+        let resolve = report["services"]?["url"]?["methods"]?["resolve"]
         #expect(resolve?["requests"] == 3 && resolve?["errors"] == 0)
         #expect(resolve?["p99Ms"]?.doubleValue != nil)
         let table = try await broker.cli(["stats"])
@@ -97,7 +100,9 @@ struct MetricsTests {
         let deadline = ContinuousClock.now + .seconds(10)
         var handled: JSONValue?
         while ContinuousClock.now < deadline {
-            handled = try JSONParser.parse(try await broker.cli(["stats", "url", "--json"]).output)["handled"]
+            handled = try JSONParser.parse(try await broker.cli(["stats", "url", "--json"]).output)[
+                "services"]?[
+                    "url"]?["handled"]
             if handled?["openURL"] == 1 { break }
             try await Task.sleep(for: .milliseconds(100))  // polling with a deadline
         }

@@ -30,7 +30,7 @@ struct TypedServiceProcessTests {
         let deadline = ContinuousClock.now + .seconds(5)
         while (undecodable != 1 || handled != 1) && ContinuousClock.now < deadline {
             let stats = try await broker.cli(["stats", "analytics", "--json"])
-            let record = try JSONParser.parse(stats.output)
+            let record = try JSONParser.parse(stats.output)["services"]?["analytics"] ?? .null
             undecodable = record["undecodable"]?.intValue
             handled = record["handled"]?["analytics.track"]?.intValue
             // Polling with a deadline: the counts come with heartbeats.
