@@ -84,6 +84,20 @@ struct CodingTests {
         struct Reading: Encodable { let value: Double }
         #expect(throws: EncodingError.self) { try JSONValueEncoder.encode(Reading(value: .nan)) }
         #expect(throws: EncodingError.self) { try JSONValueEncoder.encode([UInt64.max]) }
+        struct Order: Encodable {
+            struct Line: Encodable { let count: UInt64 }
+            let lines: [Line]
+        }
+        do {
+            _ = try JSONValueEncoder.encode(Order(lines: [Order.Line(count: 1), Order.Line(count: .max)]))
+            Issue.record("a UInt64 above Int64.max was encoded")
+        } catch let EncodingError.invalidValue(_, context) {
+            #expect(
+                context.debugDescription.hasPrefix("field 'lines[1].count' is 18446744073709551615, beyond"),
+                "\(context.debugDescription)")
+        } catch {
+            Issue.record("\(error)")
+        }
     }
 
     @Test("the outline of a type: members in order, optionals marked, arrays, any, enums")

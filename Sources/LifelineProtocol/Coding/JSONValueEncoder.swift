@@ -125,10 +125,14 @@ struct ValueEncoder: Encoder, SingleValueEncodingContainer {
 
     func integer<T: FixedWidthInteger>(_ value: T) throws {
         guard let exact = Int64(exactly: value) else {
+            let field = path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
             throw EncodingError.invalidValue(
                 value,
-                EncodingError.Context(codingPath: path, debugDescription: "\(value) is beyond a JSON integer")
-            )
+                EncodingError.Context(
+                    codingPath: path,
+                    debugDescription:
+                        "\(field.isEmpty ? "the value" : "field '\(field.drop { $0 == "." })'") is \(value), beyond a JSON integer of the wire (-2^63 ... 2^63-1); send it as a string"
+                ))
         }
         node.set(.int(exact))
     }
