@@ -5,10 +5,8 @@ let package = Package(
     name: "Lifeline",
     products: [
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
-        .library(name: "LifelineProtocol", targets: ["LifelineProtocol"]),
         .library(name: "Lifeline", targets: ["Lifeline"]),
         .library(name: "LifelineTesting", targets: ["LifelineTesting"]),
-        .library(name: "LifelineBroker", targets: ["LifelineBroker"]),
         .executable(name: "lifeline", targets: ["lifeline"]),
     ],
     targets: [
@@ -43,7 +41,7 @@ let package = Package(
             name: "lifeline-shell", dependencies: ["Lifeline", "GatewayAPI"], path: "Sources/Examples/ShellHost"),
         .executableTarget(
             name: "lifeline-bench",
-            dependencies: ["Lifeline", "LifelineBroker", "LifelineProtocol", "LifelineSupport", "ZeroMQ"],
+            dependencies: ["Lifeline", "LifelineBroker", "LifelineCLI", "LifelineProtocol", "LifelineSupport", "ZeroMQ"],
             path: "bench/Sources/LifelineBench"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "LifelineProtocolTests", dependencies: ["LifelineProtocol"]),
@@ -53,7 +51,7 @@ let package = Package(
         .testTarget(
             name: "LifelineCLITests", dependencies: ["LifelineCLI", "LifelineProtocol", "LifelineSupport"]),
         .testTarget(
-            name: "LifelineTests", dependencies: ["Lifeline", "LifelineProtocol", "LifelineSupport"]),
+            name: "LifelineTests", dependencies: ["Lifeline", "LifelineCLI", "LifelineProtocol", "LifelineSupport"]),
         .testTarget(
             name: "ExampleTests",
             dependencies: [
@@ -63,7 +61,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "Lifeline", "LifelineBroker", "LifelineProtocol", "LifelineSupport", "ZeroMQ", "GatewayAPI",
+                "Lifeline", "LifelineBroker", "LifelineCLI", "LifelineProtocol", "LifelineSupport", "ZeroMQ",
+                "GatewayAPI",
             ],
             exclude: ["Lifeline.api"]),
     ],

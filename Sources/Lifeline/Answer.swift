@@ -1,12 +1,6 @@
 import LifelineProtocol
 
-/// A handler's answer to a dispatched event: its callback result (mPaaS's Continue / Return /
-/// ReturnYES / ReturnNO), optionally a rewritten payload for the services after it, and its completion
-/// for events that carry one (performFetch: "newData", "noData" or "failed"; shortcut items: a Bool;
-/// WatchKit requests: a reply object). It is the OFFER reply of the wire protocol.
-public typealias Answer = OfferAnswer
-
-extension OfferAnswer {
+extension Answer {
     /// Not decided here; the next service gets the event.
     public static let `continue` = Answer(.continue)
     /// Fully handled; the chain stops.

@@ -5,13 +5,13 @@ import LifelineSupport
 import Synchronization
 
 /// Line output that reaches pipes at once (tests and scripts wait for lines).
-public enum Console {
+package enum Console {
     /// Writes `line` and a newline to standard output, unbuffered (one `write` for lines up to 4 KiB,
     /// so concurrent lines do not interleave).
-    public static func out(_ line: String) { write(line + "\n", to: 1) }
+    package static func out(_ line: String) { write(line + "\n", to: 1) }
 
     /// Writes `line` and a newline to standard error, unbuffered.
-    public static func error(_ line: String) { write(line + "\n", to: 2) }
+    package static func error(_ line: String) { write(line + "\n", to: 2) }
 
     private static func write(_ text: String, to descriptor: Int32) {
         var text = text
@@ -27,21 +27,21 @@ public enum Console {
     }
 
     /// How much to log, lowest first; lines below the configured level are dropped.
-    public enum Level: Int, Sendable, Comparable, CaseIterable {
+    package enum Level: Int, Sendable, Comparable, CaseIterable {
         case trace, debug, info, notice, warning, error
 
-        public var name: String { String(describing: self) }
+        package var name: String { String(describing: self) }
 
-        public init?(name: String) {
+        package init?(name: String) {
             guard let level = Self.allCases.first(where: { $0.name == name.lowercased() }) else { return nil }
             self = level
         }
 
-        public static func < (left: Level, right: Level) -> Bool { left.rawValue < right.rawValue }
+        package static func < (left: Level, right: Level) -> Bool { left.rawValue < right.rawValue }
     }
 
     /// How log lines are written: `text` (one line per entry) or `json` (one object per line).
-    public enum Format: String, Sendable, CaseIterable { case text, json }
+    package enum Format: String, Sendable, CaseIterable { case text, json }
 
     private static let settings = Mutex<(level: Level, format: Format)>(
         (
@@ -55,7 +55,7 @@ public enum Console {
     /// Sets the level and format (`--log-level`, `--log-format`; by default `LIFELINE_LOG_LEVEL`
     /// and `LIFELINE_LOG_FORMAT`, else info and text). Child processes inherit them through the
     /// environment.
-    public static func configure(level: Level? = nil, format: Format? = nil) {
+    package static func configure(level: Level? = nil, format: Format? = nil) {
         settings.withLock { settings in
             if let level { settings.level = level }
             if let format { settings.format = format }
@@ -67,7 +67,7 @@ public enum Console {
     /// Writes a log line to standard error: `2026-11-30T07:00:00.123Z info lifeline-push[42] push:
     /// message` (or the same fields as a JSON object). Control characters are escaped: a log line
     /// is always one line.
-    public static func log(_ source: String, _ message: String, level: Level = .info) {
+    package static func log(_ source: String, _ message: String, level: Level = .info) {
         let (threshold, format) = settings.withLock { ($0.level, $0.format) }
         guard level >= threshold else { return }
         switch format {
@@ -106,7 +106,7 @@ public enum Console {
     }
 
     /// The usage lines of the logging options.
-    public static var usage: String { CommandLineOption.helpText(options) }
+    package static var usage: String { CommandLineOption.helpText(options) }
 
     /// `--log-level LEVEL`.
     package static let logLevelOption = CommandLineOption.value(
@@ -122,7 +122,7 @@ public enum Console {
 
     /// The level of a broker log line, by what it reports: refusals, drops and expiries are
     /// warnings, failures errors, the rest info.
-    public static func level(of line: String) -> Level {
+    package static func level(of line: String) -> Level {
         let lowered = line.lowercased()
         if lowered.contains("failed") || lowered.hasPrefix("could not") || lowered.contains("cannot") {
             return .error
@@ -138,7 +138,7 @@ public enum Console {
     }
 
     /// Wall-clock time as ISO 8601 with milliseconds, UTC.
-    public static func timestamp(wallNanoseconds: UInt64 = SystemClock.wallNanoseconds()) -> String {
+    package static func timestamp(wallNanoseconds: UInt64 = SystemClock.wallNanoseconds()) -> String {
         var seconds = time_t(wallNanoseconds / 1_000_000_000)
         var parts = tm()
         gmtime_r(&seconds, &parts)

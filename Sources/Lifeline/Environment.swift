@@ -1,7 +1,7 @@
 import Foundation
 
 /// What the runtime reads from the process environment.
-enum Environment {
+package enum Environment {
     /// `LIFELINE_BROKER`, else the default control endpoint.
     static var brokerEndpoint: String {
         ProcessInfo.processInfo.environment["LIFELINE_BROKER"].flatMap { $0.isEmpty ? nil : $0 }
@@ -12,7 +12,7 @@ enum Environment {
     static let defaultControlEndpoint = "tcp://127.0.0.1:7200"
 
     /// A token unique to this process run.
-    static func uniqueToken() -> String { UUID().uuidString.lowercased() }
+    package static func uniqueToken() -> String { UUID().uuidString.lowercased() }
 
     /// This host's name.
     static var hostName: String { ProcessInfo.processInfo.hostName }

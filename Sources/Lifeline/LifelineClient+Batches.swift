@@ -10,7 +10,7 @@ extension PublishedEvent {
 extension IteratorProtocol where Element == PublishedEvent {
     /// Up to `size` more events (fewer at the end, none when there are no more).
     @inlinable
-    mutating func nextBatch(of size: Int) -> [PublishedEvent] {
+    package mutating func nextBatch(of size: Int) -> [PublishedEvent] {
         var batch: [PublishedEvent] = []
         batch.reserveCapacity(size)
         while batch.count < size, let event = next() { batch.append(event) }

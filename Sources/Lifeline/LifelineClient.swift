@@ -21,7 +21,7 @@ public final class LifelineClient: Sendable {
     /// of `LIFELINE_KEY` and `LIFELINE_BROKER_KEY`).
     public convenience init(
         broker: String = LifelineClient.defaultBroker,
-        credentials: ClientCredentials? = ClientCredentials.environment
+        credentials: LifelineClient.Credentials? = LifelineClient.Credentials.environment
     ) {
         var configuration = ConnectionConfiguration(brokerEndpoint: broker, token: Environment.uniqueToken())
         configuration.credentials = credentials
@@ -96,13 +96,13 @@ public final class LifelineClient: Sendable {
     /// An operation on the Context's micro-app stack; waits until its callbacks have run and returns
     /// the reply.
     /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, or the status of a refused operation (`.notFound`, `.conflict`, `.forbidden`, …).
-    public func apps(_ operation: AppsRequest, timeout: Duration = .seconds(60)) async throws -> JSONValue {
+    package func apps(_ operation: AppsRequest, timeout: Duration = .seconds(60)) async throws -> JSONValue {
         try await request(.apps(operation), timeout: timeout).json()
     }
 
     /// Where the bus is, the broker's epoch and heartbeat rules.
     /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer.
-    public func hello() async throws -> BrokerInfo {
+    package func hello() async throws -> BrokerInfo {
         try BrokerInfo(json: try await request(.hello).json())
     }
 

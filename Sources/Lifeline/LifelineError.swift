@@ -67,7 +67,7 @@ public struct LifelineError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// The broker did not answer in time.
-    static func unanswered(_ command: Command, milliseconds: Int, endpoint: String) -> LifelineError {
+    package static func unanswered(_ command: Command, milliseconds: Int, endpoint: String) -> LifelineError {
         LifelineError(
             .timeout,
             "the broker at \(endpoint) did not answer \(command) within \(milliseconds) ms; is it running?")

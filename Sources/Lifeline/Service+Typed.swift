@@ -77,7 +77,7 @@ extension Service {
     }
 }
 
-extension OfferAnswer {
+extension Answer {
     /// Continue with a rewritten value (openURL's new URL) that the next services see.
     /// - Throws: `EncodingError` for a number JSON cannot hold.
     public static func `continue`<E: LifelineEvent>(rewriting value: E) throws -> Answer {

@@ -2,7 +2,7 @@ import LifelineProtocol
 
 extension Broker {
     /// The counters of ``statsReport`` in the Prometheus text exposition format (version 0.0.4).
-    public func metricsText(handshakesRefused: Int = 0) -> String {
+    package func metricsText(handshakesRefused: Int = 0) -> String {
         let stats = core.stats
         var text = ""
         func family(_ name: String, _ type: String, _ help: String) {

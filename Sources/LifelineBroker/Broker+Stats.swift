@@ -9,7 +9,7 @@ extension Broker {
         Dictionary(uniqueKeysWithValues: core.sequencer.topicSequences.map { ($0.key.rawValue, $0.value) })
     }
 
-    public var statsReport: JSONValue {
+    package var statsReport: JSONValue {
         let stats = core.stats
         func milliseconds(_ seconds: Double?) -> JSONValue {
             guard let seconds, seconds.isFinite else { return .null }

@@ -8,7 +8,7 @@ import LifelineProtocol
 /// reply is routed to the feature that waits for it by one correlator lookup; deadlines expire
 /// through one path. Features learn of each other's work only through the core's announcements,
 /// delivered after every step in a fixed order.
-public struct Broker {
+package struct Broker {
     var core: BrokerCore
     var registry = RegistryFeature()
     var services = ServicesFeature()
@@ -18,21 +18,21 @@ public struct Broker {
     var boot: BootFeature
     private var nextHeartbeat: MonotonicInstant
     /// Who may do what, when the broker runs with CURVE and a policy; nil lets every peer do anything.
-    public var policy: AccessPolicy? { core.policy }
+    package var policy: AccessPolicy? { core.policy }
     /// True when the broker's sockets run CURVE (HELLO says so).
-    public var curve: Bool {
+    package var curve: Bool {
         get { core.secure }
         set { core.secure = newValue }
     }
     /// The last PUBLISH and CALL headers and what they decoded to (publishers and callers repeat them).
     private var repeatedHeaders = RequestHeaderCache()
     /// Things worth a log line that happened while the broker was created (e.g. an unreadable state file).
-    public private(set) var startupNotes: [String] = []
+    package private(set) var startupNotes: [String] = []
 
     /// Creates the Context of a broker that started at `monotonic` (and `wall` nanoseconds since 1970),
     /// with the micro-app stack (`sessions`), boot state, durable journal (`journal`, the bytes of
     /// `journal.log`) and lifecycle state (a group's `lifecycle.json`) saved by a previous life, if any.
-    public init(
+    package init(
         configuration: BrokerConfiguration, identity: BrokerIdentity, busEndpoints: [String],
         monotonic: MonotonicInstant, wall: UInt64, sessions: JSONValue? = nil, bootState: JSONValue? = nil,
         journal: [UInt8] = [], lifecycle: JSONValue? = nil
@@ -85,17 +85,17 @@ public struct Broker {
     }
 
     /// This broker life's epoch.
-    public var epoch: UInt64 { core.epoch }
+    package var epoch: UInt64 { core.epoch }
     /// The sequence of the last published event.
-    public var sequence: UInt64 { core.sequence }
+    package var sequence: UInt64 { core.sequence }
     /// What the step before the first one asked for (a durable journal rewritten after a restore).
-    public mutating func takeStartupOutput() -> [BrokerOutput] {
+    package mutating func takeStartupOutput() -> [BrokerOutput] {
         defer { core.output.removeAll() }
         return core.output
     }
 
     /// A peer as log lines name it: its services (and routing id) when it registered any.
-    public func peerName(_ peer: [UInt8]) -> String { core.peerName(peer) }
+    package func peerName(_ peer: [UInt8]) -> String { core.peerName(peer) }
 
     /// Begins a group leader's term at `now`: for `window`, a LOOKUP or CALL of a service that has
     /// not registered yet is answered 503 (retry) rather than 404, while services register again;
@@ -106,15 +106,15 @@ public struct Broker {
     }
 
     /// How many services are registered.
-    public var serviceCount: Int { core.registry.count }
+    package var serviceCount: Int { core.registry.count }
     /// The application's lifecycle state, moved by published and dispatched events.
-    public var lifecycle: LifecycleState { core.lifecycle }
+    package var lifecycle: LifecycleState { core.lifecycle }
 
     // MARK: Input
 
     /// Handles one message from the ROUTER: `peer` is its routing id, `frames` what follows it, `key`
     /// the CURVE public key (Z85) it came with, checked against the policy.
-    public mutating func handleControl(
+    package mutating func handleControl(
         peer: [UInt8], frames: ArraySlice<[UInt8]>, key: String? = nil, now: MonotonicInstant,
         into output: inout [BrokerOutput]
     ) {
@@ -170,7 +170,7 @@ public struct Broker {
     }
 
     /// Handles a subscription notice read from the XPUB socket.
-    public mutating func handleBusNotice(
+    package mutating func handleBusNotice(
         _ notice: [UInt8], now: MonotonicInstant, into output: inout [BrokerOutput]
     ) {
         step(now, into: &output) { broker in broker.registry.busNotice(notice, in: &broker.core) }
@@ -178,7 +178,7 @@ public struct Broker {
 
     /// Runs every timer that is due: service expiry, the deadlines of every waiting request, the
     /// journal's age limit and heartbeats.
-    public mutating func tick(now: MonotonicInstant, into output: inout [BrokerOutput]) {
+    package mutating func tick(now: MonotonicInstant, into output: inout [BrokerOutput]) {
         step(now, into: &output) { broker in
             broker.registry.expireSilent(in: &broker.core)
             broker.deliverAnnouncements()
@@ -199,7 +199,7 @@ public struct Broker {
     }
 
     /// When ``tick(now:into:)`` next has work.
-    public mutating func nextDeadline() -> MonotonicInstant {
+    package mutating func nextDeadline() -> MonotonicInstant {
         var next = nextHeartbeat
         if let expiry = core.registry.nextExpiry {
             next = min(next, MonotonicInstant(nanoseconds: expiry &+ 1))
@@ -209,7 +209,7 @@ public struct Broker {
     }
 
     /// Tells every registered service that the broker is leaving.
-    public func shutdown(reason: String, into output: inout [BrokerOutput]) {
+    package func shutdown(reason: String, into output: inout [BrokerOutput]) {
         disconnect(Array(core.registry.peers), reason: reason, into: &output)
     }
 

@@ -2,90 +2,90 @@ import LifelineProtocol
 import ZeroMQ
 
 /// Everything a broker can be told at start-up.
-public struct BrokerConfiguration: Sendable {
+package struct BrokerConfiguration: Sendable {
     /// Where clients reach the broker when nobody says otherwise (loopback only).
-    public static let defaultControlEndpoint = "tcp://127.0.0.1:7200"
+    package static let defaultControlEndpoint = "tcp://127.0.0.1:7200"
     /// Where the lifecycle bus listens when nobody says otherwise (loopback only).
-    public static let defaultBusEndpoint = "tcp://127.0.0.1:7201"
+    package static let defaultBusEndpoint = "tcp://127.0.0.1:7201"
 
     /// Endpoints the ROUTER binds; the first is the one announced.
-    public var controlEndpoints: [String] = [BrokerConfiguration.defaultControlEndpoint]
+    package var controlEndpoints: [String] = [BrokerConfiguration.defaultControlEndpoint]
     /// Endpoints the XPUB binds; the first is the one announced to clients.
-    public var busEndpoints: [String] = [BrokerConfiguration.defaultBusEndpoint]
+    package var busEndpoints: [String] = [BrokerConfiguration.defaultBusEndpoint]
     /// How often the broker heartbeats its services, and how many beats they may miss.
-    public var heartbeat: HeartbeatSettings = .standard
+    package var heartbeat: HeartbeatSettings = .standard
     /// Events queued per bus subscriber before the XPUB drops them for that subscriber (0: no limit).
-    public var busHighWaterMark = 100_000
+    package var busHighWaterMark = 100_000
     /// Larger requests are refused with 413 (libzmq drops anything over four times this).
-    public var maximumMessageBytes = 8 << 20
+    package var maximumMessageBytes = 8 << 20
     /// How long REGISTER and ATTACH wait for the client's bus subscription.
-    public var attachTimeout: Duration = .seconds(5)
+    package var attachTimeout: Duration = .seconds(5)
     /// How many publishers' publication ids the broker remembers to answer repeats (0: none).
-    public var rememberedPublications = 65_536
+    package var rememberedPublications = 65_536
     /// How many names one connection may register (REGISTER beyond it: 429).
-    public var maximumNamesPerConnection = 100
+    package var maximumNamesPerConnection = 100
     /// How many topics one bus connection may subscribe to; a subscription beyond it is refused.
-    public var maximumSubscriptionsPerConnection = 1024
+    package var maximumSubscriptionsPerConnection = 1024
     /// The longest heartbeat window (interval × liveness) a service may ask for (400 beyond it):
     /// how long a dead peer's names may stay registered.
-    public var maximumHeartbeatWindow: Duration = .seconds(60)
+    package var maximumHeartbeatWindow: Duration = .seconds(60)
     /// How many bytes of events the journal holds at most; the oldest go first.
-    public var journalMaximumBytes = 64 << 20
+    package var journalMaximumBytes = 64 << 20
     /// How many distinct event names the broker keeps positions for (a PUBLISH of a new one
     /// beyond it: 429).
-    public var maximumEventNames = 10_000
+    package var maximumEventNames = 10_000
     /// Deadline of a CALL that names none.
-    public var defaultCallTimeout: Duration = .seconds(5)
+    package var defaultCallTimeout: Duration = .seconds(5)
     /// Longest deadline a CALL may ask for.
-    public var maximumCallTimeout: Duration = .seconds(3600)
+    package var maximumCallTimeout: Duration = .seconds(3600)
     /// Deadline of one dispatch step when neither the event, the dispatcher nor the service names one.
-    public var dispatchStepTimeout: Duration = .seconds(2)
+    package var dispatchStepTimeout: Duration = .seconds(2)
     /// How long an acknowledged publish waits for its subscribers by default.
-    public var acknowledgementTimeout: Duration = .seconds(5)
+    package var acknowledgementTimeout: Duration = .seconds(5)
     /// Events the journal keeps for replay (0: none).
-    public var journalCapacity = 10_000
+    package var journalCapacity = 10_000
     /// Age after which journal events are forgotten.
-    public var journalMaximumAge: Duration = .seconds(600)
+    package var journalMaximumAge: Duration = .seconds(600)
     /// Where the broker keeps what must survive a restart (the micro-app stack); nil keeps nothing.
-    public var stateDirectory: String?
+    package var stateDirectory: String?
     /// The Launcher micro-app: started as soon as a host offers it, and starting it clears the stack above it.
-    public var launcherApp: String?
+    package var launcherApp: String?
     /// How long a host may take for one micro-app callback before the broker goes on.
-    public var appCallbackTimeout: Duration = .seconds(2)
+    package var appCallbackTimeout: Duration = .seconds(2)
     /// After handling messages the broker keeps polling without sleeping for this long before it
     /// blocks (0: block at once). Saves a thread wake-up per message under load at the price of CPU;
     /// worth it on hosts with cores to spare.
-    public var spinMicroseconds = 0
+    package var spinMicroseconds = 0
     /// The boot's phases, in order.
-    public var bootPhases: [String] = BootTask.defaultPhases
+    package var bootPhases: [String] = BootTask.defaultPhases
     /// Field overrides of boot tasks by name (from the topology), and tasks it adds.
-    public var bootOverrides: [String: JSONValue] = [:]
+    package var bootOverrides: [String: JSONValue] = [:]
     /// The services a boot waits for (the topology's); a boot starts without the missing ones after
     /// ``bootWait``.
-    public var expectedServices: [String] = []
-    public var bootWait: Duration = .seconds(30)
+    package var expectedServices: [String] = []
+    package var bootWait: Duration = .seconds(30)
     /// How many asynchronous boot tasks run at once.
-    public var bootConcurrency = 4
+    package var bootConcurrency = 4
     /// How long a service's start hook may take before its deferred lookups and calls go on anyway.
-    public var serviceStartTimeout: Duration = .seconds(10)
+    package var serviceStartTimeout: Duration = .seconds(10)
     /// The broker's CURVE key pair: with it both sockets encrypt and every peer authenticates with a
     /// key of its own.
-    public var curveKeys: CurveKeyPair?
+    package var curveKeys: CurveKeyPair?
     /// The policy file (allow-list and per-key grants), read again on ``BrokerServer/reloader``.
-    public var policyPath: String?
+    package var policyPath: String?
     /// Binds a non-loopback endpoint without CURVE (refused otherwise).
-    public var insecure = false
+    package var insecure = false
     /// Where to serve Prometheus metrics (`HOST:PORT`), if anywhere.
-    public var metricsAddress: String?
+    package var metricsAddress: String?
     /// The bearer token `/metrics` asks for (`Authorization: Bearer TOKEN`); nil serves it to anyone
     /// who reaches it, which only loopback (or `--insecure`) allows.
     package var metricsToken: String?
 
-    public init() {}
+    package init() {}
 
     /// Why these settings must not start a broker (a plain-text endpoint others can reach, a
     /// policy without CURVE); nil when they may.
-    public var securityProblem: String? {
+    package var securityProblem: String? {
         if policyPath != nil && curveKeys == nil {
             return "--policy needs --key: without CURVE peers have no keys to check"
         }
@@ -107,7 +107,7 @@ public struct BrokerConfiguration: Sendable {
     }
 
     /// True for endpoints only this host can reach: ipc, inproc, and tcp on a loopback address.
-    public static func isLoopback(_ endpoint: String) -> Bool {
+    package static func isLoopback(_ endpoint: String) -> Bool {
         if endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("inproc://") { return true }
         guard endpoint.hasPrefix("tcp://") else { return false }
         let address = endpoint.dropFirst(6)
@@ -122,12 +122,12 @@ public struct BrokerConfiguration: Sendable {
 }
 
 /// Who this broker is, as HELLO reports it.
-public struct BrokerIdentity: Sendable {
-    public var pid: Int
-    public var host: String
-    public var version: String
+package struct BrokerIdentity: Sendable {
+    package var pid: Int
+    package var host: String
+    package var version: String
 
-    public init(pid: Int, host: String, version: String) {
+    package init(pid: Int, host: String, version: String) {
         self.pid = pid
         self.host = host
         self.version = version

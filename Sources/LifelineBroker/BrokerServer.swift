@@ -11,11 +11,11 @@ import ZeroMQ
 /// readable or a timer is due, then drains each socket that may have input without blocking until
 /// it is empty. A socket may have input after its descriptor was readable and after anything was
 /// sent on it (a send may take in the signal that would have made the descriptor readable).
-public final class BrokerServer {
+package final class BrokerServer {
     /// The control endpoints actually bound (wildcard ports resolved).
-    public let controlEndpoints: [String]
+    package let controlEndpoints: [String]
     /// The bus endpoints actually bound.
-    public let busEndpoints: [String]
+    package let busEndpoints: [String]
     /// The broker's own context: releasing the server terminates it, which waits (up to the linger)
     /// until the last messages, such as DISCONNECT, have left.
     private let context: ZMQContext
@@ -29,7 +29,7 @@ public final class BrokerServer {
     /// The `/metrics` responder, when asked for one.
     private var metrics: MetricsServer?
     /// Where `/metrics` is served (`HOST:PORT`), if it is.
-    public var metricsAddress: String? { metrics?.address }
+    package var metricsAddress: String? { metrics?.address }
     /// With CURVE: the ZAP handler, the policy file, and the connections each key last spoke on, to
     /// close those of a key that leaves the policy.
     let zap: ZAPHandler?
@@ -73,7 +73,7 @@ public final class BrokerServer {
     var trimDue: UInt64?
 
     /// Binds the sockets on the calling thread; ``run()`` must be called on the same thread.
-    public convenience init(
+    package convenience init(
         configuration: BrokerConfiguration, identity: BrokerIdentity,
         log: @escaping @Sendable (String) -> Void
     ) throws {
@@ -218,23 +218,23 @@ public final class BrokerServer {
     package var deposedReason: String? { group?.deposed }
 
     /// This broker life's epoch.
-    public var epoch: UInt64 { core.epoch }
+    package var epoch: UInt64 { core.epoch }
 
     /// A function any thread may call to make ``run()`` return.
-    public var stopper: @Sendable () -> Void {
+    package var stopper: @Sendable () -> Void {
         let mailbox = self.mailbox
         return { mailbox.post(.stop) }
     }
 
     /// A function any thread may call (on SIGHUP, say) to read the policy file again: keys it no
     /// longer lists are refused from the next handshake, and their connections closed.
-    public var reloader: @Sendable () -> Void {
+    package var reloader: @Sendable () -> Void {
         let mailbox = self.mailbox
         return { mailbox.post(.reload) }
     }
 
     /// Serves until the stopper is called, then tells services it is leaving and closes the sockets.
-    public func run() {
+    package func run() {
         let poller = ReadinessPoller()
         poller.watch(mailbox.fileDescriptor, tag: 0)
         do {

@@ -10,9 +10,9 @@ import LifelineProtocol
 /// ```
 ///
 /// With `"group"` (``GroupTopology``) the broker is a group of members, each with its own endpoints.
-public struct Topology: Sendable, Equatable {
+package struct Topology: Sendable, Equatable {
     /// When `lifeline up` starts a service again after it exited.
-    public enum Restart: String, Sendable, Equatable, CaseIterable {
+    package enum Restart: String, Sendable, Equatable, CaseIterable {
         /// Whatever the exit.
         case always
         /// After a non-zero exit status or a signal (the default).
@@ -21,20 +21,20 @@ public struct Topology: Sendable, Equatable {
     }
 
     /// One service process to launch.
-    public struct ServiceEntry: Sendable, Equatable {
-        public var name: String
-        public var executable: String
-        public var arguments: [String]
-        public var restart: Restart = .onFailure
+    package struct ServiceEntry: Sendable, Equatable {
+        package var name: String
+        package var executable: String
+        package var arguments: [String]
+        package var restart: Restart = .onFailure
         /// Services that must be up (registered) before this one starts.
-        public var after: [String] = []
+        package var after: [String] = []
     }
 
     /// OTP's restart intensity: beyond `restarts` restarts in `seconds` the supervisor gives up on
     /// a service.
-    public var restartLimit = (restarts: 5, seconds: 10)
+    package var restartLimit = (restarts: 5, seconds: 10)
 
-    public static func == (left: Topology, right: Topology) -> Bool {
+    package static func == (left: Topology, right: Topology) -> Bool {
         left.control == right.control && left.bus == right.bus && left.launcher == right.launcher
             && left.bootPhases == right.bootPhases && left.bootTasks == right.bootTasks
             && left.bootWaitMilliseconds == right.bootWaitMilliseconds && left.services == right.services
@@ -45,22 +45,22 @@ public struct Topology: Sendable, Equatable {
     static let brokerFields = ["control", "bus", "launcher"]
     static let serviceFields = ["name", "executable", "args", "restart", "after"]
 
-    public var control: String
-    public var bus: String
+    package var control: String
+    package var bus: String
     /// The Launcher micro-app, if the topology has one.
-    public var launcher: String?
+    package var launcher: String?
     /// The boot's phases (default: ``BootTask/defaultPhases``).
-    public var bootPhases: [String]
+    package var bootPhases: [String]
     /// Field overrides of boot tasks, by task name; a task no service declares needs `service` and
     /// `"kind": "start"`.
-    public var bootTasks: [String: JSONValue]
-    public var bootWaitMilliseconds: Int?
-    public var services: [ServiceEntry]
+    package var bootTasks: [String: JSONValue]
+    package var bootWaitMilliseconds: Int?
+    package var services: [ServiceEntry]
     /// The broker group, when the topology runs one instead of a single broker.
     package var group: GroupTopology?
 
     /// Reads and checks a topology document, naming the first problem.
-    public init(json: JSONValue) throws(ProtocolError) {
+    package init(json: JSONValue) throws(ProtocolError) {
         guard case .object(let top) = json else {
             throw ProtocolError(.badRequest, "a topology is a JSON object")
         }
@@ -180,7 +180,7 @@ public struct Topology: Sendable, Equatable {
 
     /// The services in start order, as layers: each layer's services depend only on earlier layers
     /// and start together; `lifeline down` stops the layers in reverse. A cycle is refused, named.
-    public func startLayers() throws(ProtocolError) -> [[String]] {
+    package func startLayers() throws(ProtocolError) -> [[String]] {
         var remaining = services
         var started: Set<String> = []
         var layers: [[String]] = []

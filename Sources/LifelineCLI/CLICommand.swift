@@ -53,7 +53,7 @@ struct ClientOptions {
     /// The options every broker client reads, saying what `--timeout` bounds for this command.
     static func options(timeout: String) -> [CommandLineOption] {
         [
-            broker, ClientCredentials.keyOption, ClientCredentials.brokerKeyOption,
+            broker, LifelineClient.Credentials.keyOption, LifelineClient.Credentials.brokerKeyOption,
             Self.timeout.helping("how long to wait for \(timeout) (500ms, 5s, 1m or milliseconds)"), json,
         ]
     }
@@ -70,7 +70,7 @@ struct ClientOptions {
         givenTimeout = try arguments.duration(Self.timeout, in: .milliseconds(1) ... .seconds(3600))
         timeout = givenTimeout ?? .seconds(5)
         json = arguments.flag(Self.json)
-        credentials = try ClientCredentials.parse(&arguments)
+        credentials = try LifelineClient.Credentials.parse(&arguments)
     }
 
     /// Why `endpoint` cannot name a broker; nil when it can.
@@ -89,7 +89,7 @@ struct ClientOptions {
     }
 
     /// CURVE keys for a broker that runs with CURVE.
-    var credentials: ClientCredentials?
+    var credentials: LifelineClient.Credentials?
 
     func client() throws -> BlockingClient { try BlockingClient(broker: broker, credentials: credentials) }
 }

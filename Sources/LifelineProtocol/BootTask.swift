@@ -7,7 +7,7 @@ public enum BootCondition: Sendable, Equatable {
     /// The service's own check decides (asked when the task would run).
     case check
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         switch self {
         case .launchOption(let key): ["launchOption": .string(key)]
         case .environment(let name, let value):
@@ -40,7 +40,7 @@ public enum BootCondition: Sendable, Equatable {
 
 /// One step of start-up (mPaaS's MPIBootTask): it says *when* something happens — usually a service's
 /// start — not what lives on. Each runs at most once per boot.
-public struct BootTask: Sendable, Equatable {
+package struct BootTask: Sendable, Equatable {
     /// What running the task means.
     public enum Kind: String, Sendable {
         /// The service's start hook (DTService start).
@@ -94,7 +94,7 @@ public struct BootTask: Sendable, Equatable {
         self.runsOnce = runsOnce
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         [
             "name": .string(name), "service": .string(service), "kind": .string(kind.rawValue),
             "phase": .string(phase),
@@ -107,7 +107,7 @@ public struct BootTask: Sendable, Equatable {
     }
 
     /// Reads a task declared by `service` (names without a dot get the service's prefix).
-    public init(json: JSONValue, service: String) throws(ProtocolError) {
+    package init(json: JSONValue, service: String) throws(ProtocolError) {
         guard let raw = json["name"]?.stringValue, !raw.isEmpty else {
             throw ProtocolError(.badRequest, "a boot task needs a 'name'")
         }

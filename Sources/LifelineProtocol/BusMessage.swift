@@ -1,5 +1,5 @@
 /// The fixed header of a bus event: 48 bytes, six unsigned 64-bit big-endian integers.
-public struct BusHeader: Sendable, Equatable {
+package struct BusHeader: Sendable, Equatable {
     /// Size of the encoded header.
     public static let size = 48
 
@@ -75,7 +75,7 @@ public struct BusHeader: Sendable, Equatable {
 /// by one NUL byte so that ZeroMQ's prefix filter matches names exactly. One bus message may carry
 /// several events of the same name: frame 2 then holds one 48-byte header per event and frame 3 their
 /// payloads, each preceded by its length (see ``frames(batch:)``).
-public struct BusMessage: Sendable, Equatable {
+package struct BusMessage: Sendable, Equatable {
     public var name: EventName
     public var header: BusHeader
     /// The payload: a JSON object, as UTF-8 text.

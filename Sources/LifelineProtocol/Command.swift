@@ -1,5 +1,5 @@
 /// The command frame of a control message (docs/PROTOCOL.md lists the frames of each).
-public struct Command: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+package struct Command: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
 

@@ -1,5 +1,5 @@
 /// The protocol identifiers that open every message.
-public enum ProtocolID {
+package enum ProtocolID {
     /// First frame of every control message (DEALER ↔ ROUTER).
     public static let control = "LLC01"
     /// Second frame of every bus message (after the topic).
@@ -15,7 +15,7 @@ public enum ProtocolID {
 }
 
 /// A request on the control channel: `[LLC01, COMMAND, request-id, header-json, payload?]`.
-public struct ControlRequest: Sendable, Equatable {
+package struct ControlRequest: Sendable, Equatable {
     /// Longest accepted request id.
     public static let maximumRequestIDLength = 255
 
@@ -50,7 +50,7 @@ public struct ControlRequest: Sendable, Equatable {
 }
 
 /// A reply on the control channel: `[LLC01, REPLY, request-id, status, body]`.
-public struct ControlReply: Sendable, Equatable {
+package struct ControlReply: Sendable, Equatable {
     public var requestID: [UInt8]
     public var status: Status
     /// JSON text: the result, or `{"error": "..."}` when the status is not 2xx.
@@ -91,7 +91,7 @@ public struct ControlReply: Sendable, Equatable {
 }
 
 /// A decoded control message.
-public enum ControlMessage: Sendable, Equatable {
+package enum ControlMessage: Sendable, Equatable {
     case request(ControlRequest)
     case reply(ControlReply)
 

@@ -1,5 +1,5 @@
 /// One payload field of a catalogued event.
-public struct EventField: Sendable, Hashable {
+package struct EventField: Sendable, Hashable {
     /// The JSON type a field's value must have.
     public enum Kind: String, Sendable {
         case string, object, bool, number, any
@@ -28,7 +28,7 @@ public struct EventField: Sendable, Hashable {
 }
 
 /// What the catalog knows about one built-in event.
-public struct EventDescriptor: Sendable {
+package struct EventDescriptor: Sendable {
     /// Who may publish the event.
     public enum Origin: String, Sendable {
         /// Published by clients (the application side).
@@ -80,7 +80,7 @@ public struct EventValidationError: Error, Sendable, Equatable, CustomStringConv
 }
 
 /// The built-in lifecycle events (SEEDS.md §000) and the runtime's own, with their payload fields.
-public enum EventCatalog {
+package enum EventCatalog {
     /// Every built-in event, application events first.
     public static let all: [EventDescriptor] = [
         EventDescriptor(

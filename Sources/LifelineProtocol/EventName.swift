@@ -32,7 +32,7 @@ public struct EventName: RawRepresentable, Hashable, Sendable, Comparable, Expre
     }
 
     /// The bus topic of this name: its UTF-8 bytes and a NUL (see ``BusMessage/topic(for:)``).
-    public var topic: [UInt8] {
+    package var topic: [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(rawValue.utf8.count + 1)
         bytes.append(contentsOf: rawValue.utf8)

@@ -1,6 +1,6 @@
 /// How often a peer heartbeats and how many missed beats make it gone: silent for
 /// `interval × liveness` means dead.
-public struct HeartbeatSettings: Sendable, Equatable {
+package struct HeartbeatSettings: Sendable, Equatable {
     /// 1 s × 3, the defaults of both sides.
     public static let standard = HeartbeatSettings(intervalMilliseconds: 1000, liveness: 3)
     /// Accepted intervals.

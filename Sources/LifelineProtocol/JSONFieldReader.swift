@@ -1,7 +1,7 @@
 /// Reads one member of a JSON object without building the whole object: it skips the other
 /// members' values and parses only the one asked for. For handlers that look at a field or two of an
 /// event (the broker has checked the whole payload already).
-public enum JSONFieldReader {
+package enum JSONFieldReader {
     /// The value of the top-level member `name` of the object in `bytes`; `.none` when there is no such
     /// member, `.some(nil)` when the text cannot be read this way (then parse it whole).
     public static func value(of name: String, in bytes: [UInt8]) -> JSONValue?? {

@@ -1,6 +1,6 @@
 /// Writes a JSON object field by field, straight into bytes, for replies on the hot path. The caller
 /// adds keys in sorted order, so the output equals ``JSONWriter``'s for the same object.
-public struct JSONObjectWriter {
+package struct JSONObjectWriter {
     public private(set) var bytes: [UInt8]
     private var empty = true
 

@@ -1,5 +1,5 @@
 /// Why some bytes are not a JSON document.
-public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The byte offset where parsing stopped.
     public let offset: Int
     /// What was expected or wrong there.
@@ -10,7 +10,7 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 
 /// Parses UTF-8 JSON text (RFC 8259) into ``JSONValue``, with a nesting limit so that hostile input
 /// cannot exhaust the stack.
-public struct JSONParser {
+package struct JSONParser {
     /// The deepest nesting of arrays and objects accepted.
     public static let maximumDepth = 64
 

@@ -1,5 +1,5 @@
 /// Checks that bytes are one JSON document without building it (for payloads the broker only relays).
-public enum JSONValidator {
+package enum JSONValidator {
     /// The JSON type of the document in `bytes` (`object`, `array`, …), or the parse error.
     public static func topLevelType(of bytes: [UInt8]) throws(JSONParseError) -> String {
         try bytes.withUnsafeBufferPointer { (buffer) throws(JSONParseError) -> String in

@@ -1,5 +1,5 @@
 /// Serializes ``JSONValue`` to compact UTF-8 JSON text with sorted object keys.
-public enum JSONWriter {
+package enum JSONWriter {
     /// The UTF-8 bytes of `value`.
     public static func encode(_ value: JSONValue) -> [UInt8] {
         var output: [UInt8] = []

@@ -9,7 +9,7 @@
 /// launching | inactive | active | background ─willTerminate→ terminating ─didFinishLaunching→ launching
 /// ```
 /// Other events do not move the state and are accepted in any state.
-public enum LifecycleState: String, Sendable, CaseIterable {
+package enum LifecycleState: String, Sendable, CaseIterable {
     case notRunning, launching, inactive, active, background, terminating
 
     /// The state `event` leads to from here, nil when the event does not move the state, or the
@@ -41,7 +41,7 @@ public enum LifecycleState: String, Sendable, CaseIterable {
 }
 
 /// An event that makes no sense in the current lifecycle state.
-public struct LifecycleError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct LifecycleError: Error, Sendable, Equatable, CustomStringConvertible {
     public let event: EventName
     public let state: LifecycleState
     public let expected: Set<LifecycleState>

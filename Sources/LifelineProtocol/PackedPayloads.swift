@@ -1,7 +1,7 @@
 /// Several payloads in one frame, each preceded by its length (4 bytes, big-endian): how a bus
 /// message of several events and a PUBLISH of several events carry them, so that a batch costs
 /// ZeroMQ one frame instead of one per event.
-public enum PackedPayloads {
+package enum PackedPayloads {
     /// The frame holding `first` (when given), then `payloads`, allocated once at its size.
     public static func frame(_ payloads: some Collection<[UInt8]>, after first: [UInt8]? = nil) -> [UInt8] {
         var size = first.map { 4 + $0.count } ?? 0

@@ -1,5 +1,5 @@
 /// A message that does not follow the protocol, with the status to answer it with.
-public struct ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The status of the error reply.
     public let status: Status
     /// One sentence saying exactly what was wrong.

@@ -1,7 +1,7 @@
 /// What a service says about itself, for `lifeline describe` (like `busctl introspect` or `nats
 /// micro info`): one line per method with its argument and reply shapes, and the fields of the
 /// custom events it publishes or handles. REGISTER carries it as `"describe"`.
-public struct ServiceDescription: Sendable, Equatable {
+package struct ServiceDescription: Sendable, Equatable {
     public struct Method: Sendable, Equatable {
         public var summary: String
         /// The body's shape, e.g. `{"url": string}`.

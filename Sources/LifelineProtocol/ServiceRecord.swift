@@ -1,6 +1,6 @@
 /// A registered service as the broker reports it (LOOKUP, LIST).
 public struct ServiceRecord: Sendable, Equatable {
-    public var registration: ServiceRegistration
+    package var registration: ServiceRegistration
     /// Wall clock at registration, milliseconds since 1970.
     public var registeredAtMilliseconds: Int64
     /// How long ago the broker last heard from the service, milliseconds.
@@ -12,7 +12,7 @@ public struct ServiceRecord: Sendable, Equatable {
     /// Events its handlers' queue dropped because they fell behind, as its heartbeats report.
     public var dropped: UInt64
 
-    public init(
+    package init(
         registration: ServiceRegistration, registeredAtMilliseconds: Int64, lastSeenMillisecondsAgo: Int64,
         uptimeMilliseconds: Int64,
         started: Bool = false, dropped: UInt64 = 0
@@ -26,8 +26,17 @@ public struct ServiceRecord: Sendable, Equatable {
     }
 
     public var name: String { registration.name }
+    /// The events it subscribes to.
+    public var events: [EventName] { registration.events }
+    /// The methods it answers.
+    public var methods: [String] { registration.methods }
+    /// The micro-apps it hosts.
+    public var apps: [String] { registration.apps }
+    /// Its process: host name and pid.
+    public var host: String { registration.host }
+    public var pid: Int { registration.pid }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         guard case .object(var members) = registration.json else { return registration.json }
         members["attach"] = nil
         members["registeredAt"] = .int(registeredAtMilliseconds)
@@ -39,7 +48,7 @@ public struct ServiceRecord: Sendable, Equatable {
     }
 
     /// Reads a record from a LOOKUP or LIST reply.
-    public init(json: JSONValue) throws(ProtocolError) {
+    package init(json: JSONValue) throws(ProtocolError) {
         guard case .object(var members) = json else {
             throw ProtocolError(.badRequest, "a service record is an object")
         }

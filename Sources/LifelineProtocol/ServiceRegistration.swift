@@ -1,5 +1,5 @@
 /// What a service tells the broker when it registers (the header of REGISTER).
-public struct ServiceRegistration: Sendable, Equatable {
+package struct ServiceRegistration: Sendable, Equatable {
     /// Longest accepted service or method name, in UTF-8 bytes.
     public static let maximumNameLength = 100
 

@@ -33,7 +33,7 @@ public struct SessionRecord: Sendable, Equatable {
         self.root = root
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         [
             "id": .string(id), "app": .string(app), "params": params, "mode": .string(mode.rawValue),
             "host": .string(host),
@@ -44,7 +44,7 @@ public struct SessionRecord: Sendable, Equatable {
     }
 
     /// Reads a record (a reply, or the broker's state file).
-    public init(json: JSONValue) throws(ProtocolError) {
+    package init(json: JSONValue) throws(ProtocolError) {
         guard let id = json["id"]?.stringValue, let app = json["app"]?.stringValue,
             let host = json["host"]?.stringValue,
             let mode = json["mode"]?.stringValue.flatMap(LaunchMode.init(rawValue:)),

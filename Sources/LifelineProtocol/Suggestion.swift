@@ -1,6 +1,6 @@
 /// "Did you mean …?": the candidate closest to a mistyped name, when it is close enough (an edit
 /// distance of at most a third of the name's length, and at most 3).
-public enum Suggestion {
+package enum Suggestion {
     /// The closest of `candidates` to `text`, or nil when none is close.
     public static func closest(to text: String, in candidates: some Sequence<String>) -> String? {
         let limit = min(3, max(1, text.count / 3))

@@ -13,7 +13,7 @@ public enum SystemClock {
 
     /// The current instant of CLOCK_MONOTONIC.
     @inline(__always)
-    public static var now: MonotonicInstant { MonotonicInstant(nanoseconds: monotonicNanoseconds()) }
+    package static var now: MonotonicInstant { MonotonicInstant(nanoseconds: monotonicNanoseconds()) }
 
     /// CLOCK_REALTIME in nanoseconds since 1970.
     public static func wallNanoseconds() -> UInt64 {

@@ -107,7 +107,7 @@ public final class ServiceTestHost: Sendable {
 
     /// What the service describes of itself, as REGISTER carries it and `lifeline describe` shows it:
     /// its methods' shapes, its custom events' fields.
-    public var serviceDescription: ServiceDescription {
+    package var serviceDescription: ServiceDescription {
         runner.registration?.description ?? ServiceDescription()
     }
 
@@ -222,10 +222,24 @@ public final class ServiceTestHost: Sendable {
         return (session, created["root"] ?? .null)
     }
 
-    /// Delivers one micro-app callback to the session `session` of `app` and returns the answer.
-    /// - Throws: `LifelineError` when the callback failed.
+    /// Delivers one micro-app callback — `didCreate`, `willStartLaunching`, `didFinishLaunching`,
+    /// `willPause`, `willResume`, `didResume`, `willTerminate`, `shouldTerminate`, `childDidFinish`,
+    /// `restore` or `action` — to the session `session` of `app` and returns the answer.
+    /// - Throws: `LifelineError`: `.invalid` for a callback of another name, or the callback's failure.
     @discardableResult
     public func callback(
+        _ name: String, session: String, app: String, _ arguments: JSONValue = .emptyObject
+    ) async throws -> JSONValue {
+        guard let callback = AppCallbackName(rawValue: name) else {
+            let known = AppCallbackName.allCases.map(\.rawValue).joined(separator: ", ")
+            throw LifelineError(
+                .badRequest, "no micro-app callback is named '\(name)'; the callbacks are \(known)")
+        }
+        return try await self.callback(callback, session: session, app: app, arguments)
+    }
+
+    @discardableResult
+    private func callback(
         _ callback: AppCallbackName, session: String, app: String, _ arguments: JSONValue = .emptyObject
     ) async throws -> JSONValue {
         let id = String(UInt64.random(in: .min ... .max), radix: 16)
@@ -308,7 +322,7 @@ public final class ServiceTestHost: Sendable {
     @inline(never)
     private static func dispatchAnswer(of reply: ControlReply) -> Result<DispatchAnswer, any Error> {
         Result {
-            let answer = try OfferAnswer(json: try body(of: reply))
+            let answer = try Answer(json: try body(of: reply))
             return DispatchAnswer(
                 result: answer.result.rawValue, payload: answer.payload, completion: answer.completion)
         }

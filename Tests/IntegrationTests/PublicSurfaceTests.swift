@@ -33,8 +33,16 @@ struct PublicSurfaceTests {
         throw HarnessError("swift-symbolgraph-extract is not on PATH (it comes with the Swift toolchain)")
     }
 
-    /// One line per public symbol of the module Lifeline: its kind and its path.
+    /// One line per public symbol that `import Lifeline` gives: the module's own and those of the wire
+    /// module it re-exports (whose public types are the vocabulary only), each as its kind and path.
     static func publicSymbols() throws -> [String] {
+        var lines: Set<String> = []
+        for module in ["Lifeline", "LifelineProtocol"] { lines.formUnion(try publicSymbols(of: module)) }
+        return lines.sorted()
+    }
+
+    /// The public symbols of one module.
+    static func publicSymbols(of module: String) throws -> Set<String> {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent(
             "lifeline-symbols-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
@@ -42,7 +50,7 @@ struct PublicSurfaceTests {
         let process = Process()
         process.executableURL = try extractor()
         process.arguments = [
-            "-module-name", "Lifeline", "-I", Executables.directory.appendingPathComponent("Modules").path,
+            "-module-name", module, "-I", Executables.directory.appendingPathComponent("Modules").path,
             "-Xcc",
             "-fmodule-map-file=\(try packageRoot().appendingPathComponent("Sources/CZeroMQ/module.modulemap").path)",
             "-target", "x86_64-unknown-linux-gnu", "-minimum-access-level", "public", "-output-dir",
@@ -65,7 +73,22 @@ struct PublicSurfaceTests {
                 lines.insert("\(kind.replacingOccurrences(of: "swift.", with: "")) \(path)")
             }
         }
-        return lines.sorted()
+        return lines
+    }
+
+    /// The top-level types and aliases among `symbols`.
+    static func topLevelTypes(_ symbols: [String]) -> Set<String> {
+        var types: Set<String> = []
+        for line in symbols {
+            let parts = line.split(separator: " ", maxSplits: 1)
+            if parts.count == 2,
+                ["struct", "class", "enum", "protocol", "typealias", "actor"].contains(String(parts[0])),
+                !parts[1].contains(".")
+            {
+                types.insert(String(parts[1]))
+            }
+        }
+        return types
     }
 
     @Test("the public symbols of Lifeline are exactly those listed in Lifeline.api")
@@ -83,12 +106,30 @@ struct PublicSurfaceTests {
             added.isEmpty && removed.isEmpty,
             "the public surface changed: added \(added), removed \(removed); if that is meant, run LIFELINE_UPDATE_API=1 swift test --filter PublicSurfaceTests and commit Tests/IntegrationTests/Lifeline.api"
         )
-        let types = symbols.filter { line in
-            let parts = line.split(separator: " ", maxSplits: 1)
-            return ["struct", "class", "enum", "protocol", "typealias", "actor"].contains(String(parts[0]))
-                && parts.count == 2 && !parts[1].contains(".")
-        }
+        let types = Self.topLevelTypes(symbols)
         print(
             "Lifeline's public surface: \(symbols.count) symbols, \(types.count) top-level types and aliases")
+        #expect(types.count <= 35, "import Lifeline shows \(types.count) top-level types: \(types.sorted())")
+        #expect(
+            !symbols.contains { $0.hasPrefix("typealias ") && !$0.contains(".") }, "a top-level typealias")
+    }
+
+    @Test("the README's vocabulary names exactly the top-level types of import Lifeline")
+    func readmeListsTheVocabulary() throws {
+        let readme = try String(
+            contentsOf: try Self.packageRoot().appendingPathComponent("README.md"), encoding: .utf8)
+        guard let start = readme.range(of: "<!-- vocabulary -->"),
+            let end = readme.range(of: "<!-- /vocabulary -->", range: start.upperBound..<readme.endIndex)
+        else { throw HarnessError("README.md has no <!-- vocabulary --> … <!-- /vocabulary --> block") }
+        var named: Set<String> = []
+        for piece in readme[start.upperBound..<end.lowerBound].split(separator: "`").enumerated()
+        where piece.offset % 2 == 1 {
+            named.insert(String(piece.element))
+        }
+        let types = Self.topLevelTypes(try Self.publicSymbols())
+        #expect(
+            named == types,
+            "README names \(named.subtracting(types).sorted()) that import Lifeline lacks, and lacks \(types.subtracting(named).sorted())"
+        )
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineCLI
 import LifelineProtocol
 import LifelineSupport
 import ZeroMQ
@@ -51,8 +52,8 @@ struct SecuritySetup {
     var brokerArguments: [String] { ["--key", path("broker.key"), "--policy", policyPath] }
 
     /// The credentials of key `name` for this broker.
-    func credentials(_ name: String) throws -> ClientCredentials {
-        try ClientCredentials(keyFile: path("\(name).key"), brokerKey: path("broker.pub"))
+    func credentials(_ name: String) throws -> LifelineClient.Credentials {
+        try LifelineClient.Credentials(keyFile: path("\(name).key"), brokerKey: path("broker.pub"))
     }
 
     /// A service's (or the CLI's) arguments for key `name`.
@@ -65,6 +66,6 @@ struct SecuritySetup {
 
 /// A ``BlockingClient``, made in a synchronous function: its initializer is unavailable from async
 /// code (it blocks its thread), and these tests use it on purpose from their own tasks.
-func blockingClient(broker: String, credentials: ClientCredentials? = nil) throws -> BlockingClient {
+func blockingClient(broker: String, credentials: LifelineClient.Credentials? = nil) throws -> BlockingClient {
     try BlockingClient(broker: broker, credentials: credentials)
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineCLI
 import LifelineProtocol
 import Testing
 import ZeroMQ

@@ -227,9 +227,9 @@ struct TypedRequestTests {
             #expect(StartDecision(json: decision.json) == decision)
         }
         #expect(
-            try OfferAnswer(json: OfferAnswer(.returnNO, payload: ["u": 1], completion: "newData").json)
-                == OfferAnswer(.returnNO, payload: ["u": 1], completion: "newData"))
-        #expect(throws: ProtocolError.self) { try OfferAnswer(json: ["result": "maybe"]) }
+            try Answer(json: Answer(.returnNO, payload: ["u": 1], completion: "newData").json)
+                == Answer(.returnNO, payload: ["u": 1], completion: "newData"))
+        #expect(throws: ProtocolError.self) { try Answer(json: ["result": "maybe"]) }
     }
 
     @Test("a PUBLISH written directly has the frames of the typed request, whatever its options")

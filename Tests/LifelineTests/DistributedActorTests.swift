@@ -144,20 +144,22 @@ struct DistributedActorTests {
     @Test("the host decodes a body by key or position, and names what is wrong with it")
     func decoding() throws {
         let function = DistributedFunction(demangled: "label(for:unit:)")!
-        var byKey = try LifelineInvocationDecoder(function: function, body: ["for": 3])
+        var byKey = try LifelineActorSystem.InvocationDecoder(function: function, body: ["for": 3])
         #expect(try byKey.decodeNextArgument() as Int == 3)
         #expect(try byKey.decodeNextArgument() as String? == nil, "an optional argument may be left out")
-        var byPosition = try LifelineInvocationDecoder(function: function, body: [4, "g"])
+        var byPosition = try LifelineActorSystem.InvocationDecoder(function: function, body: [4, "g"])
         #expect(try byPosition.decodeNextArgument() as Int == 4)
         #expect(try byPosition.decodeNextArgument() as String? == "g")
-        var wrong = try LifelineInvocationDecoder(function: function, body: ["for": "three"])
+        var wrong = try LifelineActorSystem.InvocationDecoder(function: function, body: ["for": "three"])
         #expect(throws: PayloadDecodingError.self) { try wrong.decodeNextArgument() as Int }
         #expect(
             wrong.failure?.description
                 == "cannot decode Int at for: expected an integer, found a string (\"three\")")
-        #expect(throws: ServiceError.self) { try LifelineInvocationDecoder(function: function, body: [1]) }
+        #expect(throws: ServiceError.self) {
+            try LifelineActorSystem.InvocationDecoder(function: function, body: [1])
+        }
         do {
-            _ = try LifelineInvocationDecoder(function: function, body: ["unitt": 1])
+            _ = try LifelineActorSystem.InvocationDecoder(function: function, body: ["unitt": 1])
         } catch {
             #expect(
                 error.message

@@ -1,3 +1,4 @@
+import LifelineCLI
 import LifelineProtocol
 import Testing
 

@@ -13,7 +13,7 @@ struct HostHarness {
 
     init(_ service: Service) async {
         let connection = self.connection
-        runner = ServiceRunner(service, options: ServiceOptions()) { _, pending, sink in
+        runner = ServiceRunner(service, options: ServiceRunner.Options()) { _, pending, sink in
             connection.attach(pending, sink)
             return connection
         }
@@ -358,7 +358,7 @@ struct SlowServiceTests {
     func slowHandler() async throws {
         let journal = Journal()
         let gate = Gate()
-        var options = ServiceOptions()
+        var options = ServiceRunner.Options()
         options.inboundLimit = 4
         let service = Service("slow")
             .on("app.tick") { event in

@@ -60,13 +60,13 @@ var service = Service("analytics")
 for name in tracked {
     service = service.on(name) { event in
         await analytics.record(event)
-        Console.out("analytics: \(event.name) #\(event.sequence) \(event.payload)")
+        print("analytics: \(event.name) #\(event.sequence) \(event.payload)")
     }
 }
 await service
     .on(Track.self) { track, event in
         await analytics.record(event)
-        Console.out("analytics: \(Track.name) #\(event.sequence) \(track.name)")
+        print("analytics: \(Track.name) #\(event.sequence) \(track.name)")
     }
     // Boot: started after the gateway; an asynchronous group (cache and backlog) runs concurrently.
     .startTask(after: ["gateway.start"])
@@ -78,7 +78,7 @@ await service
     }
     .handle(.performFetch) { event in
         let result = await analytics.fetch()
-        Console.out("analytics: performFetch dispatch #\(event.dispatchID ?? 0) -> \(result)")
+        print("analytics: performFetch dispatch #\(event.dispatchID ?? 0) -> \(result)")
         return .completed(.string(result))
     }
     .describeEvent("analytics.track", summary: "an app-defined analytics event it counts")

@@ -7,7 +7,7 @@ import Lifeline
 import LifelineProtocol
 import LifelineSupport
 
-/// The probe's own options; the standard ones (ServiceOptions) follow them.
+/// The probe's own options; the standard ones (ServiceRunner.Options) follow them.
 enum ProbeOptions {
     static let events = CommandLineOption.value(
         "--events", "A,B,...", help: "events to handle (built-in or custom names)")
@@ -59,7 +59,7 @@ let about = """
              time), unregister {"name": N}
     """
 
-var arguments = CommandLineArguments.process(declaring: ProbeOptions.all + ServiceOptions.declared)
+var arguments = CommandLineArguments.process(declaring: ProbeOptions.all + ServiceRunner.Options.declared)
 var events: [EventName] = []
 let settings:
     (

@@ -38,29 +38,29 @@ enum PushService {
             .startTask(after: ["gateway.start"])
             .on(Lifecycle.DidRegisterForRemoteNotifications.self) { registered, event in
                 await state.register(token: registered.deviceToken)
-                Console.out(
+                print(
                     "push: didRegisterForRemoteNotifications #\(event.sequence) token=\(registered.deviceToken)"
                 )
             }
             .on(Lifecycle.DidFailToRegisterForRemoteNotifications.self) { failure, event in
                 await state.fail(failure.error)
-                Console.out(
+                print(
                     "push: didFailToRegisterForRemoteNotifications #\(event.sequence) \(event.payload)")
             }
             // A remote notification carries a fetch completion: this service says it got new data.
             .handle(Lifecycle.DidReceiveRemoteNotification.self) { notification, event in
                 await state.receive(notification.userInfo)
-                Console.out(
+                print(
                     "push: didReceiveRemoteNotification \(event.dispatchID.map { "dispatch #\($0)" } ?? "#\(event.sequence)") \(event.payload)"
                 )
                 return .completed("newData")
             }
             .on(Lifecycle.DidReceiveLocalNotification.self) { local, event in
                 await state.receive(local.notification)
-                Console.out("push: didReceiveLocalNotification #\(event.sequence) \(event.payload)")
+                print("push: didReceiveLocalNotification #\(event.sequence) \(event.payload)")
             }
             .on(Lifecycle.HandleActionForLocalNotification.self) { _, event in
-                Console.out("push: handleActionForLocalNotification #\(event.sequence) \(event.payload)")
+                print("push: handleActionForLocalNotification #\(event.sequence) \(event.payload)")
             }
             .method(
                 "status", summary: "the device token, the last registration error and the notifications seen"

@@ -6,7 +6,7 @@ import Lifeline
 
 /// Prints every callback as `CALLBACK session app callback`, the order the tests check.
 func trace(_ session: AppSession, _ callback: String) {
-    Console.out("CALLBACK \(session.id) \(session.app) \(callback)")
+    print("CALLBACK \(session.id) \(session.app) \(callback)")
 }
 
 /// The gateway, found by name: a reference to the distributed actor it hosts (this process has only
@@ -36,13 +36,13 @@ func askGateway<T: Sendable>(
 func traced(_ session: AppSession, _ action: String, _ body: () async throws -> JSONValue) async throws
     -> JSONValue
 {
-    Console.out("ACTION \(session.id) \(session.app) \(action) started")
+    print("ACTION \(session.id) \(session.app) \(action) started")
     do {
         let result = try await body()
-        Console.out("ACTION \(session.id) \(session.app) \(action) done")
+        print("ACTION \(session.id) \(session.app) \(action) done")
         return result
     } catch {
-        Console.out("ACTION \(session.id) \(session.app) \(action) failed: \(error)")
+        print("ACTION \(session.id) \(session.app) \(action) failed: \(error)")
         throw error
     }
 }

@@ -60,8 +60,8 @@ final class HostedActor<A: DistributedActor>: HostedActorBox where A.ActorSystem
         guard let actor = live.withLock({ $0[Key(call.context, call.context.serviceName)] }) else {
             throw ServiceError(.unavailable, "'\(call.context.serviceName)' is not hosting its actor now")
         }
-        var decoder = try LifelineInvocationDecoder(function: entry.function, body: call.body)
-        let handler = LifelineResultHandler()
+        var decoder = try LifelineActorSystem.InvocationDecoder(function: entry.function, body: call.body)
+        let handler = LifelineActorSystem.ResultHandler()
         try await actor.actorSystem.executeDistributedTarget(
             on: actor, target: RemoteCallTarget(entry.identifier), invocationDecoder: &decoder,
             handler: handler)
@@ -77,15 +77,15 @@ final class HostedActor<A: DistributedActor>: HostedActorBox where A.ActorSystem
         // A reference that is never local: the recording decoder reads each argument's type from
         // the func's own accessor and stops it before the call.
         let describing = LifelineActorSystem(transport: nil)
-        let proxy = try? A.resolve(id: LifelineActorID(service: "describing"), using: describing)
+        let proxy = try? A.resolve(id: LifelineActorSystem.ActorID(service: "describing"), using: describing)
         var methods: [String: ServiceDescription.Method] = [:]
         for entry in listing.entries {
             var arguments = TypeShape.object([], complete: true)
             if let proxy, !entry.function.argumentKeys.isEmpty {
-                var decoder = LifelineInvocationDecoder(recording: entry.function)
+                var decoder = LifelineActorSystem.InvocationDecoder(recording: entry.function)
                 try? await describing.executeDistributedTarget(
                     on: proxy, target: RemoteCallTarget(entry.identifier), invocationDecoder: &decoder,
-                    handler: LifelineResultHandler())
+                    handler: LifelineActorSystem.ResultHandler())
                 arguments = decoder.recordedShape
             }
             methods[entry.function.method] = ServiceDescription.Method(

@@ -26,11 +26,7 @@ import Synchronization
 /// distributed funcs, generic, private or fileprivate actor types, two funcs of one actor with the
 /// same base name, and actors passed as arguments or results.
 public final class LifelineActorSystem: DistributedActorSystem, Sendable {
-    public typealias ActorID = LifelineActorID
     public typealias SerializationRequirement = any Codable
-    public typealias InvocationEncoder = LifelineInvocationEncoder
-    public typealias InvocationDecoder = LifelineInvocationDecoder
-    public typealias ResultHandler = LifelineResultHandler
 
     /// Sends a CALL and returns its answer: a client's, or a test host's.
     package typealias Transport =
@@ -42,7 +38,7 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
     public let defaultTimeout: Duration
     private let transport: Transport?
     /// The actors of this system that live in this process, for ``resolve(id:as:)``.
-    private let local = Mutex<[LifelineActorID: LocalActor]>([:])
+    private let local = Mutex<[LifelineActorSystem.ActorID: LocalActor]>([:])
 
     private struct LocalActor: @unchecked Sendable {
         // Distributed actors are Sendable; the reference is weak so the table does not keep them.
@@ -93,8 +89,8 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
     /// name of its own that no service answers, so it is reachable only from this process.
     public func assignID<Act>(_ actorType: Act.Type) -> ActorID
     where Act: DistributedActor, ActorID == Act.ID {
-        if let name = Self.hostingClaim?.take() { return LifelineActorID(service: name) }
-        return LifelineActorID(service: "local." + Environment.uniqueToken())
+        if let name = Self.hostingClaim?.take() { return LifelineActorSystem.ActorID(service: name) }
+        return LifelineActorSystem.ActorID(service: "local." + Environment.uniqueToken())
     }
 
     /// Notes an actor made in this process, so that resolving its ID here gives the actor itself.

@@ -6,7 +6,7 @@ import LifelineProtocol
 /// backoff, resume where it left off, drop duplicates, detect sequence gaps and recover them from the
 /// journal, match replies to requests, shut down cleanly. Pure: messages and time in,
 /// ``ConnectionEffect``s out.
-struct BrokerConnection {
+package struct BrokerConnection {
     /// Where the connection stands.
     enum Phase: Equatable, Sendable {
         case idle
@@ -326,7 +326,7 @@ struct BrokerConnection {
 
     /// The bus endpoint as this client can reach it: a wildcard host (`0.0.0.0`, `*`) announced by the
     /// broker is replaced by the host of the control endpoint.
-    static func reachable(_ bus: String, via control: String) -> String {
+    package static func reachable(_ bus: String, via control: String) -> String {
         guard bus.hasPrefix("tcp://"), control.hasPrefix("tcp://") else { return bus }
         let busAddress = bus.dropFirst(6)
         guard let colon = busAddress.lastIndex(of: ":") else { return bus }

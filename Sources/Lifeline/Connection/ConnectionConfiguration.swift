@@ -1,7 +1,7 @@
 import LifelineProtocol
 
 /// What a connection is for: a plain client, a bus subscriber, or a registered service.
-struct ConnectionConfiguration: Sendable {
+package struct ConnectionConfiguration: Sendable {
     /// Which bus events the connection receives.
     enum Subscriptions: Sendable, Equatable {
         /// No bus socket (plain request/reply client).
@@ -25,7 +25,7 @@ struct ConnectionConfiguration: Sendable {
     /// Unique token of this process run; the bus marker is `!token`.
     var token: String
     /// CURVE keys for both sockets, when the broker runs with CURVE.
-    var credentials: ClientCredentials? = ClientCredentials.environment
+    var credentials: LifelineClient.Credentials? = LifelineClient.Credentials.environment
     /// How long to wait for HELLO and REGISTER / ATTACH replies before retrying.
     var greetingTimeoutMilliseconds = 3000
     /// First reconnect delay; doubles on each failure up to ``maximumBackoffMilliseconds``. Each
@@ -73,7 +73,7 @@ struct ConnectionConfiguration: Sendable {
     }
 
     /// The endpoints of a comma-separated list (the list itself when it names none).
-    static func split(_ list: String) -> [String] {
+    package static func split(_ list: String) -> [String] {
         let endpoints = list.split(separator: ",").map { String($0) }
         return endpoints.isEmpty ? [list] : endpoints
     }

@@ -18,7 +18,7 @@ public final class ServiceRunner: Sendable {
         any Connection
 
     public let service: Service
-    public let options: ServiceOptions
+    public let options: ServiceRunner.Options
     /// How far ``run()`` has come.
     package let phase = RunnerPhase()
     private let connect: Connect
@@ -28,7 +28,7 @@ public final class ServiceRunner: Sendable {
     package var registration: ServiceRegistration? { registered.withLock { $0 } }
     private let stops: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
 
-    public convenience init(_ service: Service, options: ServiceOptions = ServiceOptions()) {
+    public convenience init(_ service: Service, options: ServiceRunner.Options = ServiceRunner.Options()) {
         self.init(service, options: options) { configuration, pending, deliver in
             ConnectionThread(
                 configuration: configuration, name: "ll-socket", pending: pending, deliver: deliver)
@@ -36,7 +36,7 @@ public final class ServiceRunner: Sendable {
     }
 
     /// A runner over the connection `connect` makes (an ``InMemoryConnection`` in tests).
-    init(_ service: Service, options: ServiceOptions, connect: @escaping Connect) {
+    init(_ service: Service, options: ServiceRunner.Options, connect: @escaping Connect) {
         self.service = service
         self.options = options
         self.connect = connect
@@ -47,7 +47,7 @@ public final class ServiceRunner: Sendable {
     /// (LifelineTesting's ``ServiceTestHost``).
     package static func inMemory(_ service: Service, name: String?) -> (ServiceRunner, InMemoryConnection) {
         let connection = InMemoryConnection()
-        var options = ServiceOptions()
+        var options = ServiceRunner.Options()
         options.name = name
         options.credentials = nil
         let runner = ServiceRunner(service, options: options) { _, pending, sink in

@@ -1,7 +1,7 @@
 import LifelineProtocol
 
 /// What the broker core asks its socket shell to do.
-public enum BrokerOutput: Sendable, Equatable {
+package enum BrokerOutput: Sendable, Equatable {
     /// Send `frames` on the ROUTER to `peer`.
     case send(peer: [UInt8], frames: [[UInt8]])
     /// Send `message` on the bus (consecutive events of one name go as one bus message).

@@ -15,24 +15,24 @@ import ZeroMQ
 /// relative to the policy file). Each rule is a list of patterns where `*` matches any run of
 /// characters: service names for `register`, event names for `publish` and `subscribe`,
 /// `service.method` for `call`. What a key is not granted it may not do.
-public struct AccessPolicy: Sendable, Equatable {
+package struct AccessPolicy: Sendable, Equatable {
     /// What one key may do.
-    public struct Grant: Sendable, Equatable {
-        public var name: String
-        public var publicKey: String
-        public var register: [String] = []
-        public var publish: [String] = []
-        public var subscribe: [String] = []
-        public var call: [String] = []
+    package struct Grant: Sendable, Equatable {
+        package var name: String
+        package var publicKey: String
+        package var register: [String] = []
+        package var publish: [String] = []
+        package var subscribe: [String] = []
+        package var call: [String] = []
         /// APPS changes (a host's own sessions excepted), BOOT start and run, REPLAY outside a
         /// registration; implies ``observe``.
-        public var admin = false
+        package var admin = false
         /// LIST, STATS (only what the key may subscribe to and call) and TRACE.
         package var observe = false
     }
 
     /// An action checked against a key's grant.
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         case register(String)
         case publish(String)
         case subscribe(String)
@@ -42,16 +42,16 @@ public struct AccessPolicy: Sendable, Equatable {
     }
 
     /// The grants, by key name.
-    public private(set) var grants: [String: Grant] = [:]
+    package private(set) var grants: [String: Grant] = [:]
     /// Key names by public key (the ZAP handler's allow-list).
-    public private(set) var names: [String: String] = [:]
+    package private(set) var names: [String: String] = [:]
 
     static let fields = [
         "publicKey", "publicKeyFile", "register", "publish", "subscribe", "call", "admin", "observe",
     ]
 
     /// Reads the policy file at `path`; the error names the key and field that are wrong.
-    public init(path: String) throws(ProtocolError) {
+    package init(path: String) throws(ProtocolError) {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ProtocolError(.badRequest, "cannot read the policy file \(path)")
         }
@@ -65,7 +65,8 @@ public struct AccessPolicy: Sendable, Equatable {
     }
 
     /// Reads a policy document; `publicKeyFile`s are relative to `directory`.
-    public init(json: JSONValue, directory: String = ".", file: String = "the policy") throws(ProtocolError) {
+    package init(json: JSONValue, directory: String = ".", file: String = "the policy") throws(ProtocolError)
+    {
         guard case .object(let top) = json else {
             throw ProtocolError(.badRequest, "\(file): expected an object")
         }
@@ -151,7 +152,7 @@ public struct AccessPolicy: Sendable, Equatable {
     }
 
     /// Why `key` may not do `action` (naming the key, the action and the rule); nil when it may.
-    public func denial(_ key: String, _ action: Action) -> String? {
+    package func denial(_ key: String, _ action: Action) -> String? {
         guard let grant = grants[key] else { return "key '\(key)' is not in the policy any more" }
         let (verb, subject, rule): (String, String, [String])
         switch action {
@@ -179,7 +180,7 @@ public struct AccessPolicy: Sendable, Equatable {
     }
 
     /// True when `pattern` (where `*` matches any run of characters) matches all of `text`.
-    public static func matches(_ pattern: String, _ text: String) -> Bool {
+    package static func matches(_ pattern: String, _ text: String) -> Bool {
         let pattern = Array(pattern.utf8)
         let text = Array(text.utf8)
         var p = 0
@@ -207,7 +208,7 @@ public struct AccessPolicy: Sendable, Equatable {
     }
 
     /// What `key` may do, in a few lines (for `lifeline policy check`).
-    public func explain(_ key: String) -> [String] {
+    package func explain(_ key: String) -> [String] {
         guard let grant = grants[key] else { return ["no key '\(key)' in the policy"] }
         func list(_ patterns: [String]) -> String {
             patterns.isEmpty ? "nothing" : patterns.joined(separator: ", ")

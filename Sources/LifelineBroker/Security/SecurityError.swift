@@ -1,5 +1,5 @@
 /// A reason the broker will not start with its security settings (or its policy file).
-public struct SecurityError: Error, CustomStringConvertible {
-    public let description: String
+package struct SecurityError: Error, CustomStringConvertible {
+    package let description: String
     init(_ description: String) { self.description = description }
 }

@@ -31,23 +31,23 @@ enum ConsoleCommand: CLICommand {
         "--token-file", "FILE",
         help: "a file holding the token the page needs (at least 16 characters); required beyond loopback")
     static let options = [
-        listen, tokenFile, ClientOptions.broker, ClientCredentials.keyOption,
-        ClientCredentials.brokerKeyOption,
+        listen, tokenFile, ClientOptions.broker, LifelineClient.Credentials.keyOption,
+        LifelineClient.Credentials.brokerKeyOption,
     ]
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let broker = try arguments.option(ClientOptions.broker) ?? LifelineClient.defaultBroker
         if let problem = ClientOptions.endpointProblem(broker) { throw UsageError("--broker: \(problem)") }
         let keyFile =
-            try arguments.option(ClientCredentials.keyOption)
+            try arguments.option(LifelineClient.Credentials.keyOption)
             ?? ProcessInfo.processInfo.environment["LIFELINE_KEY"]
         let brokerKey =
-            try arguments.option(ClientCredentials.brokerKeyOption)
+            try arguments.option(LifelineClient.Credentials.brokerKeyOption)
             ?? ProcessInfo.processInfo.environment["LIFELINE_BROKER_KEY"]
         var keys = CommandLineArguments(
             (keyFile.map { ["--key", $0] } ?? []) + (brokerKey.map { ["--broker-key", $0] } ?? []),
-            declaring: [ClientCredentials.keyOption, ClientCredentials.brokerKeyOption])
-        let credentials = try ClientCredentials.parse(&keys)
+            declaring: [LifelineClient.Credentials.keyOption, LifelineClient.Credentials.brokerKeyOption])
+        let credentials = try LifelineClient.Credentials.parse(&keys)
         let address = try arguments.option(Self.listen) ?? defaultListen
         let tokenPath = try arguments.option(Self.tokenFile)
         let token = try tokenPath.map(readToken) ?? randomToken()

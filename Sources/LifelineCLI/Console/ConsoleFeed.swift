@@ -10,11 +10,11 @@ import Synchronization
 /// page is open, and holds a TRACE lease while a trace view is.
 final class ConsoleFeed: Sendable {
     let broker: String
-    let credentials: ClientCredentials?
+    let credentials: LifelineClient.Credentials?
     let state: ConsoleState
     private let stopped = Atomic<Bool>(false)
 
-    init(broker: String, credentials: ClientCredentials?, state: ConsoleState) {
+    init(broker: String, credentials: LifelineClient.Credentials?, state: ConsoleState) {
         self.broker = broker
         self.credentials = credentials
         self.state = state

@@ -1,5 +1,5 @@
 /// ACK: a subscribed service handled an acknowledged event (or failed to).
-public struct Acknowledgement: Sendable, Equatable {
+package struct Acknowledgement: Sendable, Equatable {
     public var sequence: UInt64
     /// The event's epoch; an ACK for another broker life is ignored.
     public var epoch: UInt64?

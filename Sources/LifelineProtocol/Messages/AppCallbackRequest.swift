@@ -1,11 +1,11 @@
 /// The lifecycle callbacks of a micro-app session (section 8 of docs/PROTOCOL.md).
-public enum AppCallbackName: String, Sendable, Equatable, CaseIterable {
+package enum AppCallbackName: String, Sendable, Equatable, CaseIterable {
     case didCreate, willStartLaunching, didFinishLaunching, willPause, willResume, didResume, willTerminate
     case shouldTerminate, childDidFinish, restore, action
 }
 
 /// APP: one callback of one session, broker → host.
-public struct AppCallbackRequest: Sendable, Equatable {
+package struct AppCallbackRequest: Sendable, Equatable {
     public var session: String
     public var app: String
     public var callback: AppCallbackName

@@ -1,5 +1,5 @@
 /// APPS: one operation on the Context's micro-app stack (section 8 of docs/PROTOCOL.md).
-public enum AppsRequest: Sendable, Equatable {
+package enum AppsRequest: Sendable, Equatable {
     /// The stack, bottom to top, and the Launcher.
     case list
     /// The top session.
@@ -107,7 +107,7 @@ public enum AppsRequest: Sendable, Equatable {
 }
 
 /// Which session an operation means: the top one, one by id, or the newest of an app.
-public enum SessionTarget: Sendable, Equatable {
+package enum SessionTarget: Sendable, Equatable {
     case top
     case session(String)
     case app(String)
@@ -143,7 +143,7 @@ public enum SessionTarget: Sendable, Equatable {
 }
 
 /// APPS start / setRoot: what to start and how.
-public struct AppStart: Sendable, Equatable {
+package struct AppStart: Sendable, Equatable {
     public var app: String
     public var params: JSONValue
     public var mode: LaunchMode
@@ -190,7 +190,7 @@ public struct AppStart: Sendable, Equatable {
 }
 
 /// APPS exit: which session, and how.
-public struct AppExit: Sendable, Equatable {
+package struct AppExit: Sendable, Equatable {
     public var target: SessionTarget?
     /// Exit even a session that is not on top, without asking shouldTerminate.
     public var force: Bool

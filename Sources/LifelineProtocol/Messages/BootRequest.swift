@@ -1,5 +1,5 @@
 /// BOOT from a client: an operation of the boot loader (section 9 of docs/PROTOCOL.md).
-public enum BootRequest: Sendable, Equatable {
+package enum BootRequest: Sendable, Equatable {
     /// The last boot: blame, critical chain, tasks.
     case report
     /// Start a boot with these launch options.

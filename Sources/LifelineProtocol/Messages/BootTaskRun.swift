@@ -1,5 +1,5 @@
 /// BOOT from the broker: run one boot task of this service now.
-public struct BootTaskRun: Sendable, Equatable {
+package struct BootTaskRun: Sendable, Equatable {
     public var task: String
     public var kind: BootTask.Kind
     public var condition: BootCondition?

@@ -1,7 +1,7 @@
 /// A request the broker sends to a service or host: one case per command, each with its fields read
 /// and checked. ``decode(_:)`` is the only reader of these headers and ``controlRequest(id:)`` the
 /// only writer.
-public enum BrokerRequest: Sendable, Equatable {
+package enum BrokerRequest: Sendable, Equatable {
     /// The broker is alive; never answered.
     case heartbeat
     /// Forget your registration and start again with HELLO (or stop: the broker leaves).

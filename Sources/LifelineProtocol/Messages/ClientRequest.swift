@@ -1,7 +1,7 @@
 /// A request a client or a service sends to the broker: one case per command, each with its fields
 /// already read and checked. ``decode(_:)`` is the only reader of these headers and
 /// ``controlRequest(id:)`` the only writer.
-public enum ClientRequest: Sendable, Equatable {
+package enum ClientRequest: Sendable, Equatable {
     /// Where is the bus, what are the heartbeat rules.
     case hello
     /// Join the registry (with an optional resume cursor).
@@ -163,7 +163,7 @@ public enum ClientRequest: Sendable, Equatable {
 }
 
 /// UNREGISTER: leave the registry (the owner's connection, or the same instance, only).
-public struct UnregisterRequest: Sendable, Equatable {
+package struct UnregisterRequest: Sendable, Equatable {
     public var name: String
     public var instance: String?
 

@@ -1,5 +1,5 @@
 /// How a dispatch phase offers its event.
-public enum DispatchMode: String, Sendable, Equatable {
+package enum DispatchMode: String, Sendable, Equatable {
     /// One service after another; the first answer other than `continue` ends the phase.
     case chain
     /// One service after another; every service is offered the event whatever the answers.
@@ -9,7 +9,7 @@ public enum DispatchMode: String, Sendable, Equatable {
 }
 
 /// OFFER: one step of a dispatch, broker → service.
-public struct DispatchOffer: Sendable, Equatable {
+package struct DispatchOffer: Sendable, Equatable {
     public var event: EventName
     public var dispatch: UInt64
     public var step: Int

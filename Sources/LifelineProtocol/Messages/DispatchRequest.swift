@@ -1,5 +1,5 @@
 /// DISPATCH: an event offered to its handlers one after another (or all at once for completions).
-public struct DispatchRequest: Sendable, Equatable {
+package struct DispatchRequest: Sendable, Equatable {
     public var event: EventName
     /// The event's JSON object.
     public var payload: JSONValue

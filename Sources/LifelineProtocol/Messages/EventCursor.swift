@@ -9,7 +9,7 @@ public struct EventCursor: Sendable, Equatable, CustomStringConvertible {
         self.sequence = sequence
     }
 
-    public var json: JSONValue { ["epoch": .int(Int64(epoch)), "sequence": .int(Int64(sequence))] }
+    package var json: JSONValue { ["epoch": .int(Int64(epoch)), "sequence": .int(Int64(sequence))] }
 
     public var description: String { "\(epoch):\(sequence)" }
 
@@ -38,14 +38,14 @@ public struct GapNotice: Sendable, Equatable {
         self.sequence = sequence
     }
 
-    public init(json: JSONValue) {
+    package init(json: JSONValue) {
         after = UInt64(json["after"]?.intValue ?? 0)
         reason = json["reason"]?.stringValue ?? "events were lost"
         epoch = UInt64(json["epoch"]?.intValue ?? 0)
         sequence = UInt64(json["sequence"]?.intValue ?? 0)
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         [
             "after": .int(Int64(after)), "reason": .string(reason), "epoch": .int(Int64(epoch)),
             "sequence": .int(Int64(sequence)),

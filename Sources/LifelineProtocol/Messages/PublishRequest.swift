@@ -11,7 +11,7 @@ public struct PublishedEvent: Sendable, Equatable {
 
 /// PUBLISH: an event (or a batch of events, published in order with consecutive sequences) for the
 /// bus, with how the publisher wants it delivered and answered.
-public struct PublishRequest: Sendable, Equatable {
+package struct PublishRequest: Sendable, Equatable {
     /// Most events one PUBLISH carries.
     public static let maximumBatch = 10_000
 

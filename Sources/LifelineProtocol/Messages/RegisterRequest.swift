@@ -1,5 +1,5 @@
 /// REGISTER: a service's registration and, when it resumes, the cursor of the last event it handled.
-public struct RegisterRequest: Sendable, Equatable {
+package struct RegisterRequest: Sendable, Equatable {
     public var registration: ServiceRegistration
     /// Epoch and sequence of the last event handled (section 6 of docs/PROTOCOL.md).
     public var resume: EventCursor?

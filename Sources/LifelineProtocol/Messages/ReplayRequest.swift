@@ -1,5 +1,5 @@
 /// REPLAY: the journal's events of some names after a sequence of an epoch.
-public struct ReplayRequest: Sendable, Equatable {
+package struct ReplayRequest: Sendable, Equatable {
     public var after: UInt64
     public var epoch: UInt64
     public var events: [EventName]

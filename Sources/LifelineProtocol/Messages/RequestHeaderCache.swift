@@ -6,7 +6,7 @@
 /// for the payload frame: a repeat skips the JSON parse and the field checks of
 /// ``ControlMessage/decode(_:)`` and ``ClientRequest/decode(_:)``, and says only what they would
 /// say. Headers of a batch (`count`, `events`) are not remembered: their payload frame is packed.
-public struct RequestHeaderCache: Sendable {
+package struct RequestHeaderCache: Sendable {
     private struct Slot: Sendable {
         let header: [UInt8]
         let request: ClientRequest

@@ -1,5 +1,5 @@
 /// CALL: a request/reply call to a service's method, client → broker and broker → service.
-public struct ServiceCall: Sendable, Equatable {
+package struct ServiceCall: Sendable, Equatable {
     /// The longest deadline a call may ask for.
     public static let maximumTimeoutMilliseconds = 3_600_000
 

@@ -1,5 +1,5 @@
 /// The ATTACH reply: the subscriber's marker reached the bus; events published from now on reach it.
-public struct AttachReceipt: Sendable, Equatable {
+package struct AttachReceipt: Sendable, Equatable {
     public var bus: String
     public var epoch: UInt64
     public var sequence: UInt64

@@ -1,5 +1,5 @@
 /// A service's answer to a BOOT run: the task ran, or its condition skipped it.
-public enum BootTaskOutcome: Sendable, Equatable {
+package enum BootTaskOutcome: Sendable, Equatable {
     case done
     case skipped(reason: String)
 

@@ -1,5 +1,5 @@
 /// The HELLO reply: where the bus is, the broker's rules and where it stands.
-public struct BrokerInfo: Sendable, Equatable {
+package struct BrokerInfo: Sendable, Equatable {
     /// What the broker's journal holds and keeps.
     public struct Journal: Sendable, Equatable {
         public var events: Int

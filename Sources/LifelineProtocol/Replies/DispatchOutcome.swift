@@ -26,7 +26,7 @@ public struct DispatchOutcome: Sendable, Equatable {
     /// didFinishLaunching only: a handler returned YES or NO, so afterDidFinishLaunching was skipped.
     public var launchEndedEarly: Bool?
 
-    public init(json: JSONValue) {
+    package init(json: JSONValue) {
         event = EventName(rawValue: json["event"]?.stringValue ?? "")
         dispatch = UInt64(json["dispatch"]?.intValue ?? 0)
         result = CallbackResult(rawValue: json["result"]?.stringValue ?? "") ?? .continue

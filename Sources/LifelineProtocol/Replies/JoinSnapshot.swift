@@ -1,5 +1,5 @@
 /// The REGISTER reply: the snapshot a service starts from, and what became of its resume cursor.
-public struct JoinSnapshot: Sendable, Equatable {
+package struct JoinSnapshot: Sendable, Equatable {
     public var epoch: UInt64
     /// The last event the snapshot covers: events up to it are not delivered live.
     public var sequence: UInt64

@@ -2,7 +2,7 @@ extension PublishReceipt {
     /// The receipt in a PUBLISH reply body. The usual one — a single event, not acknowledged, in the
     /// exact form the broker writes (``body``) — is read in place; any other body is parsed whole, and
     /// both give the same receipt.
-    public init(body: [UInt8]) throws(JSONParseError) {
+    package init(body: [UInt8]) throws(JSONParseError) {
         if let plain = Self.plain(body) {
             self = plain
             return

@@ -28,7 +28,7 @@ public struct PublishReceipt: Sendable, Equatable {
     /// How many registered services subscribe to the event.
     public var subscribers: Int
     /// The lifecycle state after the event.
-    public var lifecycle: LifecycleState?
+    package var lifecycle: LifecycleState?
     /// Acknowledged publish only: who handled it, who failed, who never answered.
     public var acknowledged: [String]?
     public var failed: [Failure]
@@ -42,7 +42,7 @@ public struct PublishReceipt: Sendable, Equatable {
     /// (``subscribers`` counts the services subscribed to any of them); nil otherwise.
     public var subscribersByEvent: [String: Int]?
 
-    public init(
+    package init(
         event: EventName, sequence: UInt64, epoch: UInt64, subscribers: Int, lifecycle: LifecycleState?,
         acknowledged: [String]? = nil, failed: [Failure] = [], missing: [Missing] = []
     ) {
@@ -56,7 +56,7 @@ public struct PublishReceipt: Sendable, Equatable {
         self.missing = missing
     }
 
-    public init(json: JSONValue) {
+    package init(json: JSONValue) {
         event = EventName(rawValue: json["event"]?.stringValue ?? "")
         sequence = UInt64(max(0, json["sequence"]?.intValue ?? 0))
         epoch = UInt64(bitPattern: json["epoch"]?.intValue ?? 0)
@@ -76,7 +76,7 @@ public struct PublishReceipt: Sendable, Equatable {
     }
 
     /// The reply body, keys in a fixed order (the hot path writes it without building a tree).
-    public var body: [UInt8] {
+    package var body: [UInt8] {
         if acknowledged == nil && count <= 1 && subscribersByEvent == nil, let plain = plainBody() {
             return plain
         }

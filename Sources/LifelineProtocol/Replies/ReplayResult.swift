@@ -1,5 +1,5 @@
 /// The REPLAY reply: how many events were sent, or the gap that could not be filled.
-public struct ReplayResult: Sendable, Equatable {
+package struct ReplayResult: Sendable, Equatable {
     public var epoch: UInt64
     public var sequence: UInt64
     public var topics: TopicPositions

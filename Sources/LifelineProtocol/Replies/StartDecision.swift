@@ -8,7 +8,7 @@ public enum StartDecision: Sendable, Equatable {
     case refuse(String)
 
     /// Reads the reply body; anything unreadable allows the start.
-    public init(json: JSONValue) {
+    package init(json: JSONValue) {
         switch json["action"]?.stringValue {
         case "refuse": self = .refuse(json["reason"]?.stringValue ?? "no reason given")
         case "change":
@@ -21,7 +21,7 @@ public enum StartDecision: Sendable, Equatable {
         }
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         switch self {
         case .allow: return ["action": "allow"]
         case .refuse(let reason): return ["action": "refuse", "reason": .string(reason)]

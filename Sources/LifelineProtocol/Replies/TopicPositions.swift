@@ -1,6 +1,6 @@
 /// Where the broker stands for some event names: the last sequence and topic sequence of each
 /// (names never published are absent). Part of the REGISTER snapshot and of REPLAY answers.
-public struct TopicPositions: Sendable, Equatable {
+package struct TopicPositions: Sendable, Equatable {
     public struct Position: Sendable, Equatable {
         public var sequence: UInt64
         public var topicSequence: UInt64

@@ -68,7 +68,7 @@ enum BenchOptions {
         case "blast": [broker, count, window, noReply, batch, posts, event, rate]
         case "micro": [iterations]
         case "compare": [before, after]
-        case "service": [index, ack, events, poolEvents, typedEvents] + ServiceOptions.declared
+        case "service": [index, ack, events, poolEvents, typedEvents] + ServiceRunner.Options.declared
         case "proxy": [kind, frontend, backend]
         case "subscriber": [index, connect, topics, ack]
         case "echo": [bind]

@@ -1,5 +1,6 @@
 import Glibc
 import Lifeline
+import LifelineCLI
 import LifelineProtocol
 import LifelineSupport
 import ZeroMQ

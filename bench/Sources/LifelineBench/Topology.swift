@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineCLI
 import LifelineProtocol
 import LifelineSupport
 import ZeroMQ
@@ -289,7 +290,7 @@ final class BenchTopology {
         roles["lifeline+curve subscribers"] = Array(started[(firstSecure + 1)...])
         secureClient = try BlockingClient(
             broker: secureBroker["control"] ?? "",
-            credentials: ClientCredentials(
+            credentials: LifelineClient.Credentials(
                 keyFile: keys.appendingPathComponent("bench.key").path,
                 brokerKey: keys.appendingPathComponent("broker.pub").path))
     }

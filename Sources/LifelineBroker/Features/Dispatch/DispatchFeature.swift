@@ -113,12 +113,12 @@ struct DispatchFeature: BrokerFeature {
         guard let offer = dispatches.removeOffer(wait.key) else { return }
         core.stats.dispatchSteps[offer.service, default: 0] &+= 1
         let duration = core.now - offer.startedAt
-        let answer: OfferAnswer
+        let answer: Answer
         do throws(ProtocolError) {
             guard reply.status.isSuccess, let body = try? reply.json() else {
                 throw ProtocolError(reply.status, reply.errorMessage)
             }
-            answer = try OfferAnswer(json: body)
+            answer = try Answer(json: body)
         } catch {
             record(
                 offer.dispatch, phase: offer.phase, service: offer.service, status: .error, answer: nil,

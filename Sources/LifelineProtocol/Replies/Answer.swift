@@ -1,5 +1,8 @@
-/// A service's answer to an OFFER: its callback result, a rewritten payload, its part of a completion.
-public struct OfferAnswer: Sendable, Equatable {
+/// A handler's answer to a dispatched event: its callback result (mPaaS's Continue / Return /
+/// ReturnYES / ReturnNO), optionally a rewritten payload for the services after it, and its completion
+/// for events that carry one (performFetch: "newData", "noData" or "failed"; shortcut items: a Bool;
+/// WatchKit requests: a reply object). It is the OFFER reply of the wire protocol.
+public struct Answer: Sendable, Equatable {
     public var result: CallbackResult
     public var payload: JSONValue?
     public var completion: JSONValue?
@@ -11,7 +14,7 @@ public struct OfferAnswer: Sendable, Equatable {
     }
 
     /// Reads the reply body; a missing result means `continue`, an unknown one is an error.
-    public init(json: JSONValue) throws(ProtocolError) {
+    package init(json: JSONValue) throws(ProtocolError) {
         let text = json["result"]?.stringValue ?? "continue"
         guard let result = CallbackResult(rawValue: text) else {
             throw ProtocolError(
@@ -22,7 +25,7 @@ public struct OfferAnswer: Sendable, Equatable {
         completion = json["completion"]
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var members: [String: JSONValue] = ["result": .string(result.rawValue)]
         if let payload { members["payload"] = payload }
         if let completion { members["completion"] = completion }

@@ -1,4 +1,5 @@
 import Glibc
+import Lifeline
 import LifelineProtocol
 import LifelineSupport
 import ZeroMQ
@@ -6,28 +7,32 @@ import ZeroMQ
 /// A synchronous client for short-lived tools and dedicated threads (the CLI, benchmark drivers):
 /// one DEALER owned by the calling thread, one request at a time. Not for the Swift concurrency pool;
 /// use ``LifelineClient`` there.
-public final class BlockingClient {
+package final class BlockingClient {
     /// The broker endpoint in use: one of a group's, once the leader is found.
-    public private(set) var brokerEndpoint: String
+    package private(set) var brokerEndpoint: String
     /// The endpoints given (a broker group's members, or one broker).
     private let endpoints: [String]
     private var socket: ZMQSocket
     private var counter: UInt64 = 0
     /// The CURVE keys of this client, also used by its bus subscribers.
-    public let credentials: ClientCredentials?
+    package let credentials: LifelineClient.Credentials?
 
     /// Connects (in the background, as ZeroMQ does) to `broker`, with CURVE when `credentials` are
     /// given (by default those of `LIFELINE_KEY` and `LIFELINE_BROKER_KEY`).
     /// - Throws: ``LifelineError`` (`.invalid`) when the socket cannot be made or connected (a bad endpoint).
     @available(*, noasync, message: "BlockingClient blocks its thread: in async code use LifelineClient")
-    public init(broker: String, credentials: ClientCredentials? = ClientCredentials.environment) throws {
+    package init(
+        broker: String, credentials: LifelineClient.Credentials? = LifelineClient.Credentials.environment
+    ) throws {
         endpoints = ConnectionConfiguration.split(broker)
         brokerEndpoint = endpoints[0]
         self.credentials = credentials
         socket = try Self.connect(endpoints[0], credentials)
     }
 
-    private static func connect(_ endpoint: String, _ credentials: ClientCredentials?) throws -> ZMQSocket {
+    private static func connect(_ endpoint: String, _ credentials: LifelineClient.Credentials?) throws
+        -> ZMQSocket
+    {
         do {
             let socket = try ZMQSocket(ZMQContext.shared, type: .dealer)
             // Queue only on a connection that is up, so a missing broker is noticed at once.
@@ -49,7 +54,7 @@ public final class BlockingClient {
     }
 
     /// How long a request waits for a connection to the broker before it says none answered.
-    public static let connectionWait = Duration.seconds(1)
+    package static let connectionWait = Duration.seconds(1)
 
     /// Sends `request` and waits up to `timeout` for its reply, whatever its status.
     /// Throws ``LifelineError`` (504) when the broker does not answer in time.
@@ -131,14 +136,14 @@ public final class BlockingClient {
 
     /// HELLO: where the bus is, the epoch, the heartbeat rules.
     /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer.
-    public func hello(timeout: Duration = .seconds(5)) throws -> BrokerInfo {
+    package func hello(timeout: Duration = .seconds(5)) throws -> BrokerInfo {
         try BrokerInfo(json: try request(.hello, timeout: timeout).json())
     }
 
     /// Publishes `event`; the payload bytes must be a JSON object.
     /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer,
     ///   `.invalid` for a bad event or payload, `.forbidden` by policy.
-    public func publish(
+    package func publish(
         _ event: EventName, payload: [UInt8] = Array("{}".utf8), acknowledged: Bool = false,
         timeout: Duration = .seconds(5)
     ) throws -> PublishReceipt {
@@ -161,7 +166,7 @@ public final class BlockingClient {
     /// - Throws: ``LifelineError`` for the first refused batch (the broker names the bad event), or
     ///   `.unavailable` / `.timeout` when the broker does not answer a batch.
     @inlinable @discardableResult
-    public func publish(
+    package func publish(
         contentsOf events: some Sequence<PublishedEvent>, batchSize: Int = 1000, window: Int = 4,
         timeout: Duration = .seconds(5)
     ) throws -> [PublishReceipt] {
@@ -249,13 +254,13 @@ public final class BlockingClient {
 
     /// The Context's findServiceByName: the record, or ``LifelineError`` with status 404.
     /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, `.notFound` when no service has the name.
-    public func lookup(_ name: String, timeout: Duration = .seconds(5)) throws -> ServiceRecord {
+    package func lookup(_ name: String, timeout: Duration = .seconds(5)) throws -> ServiceRecord {
         try ServiceRecord(
             json: try request(.lookup(name: name), timeout: timeout).json())
     }
 
     /// Every registered service, sorted by name.
-    public func services(timeout: Duration = .seconds(5)) throws -> [ServiceRecord] {
+    package func services(timeout: Duration = .seconds(5)) throws -> [ServiceRecord] {
         let body = try request(.list, timeout: timeout).json()
         return try (body["services"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in
             try ServiceRecord(json: value)
@@ -278,7 +283,7 @@ public final class BlockingClient {
 
     /// An operation on the Context's micro-app stack; the reply once its callbacks have run.
     /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, or the status of a refused operation.
-    public func apps(_ operation: AppsRequest, timeout: Duration = .seconds(5)) throws -> JSONValue {
+    package func apps(_ operation: AppsRequest, timeout: Duration = .seconds(5)) throws -> JSONValue {
         try request(.apps(operation), timeout: timeout).json()
     }
 
@@ -309,7 +314,9 @@ package final class BusSubscriber {
     /// Events of a batch not returned yet.
     private var waiting: [BusMessage] = []
 
-    init(endpoint: String, events: [EventName]?, token: String, credentials: ClientCredentials?) throws {
+    init(endpoint: String, events: [EventName]?, token: String, credentials: LifelineClient.Credentials?)
+        throws
+    {
         self.endpoint = endpoint
         socket = try ZMQSocket(ZMQContext.shared, type: .sub)
         try socket.set(.receiveHighWaterMark, 0)
