@@ -3,7 +3,8 @@ import Lifeline
 extension ServiceTestHost {
     /// An actor system whose remote calls reach the service under test (or a service it registered
     /// at run time): resolve the actor it hosts by name and call it as another process would, through
-    /// the same methods, argument keys and error coding.
+    /// the same methods, argument keys and error coding. It is one system for the host's life, so an
+    /// error type registered with it (``LifelineActorSystem/registerErrors(_:)``) stays registered.
     ///
     /// ```swift
     /// let host = try await ServiceTestHost(GatewayService.make())
@@ -11,8 +12,17 @@ extension ServiceTestHost {
     /// #expect(try await gateway.state() == SignInState(signedIn: false))
     /// ```
     public var actorSystem: LifelineActorSystem {
-        LifelineActorSystem(timeout: .seconds(5)) { [self] service, method, body, timeout in
-            try await call(method, body, service: service == name ? nil : service, timeout: timeout)
+        actors.withLock { actors in
+            if let actors { return actors }
+            let name = name
+            let made = LifelineActorSystem(timeout: .seconds(5)) {
+                [weak self] service, method, body, timeout in
+                guard let self else { throw LifelineError(.unavailable, "the test host is gone") }
+                return try await call(
+                    method, body, service: service == name ? nil : service, timeout: timeout)
+            }
+            actors = made
+            return made
         }
     }
 }

@@ -65,6 +65,8 @@ public final class ServiceTestHost: Sendable {
     /// inside them and must not overlap).
     private let delivering = Mutex(())
     private let epoch: UInt64 = 1
+    /// ``actorSystem``, made on first use.
+    let actors = Mutex<LifelineActorSystem?>(nil)
 
     /// Starts `service` (its didCreate runs) against the in-memory broker and returns once it is
     /// registered. `name` replaces the service's own, as `--name` would.

@@ -13,6 +13,7 @@ struct GatewayServiceTests {
     @Test("the actor answers through its protocol: a value, a Void func, and a refusal as its own type")
     func typedCalls() async throws {
         let host = try await ServiceTestHost(GatewayService.make())
+        host.actorSystem.registerErrors(SignInRefused.self)
         let gateway = try $SignInGateway.resolve(id: "gateway", using: host.actorSystem)
         #expect(try await gateway.state() == SignInState(signedIn: false))
         await #expect(throws: SignInRefused(user: "ana", reason: Self.refusal)) {

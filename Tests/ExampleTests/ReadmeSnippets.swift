@@ -14,7 +14,7 @@ enum ReadmeSnippets {
         try await client.publish(CartDidChange(items: 3))
         let route = try await client.call(
             "url", "resolve", ["url": "app://topup"], returning: [String: String].self)
-        let system = LifelineActorSystem(client: client)
+        let system = LifelineActorSystem(client: client, errors: [SignInRefused.self])
         let gateway = try $SignInGateway.resolve(id: "gateway", using: system)
         _ = (route, gateway)
         await client.close()

@@ -21,7 +21,8 @@ struct ActorProcessTests {
         let gatewayProcess = try await broker.service("lifeline-gateway")
         defer { gatewayProcess.kill() }
         let client = LifelineClient(broker: broker.control, credentials: nil)
-        let gateway = try $SignInGateway.resolve(id: "gateway", using: LifelineActorSystem(client: client))
+        let gateway = try $SignInGateway.resolve(
+            id: "gateway", using: LifelineActorSystem(client: client, errors: [SignInRefused.self]))
 
         #expect(try await gateway.state() == SignInState(signedIn: false))
         await #expect(throws: SignInRefused(user: "ana", reason: Self.refusal)) {

@@ -177,15 +177,63 @@ struct DistributedActorTests {
         #expect(reply.body["type"] == .string(String(reflecting: CalculatorError.self)))
         #expect(reply.body["value"] == ["code": 7])
         let received = LifelineError(reply.status, reply.message, body: reply.body)
-        #expect(ActorErrorCoding.rethrown(received) as? CalculatorError == CalculatorError(code: 7))
+        #expect(
+            ActorErrorCoding.rethrown(received) { _ in CalculatorError.self } as? CalculatorError
+                == CalculatorError(code: 7))
+        #expect(ActorErrorCoding.rethrown(received) { _ in nil } is LifelineError, "a type not allowed")
         struct Opaque: Error {}
         let opaque = ActorErrorCoding.reply(for: Opaque(), from: function)
         #expect(opaque.body["value"] == nil && opaque.body["swiftType"] == nil)
         let plain = ActorErrorCoding.rethrown(LifelineError(opaque.status, opaque.message, body: opaque.body))
+        {
+            _ in CalculatorError.self
+        }
         #expect((plain as? LifelineError)?.code == .failed(.internalError))
         let own = ServiceError(.notFound, "no such total")
         #expect(ActorErrorCoding.reply(for: own, from: function).status == .notFound)
         #expect(ActorErrorCoding.reply(for: Teapot(), from: function).status.rawValue == 418)
+    }
+
+    @Test(
+        "a remote error is rebuilt only as a type the caller registered; any other name arrives as a LifelineError"
+    )
+    func errorAllowList() async throws {
+        struct Unlisted: Error, Codable, Equatable { var code: Int }
+        let named = Mutex<String?>(nil)
+        let system = LifelineActorSystem(timeout: .seconds(1)) { _, _, _, _ in
+            let name = named.withLock { $0 } ?? _mangledTypeName(CalculatorError.self)!
+            throw LifelineError(
+                .internalError, "refused",
+                body: ["type": "CalculatorError", "value": ["code": 7], "swiftType": .string(name)])
+        }
+        let calculator = try Calculator.resolve(id: "calc", using: system)
+        do {
+            _ = try await calculator.fail(code: 7)
+            Issue.record("the call did not fail")
+        } catch {
+            #expect((error as? LifelineError)?.message == "refused", "not registered: \(error)")
+        }
+        system.registerErrors(CalculatorError.self)
+        await #expect(throws: CalculatorError(code: 7), "registered") { try await calculator.fail(code: 7) }
+        named.withLock { $0 = _mangledTypeName(Unlisted.self)! }
+        do {
+            _ = try await calculator.fail(code: 7)
+            Issue.record("the call did not fail")
+        } catch {
+            #expect(error is LifelineError, "a type the remote side names but nobody allowed: \(error)")
+        }
+    }
+
+    @Test(
+        "the runtime's metadata sections have the one layout version the func table reads (pinned for this toolchain)"
+    )
+    func metadataLayoutIsPinned() {
+        #expect(DistributedFunctionTable.versionsSeen == [DistributedFunctionTable.knownVersion])
+        #expect(DistributedFunctionTable.knownVersion == 5)
+        #expect(DistributedFunctionTable.unreadable == nil)
+        #expect(
+            DistributedFunctionTable.listing(of: Calculator.self).entries.count == 5,
+            "add, reset, total, label, fail: echo is generic")
     }
 
     @Test("a hosted actor is found locally by its service name; other actors of the system stay local")

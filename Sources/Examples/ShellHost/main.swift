@@ -19,6 +19,7 @@ typealias GatewayReference = $SignInGateway<LifelineActorSystem>
 func askGateway<T: Sendable>(
     _ session: AppSession, _ ask: (GatewayReference) async throws -> T
 ) async throws -> T {
+    session.context.actorSystem.registerErrors(SignInRefused.self)
     let gateway = try GatewayReference.resolve(id: "gateway", using: session.context.actorSystem)
     let deadline = ContinuousClock.now + .seconds(20)
     while true {

@@ -3,13 +3,11 @@ import LifelineProtocol
 /// How an error thrown by a hosted actor's distributed func crosses the wire, and how the caller
 /// gets it back. The reply is status 500 (or the error's own, ``StatusReportingError``) with
 /// `{"error": message, "type": "Module.Type"}`; an error that is `Encodable` adds its JSON form
-/// (`"value"`) and its Swift type's mangled name (`"swiftType"`), so a caller whose program has that
-/// type (it imports the protocol's module) rethrows it as that type. A ``ServiceError`` keeps its
-/// own status and body.
+/// (`"value"`) and its Swift type's mangled name (`"swiftType"`), so a caller that allows that type
+/// (``LifelineActorSystem/registerErrors(_:)``) rethrows it as that type. A ``ServiceError`` keeps its own status and body.
 ///
-/// The callee thus picks which of the caller's `Error & Decodable` types it gets back — as it picks
-/// the status and message of any reply; who may answer under a service's name is the broker's
-/// policy (CURVE keys and `register` grants).
+/// The name only selects among the types the caller allowed: a remote side cannot make the caller
+/// instantiate any other type (the runtime's `_typeByName` is never asked).
 enum ActorErrorCoding {
     /// The answer for `error`, thrown by `function`.
     static func reply(for error: any Error, from function: DistributedFunction) -> ServiceError {
@@ -33,10 +31,12 @@ enum ActorErrorCoding {
     }
 
     /// The error a failed remote call stands for: the actor's own error as its type when the body
-    /// names one this program has and its value decodes; else `error` itself.
-    static func rethrown(_ error: LifelineError) -> any Error {
+    /// names one that `allowed` gives (by mangled name) and its value decodes; else `error` itself.
+    static func rethrown(
+        _ error: LifelineError, allowed: (String) -> (any (Error & Decodable).Type)?
+    ) -> any Error {
         guard case .string(let name)? = error.body["swiftType"], let value = error.body["value"],
-            let type = _typeByName(name) as? any (Error & Decodable).Type
+            let type = allowed(name)
         else { return error }
         return decode(type, from: value) ?? error
     }

@@ -8,8 +8,9 @@ import Distributed
 ///
 /// The records are read through `swift_enumerateAllMetadataSections`, the runtime's own walk over
 /// every loaded image's metadata sections on Linux (the one swift-testing uses to find tests). Its
-/// layout is versioned; an image whose version this reader does not know is skipped, and when none
-/// could be read it says so (``unreadable``) instead of guessing.
+/// layout is versioned, and this reader knows exactly one version: when any loaded image has another
+/// (older or newer), nothing is read and ``unreadable`` says so in one sentence, which
+/// ``Service/actor(_:)`` turns into a refusal at service start instead of a guess.
 enum DistributedFunctionTable {
     /// One distributed func of an actor type.
     struct Entry: Sendable {
@@ -27,6 +28,9 @@ enum DistributedFunctionTable {
 
     /// Why the runtime's records could not be read, or nil when they could.
     static var unreadable: String? { records.problem }
+
+    /// The metadata layout versions of the loaded images.
+    static var versionsSeen: Set<UInt> { records.versions }
 
     /// The distributed funcs declared on `type` itself (in its body or an extension in its module),
     /// found by the mangled name of their thunks, which starts with the type's. A type whose records
@@ -63,12 +67,12 @@ enum DistributedFunctionTable {
         let isDistributed: Bool
     }
 
-    private static let records: (all: [Record], problem: String?) = readRecords()
+    private static let records: (all: [Record], problem: String?, versions: Set<UInt>) = readRecords()
 
     /// The metadata layout version this reader knows: its ranges start after four words, and the
     /// accessible functions are the thirteenth range (after protocols, conformances, type metadata,
     /// typeref, reflstr, fieldmd, assocty, replace, replac2, builtin, capture, mpenum).
-    private static let knownVersion: UInt = 5
+    static let knownVersion: UInt = 5
     private static let accessibleFunctionsRange = 12
     /// An accessible function record: name, generic environment, function type, function (each a
     /// 32-bit offset from its own address) and 32-bit flags.
@@ -78,22 +82,21 @@ enum DistributedFunctionTable {
 
     private final class Collected {
         var records: [Record] = []
-        /// Images whose sections are of a version this reader does not know.
-        var unknownVersions: Set<UInt> = []
-        var readable = 0
+        /// The layout version of every image seen.
+        var versions: Set<UInt> = []
     }
 
-    private static func readRecords() -> (all: [Record], problem: String?) {
+    private static func readRecords() -> (all: [Record], problem: String?, versions: Set<UInt>) {
         let collected = Collected()
         let context = Unmanaged.passRetained(collected)
         enumerateAllMetadataSections(collect, context.toOpaque())
         context.release()
-        guard collected.readable == 0, let version = collected.unknownVersions.max() else {
-            return (collected.records, nil)
-        }
+        let unknown = collected.versions.subtracting([knownVersion])
+        guard let version = unknown.max() else { return (collected.records, nil, collected.versions) }
         return (
             [],
-            "the Swift runtime's metadata sections are version \(version); Lifeline reads version \(knownVersion) or later"
+            "the Swift runtime's metadata sections are version \(version), and Lifeline reads only version \(knownVersion) (the layout of the Swift 6.3 runtime it is tested with); build with such a toolchain, or with a Lifeline that knows version \(version)",
+            collected.versions
         )
     }
 
@@ -103,13 +106,10 @@ enum DistributedFunctionTable {
         guard let context else { return false }
         let collected = Unmanaged<Collected>.fromOpaque(context).takeUnretainedValue()
         let words = sections.assumingMemoryBound(to: UInt.self)
-        // The version is each image's own (set when it was linked): one this reader does not know
-        // is skipped, and said only when no image could be read.
-        guard words[0] >= knownVersion else {
-            collected.unknownVersions.insert(words[0])
-            return true
-        }
-        collected.readable += 1
+        // The version is each image's own (set when it was linked); any but the known one makes the
+        // whole table unreadable (``readRecords``), so its ranges are not read.
+        collected.versions.insert(words[0])
+        guard words[0] == knownVersion else { return true }
         let start = words[4 + 2 * accessibleFunctionsRange]
         let length = Int(words[5 + 2 * accessibleFunctionsRange])
         guard length > 0, let base = UnsafeRawPointer(bitPattern: start) else { return true }

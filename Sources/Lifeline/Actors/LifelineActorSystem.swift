@@ -45,10 +45,34 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
         weak var actor: (any DistributedActor)?
     }
 
+    /// The error types a remote actor's error is rebuilt as, by their mangled names.
+    private let knownErrors = Mutex<[String: any (Error & Decodable).Type]>([:])
+
     /// Remote calls go through `client`'s connection, each with `timeout` unless it sets its own.
-    public convenience init(client: LifelineClient, timeout: Duration = .seconds(5)) {
+    /// A remote actor's error of one of `errors` is rethrown as itself; any other arrives as a
+    /// ``LifelineError`` with its message (``registerErrors(_:)``).
+    public convenience init(
+        client: LifelineClient, timeout: Duration = .seconds(5), errors: [any (Error & Decodable).Type] = []
+    ) {
         self.init(timeout: timeout) { service, method, body, timeout in
             try await client.call(service, method, body, timeout: timeout)
+        }
+        registerErrors(errors)
+    }
+
+    /// Lets a remote actor's errors of `types` be rethrown here as themselves. A remote side names
+    /// the type of its error; only types a program registered here are ever made from that name —
+    /// any other arrives as a ``LifelineError`` with the remote error's message, status and body.
+    /// (Swift hands the system `any Error` even for a func declared with typed `throws`, so such a
+    /// func's error type is registered too.)
+    public func registerErrors(_ types: any (Error & Decodable).Type...) { registerErrors(types) }
+
+    /// ``registerErrors(_:)`` for a list.
+    public func registerErrors(_ types: [any (Error & Decodable).Type]) {
+        knownErrors.withLock { known in
+            for type in types {
+                if let name = _mangledTypeName(type) { known[name] = type }
+            }
         }
     }
 
@@ -147,7 +171,7 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
             return try await transport(
                 actor.id.service, function.method, invocation.body(keys: function.argumentKeys), timeout)
         } catch let error as LifelineError {
-            throw ActorErrorCoding.rethrown(error)
+            throw ActorErrorCoding.rethrown(error) { name in knownErrors.withLock { $0[name] } }
         }
     }
 }
