@@ -8,7 +8,7 @@ runs="${1:-500000}"
 out=.build/fuzz
 mkdir -p "$out/corpus" "$out/findings"
 echo "building the fuzz target (swiftc -sanitize=fuzzer,address)..."
-if ! swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name LifelineProtocol \
+if ! swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name LifelineProtocol -package-name Lifeline \
     $(find Sources/LifelineProtocol -name '*.swift' | sort) bench/fuzz/FuzzDecoders.swift \
     -o "$out/fuzz-decoders" 2>"$out/build.log"; then
     grep -v "Cannot export local symbol" "$out/build.log" >&2
