@@ -2,15 +2,19 @@ import Lifeline
 import LifelineProtocol
 import LifelineSupport
 
-/// `lifeline call SERVICE METHOD [JSON]`.
+/// `lifeline call SERVICE METHOD [JSON | key=value ...]`.
 enum CallCommand: CLICommand {
     static let name = "call"
     static let summary = "call a service method through the broker and print the reply"
     static let usage = """
         usage: lifeline call SERVICE METHOD [JSON] [options]
+               lifeline call SERVICE METHOD [key=value | key:=json ...] [options]
 
         Sends JSON (default null) to SERVICE's METHOD through the broker and prints the reply body.
-        The call's deadline is --timeout; a service's own error is printed as it sent it, exit 1.
+        key=value arguments make an object instead, each value of the type the method's arguments are
+        described with ('lifeline describe SERVICE'): count=3 is a number, a value not of that type is
+        refused, naming the field. The call's deadline is --timeout; a service's own error is printed
+        as it sent it, exit 1.
         """
     static let pretty = CommandLineOption.flag("--pretty", help: "indent the reply")
     static let options =
@@ -23,13 +27,21 @@ enum CallCommand: CLICommand {
         guard let service = arguments.positional(), let method = arguments.positional() else {
             throw UsageError("call needs a SERVICE and a METHOD")
         }
+        let given = arguments.remainingPositionals()
+        try arguments.finish()
         var body = JSONValue.null
-        if let text = arguments.positional() {
-            do { body = try JSONParser.parse(text) } catch {
+        if given.count == 1, (try? JSONParser.parse(given[0])) != nil || !TextFormat.isPair(given[0]) {
+            do { body = try JSONParser.parse(given[0]) } catch {
                 throw UsageError("the body is not JSON: \(error)")
             }
+        } else if !given.isEmpty {
+            let fields =
+                TextFormat.hasPlainPairs(given)
+                ? (try? options.client().lookup(service, timeout: options.timeout)).flatMap {
+                    DeclaredFields.arguments(of: method, in: $0)
+                } : nil
+            body = try TextFormat.payload(given, fields: fields)
         }
-        try arguments.finish()
         let call = ServiceCall(
             service: service, method: method, timeoutMilliseconds: options.timeout.wholeMilliseconds,
             body: JSONWriter.encode(body))

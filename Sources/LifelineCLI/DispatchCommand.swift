@@ -32,7 +32,9 @@ enum DispatchCommand: CLICommand {
         let options = try ClientOptions(&arguments)
         let stepTimeout = try arguments.integer(Self.stepTimeout, in: 1...3_600_000)
         let force = arguments.flag(Self.force)
-        let (event, payload) = try TextFormat.event(&arguments, for: "dispatch")
+        let (event, payload) = try TextFormat.event(&arguments, for: "dispatch") { event in
+            try DeclaredFields.described(event, by: options.client().services(timeout: options.timeout))
+        }
         let dispatch = DispatchRequest(
             event: event, payload: payload, stepTimeoutMilliseconds: stepTimeout, force: force)
         let longest = max(

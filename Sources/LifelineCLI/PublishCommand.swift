@@ -14,6 +14,10 @@ enum PublishCommand: CLICommand {
         subscribe to it. 'lifeline events' lists the built-in events and their fields; custom events
         need a namespace, e.g. com.example.cartDidChange.
 
+        key=value takes the type the event's field is declared with (the catalogue's, or what the
+        registered services describe: 'lifeline describe SERVICE'): items=3 is a number, urgent=true a
+        boolean; a value that is not of that type is refused, naming the field. key:=json gives any JSON.
+
         willResignActive, didEnterBackground, willTerminate and didReceiveMemoryWarning are acknowledged:
         publish waits until every subscribed service has handled the event (or --timeout passes) and
         reports who did not; it exits 1 when any subscriber did not acknowledge.
@@ -33,7 +37,9 @@ enum PublishCommand: CLICommand {
         let noAck = arguments.flag(Self.noAck)
         let force = arguments.flag(Self.force)
         if ack && noAck { throw UsageError("--ack and --no-ack exclude each other") }
-        let (event, payload) = try TextFormat.event(&arguments, for: "publish")
+        let (event, payload) = try TextFormat.event(&arguments, for: "publish") { event in
+            try DeclaredFields.described(event, by: options.client().services(timeout: options.timeout))
+        }
         let publication = PublishRequest(
             event: event, payload: JSONWriter.encode(payload), acknowledged: ack || noAck ? ack : nil,
             timeoutMilliseconds: options.timeout.wholeMilliseconds, force: force)

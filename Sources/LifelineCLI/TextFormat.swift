@@ -5,9 +5,10 @@ import LifelineSupport
 
 /// Text helpers of the CLI: payload arguments, tables, durations.
 enum TextFormat {
-    /// Builds a payload object from `key=value` (string), `key:=json` (any JSON) arguments, or one
-    /// argument holding a whole JSON object.
-    static func payload(_ arguments: [String]) throws(UsageError) -> JSONValue {
+    /// Builds a payload object from `key=value` (a string, or the type `fields` declares for the key),
+    /// `key:=json` (any JSON) arguments, or one argument holding a whole JSON object.
+    static func payload(_ arguments: [String], fields: DeclaredFields? = nil) throws(UsageError) -> JSONValue
+    {
         if arguments.count == 1, arguments[0].hasPrefix("{") {
             do {
                 let value = try JSONParser.parse(arguments[0])
@@ -29,8 +30,9 @@ enum TextFormat {
                     throw UsageError("the value of '\(key)' is not JSON: \(error)")
                 }
             } else if let equals = argument.firstIndex(of: "=") {
-                members[String(argument[..<equals])] = .string(
-                    String(argument[argument.index(after: equals)...]))
+                let key = String(argument[..<equals])
+                let text = String(argument[argument.index(after: equals)...])
+                members[key] = try fields?.value(of: key, text) ?? .string(text)
             } else {
                 throw UsageError("'\(argument)' is not key=value or key:=json")
             }
@@ -39,15 +41,38 @@ enum TextFormat {
         return .object(members)
     }
 
-    /// Reads `EVENT [key=value ...]` for `command` and checks the event as the broker will.
-    static func event(_ arguments: inout CommandLineArguments, for command: String) throws(UsageError) -> (
-        EventName, JSONValue
-    ) {
+    /// Whether `argument` reads as `key=value` or `key:=json` (a key without quotes or brackets).
+    static func isPair(_ argument: String) -> Bool {
+        guard let equals = argument.firstIndex(of: "=") else { return false }
+        let key = argument[..<equals]
+        return !key.isEmpty && !key.contains { "\"{}[] ".contains($0) }
+    }
+
+    /// Whether `arguments` hold a `key=value` one, whose value takes the declared field's type.
+    static func hasPlainPairs(_ arguments: [String]) -> Bool {
+        arguments.contains { argument in
+            guard let equals = argument.firstIndex(of: "=") else { return false }
+            return !argument[..<equals].hasSuffix(":") && !argument.hasPrefix("{")
+        }
+    }
+
+    /// Reads `EVENT [key=value ...]` for `command` and checks the event as the broker will. A
+    /// `key=value` takes the type of the field the catalogue (a built-in event) or `described` (a
+    /// custom one: what registered services describe; asked only when there is such an argument)
+    /// declares.
+    /// - Throws: ``UsageError`` for a bad event, payload or field value, or what `described` throws.
+    static func event(
+        _ arguments: inout CommandLineArguments, for command: String,
+        described: (EventName) throws -> DeclaredFields? = { _ in nil }
+    ) throws -> (EventName, JSONValue) {
         guard let name = arguments.positional() else { throw UsageError("\(command) needs an EVENT") }
-        let payload = try payload(arguments.remainingPositionals())
+        let pairs = arguments.remainingPositionals()
         try arguments.finish()
+        let event: EventName
+        do { event = try EventCatalog.validateName(name) } catch { throw UsageError(error.message) }
+        let fields = hasPlainPairs(pairs) ? try DeclaredFields.builtIn(event) ?? described(event) : nil
+        let payload = try payload(pairs, fields: fields)
         do {
-            let event = try EventCatalog.validateName(name)
             try EventCatalog.validatePublication(event, payload: payload)
             return (event, payload)
         } catch {

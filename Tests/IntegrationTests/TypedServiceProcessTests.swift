@@ -69,4 +69,31 @@ struct TypedServiceProcessTests {
         #expect(call.status == 1)
         #expect(call.errors.contains("resolve: cannot decode Resolve at url: missing"), "\(call.errors)")
     }
+
+    @Test(
+        "key=value on the CLI takes the declared type: an event's number field as its service describes it, a method's number argument; a value not of that type is refused naming the field"
+    )
+    func typedKeyValue() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let analytics = try await broker.service("lifeline-analytics")
+        let gateway = try await broker.service("lifeline-gateway")
+        defer { for child in [analytics, gateway] { child.kill() } }
+        let good = try await broker.cli(["publish", "analytics.track", "name=checkout", "value=3", "--ack"])
+        #expect(good.status == 0, "\(good.errors)")
+        try await analytics.waitForLine { $0.contains("analytics.track") && $0.hasSuffix("checkout 3.0") }
+        let bad = try await broker.cli(["publish", "analytics.track", "name=checkout", "value=three"])
+        #expect(bad.status == 2)
+        #expect(
+            bad.errors.contains("event analytics.track: field 'value' is a number; 'three' is not one"),
+            "\(bad.errors)")
+        let call = try await broker.cli(["call", "gateway", "waitForSignIn", "seconds=0"])
+        #expect(call.status == 0, "\(call.errors)")
+        #expect(try JSONParser.parse(call.output)["signedIn"] == false)
+        let wrong = try await broker.cli(["call", "gateway", "waitForSignIn", "seconds=soon"])
+        #expect(wrong.status == 2)
+        #expect(
+            wrong.errors.contains("gateway.waitForSignIn: field 'seconds' is a number; 'soon' is not one"),
+            "\(wrong.errors)")
+    }
 }

@@ -45,6 +45,8 @@ struct Track: LifelineEvent {
     static let name: EventName = "analytics.track"
     /// What happened (`checkout`, `share`, …).
     var name: String
+    /// How much of it, when it has a measure (items in a checkout).
+    var value: Double?
     /// Anything more the app says of it.
     var properties: JSONValue?
 }
@@ -66,7 +68,8 @@ for name in tracked {
 await service
     .on(Track.self) { track, event in
         await analytics.record(event)
-        print("analytics: \(Track.name) #\(event.sequence) \(track.name)")
+        print(
+            "analytics: \(Track.name) #\(event.sequence) \(track.name)\(track.value.map { " \($0)" } ?? "")")
     }
     // Boot: started after the gateway; an asynchronous group (cache and backlog) runs concurrently.
     .startTask(after: ["gateway.start"])

@@ -1,0 +1,107 @@
+import Lifeline
+import LifelineProtocol
+import LifelineSupport
+
+/// The JSON types of an event's or a method's top-level fields, as their declarations give them
+/// (the event catalogue, or what a service described at REGISTER: `number`, `string?`,
+/// `[string]`, `{"x": number}`), so that `key=value` on the command line becomes a value of the
+/// declared type — `items=3` a number, `urgent=true` a boolean — or is refused naming the field.
+struct DeclaredFields: Equatable {
+    /// Field name → type, without the `?` that marks an optional field.
+    let types: [String: String]
+    /// What declared them, for error messages: `event com.example.cart.didChange`, `cart.add`.
+    let subject: String
+
+    init(_ types: [String: String], subject: String) {
+        self.types = types.mapValues { $0.hasSuffix("?") ? String($0.dropLast()) : $0 }
+        self.subject = subject
+    }
+
+    /// The fields a built-in event's catalogue entry lists.
+    static func builtIn(_ event: EventName) -> DeclaredFields? {
+        guard let descriptor = EventCatalog.descriptor(for: event) else { return nil }
+        return DeclaredFields(
+            Dictionary(descriptor.fields.map { ($0.name, $0.kind.rawValue) }, uniquingKeysWith: { $1 }),
+            subject: "event \(event)")
+    }
+
+    /// The fields the registered `services` describe for the custom event `event` (their union);
+    /// nil when none describes it.
+    static func described(_ event: EventName, by services: [ServiceRecord]) -> DeclaredFields? {
+        let described = services.compactMap { $0.registration.description.events[event.rawValue] }
+        guard !described.isEmpty else { return nil }
+        var types: [String: String] = [:]
+        for event in described { types.merge(event.fields) { first, _ in first } }
+        return DeclaredFields(types, subject: "event \(event)")
+    }
+
+    /// The arguments `service`'s `method` takes, as its description gives them; nil when it
+    /// describes none, or takes no object.
+    static func arguments(of method: String, in service: ServiceRecord) -> DeclaredFields? {
+        guard let shape = service.registration.description.methods[method]?.arguments,
+            let members = members(ofShape: shape)
+        else { return nil }
+        return DeclaredFields(members, subject: "\(service.name).\(method)")
+    }
+
+    /// The top-level members of a described shape, `{"user": string, "tags"?: [string], …}`; nil
+    /// when the shape is not an object.
+    static func members(ofShape text: String) -> [String: String]? {
+        let characters = Array(text.trimmingCharacters(in: .whitespaces))
+        guard characters.first == "{", characters.last == "}" else { return nil }
+        var members: [String: String] = [:]
+        var depth = 0
+        var inString = false
+        var piece: [Character] = []
+        func finish() {
+            let entry = String(piece).trimmingCharacters(in: .whitespaces)
+            piece = []
+            guard entry.hasPrefix("\""), let close = entry.dropFirst().firstIndex(of: "\"") else { return }
+            let name = String(entry[entry.index(after: entry.startIndex)..<close])
+            var rest = entry[entry.index(after: close)...]
+            if rest.hasPrefix("?") { rest = rest.dropFirst() }
+            guard rest.hasPrefix(":") else { return }
+            members[name] = rest.dropFirst().trimmingCharacters(in: .whitespaces)
+        }
+        for character in characters.dropFirst().dropLast() {
+            if character == "\"" { inString.toggle() }
+            if !inString {
+                if character == "{" || character == "[" { depth += 1 }
+                if character == "}" || character == "]" { depth -= 1 }
+                if character == "," && depth == 0 {
+                    finish()
+                    continue
+                }
+            }
+            piece.append(character)
+        }
+        finish()
+        return members
+    }
+
+    /// `text`, given as `key=text`, as a value of the type declared for `key`; a string when the
+    /// field is not declared or takes any JSON.
+    /// - Throws: ``UsageError`` naming the field and its type when `text` is not of that type, or
+    ///   when the type is an array or object (which `key:=JSON` gives).
+    func value(of key: String, _ text: String) throws(UsageError) -> JSONValue {
+        guard let type = types[key] else { return .string(text) }
+        switch type {
+        case "string", "any", "…": return .string(text)
+        case "number":
+            if let integer = Int64(text) { return .int(integer) }
+            if let number = Double(text), number.isFinite { return .double(number) }
+            throw UsageError("\(subject): field '\(key)' is a number; '\(text)' is not one")
+        case "bool", "boolean":
+            if text == "true" { return .bool(true) }
+            if text == "false" { return .bool(false) }
+            throw UsageError("\(subject): field '\(key)' is a boolean (true or false); '\(text)' is not one")
+        case "null":
+            guard text == "null" else {
+                throw UsageError("\(subject): field '\(key)' is null; '\(text)' is not")
+            }
+            return .null
+        default:
+            throw UsageError("\(subject): field '\(key)' is \(type); give it as JSON: \(key):='…'")
+        }
+    }
+}
