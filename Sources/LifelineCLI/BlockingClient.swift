@@ -54,7 +54,7 @@ package final class BlockingClient {
     }
 
     /// How long a request waits for a connection to the broker before it says none answered.
-    package static let connectionWait = Duration.seconds(1)
+    package static let connectionWait = Duration.milliseconds(800)
 
     /// Sends `request` and waits up to `timeout` for its reply, whatever its status.
     /// Throws ``LifelineError`` (504) when the broker does not answer in time.

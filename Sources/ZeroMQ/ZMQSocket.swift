@@ -77,6 +77,11 @@ public final class ZMQSocket {
     /// `ZMQ_EVENT_ACCEPTED`, for ``monitor(_:events:)``: a listener accepted a connection (the value
     /// is its descriptor).
     public static let acceptedEvent = Int32(ZMQ_EVENT_ACCEPTED)
+    /// `ZMQ_EVENT_CONNECTED`, for ``monitor(_:events:)``: a connect reached its peer.
+    public static let connectedEvent = Int32(ZMQ_EVENT_CONNECTED)
+    /// `ZMQ_EVENT_CONNECT_RETRIED`, for ``monitor(_:events:)``: a connect attempt failed (refused,
+    /// unreachable) and will be tried again.
+    public static let connectRetriedEvent = Int32(ZMQ_EVENT_CONNECT_RETRIED)
     /// `ZMQ_EVENT_DISCONNECTED`, for ``monitor(_:events:)``: the connection to a peer was lost.
     public static let disconnectedEvent = Int32(ZMQ_EVENT_DISCONNECTED)
     /// `ZMQ_EVENT_HANDSHAKE_SUCCEEDED`, for ``monitor(_:events:)``: a connection is ready to carry messages.

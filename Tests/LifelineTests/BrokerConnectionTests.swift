@@ -358,4 +358,65 @@ struct BrokerConnectionTests {
             ["error": "service 'svc' is already registered", "retryAfterMs": 400])
         #expect(harness.effects.contains { if case .deliver(.refused) = $0 { true } else { false } })
     }
+
+    @Test(
+        "a plain client whose broker refuses the connection fails its requests 0.8 s after it started, then at once; once a broker is reached it waits through outages again"
+    )
+    func noBroker() throws {
+        var harness = ConnectionHarness()
+        harness.session = BrokerConnection(
+            configuration: ConnectionConfiguration(brokerEndpoint: "tcp://127.0.0.1:1", token: "c1"))
+        harness.step { session, effects, now in session.start(now: now, into: &effects) }
+        let request = ClientRequest.lookup(name: "url").controlRequest()
+        harness.step { session, effects, now in
+            session.submit(request, ticket: 1, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        #expect(harness.sent.count == 1, "sent at once: a broker may be there")
+        harness.now += 10_000_000
+        harness.step { session, _, now in session.controlLink(connected: false, now: now) }
+        harness.advance(milliseconds: 500)
+        #expect(harness.effects.isEmpty, "not before 0.8 s from the start")
+        #expect(harness.session.nextDeadline == 1_800_000_000)
+        harness.advance(milliseconds: 290)
+        guard case .deliver(.completion(1, .failure(let error))) = harness.effects.first else {
+            Issue.record("no failure: \(harness.effects)")
+            return
+        }
+        #expect(error.status == .unavailable)
+        #expect(
+            error.message
+                == "no broker answered at tcp://127.0.0.1:1: the connection is refused; start one with `lifeline up`"
+        )
+        #expect(
+            harness.effects.last == .reopenControlDiscardingQueue, "what the old socket queued is dropped")
+        harness.step { session, effects, now in
+            session.submit(request, ticket: 2, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        guard case .deliver(.completion(2, .failure)) = harness.effects.first else {
+            Issue.record("a later request waited: \(harness.effects)")
+            return
+        }
+        harness.step { session, _, now in session.controlLink(connected: true, now: now) }
+        harness.step { session, effects, now in
+            session.submit(request, ticket: 3, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        #expect(harness.sent.count == 1, "a broker is there now")
+        harness.step { session, _, now in session.controlLink(connected: false, now: now) }
+        harness.advance(milliseconds: 2000)
+        #expect(harness.effects.isEmpty, "a broker reached once is waited for (a restart)")
+    }
+
+    @Test("a service, a subscriber and a group's client never take the no-broker shortcut")
+    func noBrokerRuleIsForPlainClients() {
+        var service = ConnectionHarness()
+        service.step { session, effects, now in session.start(now: now, into: &effects) }
+        service.step { session, _, now in session.controlLink(connected: false, now: now) }
+        #expect(service.session.noBrokerAt == nil)
+        let group = BrokerConnection(
+            configuration: ConnectionConfiguration(
+                brokerEndpoint: "tcp://127.0.0.1:1,tcp://127.0.0.1:2", token: "c1"))
+        var copy = group
+        copy.controlLink(connected: false, now: 1)
+        #expect(copy.noBrokerAt == nil)
+    }
 }

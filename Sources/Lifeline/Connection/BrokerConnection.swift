@@ -76,6 +76,12 @@ package struct BrokerConnection {
     var unsent: [ControlRequest] = []
     /// The last CALL header the broker forwarded and what it decoded to (calls of one method repeat it).
     var repeatedCalls = RequestHeaderCache()
+    /// When ``start(now:into:)`` ran.
+    var startedAt: UInt64 = 0
+    /// Whether the control socket ever reached a broker, as libzmq's monitor says.
+    var linkConnected = false
+    /// When a connect of the control socket was first refused while it had never connected.
+    var linkRefusedAt: UInt64?
 
     init(configuration: ConnectionConfiguration) {
         self.configuration = configuration
@@ -92,6 +98,7 @@ package struct BrokerConnection {
     /// Opens the connection.
     mutating func start(now: UInt64, into effects: inout [ConnectionEffect]) {
         guard phase == .idle else { return }
+        startedAt = now
         connect(now: now, into: &effects)
     }
 
@@ -185,6 +192,10 @@ package struct BrokerConnection {
         _ request: ControlRequest, ticket: UInt64, timeoutMilliseconds: Int, now: UInt64,
         into effects: inout [ConnectionEffect]
     ) {
+        if let absent = noBrokerAt, now >= absent {
+            effects.append(.deliver(.completion(ticket: ticket, .failure(noBrokerError))))
+            return
+        }
         switch phase {
         case .backingOff where request.isRepeatable: break
         case .backingOff(let until):
@@ -251,6 +262,7 @@ package struct BrokerConnection {
 
     /// Runs the timers that are due.
     mutating func tick(now: UInt64, into effects: inout [ConnectionEffect]) {
+        failForNoBroker(now: now, into: &effects)
         var unanswered: Command?
         for (id, request) in outstanding where request.deadline <= now {
             outstanding[id] = nil
@@ -295,6 +307,7 @@ package struct BrokerConnection {
     var nextDeadline: UInt64 {
         var deadline = UInt64.max
         for request in outstanding.values where request.deadline < deadline { deadline = request.deadline }
+        if let absent = noBrokerAt, !outstanding.isEmpty { deadline = min(deadline, absent) }
         switch phase {
         case .greeting(let until), .joining(let until), .backingOff(let until), .leaving(let until):
             deadline = min(deadline, until)

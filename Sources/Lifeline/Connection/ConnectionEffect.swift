@@ -4,6 +4,8 @@ import LifelineProtocol
 enum ConnectionEffect: Sendable, Equatable {
     /// Replace the control socket with a fresh DEALER connected to the broker.
     case openControl
+    /// Like ``openControl``, but what the old socket still queues is dropped, not sent later.
+    case reopenControlDiscardingQueue
     /// Send `frames` on the control socket.
     case sendControl([[UInt8]])
     /// Replace the bus socket with a SUB connected to `endpoint`, subscribed to `subscriptions` in order.

@@ -91,6 +91,11 @@ private struct SocketLoop {
     /// The sockets' ZMQ_FD (see ``wait()``), read when each socket opens.
     var controlDescriptor: Int32 = -1
     var busDescriptor: Int32 = -1
+    /// A plain client's monitor of the control socket (``BrokerConnection/controlLink(connected:now:)``),
+    /// its ZMQ_FD (tag 3), and whether it may hold events.
+    var link: ZMQSocket?
+    var linkDescriptor: Int32 = -1
+    var linkMayHaveInput = false
     /// True when a socket may hold input that its ZMQ_FD will not signal again: after its ZMQ_FD
     /// was readable, after it opened, after we sent on it (a send may take in the signal).
     var controlMayHaveInput = false
@@ -113,6 +118,8 @@ private struct SocketLoop {
         connection.start(now: SystemClock.monotonicNanoseconds(), into: &effects)
         apply()
         while !finished {
+            // Before the timers: a connection made while this thread waited counts.
+            if linkMayHaveInput { drainLink() }
             if controlMayHaveInput {
                 controlMayHaveInput = false
                 drainControl()
@@ -131,7 +138,9 @@ private struct SocketLoop {
             if controlMayHaveInput || busMayHaveInput { continue }
             let timeout = SystemClock.pollTimeout(
                 until: connection.nextDeadline, now: SystemClock.monotonicNanoseconds())
-            guard let (commands, controlReady, busReady) = wait(timeoutMilliseconds: timeout) else { break }
+            guard let (commands, controlReady, busReady, linkReady) = wait(timeoutMilliseconds: timeout)
+            else { break }
+            if linkReady { linkMayHaveInput = true }
             if controlReady { controlMayHaveInput = true }
             if busReady { busMayHaveInput = true }
             if commands { handleCommands() }
@@ -139,18 +148,58 @@ private struct SocketLoop {
         try? control?.set(.linger, 200)
         control?.close()
         bus?.close()
+        link?.close()
     }
 
     /// One wait on the mailbox and the sockets' ZMQ_FD: a socket's descriptor turns readable when
     /// libzmq has news for it, and the socket is then drained until it is empty. (`zmq_poll` would
     /// look at every socket twice per wake-up, each look a system call; on a busy host of many
     /// services those calls were most of a service's CPU per event.) Nil when waiting fails.
-    private func wait(timeoutMilliseconds: Int) -> (commands: Bool, control: Bool, bus: Bool)? {
+    private func wait(timeoutMilliseconds: Int) -> (commands: Bool, control: Bool, bus: Bool, link: Bool)? {
         guard let ready = poller.wait(timeoutMilliseconds: Int32(clamping: timeoutMilliseconds)) else {
             deliver(.log("epoll_wait failed: \(String(cString: strerror(errno)))"))
             return nil
         }
-        return (ready & 1 != 0, ready & 2 != 0, ready & 4 != 0)
+        return (ready & 1 != 0, ready & 2 != 0, ready & 4 != 0, ready & 8 != 0)
+    }
+
+    /// Reads the control socket's monitor events into the connection.
+    private mutating func drainLink() {
+        linkMayHaveInput = false
+        guard let link else { return }
+        while let frames = try? link.receiveFrames(dontWait: true), let event = frames.first {
+            switch ZMQSocket.monitorEvent(event) {
+            case ZMQSocket.connectedEvent:
+                connection.controlLink(connected: true, now: SystemClock.monotonicNanoseconds())
+            case ZMQSocket.connectRetriedEvent:
+                connection.controlLink(connected: false, now: SystemClock.monotonicNanoseconds())
+            default: break
+            }
+        }
+    }
+
+    /// Watches `socket`'s connects (before it connects): a plain client with one endpoint learns
+    /// when its broker is not there at all.
+    private mutating func watchLink(of socket: ZMQSocket) throws {
+        if let link {
+            poller.unwatch(linkDescriptor)
+            link.close()
+            self.link = nil
+            linkDescriptor = -1
+        }
+        guard !connection.configuration.joins, connection.configuration.brokerEndpoints.count == 1 else {
+            return
+        }
+        let endpoint = "inproc://lifeline-link-\(Environment.uniqueToken())"
+        try socket.monitor(endpoint, events: ZMQSocket.connectedEvent | ZMQSocket.connectRetriedEvent)
+        let pair = try ZMQSocket(context, type: .pair)
+        try pair.set(.linger, 0)
+        try pair.set(.receiveHighWaterMark, 0)
+        try pair.connect(endpoint)
+        link = pair
+        linkDescriptor = Int32(try pair.get(.fileDescriptor))
+        poller.watch(linkDescriptor, tag: 3)
+        linkMayHaveInput = true
     }
 
     private mutating func handleCommands() {
@@ -246,9 +295,10 @@ private struct SocketLoop {
 
     private mutating func perform(_ effect: ConnectionEffect) throws {
         switch effect {
-        case .openControl:
+        case .openControl, .reopenControlDiscardingQueue:
             if let control {
                 poller.unwatch(controlDescriptor)
+                if effect == .reopenControlDiscardingQueue { try? control.set(.linger, 0) }
                 control.close()
                 self.control = nil
                 controlDescriptor = -1
@@ -257,6 +307,7 @@ private struct SocketLoop {
             try socket.set(.sendHighWaterMark, 100_000)
             try socket.set(.receiveHighWaterMark, 100_000)
             try connection.configuration.credentials?.secure(socket)
+            try watchLink(of: socket)
             try socket.connect(connection.currentEndpoint)
             control = socket
             controlDescriptor = Int32(try socket.get(.fileDescriptor))
