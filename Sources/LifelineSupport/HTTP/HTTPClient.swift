@@ -1,7 +1,8 @@
 import Glibc
 
 /// A blocking HTTP/1.1 client for small JSON exchanges (etcd's gateway): one connection per
-/// request, `Connection: close`, a deadline over the whole exchange. Plain `http://` only.
+/// request, `Connection: close`, a deadline on every read and write. The answer ends where its
+/// `Content-Length` or last chunk says, or with the connection. Plain `http://` only.
 package enum HTTPClient {
     /// The answer: status and body (a chunked body is joined).
     package struct Answer: Sendable {
@@ -41,8 +42,46 @@ package enum HTTPClient {
             if count == 0 { break }
             answer += chunk[0..<count]
             guard answer.count <= 64 << 20 else { throw HTTPError(0, "\(url) answered more than 64 MiB") }
+            // A server that keeps the connection open despite `Connection: close` has answered once
+            // the body its head announced is in.
+            if isComplete(answer) { break }
         }
         return try decode(answer, url: url)
+    }
+
+    /// Whether `bytes` hold a whole answer by its own framing: a `Content-Length` body, or a
+    /// chunked one up to its last chunk. An answer framed by the end of the connection never is.
+    package static func isComplete(_ bytes: [UInt8]) -> Bool {
+        guard let end = bytes.firstRange(of: [13, 10, 13, 10]) else { return false }
+        let head = String(decoding: bytes[..<end.lowerBound], as: UTF8.self).lowercased()
+        let body = bytes[end.upperBound...]
+        for line in head.split(separator: "\r\n").dropFirst() {
+            if line.hasPrefix("content-length:"),
+                let length = Int(line.dropFirst(15).trimmingCharacters(in: .whitespaces))
+            {
+                return body.count >= length
+            }
+            if line.hasPrefix("transfer-encoding:") && line.contains("chunked") {
+                return lastChunkArrived(Array(body))
+            }
+        }
+        return false
+    }
+
+    /// Whether a chunked body has arrived up to its zero-size chunk and the blank line after it.
+    private static func lastChunkArrived(_ bytes: [UInt8]) -> Bool {
+        var index = 0
+        while let lineEnd = bytes[index...].firstRange(of: [13, 10]) {
+            guard
+                let size = Int(
+                    String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self).prefix { $0 != ";" },
+                    radix: 16)
+            else { return false }
+            if size == 0 { return bytes[lineEnd.upperBound...].firstRange(of: [13, 10]) != nil }
+            index = lineEnd.upperBound + size + 2
+            guard index <= bytes.count else { return false }
+        }
+        return false
     }
 
     private static func parse(_ url: String) throws(HTTPError) -> (String, UInt16, String) {

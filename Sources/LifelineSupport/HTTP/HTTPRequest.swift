@@ -83,7 +83,8 @@ package struct HTTPRequest: Sendable, Equatable {
     /// Reads one request from a connected socket: the head (at most `maxHead` bytes) and a body of
     /// `Content-Length` bytes (at most `maxBody`), waiting at most `timeoutSeconds` between reads.
     /// - Throws: ``HTTPError``: 400 for a malformed request or a connection closed early, 408 when the
-    ///   client is too slow, 413 for a body that is too large, 431 for a head that is too large.
+    ///   client is too slow, 411 for a chunked body, 413 for a body that is too large, 431 for a head
+    ///   that is too large.
     package static func read(
         from descriptor: Int32, maxHead: Int = 16_384, maxBody: Int = 65_536, timeoutSeconds: Int = 10
     ) throws(HTTPError) -> HTTPRequest {
@@ -112,6 +113,9 @@ package struct HTTPRequest: Sendable, Equatable {
         }
         let end = headEnd!
         var request = try parse(head: String(decoding: bytes[..<end], as: UTF8.self))
+        if request.header("transfer-encoding") != nil {
+            throw HTTPError(411, "a chunked request body is not accepted; send it with Content-Length")
+        }
         let declared = request.header("content-length").map { Int($0) } ?? 0
         guard let length = declared, length >= 0 else {
             throw HTTPError(400, "Content-Length must be a number of bytes")

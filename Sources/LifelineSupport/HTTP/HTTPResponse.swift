@@ -32,6 +32,7 @@ package struct HTTPResponse: Sendable {
         case 404: "Not Found"
         case 405: "Method Not Allowed"
         case 408: "Request Timeout"
+        case 411: "Length Required"
         case 413: "Content Too Large"
         case 421: "Misdirected Request"
         case 431: "Request Header Fields Too Large"

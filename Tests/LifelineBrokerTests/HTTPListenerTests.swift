@@ -1,0 +1,108 @@
+import Glibc
+import LifelineSupport
+import Synchronization
+import Testing
+
+@Suite("The HTTP listener and request reader against a raw client", .timeLimit(.minutes(1)))
+struct HTTPListenerTests {
+    /// A listener that reads one request per connection (a body of at most 64 bytes, 1 s between
+    /// reads) and answers its method, path and body, or the error's status and sentence.
+    final class EchoServer: Sendable {
+        let listener: HTTPListener
+
+        init() throws {
+            listener = try HTTPListener(address: "127.0.0.1:0", threadName: "ll-echo-http") { client in
+                defer { close(client) }
+                do throws(HTTPError) {
+                    let request = try HTTPRequest.read(
+                        from: client, maxHead: 256, maxBody: 64, timeoutSeconds: 1)
+                    let text =
+                        "\(request.method) \(request.path) \(request.query) \(String(decoding: request.body, as: UTF8.self))"
+                    HTTPResponse(status: 200, body: Array(text.utf8)).send(to: client)
+                } catch {
+                    HTTPResponse(status: error.status, body: Array(error.message.utf8)).send(to: client)
+                }
+            }
+        }
+
+        /// Sends `parts` (pausing 20 ms between them) on a new connection and returns all it got back.
+        func exchange(_ parts: [String]) -> String {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(descriptor) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = listener.port.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
+            }
+            guard connected else { return "not connected" }
+            for (index, part) in parts.enumerated() {
+                if index > 0 { usleep(20_000) }
+                _ = HTTPResponse.write(Array(part.utf8), to: descriptor)
+            }
+            var answer: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                if count <= 0 { break }
+                answer += buffer[0..<count]
+            }
+            return String(decoding: answer, as: UTF8.self)
+        }
+    }
+
+    @Test("a request in pieces is read whole: head, query, a Content-Length body; the response is framed")
+    func pieces() throws {
+        let server = try EchoServer()
+        defer { server.listener.stop() }
+        let answer = server.exchange([
+            "POST /v3/kv?key=a%20b&x=1+2 HT", "TP/1.1\r\nHost: h\r\nContent-Le", "ngth: 5\r\n\r\nhe", "llo",
+        ])
+        #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(answer.contains("Content-Length: ") && answer.contains("Connection: close\r\n"))
+        #expect(answer.hasSuffix(#"POST /v3/kv ["key": "a b", "x": "1 2"] hello"#), "\(answer)")
+    }
+
+    @Test("bad requests get their status and a sentence: malformed, chunked, too large, too slow, cut short")
+    func refusals() throws {
+        let server = try EchoServer()
+        defer { server.listener.stop() }
+        let cases: [([String], String)] = [
+            (["GET nowhere\r\n\r\n"], "400 Bad Request"),
+            (["GET / HTTP/2\r\n\r\n"], "400 Bad Request"),
+            (["GET / HTTP/1.1\r\nno colon\r\n\r\n"], "400 Bad Request"),
+            (
+                ["POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"],
+                "411 Length Required"
+            ),
+            (["POST / HTTP/1.1\r\nContent-Length: 65\r\n\r\n"], "413 Content Too Large"),
+            (["POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n"], "400 Bad Request"),
+            (
+                ["GET / HTTP/1.1\r\nX: " + String(repeating: "x", count: 300) + "\r\n\r\n"],
+                "431 Request Header Fields Too Large"
+            ),
+            (["GET / HTTP/1.1\r\n"], "408 Request Timeout"),
+        ]
+        for (parts, status) in cases {
+            let answer = server.exchange(parts)
+            #expect(answer.hasPrefix("HTTP/1.1 \(status)\r\n"), "\(parts.joined()): \(answer)")
+        }
+        #expect(server.exchange(["POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhe"]).contains("408"))
+    }
+
+    @Test("a listener binds port 0 to a free port, says where, and refuses a bad address in a sentence")
+    func binding() throws {
+        let listener = try HTTPListener(address: "localhost:0", threadName: "ll-bind-test") { close($0) }
+        defer { listener.stop() }
+        #expect(listener.port != 0 && listener.address == "127.0.0.1:\(listener.port)" && listener.isLoopback)
+        #expect(throws: HTTPError(0, "expected HOST:PORT, e.g. 127.0.0.1:7290, not 'nowhere'")) {
+            try HTTPListener(address: "nowhere", threadName: "ll-bind-test") { close($0) }
+        }
+        #expect(throws: HTTPError(0, "'example.com' is not an IP address (nor localhost)")) {
+            try HTTPListener(address: "example.com:80", threadName: "ll-bind-test") { close($0) }
+        }
+    }
+}
