@@ -33,6 +33,21 @@ package struct JSONParser {
         try parse(Array(text.utf8))
     }
 
+    /// The value of the number whose text is `text`, as ``parse(_:)-([UInt8])`` reads it: an
+    /// integer that fits `Int64` stays one, anything else is a `Double`. Nil for text that is not one.
+    static func number(_ text: UnsafeBufferPointer<UInt8>) -> JSONValue? {
+        var parser = JSONParser(text)
+        guard let value = try? parser.parseNumber(), parser.position == text.count else { return nil }
+        return value
+    }
+
+    /// The string whose JSON text (quotes included) is `text`, escapes resolved. Nil when it is not one.
+    static func string(_ text: UnsafeBufferPointer<UInt8>) -> String? {
+        var parser = JSONParser(text)
+        guard let value = try? parser.parseString(), parser.position == text.count else { return nil }
+        return value
+    }
+
     private let input: UnsafeBufferPointer<UInt8>
     private var position = 0
     private var depth = 0

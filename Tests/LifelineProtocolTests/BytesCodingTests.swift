@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+
+@testable import LifelineProtocol
+
+/// The straight-to-bytes coders against the tree's, which are the reference: the same text means
+/// the same value, the same value decodes, the same failures say the same thing.
+@Suite("Typed values to and from bytes without a tree, against the tree's coders", .timeLimit(.minutes(1)))
+struct BytesCodingTests {
+    enum Tier: String, Codable, Equatable { case gold, silver }
+    enum Shape: Codable, Equatable {
+        case circle(radius: Double)
+        case box(Int, Int)
+        case none
+    }
+
+    struct Line: Codable, Equatable {
+        var sku: String
+        var count: Int
+        var note: String?
+    }
+
+    struct Order: Codable, Equatable {
+        var id: UUID
+        var tier: Tier
+        var lines: [Line]
+        var tags: Set<String>
+        var shape: Shape
+        var extra: JSONValue
+        var byName: [String: Int]
+        var byNumber: [Int: String]
+        var matrix: [[Double]]
+        var placed: Date
+        var link: URL?
+        var small: UInt8
+        var flag: Bool?
+        var nothing: [String]
+    }
+
+    struct Empty: Codable, Equatable {}
+
+    /// Encodes through two containers at once, going back to the first: out of order for a writer.
+    struct Interleaved: Encodable {
+        enum Keys: String, CodingKey { case a, b, c }
+        func encode(to encoder: any Encoder) throws {
+            var outer = encoder.container(keyedBy: Keys.self)
+            var first = outer.nestedContainer(keyedBy: Keys.self, forKey: .a)
+            var second = outer.nestedUnkeyedContainer(forKey: .b)
+            try second.encode(1)
+            try first.encode("late", forKey: .c)
+            try outer.encode(true, forKey: .c)
+        }
+    }
+
+    /// Uses a super encoder, and encodes nothing for one member.
+    struct WithSuper: Encodable {
+        enum Keys: String, CodingKey { case base, silent }
+        struct Silent: Encodable { func encode(to encoder: any Encoder) throws {} }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(Silent(), forKey: .silent)
+            var base = container.superEncoder(forKey: .base).singleValueContainer()
+            try base.encode(7)
+        }
+    }
+
+    static func order(_ number: Int) -> Order {
+        Order(
+            id: UUID(uuidString: "6F9619FF-8B86-D011-B42D-00C04FC964FF")!,
+            tier: number % 2 == 0 ? .gold : .silver,
+            lines: (0..<number).map {
+                Line(sku: "sku-\($0) \"é\"\n", count: $0 * 3 - 4, note: $0 % 2 == 0 ? nil : "n")
+            },
+            tags: ["a", "b\\"],
+            shape: number % 3 == 0 ? .circle(radius: 2.5) : number % 3 == 1 ? .box(1, -2) : .none,
+            extra: ["k": [1, "x", .null, ["deep": true]]], byName: ["x": 1, "y": -2], byNumber: [3: "three"],
+            matrix: [[1.5, -0.25], [], [1e300]], placed: Date(timeIntervalSince1970: 1_700_000_000.25),
+            link: URL(string: "app://topup?x=1"), small: 255, flag: number % 2 == 0 ? nil : false, nothing: []
+        )
+    }
+
+    /// The tree's text of `value` (its keys sorted), parsed.
+    static func tree<T: Encodable>(_ value: T) throws -> JSONValue { try JSONValueEncoder.encode(value) }
+
+    @Test("the text the writer makes parses to the tree the tree's encoder makes, for all kinds of members")
+    func encodesAsTheTree() throws {
+        for number in 0..<6 {
+            let order = Self.order(number)
+            #expect(try JSONParser.parse(try JSONBytesEncoder.encode(order)) == Self.tree(order))
+        }
+        #expect(try JSONBytesEncoder.encode(Empty()) == Array("{}".utf8))
+        #expect(try JSONBytesEncoder.encode(Optional<Int>.none) == Array("null".utf8))
+        #expect(try JSONBytesEncoder.encode([1, 2]) == Array("[1,2]".utf8))
+        #expect(try JSONBytesEncoder.encode("x") == Array(#""x""#.utf8))
+        let line = try JSONBytesEncoder.encode(Line(sku: "a", count: 1, note: nil))
+        #expect(line == Array(#"{"sku":"a","count":1}"#.utf8), "members in the type's order, nil left out")
+    }
+
+    @Test(
+        "a type that goes back to a container it left, or asks for a super encoder, is written through the tree"
+    )
+    func outOfOrderFallsBack() throws {
+        #expect(try JSONParser.parse(try JSONBytesEncoder.encode(Interleaved())) == Self.tree(Interleaved()))
+        #expect(try JSONParser.parse(try JSONBytesEncoder.encode(WithSuper())) == Self.tree(WithSuper()))
+        #expect(try Self.tree(WithSuper()) == ["silent": [:], "base": 7])
+    }
+
+    @Test("numbers JSON cannot hold are refused with the tree's message and path")
+    func refusals() {
+        struct Wide: Encodable { let lines: [[String: UInt64]] }
+        let wide = Wide(lines: [["count": 1], ["count": UInt64.max]])
+        let message = { (body: () throws -> Any) -> String in
+            do {
+                _ = try body()
+                return "encoded"
+            } catch { return "\(error)" }
+        }
+        #expect(
+            message { try JSONBytesEncoder.encode(wide) } == message { try JSONValueEncoder.encode(wide) })
+        #expect(
+            message { try JSONBytesEncoder.encode(wide) }.contains(
+                "field 'lines[1].count' is 18446744073709551615"))
+        #expect(
+            message { try JSONBytesEncoder.encode([Double.nan]) }
+                == message { try JSONValueEncoder.encode([Double.nan]) })
+    }
+
+    @Test("decoding from bytes gives the value decoding the tree gives, whatever the member order")
+    func decodesAsTheTree() throws {
+        for number in 0..<6 {
+            let order = Self.order(number)
+            let sorted = JSONWriter.encode(try Self.tree(order))
+            #expect(try JSONBytesDecoder.decode(Order.self, from: sorted) == order)
+            #expect(
+                try JSONBytesDecoder.decode(Order.self, from: try JSONBytesEncoder.encode(order)) == order)
+            #expect(try JSONBytesDecoder.decode(JSONValue.self, from: sorted) == Self.tree(order))
+        }
+        #expect(
+            try JSONBytesDecoder.decode(Line.self, from: Array(#"{"count":1,"sku":"a","count":2}"#.utf8))
+                .count == 2)
+        #expect(try JSONBytesDecoder.decode(Line?.self, from: []) == nil, "no bytes are null")
+        #expect(try JSONBytesDecoder.decode(Empty.self, from: Array(#" {"x": [1, {}]} "#.utf8)) == Empty())
+    }
+
+    @Test(
+        "a document that does not fit fails with the tree decoder's words",
+        arguments: [
+            #"{"sku": 5, "count": 1}"#, #"{"sku": "a"}"#, #"{"sku": "a", "count": 1.5}"#,
+            #"{"sku": "a", "count": 99999999999999999999}"#, #"{"sku": "a", "count": "1"}"#, #"[1]"#,
+            #"{"sku":"#,
+            #"{"sku": "\u00e9 long text that goes on and on beyond forty characters", "count": null}"#,
+            #"{"sku": "a", "count": 1, "note": ["x"]}"#,
+        ])
+    func failures(_ text: String) {
+        let bytes = Array(text.utf8)
+        let fromTree: String
+        do {
+            _ = try JSONValueDecoder.decode(Line.self, from: bytes)
+            fromTree = "decoded"
+        } catch { fromTree = error.description }
+        let fromBytes: String
+        do {
+            _ = try JSONBytesDecoder.decode(Line.self, from: bytes)
+            fromBytes = "decoded"
+        } catch { fromBytes = error.description }
+        #expect(fromBytes == fromTree)
+        #expect(fromBytes != "decoded")
+    }
+
+    @Test(
+        "property, seeded: the tape reads what the parser reads — the same values, the same refusals — for random values and random bytes"
+    )
+    func tapeMatchesTheParser() {
+        var generator = SeededGenerator()
+        for round in 0..<2000 {
+            let encoded = JSONWriter.encode(JSONTests.randomValue(&generator))
+            let parsed = try? JSONParser.parse(encoded)
+            let taped = try? JSONTape(encoded).value(at: 0)
+            #expect(
+                taped == parsed,
+                "round \(round): \(String(decoding: encoded, as: UTF8.self)); \(generator.replay)")
+            if taped != parsed { return }
+        }
+        let alphabet = Array("{}[]\":,.-+eE0123456789truefalsnl \\u\u{7f}".utf8)
+        for round in 0..<20000 {
+            let length = Int.random(in: 0..<24, using: &generator)
+            let bytes = (0..<length).map { _ in
+                Bool.random(using: &generator)
+                    ? alphabet.randomElement(using: &generator)!
+                    : UInt8.random(in: 0...255, using: &generator)
+            }
+            let parsed = try? JSONParser.parse(bytes)
+            let taped = try? JSONTape(bytes).value(at: 0)
+            #expect(taped == parsed, "round \(round): \(bytes); \(generator.replay)")
+            if taped != parsed { return }
+        }
+        let deep =
+            Array(String(repeating: "[", count: 65).utf8) + Array(String(repeating: "]", count: 65).utf8)
+        #expect((try? JSONTape(deep)) == nil && (try? JSONParser.parse(deep)) == nil)
+    }
+}
