@@ -3,12 +3,22 @@ import LifelineProtocol
 /// A call to one of a service's methods, as its handler receives it.
 public struct CallRequest: Sendable {
     public let method: String
-    /// The caller's body (`null` when it sent none).
-    public let body: JSONValue
+    /// The caller's body (`null` when it sent none), parsed when first read.
+    public var body: JSONValue { storage.value }
+    /// The body as it arrived (typed methods decode from it).
+    package var text: [UInt8] { storage.text }
+    private let storage: CallBody
     /// The deadline the broker holds the caller to.
     public let timeout: Duration
     /// What the handler can do in return: publish, call, look up.
     public let context: ServiceContext
+
+    init(method: String, text: [UInt8], timeout: Duration, context: ServiceContext) {
+        self.method = method
+        storage = CallBody(text: text)
+        self.timeout = timeout
+        self.context = context
+    }
 }
 
 /// Thrown by a method handler to answer with a specific status; the caller receives the status and

@@ -19,7 +19,7 @@ public struct Event: Sendable {
     package let receivedMonotonic: UInt64
     /// The payload object (parsed when first read; reading single fields with the subscript is cheaper).
     public var payload: JSONValue { storage.value }
-    private let storage: EventPayload
+    let storage: EventPayload
     /// What the handler can do in return: publish, call, look up.
     public let context: ServiceContext
     /// True when the event came from the broker's journal (a resume or a recovered gap).

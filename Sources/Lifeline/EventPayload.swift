@@ -28,6 +28,14 @@ final class EventPayload: Sendable {
         }
     }
 
+    /// The payload decoded as `type`: from its text, unless the tree was built already.
+    func decode<T: Decodable>(_ type: T.Type) throws(PayloadDecodingError) -> T {
+        if bytes.isEmpty || parsed.withLock({ $0 != nil }) {
+            return try JSONValueDecoder.decode(type, from: value)
+        }
+        return try JSONBytesDecoder.decode(type, from: bytes)
+    }
+
     /// The top-level member `name`, if present.
     subscript(name: String) -> JSONValue? {
         if let whole = parsed.withLock({ $0 }) { return whole[name] }

@@ -9,14 +9,15 @@ extension LifelineClient {
     public func publish<E: LifelineEvent>(
         _ event: E, acknowledged: Bool = false, timeout: Duration = .seconds(10)
     ) async throws -> PublishReceipt {
-        try await publish(E.name, try event.payload(), acknowledged: acknowledged, timeout: timeout)
+        try await publish(
+            PublishedEvent(E.name, payload: try event.text()), acknowledged: acknowledged, timeout: timeout)
     }
 
     /// Posts `event` (its type names it) without waiting for its receipt, as
     /// ``post(_:_:timeout:)`` does for a name and a JSON payload.
     /// - Throws: `EncodingError` for a number JSON cannot hold (nothing is posted).
     public func post<E: LifelineEvent>(_ event: E, timeout: Duration = .seconds(10)) async throws {
-        await post(PublishedEvent(E.name, try event.payload()), timeout: timeout)
+        await post(PublishedEvent(E.name, payload: try event.text()), timeout: timeout)
     }
 
     /// Publishes `events` in order, batched as ``publish(contentsOf:batchSize:window:timeout:)-(PublishedEvent,_,_,_)``
@@ -28,7 +29,7 @@ extension LifelineClient {
         contentsOf events: some Sequence<E>, batchSize: Int = 1000, window: Int = 4,
         timeout: Duration = .seconds(10)
     ) async throws -> [PublishReceipt] {
-        let published = try events.map { PublishedEvent(E.name, try $0.payload()) }
+        let published = try events.map { PublishedEvent(E.name, payload: try $0.text()) }
         return try await publish(
             contentsOf: published, batchSize: batchSize, window: window, timeout: timeout)
     }
@@ -41,8 +42,17 @@ extension LifelineClient {
         _ service: String, _ method: String, _ arguments: Arguments, returning reply: Reply.Type,
         timeout: Duration = .seconds(5)
     ) async throws -> Reply {
-        let answer = try await call(service, method, try JSONValueEncoder.encode(arguments), timeout: timeout)
-        return try Self.decodeAnswer(answer, as: Reply.self)
+        let reply = try await call(
+            service, method, text: try JSONBytesEncoder.encode(arguments), timeout: timeout)
+        return try Self.decodeAnswer(reply.body, as: Reply.self)
+    }
+
+    /// Kept out of line, as ``decodeAnswer(_:as:)-(JSONValue,_)``.
+    @inline(never)
+    static func decodeAnswer<Reply: Decodable>(_ text: [UInt8], as type: Reply.Type)
+        throws(PayloadDecodingError) -> Reply
+    {
+        try JSONBytesDecoder.decode(type, from: text)
     }
 
     /// Kept out of line: decoding inlined into the async caller once crashed the release compiler.

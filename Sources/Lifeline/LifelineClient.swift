@@ -123,7 +123,16 @@ public final class LifelineClient: Sendable {
         _ event: EventName, _ payload: JSONValue = .emptyObject, acknowledged: Bool = false,
         timeout: Duration = .seconds(10)
     ) async throws -> PublishReceipt {
-        let published = PublishedEvent(event, payload: JSONWriter.encode(payload))
+        try await publish(
+            PublishedEvent(event, payload: JSONWriter.encode(payload)), acknowledged: acknowledged,
+            timeout: timeout)
+    }
+
+    /// ``publish(_:_:acknowledged:timeout:)`` for a payload that is JSON text already (a typed event's).
+    func publish(_ published: PublishedEvent, acknowledged: Bool, timeout: Duration) async throws
+        -> PublishReceipt
+    {
+        let event = published.name
         if !acknowledged && PublishCoalescer.Queue.coalesces(event) {
             return try await publishing.publish(published, timeout: timeout)
         }
@@ -203,10 +212,16 @@ public final class LifelineClient: Sendable {
     public func call(
         _ service: String, _ method: String, _ body: JSONValue = .null, timeout: Duration = .seconds(5)
     ) async throws -> JSONValue {
+        try await call(service, method, text: JSONWriter.encode(body), timeout: timeout).json()
+    }
+
+    /// ``call(_:_:_:timeout:)`` with a body that is JSON text already; the reply as it came.
+    func call(_ service: String, _ method: String, text: [UInt8], timeout: Duration) async throws
+        -> ControlReply
+    {
         let call = ServiceCall(
-            service: service, method: method, timeoutMilliseconds: timeout.wholeMilliseconds,
-            body: JSONWriter.encode(body))
-        return try await request(.call(call), timeout: timeout + .seconds(1)).json()
+            service: service, method: method, timeoutMilliseconds: timeout.wholeMilliseconds, body: text)
+        return try await request(.call(call), timeout: timeout + .seconds(1))
     }
 
     /// Answers a request the broker delivered (services only).

@@ -29,7 +29,7 @@ extension Event {
     /// The payload decoded as `type`.
     /// - Throws: ``PayloadDecodingError`` naming the coding path and what was wrong there.
     public func decode<T: Decodable>(_ type: T.Type) throws(PayloadDecodingError) -> T {
-        try JSONValueDecoder.decode(type, from: payload)
+        try storage.decode(type)
     }
 }
 
@@ -37,4 +37,7 @@ extension LifelineEvent {
     /// The payload this value publishes.
     /// - Throws: `EncodingError` for a number JSON cannot hold (NaN, infinity).
     func payload() throws -> JSONValue { try JSONValueEncoder.encode(self) }
+
+    /// The payload's JSON text, written straight from the value.
+    func text() throws -> [UInt8] { try JSONBytesEncoder.encode(self) }
 }

@@ -43,14 +43,14 @@ extension Service {
         _ method: String, summary: String = "",
         _ handler: @escaping @Sendable (Arguments, CallRequest) async throws -> Reply
     ) -> Service {
-        self.method(method) { call in
+        textMethod(method) { (call: CallRequest) async throws -> [UInt8] in
             let arguments: Arguments
             do {
-                arguments = try JSONValueDecoder.decode(Arguments.self, from: call.body)
+                arguments = try JSONBytesDecoder.decode(Arguments.self, from: call.text)
             } catch {
                 throw ServiceError(.badRequest, "\(method): \(error)")
             }
-            return try JSONValueEncoder.encode(try await handler(arguments, call))
+            return try JSONBytesEncoder.encode(try await handler(arguments, call))
         }
         .describing(
             method, summary: summary, arguments: TypeShape.of(Arguments.self).text,
@@ -63,8 +63,10 @@ extension Service {
         _ method: String, summary: String = "",
         _ handler: @escaping @Sendable (CallRequest) async throws -> Reply
     ) -> Service {
-        self.method(method) { call in try JSONValueEncoder.encode(try await handler(call)) }
-            .describing(method, summary: summary, arguments: "", reply: TypeShape.of(Reply.self).text)
+        textMethod(method) { (call: CallRequest) async throws -> [UInt8] in
+            try JSONBytesEncoder.encode(try await handler(call))
+        }
+        .describing(method, summary: summary, arguments: "", reply: TypeShape.of(Reply.self).text)
     }
 
     /// Describes the custom event `E` from its type: its fields as `lifeline describe` shows them.

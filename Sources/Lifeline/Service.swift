@@ -31,6 +31,8 @@ public struct Service: Sendable {
         let run: MethodHandler
         /// The handler as a plain function, when it was given inline (``Service/methodInline(_:_:)``).
         let immediate: InlineMethodHandler?
+        /// The handler answering JSON text, when it was given typed: its reply never becomes a tree.
+        var text: (@Sendable (CallRequest) async throws -> [UInt8])? = nil
     }
 
     struct Handler {
@@ -148,6 +150,19 @@ public struct Service: Sendable {
     public func method(_ method: String, _ handler: @escaping MethodHandler) -> Service {
         var copy = self.checkingName(method)
         copy.methodHandlers[method] = Method(run: handler, immediate: nil)
+        return copy
+    }
+
+    /// Answers calls to `method` with JSON text (a typed method: ``method(_:summary:_:)``).
+    func textMethod(_ method: String, _ handler: @escaping @Sendable (CallRequest) async throws -> [UInt8])
+        -> Service
+    {
+        var copy = self.checkingName(method)
+        copy.methodHandlers[method] = Method(
+            run: { call in
+                let text = try await handler(call)
+                return text.isEmpty ? .null : try JSONParser.parse(text)
+            }, immediate: nil, text: handler)
         return copy
     }
 

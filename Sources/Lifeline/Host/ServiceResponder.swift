@@ -247,6 +247,13 @@ struct ServiceResponder: Sendable {
         case .failure(let refusal): return refusal.reply
         case .success(let made): request = made
         }
+        if let text = target.method.text {
+            do {
+                return ControlReply(requestID: id, status: .ok, body: try await text(request))
+            } catch {
+                return Self.reply(to: error, id: id, target.failure)
+            }
+        }
         return await replying(id, target.failure) { try await target.method.run(request) }
     }
 
@@ -311,13 +318,15 @@ struct ServiceResponder: Sendable {
             Target(method: method, name: name, context: context, failure: "\(name).\(call.method) failed"))
     }
 
-    /// The request the method gets: `call`'s body parsed, or the refusal when it is not JSON.
+    /// The request the method gets (its body checked, parsed only when the handler reads it), or
+    /// the refusal when the body is not JSON.
     private func request(for call: ServiceCall, to target: Target, id: [UInt8]) -> Result<
         CallRequest, Refusal
     > {
-        let body: JSONValue
         do {
-            body = call.body.isEmpty ? .null : try JSONParser.parse(call.body)
+            if !call.body.isEmpty && (try? JSONValidator.topLevelType(of: call.body)) == nil {
+                _ = try JSONParser.parse(call.body)
+            }
         } catch {
             return .failure(
                 Refusal(
@@ -327,7 +336,7 @@ struct ServiceResponder: Sendable {
         }
         return .success(
             CallRequest(
-                method: call.method, body: body, timeout: .milliseconds(call.timeoutMilliseconds ?? 0),
+                method: call.method, text: call.body, timeout: .milliseconds(call.timeoutMilliseconds ?? 0),
                 context: target.context))
     }
 }
