@@ -56,7 +56,7 @@ extension Service {
                 continue
             }
             signatures[function.method] = function.signature
-            copy = copy.method(function.method) { call in try await hosted.answer(entry, call) }
+            copy = copy.textMethod(function.method) { call in try await hosted.answer(entry, call) }
                 .describing(
                     function.method, summary: "distributed func \(function.signature)", arguments: "",
                     reply: "")

@@ -200,7 +200,7 @@ struct DistributedActorTests {
     func errorAllowList() async throws {
         struct Unlisted: Error, Codable, Equatable { var code: Int }
         let named = Mutex<String?>(nil)
-        let system = LifelineActorSystem(timeout: .seconds(1)) { _, _, _, _ in
+        let system = LifelineActorSystem(timeout: .seconds(1)) { _, _, _, _ throws -> JSONValue in
             let name = named.withLock { $0 } ?? _mangledTypeName(CalculatorError.self)!
             throw LifelineError(
                 .internalError, "refused",

@@ -56,11 +56,11 @@ final class HostedActor<A: DistributedActor>: HostedActorBox where A.ActorSystem
     /// Runs the func `entry` names with the call's body as its arguments; its value is the answer.
     /// - Throws: ``ServiceError``: 400 for arguments that do not decode, 503 when the actor is not
     ///   hosted now, and what the func threw (``ActorErrorCoding``).
-    func answer(_ entry: DistributedFunctionTable.Entry, _ call: CallRequest) async throws -> JSONValue {
+    func answer(_ entry: DistributedFunctionTable.Entry, _ call: CallRequest) async throws -> [UInt8] {
         guard let actor = live.withLock({ $0[Key(call.context, call.context.serviceName)] }) else {
             throw ServiceError(.unavailable, "'\(call.context.serviceName)' is not hosting its actor now")
         }
-        var decoder = try LifelineActorSystem.InvocationDecoder(function: entry.function, body: call.body)
+        var decoder = try LifelineActorSystem.InvocationDecoder(function: entry.function, text: call.text)
         let handler = LifelineActorSystem.ResultHandler()
         try await actor.actorSystem.executeDistributedTarget(
             on: actor, target: RemoteCallTarget(entry.identifier), invocationDecoder: &decoder,
@@ -76,7 +76,7 @@ final class HostedActor<A: DistributedActor>: HostedActorBox where A.ActorSystem
     func describeMethods() async -> [String: ServiceDescription.Method] {
         // A reference that is never local: the recording decoder reads each argument's type from
         // the func's own accessor and stops it before the call.
-        let describing = LifelineActorSystem(transport: nil)
+        let describing = LifelineActorSystem(textTransport: nil)
         let proxy = try? A.resolve(id: LifelineActorSystem.ActorID(service: "describing"), using: describing)
         var methods: [String: ServiceDescription.Method] = [:]
         for entry in listing.entries {

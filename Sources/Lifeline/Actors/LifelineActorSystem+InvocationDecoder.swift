@@ -9,8 +9,10 @@ extension LifelineActorSystem {
         public typealias SerializationRequirement = any Codable
 
         private let function: DistributedFunction
-        /// Each argument's JSON, by position; nil when the body left it out.
-        private let arguments: [JSONValue?]
+        /// The body, read once.
+        private let document: JSONDocument?
+        /// Each argument's value in ``document``, by position; nil when the body left it out.
+        private let arguments: [Int?]
         private var next = 0
         /// The argument that did not decode: the call is answered 400 with it.
         private(set) var failure: PayloadDecodingError?
@@ -27,6 +29,7 @@ extension LifelineActorSystem {
         /// call before it runs.
         init(recording function: DistributedFunction) {
             self.function = function
+            self.document = nil
             self.arguments = []
             self.isRecording = true
         }
@@ -37,10 +40,22 @@ extension LifelineActorSystem {
         /// - Throws: ``ServiceError`` (400) for a body that is not an object or array of the func's
         ///   arguments, naming what is wrong.
         init(function: DistributedFunction, body: JSONValue) throws(ServiceError) {
+            try self.init(function: function, text: JSONWriter.encode(body))
+        }
+
+        /// Reads the arguments straight from the body's text.
+        /// - Throws: ``ServiceError`` (400) for a body that is not an object or array of the func's
+        ///   arguments, naming what is wrong.
+        init(function: DistributedFunction, text: [UInt8]) throws(ServiceError) {
             self.function = function
             self.isRecording = false
             let keys = function.argumentKeys
-            switch body {
+            let document: JSONDocument
+            do { document = try JSONDocument(text: text) } catch {
+                throw ServiceError(.badRequest, "\(function.signature): the body is not JSON: \(error)")
+            }
+            self.document = document
+            switch document.root {
             case .null:
                 arguments = Array(repeating: nil, count: keys.count)
             case .object(let members):
@@ -79,7 +94,10 @@ extension LifelineActorSystem {
             if isRecording { return try record(Argument.self, as: key) }
             let value = next < arguments.count ? arguments[next] : nil
             do {
-                return try JSONValueDecoder.decode(Argument.self, from: value ?? .null)
+                guard let value, let document else {
+                    return try JSONValueDecoder.decode(Argument.self, from: .null)
+                }
+                return try document.decode(Argument.self, at: value)
             } catch {
                 let reason = value == nil ? "missing" : error.reason
                 let path = value == nil ? "" : error.path

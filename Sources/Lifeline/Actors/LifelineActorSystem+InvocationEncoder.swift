@@ -6,8 +6,8 @@ extension LifelineActorSystem {
     public struct InvocationEncoder: DistributedTargetInvocationEncoder {
         public typealias SerializationRequirement = any Codable
 
-        /// Each argument's JSON form, in order.
-        private(set) var arguments: [JSONValue] = []
+        /// Each argument's JSON text, in order.
+        private(set) var arguments: [[UInt8]] = []
         /// The generic substitutions the call recorded: the actor's own type for a `@Resolvable`
         /// protocol's stub, anything more for a generic func.
         private(set) var substitutions: [ObjectIdentifier] = []
@@ -20,10 +20,10 @@ extension LifelineActorSystem {
             substitutions.append(ObjectIdentifier(type))
         }
 
-        /// Adds the next argument's JSON form.
+        /// Adds the next argument's JSON text, written straight from the value.
         /// - Throws: `EncodingError` for a value JSON cannot hold (a non-finite number).
         public mutating func recordArgument<Value: Codable>(_ argument: RemoteCallArgument<Value>) throws {
-            arguments.append(try JSONValueEncoder.encode(argument.value))
+            arguments.append(try JSONBytesEncoder.encode(argument.value))
         }
 
         /// Not sent: the reply says what was thrown.
@@ -40,12 +40,20 @@ extension LifelineActorSystem {
 
         /// The CALL's body: an object of the arguments under `keys` (their labels, or positions); a nil
         /// optional is left out, as in any typed body.
-        func body(keys: [String]) -> JSONValue {
-            var members: [String: JSONValue] = [:]
-            for (index, value) in arguments.enumerated() where value != .null {
-                members[index < keys.count ? keys[index] : String(index)] = value
+        func body(keys: [String]) -> [UInt8] {
+            var text: [UInt8] = [UInt8(ascii: "{")]
+            var first = true
+            for (index, value) in arguments.enumerated() where value != Self.null {
+                if !first { text.append(UInt8(ascii: ",")) }
+                first = false
+                JSONWriter.writeString(index < keys.count ? keys[index] : String(index), into: &text)
+                text.append(UInt8(ascii: ":"))
+                text += value
             }
-            return .object(members)
+            text.append(UInt8(ascii: "}"))
+            return text
         }
+
+        private static let null = Array("null".utf8)
     }
 }

@@ -8,24 +8,24 @@ extension LifelineActorSystem {
         public typealias SerializationRequirement = any Codable
 
         private final class Outcome: Sendable {
-            let value = Mutex<Result<JSONValue, any Error>?>(nil)
+            let value = Mutex<Result<[UInt8], any Error>?>(nil)
         }
 
         private let outcome = Outcome()
 
         init() {}
 
-        /// Keeps the returned value's JSON form, the reply's body.
+        /// Keeps the returned value's JSON text, the reply's body.
         /// - Throws: never; a value JSON cannot hold (a non-finite number) is kept as the call's error.
         public func onReturn<Success: Codable>(value: Success) async throws {
-            let result: Result<JSONValue, any Error> = Result { try JSONValueEncoder.encode(value) }
+            let result: Result<[UInt8], any Error> = Result { try JSONBytesEncoder.encode(value) }
             outcome.value.withLock { $0 = result }
         }
 
         /// Keeps `null`, the reply of a func that returns nothing.
         /// - Throws: never.
         public func onReturnVoid() async throws {
-            outcome.value.withLock { $0 = .success(.null) }
+            outcome.value.withLock { $0 = .success(Array("null".utf8)) }
         }
 
         /// Keeps the error, which the reply carries (``StatusReportingError``, `Codable` errors).
@@ -36,8 +36,8 @@ extension LifelineActorSystem {
 
         /// What the func answered.
         /// - Throws: what it threw.
-        func result() throws -> JSONValue {
-            guard let result = outcome.value.withLock({ $0 }) else { return .null }
+        func result() throws -> [UInt8] {
+            guard let result = outcome.value.withLock({ $0 }) else { return Array("null".utf8) }
             return try result.get()
         }
     }

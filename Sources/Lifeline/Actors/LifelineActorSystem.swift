@@ -28,11 +28,15 @@ import Synchronization
 public final class LifelineActorSystem: DistributedActorSystem, Sendable {
     public typealias SerializationRequirement = any Codable
 
-    /// Sends a CALL and returns its answer: a client's, or a test host's.
+    /// Sends a CALL with a body of JSON text and returns its answer's text: a client's.
     package typealias Transport =
+        @Sendable (_ service: String, _ method: String, _ body: [UInt8], _ timeout: Duration) async throws
+        -> [UInt8]
+
+    /// A transport in trees: a test host's, or a test's.
+    package typealias TreeTransport =
         @Sendable (_ service: String, _ method: String, _ body: JSONValue, _ timeout: Duration) async throws
-        ->
-        JSONValue
+        -> JSONValue
 
     /// The deadline of a remote call that does not set its own with ``withTimeout(_:isolation:_:)``.
     public let defaultTimeout: Duration
@@ -54,9 +58,11 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
     public convenience init(
         client: LifelineClient, timeout: Duration = .seconds(5), errors: [any (Error & Decodable).Type] = []
     ) {
-        self.init(timeout: timeout) { service, method, body, timeout in
-            try await client.call(service, method, body, timeout: timeout)
-        }
+        self.init(
+            timeout: timeout,
+            textTransport: { service, method, body, timeout in
+                try await client.call(service, method, text: body, timeout: timeout).body
+            })
         registerErrors(errors)
     }
 
@@ -77,9 +83,26 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
     }
 
     /// A system whose remote calls go through `transport` (none: it only describes actors).
-    package init(timeout: Duration = .seconds(5), transport: Transport?) {
+    package init(timeout: Duration = .seconds(5), textTransport transport: Transport?) {
         self.defaultTimeout = timeout
         self.transport = transport
+    }
+
+    /// A system whose remote calls go through `transport`, which takes and gives trees.
+    package convenience init(timeout: Duration = .seconds(5), transport: TreeTransport?) {
+        guard let transport else {
+            self.init(timeout: timeout, textTransport: nil)
+            return
+        }
+        self.init(timeout: timeout, textTransport: Self.text(transport))
+    }
+
+    /// `transport` speaking text.
+    private static func text(_ transport: @escaping TreeTransport) -> Transport {
+        { service, method, body, timeout in
+            let tree = body.isEmpty ? JSONValue.null : try JSONParser.parse(body)
+            return JSONWriter.encode(try await transport(service, method, tree, timeout))
+        }
     }
 
     @TaskLocal private static var timeoutOverride: Duration?
@@ -153,7 +176,7 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
 
     private func send<Act: DistributedActor>(
         _ target: RemoteCallTarget, to actor: Act, _ invocation: InvocationEncoder
-    ) async throws -> JSONValue where Act.ID == ActorID {
+    ) async throws -> [UInt8] where Act.ID == ActorID {
         guard let function = DistributedFunction(demangled: target.description) else {
             throw LifelineError(
                 .badRequest,

@@ -15,9 +15,16 @@ package enum JSONBytesDecoder {
             throw PayloadDecodingError(
                 type: String(describing: T.self), path: "", reason: "not JSON: \(error)")
         }
-        if T.self == JSONValue.self { return tape.value(at: 0) as! T }
+        return try decode(type, from: TapeReference(tape), at: 0)
+    }
+
+    /// Decodes `type` from the value at `index` of `tape`.
+    static func decode<T: Decodable>(_ type: T.Type, from tape: TapeReference, at index: Int)
+        throws(PayloadDecodingError) -> T
+    {
+        if T.self == JSONValue.self { return tape.tape.value(at: index) as! T }
         do {
-            return try T(from: TapeDecoder(tape: TapeReference(tape), index: 0, path: []))
+            return try T(from: TapeDecoder(tape: tape, index: index, path: []))
         } catch let error as PayloadDecodingError {
             throw error.naming(String(describing: T.self))
         } catch let error as DecodingError {
