@@ -24,7 +24,7 @@ package enum JSONBytesDecoder {
     {
         if T.self == JSONValue.self { return tape.tape.value(at: index) as! T }
         do {
-            return try T(from: TapeDecoder(tape: tape, index: index, path: []))
+            return try T(from: TapeDecoder(tape: tape, index: index, parent: [], key: nil))
         } catch let error as PayloadDecodingError {
             throw error.naming(String(describing: T.self))
         } catch let error as DecodingError {
@@ -41,11 +41,14 @@ final class TapeReference {
     init(_ tape: JSONTape) { self.tape = tape }
 }
 
-/// The decoder of the value at one node of the tape.
+/// The decoder of the value at one node of the tape. Its coding path is put together only when
+/// asked for (an error, a type that reads it): most values never need it.
 struct TapeDecoder: Decoder {
     let tape: TapeReference
     let index: Int
-    let path: [any CodingKey]
+    let parent: [any CodingKey]
+    let key: (any CodingKey)?
+    var path: [any CodingKey] { key.map { parent + [$0] } ?? parent }
     var codingPath: [any CodingKey] { path }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
     var node: JSONTape.Node { tape.tape[index] }
@@ -169,7 +172,7 @@ struct TapeObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         guard let value = valueIndex(key) else {
             throw PayloadDecodingError(path: path + [key], reason: "missing")
         }
-        return TapeDecoder(tape: tape, index: value, path: path + [key])
+        return TapeDecoder(tape: tape, index: value, parent: path, key: key)
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
@@ -195,7 +198,7 @@ struct TapeObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let value = valueIndex(key), tape.tape[value].kind != .null else { return nil }
-        return try TapeDecoder(tape: tape, index: value, path: path + [key]).decode(type)
+        return try TapeDecoder(tape: tape, index: value, parent: path, key: key).decode(type)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
@@ -211,14 +214,14 @@ struct TapeObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func superDecoder() throws -> any Decoder {
         let superKey = JSONKey("super")
         if let value = valueIndex(named: "super") {
-            return TapeDecoder(tape: tape, index: value, path: path + [superKey])
+            return TapeDecoder(tape: tape, index: value, parent: path, key: superKey)
         }
         return ValueDecoder(value: .null, path: path + [superKey])
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
         guard let value = valueIndex(key) else { return ValueDecoder(value: .null, path: path + [key]) }
-        return TapeDecoder(tape: tape, index: value, path: path + [key])
+        return TapeDecoder(tape: tape, index: value, parent: path, key: key)
     }
 }
 
@@ -247,7 +250,7 @@ struct TapeArrayContainer: UnkeyedDecodingContainer {
             throw PayloadDecodingError(
                 path: path + [key], reason: "missing (the array has \(tape.tape[index].count))")
         }
-        let decoder = TapeDecoder(tape: tape, index: cursor, path: path + [key])
+        let decoder = TapeDecoder(tape: tape, index: cursor, parent: path, key: key)
         cursor = tape.tape[cursor].next
         currentIndex += 1
         return decoder

@@ -13,7 +13,7 @@ package enum JSONBytesEncoder {
         if T.self == JSONValue.self { return JSONWriter.encode(value as! JSONValue) }
         let writer = TextWriter()
         do {
-            try writer.encode(value, slot: writer.slot(depth: 0), path: [])
+            try writer.encode(value, slot: writer.slot(depth: 0), parent: [], key: nil)
             if writer.outOfOrder { throw TextWriter.OutOfOrder() }
             writer.close(to: 0)
             return writer.output
@@ -112,14 +112,14 @@ final class TextWriter {
     }
 
     /// Writes `value` into `slot`; a value that writes nothing is `{}`, as in the tree.
-    func encode<T: Encodable>(_ value: T, slot: Slot, path: [any CodingKey]) throws {
+    func encode<T: Encodable>(_ value: T, slot: Slot, parent: [any CodingKey], key: (any CodingKey)?) throws {
         if T.self == JSONValue.self {
             try begin(slot)
             JSONWriter.write(value as! JSONValue, into: &output)
             return
         }
         let before = lastWritten
-        try value.encode(to: TextEncoder(writer: self, slot: slot, path: path))
+        try value.encode(to: TextEncoder(writer: self, slot: slot, parent: parent, key: key))
         if lastWritten == before {
             try begin(slot)
             output.append(contentsOf: "{}".utf8)
@@ -127,12 +127,22 @@ final class TextWriter {
     }
 }
 
-/// The encoder of one value, and its single-value container.
+/// The encoder of one value, and its single-value container. Its coding path is put together only
+/// when asked for.
 struct TextEncoder: Encoder, SingleValueEncodingContainer {
     let writer: TextWriter
     let slot: TextWriter.Slot
-    let path: [any CodingKey]
+    let parent: [any CodingKey]
+    let key: (any CodingKey)?
+    var path: [any CodingKey] { key.map { parent + [$0] } ?? parent }
     var codingPath: [any CodingKey] { path }
+
+    init(writer: TextWriter, slot: TextWriter.Slot, parent: [any CodingKey], key: (any CodingKey)?) {
+        self.writer = writer
+        self.slot = slot
+        self.parent = parent
+        self.key = key
+    }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -193,7 +203,9 @@ struct TextEncoder: Encoder, SingleValueEncodingContainer {
     func encode(_ value: UInt32) throws { try integer(value) }
     func encode(_ value: UInt64) throws { try integer(value) }
 
-    func encode<T: Encodable>(_ value: T) throws { try writer.encode(value, slot: slot, path: path) }
+    func encode<T: Encodable>(_ value: T) throws {
+        try writer.encode(value, slot: slot, parent: parent, key: key)
+    }
 }
 
 /// The members of an object being written. `frame` is nil when the object could not be opened in
@@ -208,7 +220,7 @@ struct TextObjectEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     func member(_ key: Key) throws -> TextEncoder {
         guard let frame else { throw writer.refuse() }
         let slot = try writer.child(of: frame, at: depth, key: key.stringValue)
-        return TextEncoder(writer: writer, slot: slot, path: path + [key])
+        return TextEncoder(writer: writer, slot: slot, parent: path, key: key)
     }
 
     mutating func encodeNil(forKey key: Key) throws { try member(key).encodeNil() }
@@ -229,7 +241,7 @@ struct TextObjectEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         let member = try member(key)
-        try writer.encode(value, slot: member.slot, path: member.path)
+        try writer.encode(value, slot: member.slot, parent: member.parent, key: member.key)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
@@ -273,7 +285,7 @@ struct TextArrayEncoder: UnkeyedEncodingContainer {
         guard let frame else { throw writer.refuse() }
         let index = writer.count(of: frame, at: depth)
         let slot = try writer.child(of: frame, at: depth, key: nil)
-        return TextEncoder(writer: writer, slot: slot, path: path + [JSONKey(index: index)])
+        return TextEncoder(writer: writer, slot: slot, parent: path, key: JSONKey(index: index))
     }
 
     mutating func encodeNil() throws { try next().encodeNil() }
@@ -286,7 +298,7 @@ struct TextArrayEncoder: UnkeyedEncodingContainer {
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         let element = try next()
-        try writer.encode(value, slot: element.slot, path: element.path)
+        try writer.encode(value, slot: element.slot, parent: element.parent, key: element.key)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
@@ -327,6 +339,6 @@ struct FailingEncoder: Encoder {
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
-        TextEncoder(writer: TextWriter(), slot: TextWriter.Slot(depth: -1, id: -1), path: path)
+        TextEncoder(writer: TextWriter(), slot: TextWriter.Slot(depth: -1, id: -1), parent: path, key: nil)
     }
 }

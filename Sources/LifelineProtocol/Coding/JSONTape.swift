@@ -1,3 +1,5 @@
+import Glibc
+
 /// JSON text read once into a flat list of its values — kind and byte range each, a container's
 /// extent — so that a `Decodable` type can be decoded straight from the bytes
 /// (``JSONBytesDecoder``) without a ``JSONValue`` tree: scalars are read from their bytes when the
@@ -71,8 +73,9 @@ struct JSONTape {
         var key = key
         return key.withUTF8 { wanted in
             guard wanted.count == node.end - node.start - 2 else { return false }
+            guard let wantedBase = wanted.baseAddress else { return true }
             return bytes.withUnsafeBufferPointer { buffer in
-                wanted.elementsEqual(UnsafeBufferPointer(rebasing: buffer[(node.start + 1)..<(node.end - 1)]))
+                memcmp(wantedBase, buffer.baseAddress! + node.start + 1, wanted.count) == 0
             }
         }
     }

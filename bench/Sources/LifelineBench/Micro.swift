@@ -96,6 +96,32 @@ enum Micro {
             try measure("protocol: decode a bus event", iterations: iterations) {
                 _ = try BusMessage.decode(event)
             })
+        results += try typedCoding(iterations: iterations)
         return results
+    }
+
+    /// A typed event's payload and a typed call's body, decoded and encoded the way the SDK does
+    /// now (straight from and to the text) and the way it did (through a `JSONValue` tree).
+    private static func typedCoding(iterations: Int) throws -> [(String, Double)] {
+        let payload = Payload.json(key: 123_456, size: 64)
+        let value = try JSONBytesDecoder.decode(TypedN1.self, from: payload)
+        return [
+            try measure("typed: decode a 64 B payload from its text (tape)", iterations: iterations) {
+                _ = try JSONBytesDecoder.decode(TypedN1.self, from: payload)
+            },
+            try measure(
+                "typed: decode a 64 B payload through a tree (parse, then decode)", iterations: iterations
+            ) {
+                _ = try JSONValueDecoder.decode(TypedN1.self, from: try JSONParser.parse(payload))
+            },
+            try measure("typed: encode a 64 B payload to text", iterations: iterations) {
+                _ = try JSONBytesEncoder.encode(value)
+            },
+            try measure(
+                "typed: encode a 64 B payload through a tree (encode, then write)", iterations: iterations
+            ) {
+                _ = JSONWriter.encode(try JSONValueEncoder.encode(value))
+            },
+        ]
     }
 }
