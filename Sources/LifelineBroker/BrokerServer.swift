@@ -38,7 +38,7 @@ package final class BrokerServer {
     /// How long a revoked peer's connections stay open after its DISCONNECT was queued, so that
     /// libzmq's I/O thread has written it before the connection is shut.
     static let revocationGrace: UInt64 = 200_000_000
-    private var sender = ZMQSocket.Sender()
+    var sender = ZMQSocket.Sender()
     var core: Broker
     var output: [BrokerOutput] = []
     /// Events gathered for the next bus message; kept between flushes with its buffers and last topic.
@@ -380,73 +380,11 @@ package final class BrokerServer {
         return received
     }
 
-    /// Applies (or refuses) each subscription notice as it arrives: in manual mode a subscription
-    /// is set on the XPUB right after its notice is read, for the subscriber that sent it.
-    /// Returns true when it received anything.
-    @discardableResult
-    private func drainBus() -> Bool {
-        var received = false
-        defer { flush() }
-        // A closed connection wakes the loop through the XPUB's descriptor (libzmq ends its pipe).
-        busConnections.update()
-        forgetClosedBusConnections()
-        while let notice = next(on: bus, "bus", mayHaveInput: &busMayHaveInput) {
-            received = true
-            guard let first = notice.first, let kind = first.first, kind <= 1 else { continue }
-            busConnections.update()
-            forgetClosedBusConnections()
-            let topic = first.dropFirst()
-            if zap != nil { note(sender, .bus) }
-            var problem = BusSubscriptionRule.problem(topic)
-            if problem == nil, kind == 1, let policy = core.policy, let key = sender.userID {
-                problem = BusSubscriptionRule.denial(topic, key: key, in: policy)
-            }
-            let connection = busConnections.number(of: sender.fileDescriptor)
-            switch subscriptions.take(connection, subscribe: kind == 1, topic: topic, problem: problem) {
-            case .apply: break
-            case .ignore: continue
-            case .refuse(let why, let first):
-                if first { log("refused a bus subscription: \(why)") }
-                continue
-            case .cutOff(let why):
-                shutdown(sender.fileDescriptor, Int32(SHUT_RDWR))
-                log(
-                    "closed a bus connection\(sender.userID.map { " of key \(core.policy?.names[$0] ?? $0)" } ?? ""): \(why)"
-                )
-                continue
-            }
-            do {
-                try bus.set(kind == 1 ? .subscribe : .unsubscribe, Array(topic))
-            } catch {
-                log("could not apply a bus subscription: \(error)")
-            }
-            core.handleBusNotice(first, now: SystemClock.now, into: &output)
-        }
-        return received
-    }
-
-    /// Forgets the bus connections that closed; memory goes back to the system shortly after one
-    /// that held or sent much.
-    private func forgetClosedBusConnections() {
-        for closed in busConnections.takeClosed() where subscriptions.forget(closed.number) {
-            trimDue = SystemClock.monotonicNanoseconds() &+ 50_000_000
-        }
-    }
-
-    /// The broker's name for a control peer: its routing id, then the number of its connection
-    /// (4 bytes), so that a routing id reused by another connection names another peer.
-    static func peer(_ routingID: [UInt8], on connection: UInt32) -> [UInt8] {
-        var peer = routingID
-        peer.reserveCapacity(routingID.count + 4)
-        withUnsafeBytes(of: connection.bigEndian) { peer.append(contentsOf: $0) }
-        return peer
-    }
-
     /// The next message waiting on `socket` (with its sender in `sender`: the connection's
     /// descriptor, and its key when CURVE is on); nil when none
     /// waits, or when receiving failed: then it says so and leaves `mayHaveInput` set, since what is
     /// queued behind the failure would not make the descriptor readable again.
-    private func next(on socket: ZMQSocket, _ name: String, mayHaveInput: inout Bool) -> [[UInt8]]? {
+    func next(on socket: ZMQSocket, _ name: String, mayHaveInput: inout Bool) -> [[UInt8]]? {
         // This read settles what was possible before it; a send after it raises the flag again.
         mayHaveInput = false
         do {
