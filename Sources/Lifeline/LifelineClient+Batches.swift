@@ -59,29 +59,36 @@ extension LifelineClient {
         var unanswered: [Int: PublishRequest] = [:]
         var refusal: (any Error)?
         var count = 0
-        await withTaskGroup(of: (Int, PublishRequest, Result<PublishReceipt, any Error>).self) { group in
-            var stopped = false
-            func launch() -> Bool {
-                guard let publication = nextBatch() else { return false }
-                let index = count
-                count += 1
-                group.addTask {
-                    do {
-                        let attempt = min(deadline - clock.now, Self.publishAttempt)
-                        let reply = try await self.request(.publish(publication), timeout: attempt)
-                        return (index, publication, .success(try PublishReceipt(body: reply.body)))
-                    } catch {
-                        return (index, publication, .failure(error))
-                    }
-                }
-                return true
+        // Each batch is handed to the connection here, in order, so that the broker receives them
+        // in order; the answers come back through one stream.
+        let (answers, sink) = AsyncStream<(Int, PublishRequest, Result<ControlReply, LifelineError>)>
+            .makeStream()
+        var inFlight = 0
+        func launch() -> Bool {
+            guard let publication = nextBatch() else { return false }
+            let index = count
+            count += 1
+            inFlight += 1
+            send(.publish(publication), timeout: min(deadline - clock.now, Self.publishAttempt)) { result in
+                sink.yield((index, publication, result))
             }
-            for _ in 0..<max(1, window) where !launch() { break }
-            while let (index, publication, outcome) = await group.next() {
-                switch outcome {
-                case .success(let receipt): receipts[index] = receipt
-                case .failure(let error as LifelineError)
-                where error.status == .timeout || error.status == .unavailable:
+            return true
+        }
+        var stopped = false
+        for _ in 0..<max(1, window) where !launch() { break }
+        if inFlight > 0 {
+            for await (index, publication, result) in answers {
+                inFlight -= 1
+                switch result {
+                case .success(let reply) where reply.status.isSuccess:
+                    do { receipts[index] = try PublishReceipt(body: reply.body) } catch {
+                        stopped = true
+                        if refusal == nil { refusal = error }
+                    }
+                case .success(let reply):
+                    stopped = true
+                    if refusal == nil { refusal = LifelineError(reply: reply) }
+                case .failure(let error) where error.status == .timeout || error.status == .unavailable:
                     unanswered[index] = publication
                     stopped = true
                 case .failure(let error):
@@ -89,8 +96,11 @@ extension LifelineClient {
                     if refusal == nil { refusal = error }
                 }
                 if !stopped { _ = launch() }
+                if inFlight == 0 { break }
             }
         }
+        sink.finish()
+        try Task.checkCancellation()
         if let refusal { throw refusal }
         // The rest, one batch at a time and in order: the unanswered ones again, then those not sent.
         for (index, publication) in unanswered.sorted(by: { $0.key < $1.key }) {
