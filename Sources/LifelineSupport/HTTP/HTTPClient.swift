@@ -43,10 +43,27 @@ package enum HTTPClient {
             answer += chunk[0..<count]
             guard answer.count <= 64 << 20 else { throw HTTPError(0, "\(url) answered more than 64 MiB") }
             // A server that keeps the connection open despite `Connection: close` has answered once
-            // the body its head announced is in.
-            if isComplete(answer) { break }
+            // the body its head announced is in. The server is still given a moment to close first:
+            // the side that closes first holds the connection's TIME_WAIT, and a client that closed
+            // first on every request would run out of local ports.
+            if isComplete(answer) {
+                awaitClose(descriptor)
+                break
+            }
         }
         return try decode(answer, url: url)
+    }
+
+    /// Waits up to 100 ms for the server to close the connection, discarding anything more it sends.
+    private static func awaitClose(_ descriptor: Int32) {
+        var limit = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        var rest = [UInt8](repeating: 0, count: 512)
+        for _ in 0..<128 {
+            let count = rest.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return }
+        }
     }
 
     /// Whether `bytes` hold a whole answer by its own framing: a `Content-Length` body, or a
