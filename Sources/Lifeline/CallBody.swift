@@ -1,13 +1,18 @@
 import LifelineProtocol
 import Synchronization
 
-/// A call's body as it arrived, parsed into a tree only when a handler asks for ``CallRequest/body``:
-/// a typed method decodes its arguments straight from the text. The responder checked it is JSON.
+/// A call's body as it arrived, and its tree: an untyped method's body is parsed by the responder
+/// (which must check it anyway); a typed method decodes its arguments straight from the text, and
+/// its tree is built only if a handler asks for ``CallRequest/body``.
 final class CallBody: Sendable {
     let text: [UInt8]
-    private let parsed = Mutex<JSONValue?>(nil)
+    private let parsed: Mutex<JSONValue?>
 
-    init(text: [UInt8]) { self.text = text }
+    /// `tree`: the text already parsed, when it was.
+    init(text: [UInt8], tree: JSONValue? = nil) {
+        self.text = text
+        parsed = Mutex(tree)
+    }
 
     /// The tree (`null` for an empty body).
     var value: JSONValue {

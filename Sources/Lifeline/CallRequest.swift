@@ -13,9 +13,9 @@ public struct CallRequest: Sendable {
     /// What the handler can do in return: publish, call, look up.
     public let context: ServiceContext
 
-    init(method: String, text: [UInt8], timeout: Duration, context: ServiceContext) {
+    init(method: String, text: [UInt8], tree: JSONValue? = nil, timeout: Duration, context: ServiceContext) {
         self.method = method
-        storage = CallBody(text: text)
+        storage = CallBody(text: text, tree: tree)
         self.timeout = timeout
         self.context = context
     }

@@ -318,13 +318,19 @@ struct ServiceResponder: Sendable {
             Target(method: method, name: name, context: context, failure: "\(name).\(call.method) failed"))
     }
 
-    /// The request the method gets (its body checked, parsed only when the handler reads it), or
-    /// the refusal when the body is not JSON.
+    /// The request the method gets, or the refusal when its body is not JSON. An untyped method's
+    /// body is parsed here, once (the parse is the check); a typed one's is only checked, and
+    /// decoded from its text by the method.
     private func request(for call: ServiceCall, to target: Target, id: [UInt8]) -> Result<
         CallRequest, Refusal
     > {
+        var tree: JSONValue?
         do {
-            if !call.body.isEmpty && (try? JSONValidator.topLevelType(of: call.body)) == nil {
+            if call.body.isEmpty {
+                tree = .null
+            } else if target.method.text == nil {
+                tree = try JSONParser.parse(call.body)
+            } else if (try? JSONValidator.topLevelType(of: call.body)) == nil {
                 _ = try JSONParser.parse(call.body)
             }
         } catch {
@@ -336,7 +342,7 @@ struct ServiceResponder: Sendable {
         }
         return .success(
             CallRequest(
-                method: call.method, text: call.body, timeout: .milliseconds(call.timeoutMilliseconds ?? 0),
-                context: target.context))
+                method: call.method, text: call.body, tree: tree,
+                timeout: .milliseconds(call.timeoutMilliseconds ?? 0), context: target.context))
     }
 }
