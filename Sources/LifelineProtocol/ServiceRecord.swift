@@ -32,8 +32,9 @@ public struct ServiceRecord: Sendable, Equatable {
     public var methods: [String] { registration.methods }
     /// The micro-apps it hosts.
     public var apps: [String] { registration.apps }
-    /// Its process: host name and pid.
+    /// The host name of its process.
     public var host: String { registration.host }
+    /// The pid of its process.
     public var pid: Int { registration.pid }
 
     package var json: JSONValue {

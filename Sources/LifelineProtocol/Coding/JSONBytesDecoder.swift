@@ -96,22 +96,10 @@ extension TapeDecoder: SingleValueDecodingContainer {
 
     func decode(_ type: Float.Type) throws -> Float { Float(try decode(Double.self)) }
 
+    /// A number's rules are the tree's: the number read from the text, judged by ``ValueDecoder``.
     func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
         guard node.kind == .number else { throw mismatch("an integer") }
-        switch tape.tape.number(at: index) {
-        case .int(let number):
-            guard let exact = T(exactly: number) else {
-                throw PayloadDecodingError(path: path, reason: "\(number) does not fit in \(T.self)")
-            }
-            return exact
-        case .double(let number):
-            guard let exact = T(exactly: number) else {
-                throw PayloadDecodingError(
-                    path: path, reason: "expected an integer (\(T.self)), found \(number)")
-            }
-            return exact
-        default: throw mismatch("an integer")
-        }
+        return try ValueDecoder(value: tape.tape.number(at: index), path: path).integer(type)
     }
 
     func decode(_ type: Int.Type) throws -> Int { try integer(type) }
