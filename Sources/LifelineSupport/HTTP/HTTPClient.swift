@@ -1,8 +1,9 @@
 import Glibc
 
 /// A blocking HTTP/1.1 client for small JSON exchanges (etcd's gateway): one connection per
-/// request, `Connection: close`, a deadline on every read and write. The answer ends where its
-/// `Content-Length` or last chunk says, or with the connection. Plain `http://` only.
+/// request, `Connection: close` (the server closes first, so the client holds no TIME_WAIT), a
+/// deadline on every read and write; the answer is what arrives until the server closes. Plain
+/// `http://` only.
 package enum HTTPClient {
     /// The answer: status and body (a chunked body is joined).
     package struct Answer: Sendable {
@@ -42,63 +43,8 @@ package enum HTTPClient {
             if count == 0 { break }
             answer += chunk[0..<count]
             guard answer.count <= 64 << 20 else { throw HTTPError(0, "\(url) answered more than 64 MiB") }
-            // A server that keeps the connection open despite `Connection: close` has answered once
-            // the body its head announced is in. The server is still given a moment to close first:
-            // the side that closes first holds the connection's TIME_WAIT, and a client that closed
-            // first on every request would run out of local ports.
-            if isComplete(answer) {
-                awaitClose(descriptor)
-                break
-            }
         }
         return try decode(answer, url: url)
-    }
-
-    /// Waits up to 100 ms for the server to close the connection, discarding anything more it sends.
-    private static func awaitClose(_ descriptor: Int32) {
-        var limit = timeval(tv_sec: 0, tv_usec: 100_000)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        var rest = [UInt8](repeating: 0, count: 512)
-        for _ in 0..<128 {
-            let count = rest.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { return }
-        }
-    }
-
-    /// Whether `bytes` hold a whole answer by its own framing: a `Content-Length` body, or a
-    /// chunked one up to its last chunk. An answer framed by the end of the connection never is.
-    package static func isComplete(_ bytes: [UInt8]) -> Bool {
-        guard let end = bytes.firstRange(of: [13, 10, 13, 10]) else { return false }
-        let head = String(decoding: bytes[..<end.lowerBound], as: UTF8.self).lowercased()
-        let body = bytes[end.upperBound...]
-        for line in head.split(separator: "\r\n").dropFirst() {
-            if line.hasPrefix("content-length:"),
-                let length = Int(line.dropFirst(15).trimmingCharacters(in: .whitespaces))
-            {
-                return body.count >= length
-            }
-            if line.hasPrefix("transfer-encoding:") && line.contains("chunked") {
-                return lastChunkArrived(Array(body))
-            }
-        }
-        return false
-    }
-
-    /// Whether a chunked body has arrived up to its zero-size chunk and the blank line after it.
-    private static func lastChunkArrived(_ bytes: [UInt8]) -> Bool {
-        var index = 0
-        while let lineEnd = bytes[index...].firstRange(of: [13, 10]) {
-            guard
-                let size = Int(
-                    String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self).prefix { $0 != ";" },
-                    radix: 16)
-            else { return false }
-            if size == 0 { return bytes[lineEnd.upperBound...].firstRange(of: [13, 10]) != nil }
-            index = lineEnd.upperBound + size + 2
-            guard index <= bytes.count else { return false }
-        }
-        return false
     }
 
     private static func parse(_ url: String) throws(HTTPError) -> (String, UInt16, String) {
