@@ -286,24 +286,36 @@ final class GroupRig: @unchecked Sendable {
 final class TickPublisher: Sendable {
     let client: LifelineClient
     let total: Int
+    /// Whether the stream goes on past `total` until ``stop()``.
+    let untilStopped: Bool
     private let count = Atomic<Int>(0)
+    private let stopped = Atomic<Bool>(false)
 
-    init(brokers: String, total: Int) {
+    init(brokers: String, total: Int, untilStopped: Bool = false) {
         client = LifelineClient(broker: brokers)
         self.total = total
+        self.untilStopped = untilStopped
     }
 
-    /// How many were published so far.
+    /// How many were published so far (once ``run()`` returned: all of them, `1...published`).
     var published: Int { count.load(ordering: .relaxed) }
 
-    /// Publishes `1...total`, one every 10 ms at most: a stream that outlasts the test's kills
-    /// and restarts, however fast the group commits (at its full rate it could end before them).
+    /// Ends a stream made `untilStopped` once it has published `total`.
+    func stop() { stopped.store(true, ordering: .relaxed) }
+
+    /// Publishes `1...total`, one every 10 ms at most, so that the group's commit rate does not end
+    /// the stream before the test's kills and restarts; made `untilStopped`, it then goes on
+    /// (`total + 1`, …) until ``stop()``: on a loaded host the restarts and CLI runs between two
+    /// kills can take longer than the rest of `total`, and a kill after the stream's end would find
+    /// nothing to publish (no publish is then accepted after it).
     func run() async throws {
         let clock = ContinuousClock()
-        for n in 1...total {
+        var n = 1
+        while n <= total || (untilStopped && !stopped.load(ordering: .relaxed)) {
             let next = clock.now + .milliseconds(10)
             try await client.publish("test.tick", ["n": .int(Int64(n))], timeout: .seconds(60))
             count.store(n, ordering: .relaxed)
+            n += 1
             try await clock.sleep(until: next)
         }
     }

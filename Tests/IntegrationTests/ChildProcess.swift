@@ -35,7 +35,8 @@ final class ChildProcess: @unchecked Sendable {
         let value = Mutex<(status: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
     }
     private let exitState = ExitState()
-    private static let spawning = Mutex<Void>(())
+    /// Held around every `Process.run` of the tests (see below).
+    static let spawning = Mutex<Void>(())
 
     /// Starts `executable` (a product of this package) with `arguments` and extra `environment`.
     init(_ executable: String, _ arguments: [String] = [], environment: [String: String] = [:]) throws {

@@ -55,7 +55,7 @@ struct NetworkHosts {
         process.arguments = arguments
         let errors = Pipe()
         process.standardError = errors
-        try process.run()
+        try ChildProcess.spawning.withLock { _ in try process.run() }
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -58,7 +58,7 @@ struct PublicSurfaceTests {
         ]
         let errors = Pipe()
         process.standardError = errors
-        try process.run()
+        try ChildProcess.spawning.withLock { _ in try process.run() }
         process.waitUntilExit()
         let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         guard process.terminationStatus == 0 else { throw HarnessError("swift-symbolgraph-extract: \(said)") }
