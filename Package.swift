@@ -31,6 +31,8 @@ let package = Package(
         .executableTarget(
             name: "lifeline-url", dependencies: ["Lifeline"], path: "Sources/Examples/URLService"),
         .executableTarget(
+            name: "lifeline-rates", dependencies: ["Lifeline"], path: "Sources/Examples/RatesService"),
+        .executableTarget(
             name: "lifeline-probe", dependencies: ["Lifeline", "LifelineSupport"],
             path: "Sources/Examples/ProbeService"),
         .target(name: "GatewayAPI", path: "Sources/Examples/GatewayAPI"),
@@ -56,7 +58,7 @@ let package = Package(
             name: "ExampleTests",
             dependencies: [
                 "LifelineTesting", "Lifeline", "LifelineProtocol", "GatewayAPI", "lifeline-url", "lifeline-push",
-                "lifeline-gateway",
+                "lifeline-gateway", "lifeline-rates",
             ]),
         .testTarget(
             name: "IntegrationTests",

@@ -33,6 +33,55 @@ extension Lifecycle {
         }
     }
 
+    /// Published by the broker: an instance of a replicable service registered
+    public struct ServiceInstanceDidJoin: LifelineEvent, Equatable {
+        public static let name = EventName.serviceInstanceDidJoin
+        /// The service.
+        public var name: String
+        /// The instance's id.
+        public var instance: String
+        /// Its process id.
+        public var pid: Int
+        /// Its host.
+        public var host: String
+        /// How many instances the service has now.
+        public var instances: Int
+
+        public init(name: String, instance: String, pid: Int, host: String, instances: Int) {
+            self.name = name
+            self.instance = instance
+            self.pid = pid
+            self.host = host
+            self.instances = instances
+        }
+    }
+
+    /// Published by the broker: an instance of a replicable service unregistered or stopped answering
+    public struct ServiceInstanceDidLeave: LifelineEvent, Equatable {
+        public static let name = EventName.serviceInstanceDidLeave
+        /// The service.
+        public var name: String
+        /// The instance's id.
+        public var instance: String
+        /// Its process id.
+        public var pid: Int
+        /// Its host.
+        public var host: String
+        /// Unregistered, expired or revoked.
+        public var reason: String
+        /// How many instances the service has now.
+        public var instances: Int
+
+        public init(name: String, instance: String, pid: Int, host: String, reason: String, instances: Int) {
+            self.name = name
+            self.instance = instance
+            self.pid = pid
+            self.host = host
+            self.reason = reason
+            self.instances = instances
+        }
+    }
+
     /// Published by the broker: a dispatched event finished its chain
     public struct DispatchDidComplete: LifelineEvent, Equatable {
         public static let name = EventName.dispatchDidComplete

@@ -16,7 +16,8 @@ public enum Lifecycle {
         DidRegisterForRemoteNotifications.self, DidFailToRegisterForRemoteNotifications.self,
         DidReceiveLocalNotification.self, HandleActionForLocalNotification.self, ContinueUserActivity.self,
         PerformActionForShortcutItem.self, PerformFetch.self, HandleWatchKitExtensionRequest.self,
-        ServiceDidStart.self, ServiceDidStop.self, DispatchDidComplete.self, DispatchDidStep.self,
+        ServiceDidStart.self, ServiceDidStop.self, ServiceInstanceDidJoin.self, ServiceInstanceDidLeave.self,
+        DispatchDidComplete.self, DispatchDidStep.self,
         CallDidFinish.self, AppDidStart.self, AppDidExit.self, AppDidCrash.self, BootDidStart.self,
         BootTaskDidFinish.self, BootDidFinish.self,
     ]

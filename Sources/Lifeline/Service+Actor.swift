@@ -68,8 +68,19 @@ extension Service {
     /// Throws the mistakes in how this service was put together, all named in one sentence.
     /// - Throws: ``LifelineError`` (`.invalid`) when there are any.
     func checkConfiguration() throws(LifelineError) {
-        guard configurationProblems.isEmpty else {
-            throw LifelineError(.badRequest, configurationProblems.joined(separator: "; "))
+        var problems = configurationProblems
+        let unknown = idempotentMethods.subtracting(methodHandlers.keys).sorted()
+        if !unknown.isEmpty {
+            problems.append(
+                "idempotent(\(unknown.map { "\"\($0)\"" }.joined(separator: ", "))) names no method or actor func of '\(name)'"
+            )
+        }
+        if isReplicable && !appFactories.isEmpty {
+            problems.append(
+                "'\(name)' hosts micro-apps and cannot be replicable: a session lives in one process")
+        }
+        guard problems.isEmpty else {
+            throw LifelineError(.badRequest, problems.joined(separator: "; "))
         }
     }
 

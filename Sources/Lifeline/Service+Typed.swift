@@ -39,11 +39,15 @@ extension Service {
     /// ```swift
     /// .method("resolve") { (request: Resolve, call) async throws -> Route in … }
     /// ```
+    ///
+    /// An `idempotent` method may be sent to another instance when the one answering goes away
+    /// (``idempotent(_:)``).
     public func method<Arguments: Decodable & Sendable, Reply: Codable & Sendable>(
-        _ method: String, summary: String = "",
+        _ method: String, summary: String = "", idempotent: Bool = false,
         _ handler: @escaping @Sendable (Arguments, CallRequest) async throws -> Reply
     ) -> Service {
-        textMethod(method) { (call: CallRequest) async throws -> [UInt8] in
+        (idempotent ? self.idempotent(method) : self).textMethod(method) {
+            (call: CallRequest) async throws -> [UInt8] in
             let arguments: Arguments
             do {
                 arguments = try JSONBytesDecoder.decode(Arguments.self, from: call.text)
@@ -60,10 +64,11 @@ extension Service {
     /// Answers calls to `method`, which take no arguments, with a typed reply (its shape shown by
     /// `lifeline describe`).
     public func method<Reply: Codable & Sendable>(
-        _ method: String, summary: String = "",
+        _ method: String, summary: String = "", idempotent: Bool = false,
         _ handler: @escaping @Sendable (CallRequest) async throws -> Reply
     ) -> Service {
-        textMethod(method) { (call: CallRequest) async throws -> [UInt8] in
+        (idempotent ? self.idempotent(method) : self).textMethod(method) {
+            (call: CallRequest) async throws -> [UInt8] in
             try JSONBytesEncoder.encode(try await handler(call))
         }
         .describing(method, summary: summary, arguments: "", reply: TypeShape.of(Reply.self).text)

@@ -59,6 +59,10 @@ public struct Service: Sendable {
     private(set) var appActions: [String: [String]] = [:]
     private(set) var interceptor: (priority: Int, handler: Interceptor)?
     private(set) var isLazy = false
+    /// Whether several processes may serve this name at once (``replicable(_:)``).
+    private(set) var isReplicable = false
+    /// Methods (and actor funcs) a call may be sent again to another instance for (``idempotent(_:)``).
+    private(set) var idempotentMethods: Set<String> = []
     /// Declared boot tasks by short name (the registered name is prefixed when the service runs).
     private(set) var bootTasks: [String: BootTaskHandler] = [:]
     private(set) var startTaskDeclaration: BootTask?
@@ -147,10 +151,15 @@ public struct Service: Sendable {
 
     /// Answers calls to `method`; calls run concurrently, on the Swift concurrency pool. Throw
     /// ``ServiceError`` to answer with a status.
-    public func method(_ method: String, _ handler: @escaping MethodHandler) -> Service {
+    ///
+    /// An `idempotent` method may run twice for one call: when the instance answering it goes away,
+    /// the broker sends the call to another instance of the service (``idempotent(_:)``).
+    public func method(_ method: String, idempotent: Bool = false, _ handler: @escaping MethodHandler)
+        -> Service
+    {
         var copy = self.checkingName(method)
         copy.methodHandlers[method] = Method(run: handler, immediate: nil)
-        return copy
+        return idempotent ? copy.idempotent(method) : copy
     }
 
     /// Answers calls to `method` with JSON text (a typed method: ``method(_:summary:_:)``).
@@ -291,6 +300,27 @@ public struct Service: Sendable {
             }
         }
         return declared.sorted { $0.name < $1.name }
+    }
+
+    /// Lets several processes run this service at once, on any hosts: each registers as an instance of
+    /// the name. The broker balances calls over them (fewest in flight first) and every instance
+    /// receives the service's events. Every instance must declare the same events and methods; a
+    /// service hosting micro-apps cannot be replicable (a session lives in one process).
+    public func replicable(_ replicable: Bool = true) -> Service {
+        var copy = self
+        copy.isReplicable = replicable
+        return copy
+    }
+
+    /// Declares `methods` (methods or the hosted actor's funcs, by name) idempotent: running one twice
+    /// for a call does no harm, so when the instance answering it dies or loses its connection the
+    /// broker sends the call to another instance within its deadline. A call to any other method
+    /// fails at once with `unavailable` instead. Naming a method the service does not answer stops it
+    /// from starting.
+    public func idempotent(_ methods: String...) -> Service {
+        var copy = self
+        copy.idempotentMethods.formUnion(methods)
+        return copy
     }
 
     /// Started only on its first lookup or call (mPaaS lazyLoading) instead of right after registering.

@@ -93,6 +93,33 @@ extension Broker {
                     Double(count))
             }
         }
+        family("lifeline_service_instances", "gauge", "Processes serving each registered name.")
+        for (name, entry) in core.registry.entries.sorted(by: { $0.key < $1.key }) {
+            sample("lifeline_service_instances", [("service", name)], Double(entry.instances.count))
+        }
+        let replicated = core.registry.entries.filter { $0.value.registration.replicable }.sorted {
+            $0.key < $1.key
+        }
+        family(
+            "lifeline_instance_calls_answered_total", "counter",
+            "Calls each instance of a replicable service answered.")
+        for (name, entry) in replicated {
+            for instance in entry.instances {
+                sample(
+                    "lifeline_instance_calls_answered_total", [("service", name), ("instance", instance.id)],
+                    Double(instance.answered))
+            }
+        }
+        family(
+            "lifeline_instance_calls_in_flight", "gauge",
+            "Calls forwarded to each instance of a replicable service and not answered yet.")
+        for (name, entry) in replicated {
+            for instance in entry.instances {
+                sample(
+                    "lifeline_instance_calls_in_flight", [("service", name), ("instance", instance.id)],
+                    Double(instance.inFlight))
+            }
+        }
         family("lifeline_dispatch_steps_total", "counter", "Dispatch steps a service answered.")
         for (name, count) in stats.dispatchSteps.sorted(by: { $0.key < $1.key }) {
             sample("lifeline_dispatch_steps_total", [("service", name)], Double(count))

@@ -30,7 +30,7 @@ extension Broker {
                     "p99Ms": milliseconds(calls.latency.quantile(0.99)),
                 ]
             }
-            services[name] = [
+            var record: [String: JSONValue] = [
                 "registered": .bool(entry != nil),
                 "pid": entry.map { .int(Int64($0.registration.pid)) } ?? .null,
                 "dropped": .int(Int64(entry?.dropped ?? 0)),
@@ -40,6 +40,20 @@ extension Broker {
                 "dispatchSteps": .int(Int64(stats.dispatchSteps[name] ?? 0)),
                 "methods": .object(methods),
             ]
+            if let entry, entry.registration.replicable {
+                record["instances"] = .array(
+                    entry.instances.map { instance in
+                        [
+                            "instance": .string(instance.id), "pid": .int(Int64(instance.registration.pid)),
+                            "host": .string(instance.registration.host),
+                            "inFlight": .int(Int64(instance.inFlight)),
+                            "answered": .int(Int64(instance.answered)),
+                            "connected": .bool(instance.connected),
+                            "dropped": .int(Int64(instance.dropped)), "queued": .int(Int64(instance.queued)),
+                        ]
+                    })
+            }
+            services[name] = .object(record)
         }
         return [
             "broker": [

@@ -169,6 +169,25 @@ package struct Broker {
         return change
     }
 
+    /// The control connections numbered `numbers` closed (libzmq's monitor said so): the instances
+    /// that spoke on them get no more calls, and the calls they were answering are sent to another
+    /// instance (idempotent ones) or fail at once.
+    package mutating func connectionsClosed(
+        _ numbers: [UInt32], now: MonotonicInstant, into output: inout [BrokerOutput]
+    ) {
+        let closed = Set(numbers.filter { $0 != 0 })
+        let peers = core.registry.peers.filter { peer in
+            peer.count >= 4 && closed.contains(peer.suffix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        }
+        guard !peers.isEmpty else { return }
+        step(now, into: &output) { broker in
+            for peer in peers.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                let names = broker.core.registry.disconnect(peer: peer)
+                if !names.isEmpty { broker.core.announce(.cutOff(peer: peer, names: names)) }
+            }
+        }
+    }
+
     /// Handles a subscription notice read from the XPUB socket.
     package mutating func handleBusNotice(
         _ notice: [UInt8], now: MonotonicInstant, into output: inout [BrokerOutput]

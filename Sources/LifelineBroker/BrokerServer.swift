@@ -240,6 +240,7 @@ package final class BrokerServer {
         do {
             poller.watch(Int32(try router.get(.fileDescriptor)), tag: 1)
             poller.watch(Int32(try bus.get(.fileDescriptor)), tag: 2)
+            poller.watch(routerConnections.fileDescriptor, tag: 5)
             if let group, let descriptor = group.fileDescriptor {
                 poller.watch(descriptor, tag: 3)
                 poller.watch(group.noticeDescriptor, tag: 4)
@@ -292,6 +293,10 @@ package final class BrokerServer {
                 if ready != 0 { lastActivity = SystemClock.monotonicNanoseconds() }
             }
             if ready & 2 != 0 { routerMayHaveInput = true }
+            if ready & 32 != 0 {
+                routerConnections.update()
+                noteClosedConnections()
+            }
             if ready & 4 != 0 { busMayHaveInput = true }
             if ready & 1 != 0 || mailbox.hasMessages {
                 var stop = false
@@ -350,12 +355,14 @@ package final class BrokerServer {
         var batch = 0
         var received = false
         var flushedFirst = false
-        defer { flush() }
+        defer {
+            flush()
+            noteClosedConnections()
+        }
         while let frames = next(on: router, "control", mayHaveInput: &routerMayHaveInput) {
             received = true
             guard frames.count >= 2 else { continue }
             routerConnections.update()
-            _ = routerConnections.takeClosed()
             let peer = Self.peer(frames[0], on: routerConnections.number(of: sender.fileDescriptor))
             if zap != nil {
                 note(sender, .control)
@@ -378,6 +385,14 @@ package final class BrokerServer {
             }
         }
         return received
+    }
+
+    /// Tells the core which control connections closed since the last look.
+    private func noteClosedConnections() {
+        let closed = routerConnections.takeClosed()
+        guard !closed.isEmpty else { return }
+        core.connectionsClosed(closed.map(\.number), now: SystemClock.now, into: &output)
+        flush()
     }
 
     /// The next message waiting on `socket` (with its sender in `sender`: the connection's

@@ -45,6 +45,10 @@ final class ConnectionMonitor {
 
     deinit { pair.close() }
 
+    /// Readable when events may wait: for a poller, so that a closed connection is seen without
+    /// waiting for the socket's next message.
+    var fileDescriptor: Int32 { signal }
+
     /// Reads the events queued so far.
     func update() {
         var descriptor = pollfd(fd: signal, events: Int16(POLLIN), revents: 0)

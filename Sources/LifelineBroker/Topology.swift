@@ -6,7 +6,7 @@ import LifelineProtocol
 /// {"broker": {"control": "tcp://127.0.0.1:7200", "bus": "tcp://127.0.0.1:7201", "launcher": "launcher"},
 ///  "supervisor": {"restarts": 5, "seconds": 10},
 ///  "services": [{"name": "push", "executable": "lifeline-push", "args": [], "restart": "on-failure",
-///                "after": ["gateway"]}]}
+///                "after": ["gateway"], "replicas": 1}]}
 /// ```
 ///
 /// With `"group"` (``GroupTopology``) the broker is a group of members, each with its own endpoints.
@@ -28,7 +28,13 @@ package struct Topology: Sendable, Equatable {
         package var restart: Restart = .onFailure
         /// Services that must be up (registered) before this one starts.
         package var after: [String] = []
+        /// How many processes run the service (its instances; the service must be replicable when
+        /// more than one).
+        package var replicas = 1
     }
+
+    /// The most instances of one service a topology may run.
+    package static let maximumReplicas = 64
 
     /// OTP's restart intensity: beyond `restarts` restarts in `seconds` the supervisor gives up on
     /// a service.
@@ -43,7 +49,7 @@ package struct Topology: Sendable, Equatable {
 
     static let topFields = ["broker", "boot", "services", "supervisor", "group"]
     static let brokerFields = ["control", "bus", "launcher"]
-    static let serviceFields = ["name", "executable", "args", "restart", "after"]
+    static let serviceFields = ["name", "executable", "args", "restart", "after", "replicas"]
 
     package var control: String
     package var bus: String
@@ -163,6 +169,15 @@ package struct Topology: Sendable, Equatable {
                         .badRequest, "services[\(index)] ('\(name)').after must be a list of service names")
                 }
                 service.after = names
+            }
+            if let replicas = entry["replicas"] {
+                guard let count = replicas.intValue, (1...Int64(Self.maximumReplicas)).contains(count) else {
+                    throw ProtocolError(
+                        .badRequest,
+                        "services[\(index)] ('\(name)').replicas must be an integer within 1...\(Self.maximumReplicas)"
+                    )
+                }
+                service.replicas = Int(count)
             }
             services.append(service)
         }

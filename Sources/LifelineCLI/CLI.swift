@@ -13,7 +13,7 @@ public enum CLI {
         CommandEntry(AppsCommand.self), CommandEntry(BootCommand.self), CommandEntry(StatusCommand.self),
         CommandEntry(StatsCommand.self),
         CommandEntry(EventsCommand.self), CommandEntry(TopologyCommand.self), CommandEntry(UpCommand.self),
-        CommandEntry(DownCommand.self), CommandEntry(KeysCommand.self),
+        CommandEntry(DownCommand.self), CommandEntry(ScaleCommand.self), CommandEntry(KeysCommand.self),
         CommandEntry(PolicyCommand.self), CommandEntry(ConsoleCommand.self),
         CommandEntry(CompletionCommand.self),
     ]

@@ -20,6 +20,10 @@ enum UpCommand: CLICommand {
         SIGTERM or SIGINT (or 'lifeline down') stops the services in reverse start order, in
         parallel where the order allows, then the broker. Logs: DIR/NAME.log; pids: DIR/NAME.pid.
 
+        A service with "replicas": N runs as N processes (NAME, NAME@2, … NAME@N: logs and pids
+        each), each restarted on its own; its code must make it replicable. 'lifeline scale NAME N'
+        changes N while everything runs.
+
         A topology with a "group" (see deploy/group.json) runs every member of that broker group
         instead of one broker (logs DIR/broker-ID.log, state DIR/state-ID; etcd must already run),
         each restarted whenever it exits; it is up once one member leads and the others hold its
@@ -71,11 +75,14 @@ enum UpCommand: CLICommand {
             SystemdNotifier.notify("STOPPING=1")
             DispatchQueue.global().async { supervisor.stop() }
         }
+        let scaler = SignalWatcher([SIGUSR1]) { _ in
+            DispatchQueue.global().async { supervisor.serveScaleRequest() }
+        }
         try supervisor.start()
         Console.out("UP control=\(supervisor.control) services=\(topology.services.count) pid=\(getpid())")
         SystemdNotifier.notify("READY=1\nSTATUS=\(topology.services.count) services up")
         supervisor.waitUntilStopped()
-        withExtendedLifetime(watcher) {}
+        withExtendedLifetime((watcher, scaler)) {}
         return supervisor.failure == nil ? 0 : 1
     }
 

@@ -163,6 +163,26 @@ package enum EventCatalog {
                 EventField("reason", .string, required: true, "unregistered or expired"),
             ]),
         EventDescriptor(
+            .serviceInstanceDidJoin, origin: .runtime, "an instance of a replicable service registered",
+            [
+                EventField("name", .string, required: true, "the service"),
+                EventField("instance", .string, required: true, "the instance's id"),
+                EventField("pid", .number, required: true, "its process id"),
+                EventField("host", .string, required: true, "its host"),
+                EventField("instances", .number, required: true, "how many instances the service has now"),
+            ]),
+        EventDescriptor(
+            .serviceInstanceDidLeave, origin: .runtime,
+            "an instance of a replicable service unregistered or stopped answering",
+            [
+                EventField("name", .string, required: true, "the service"),
+                EventField("instance", .string, required: true, "the instance's id"),
+                EventField("pid", .number, required: true, "its process id"),
+                EventField("host", .string, required: true, "its host"),
+                EventField("reason", .string, required: true, "unregistered, expired or revoked"),
+                EventField("instances", .number, required: true, "how many instances the service has now"),
+            ]),
+        EventDescriptor(
             .dispatchDidComplete, origin: .runtime, "a dispatched event finished its chain",
             [
                 EventField("event", .string, required: true, "the dispatched event"),

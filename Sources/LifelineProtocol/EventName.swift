@@ -89,6 +89,8 @@ extension EventName {
     public static let handleWatchKitExtensionRequest: EventName = "handleWatchKitExtensionRequest"
     public static let serviceDidStart: EventName = "serviceDidStart"
     public static let serviceDidStop: EventName = "serviceDidStop"
+    public static let serviceInstanceDidJoin: EventName = "serviceInstanceDidJoin"
+    public static let serviceInstanceDidLeave: EventName = "serviceInstanceDidLeave"
     public static let beforeDidFinishLaunching: EventName = "beforeDidFinishLaunching"
     public static let afterDidFinishLaunching: EventName = "afterDidFinishLaunching"
     public static let dispatchDidComplete: EventName = "dispatchDidComplete"

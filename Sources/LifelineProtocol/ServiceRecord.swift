@@ -11,6 +11,63 @@ public struct ServiceRecord: Sendable, Equatable {
     public var started: Bool
     /// Events its handlers' queue dropped because they fell behind, as its heartbeats report.
     public var dropped: UInt64
+    /// The processes serving a replicable name, in the order they joined; empty for a service that
+    /// runs as one process (its pid and host are the record's).
+    public var instances: [Instance] = []
+
+    /// One process serving a replicable name.
+    public struct Instance: Sendable, Equatable {
+        /// The process run's unique id (from its REGISTER).
+        public var instance: String
+        public var pid: Int
+        public var host: String
+        /// Wall clock when it joined, milliseconds since 1970.
+        public var registeredAtMilliseconds: Int64
+        /// How long ago the broker last heard from it, milliseconds.
+        public var lastSeenMillisecondsAgo: Int64
+        /// Calls forwarded to it and not answered yet.
+        public var inFlight: Int
+        /// False once its connection closed (it gets no calls until it registers again or expires).
+        public var connected: Bool
+        /// Events its handlers' queue dropped, as its heartbeats report.
+        public var dropped: UInt64
+
+        package init(
+            instance: String, pid: Int, host: String, registeredAtMilliseconds: Int64,
+            lastSeenMillisecondsAgo: Int64, inFlight: Int, connected: Bool, dropped: UInt64
+        ) {
+            self.instance = instance
+            self.pid = pid
+            self.host = host
+            self.registeredAtMilliseconds = registeredAtMilliseconds
+            self.lastSeenMillisecondsAgo = lastSeenMillisecondsAgo
+            self.inFlight = inFlight
+            self.connected = connected
+            self.dropped = dropped
+        }
+
+        package var json: JSONValue {
+            [
+                "instance": .string(instance), "pid": .int(Int64(pid)), "host": .string(host),
+                "registeredAt": .int(registeredAtMilliseconds),
+                "lastHeartbeatMsAgo": .int(lastSeenMillisecondsAgo),
+                "inFlight": .int(Int64(inFlight)), "connected": .bool(connected),
+                "dropped": .int(Int64(dropped)),
+            ]
+        }
+
+        package init?(json: JSONValue) {
+            guard let instance = json["instance"]?.stringValue else { return nil }
+            self.init(
+                instance: instance, pid: Int(json["pid"]?.intValue ?? 0),
+                host: json["host"]?.stringValue ?? "",
+                registeredAtMilliseconds: json["registeredAt"]?.intValue ?? 0,
+                lastSeenMillisecondsAgo: json["lastHeartbeatMsAgo"]?.intValue ?? 0,
+                inFlight: Int(json["inFlight"]?.intValue ?? 0),
+                connected: json["connected"]?.boolValue ?? true,
+                dropped: UInt64(max(0, json["dropped"]?.intValue ?? 0)))
+        }
+    }
 
     package init(
         registration: ServiceRegistration, registeredAtMilliseconds: Int64, lastSeenMillisecondsAgo: Int64,
@@ -34,8 +91,10 @@ public struct ServiceRecord: Sendable, Equatable {
     public var apps: [String] { registration.apps }
     /// The host name of its process.
     public var host: String { registration.host }
-    /// The pid of its process.
+    /// The pid of its process (of its first instance, when it has several).
     public var pid: Int { registration.pid }
+    /// Whether several processes may serve the name (they register as its ``instances``).
+    public var replicable: Bool { registration.replicable }
 
     package var json: JSONValue {
         guard case .object(var members) = registration.json else { return registration.json }
@@ -45,6 +104,7 @@ public struct ServiceRecord: Sendable, Equatable {
         members["uptimeMs"] = .int(uptimeMilliseconds)
         members["started"] = .bool(started)
         members["dropped"] = .int(Int64(dropped))
+        if registration.replicable { members["instances"] = .array(instances.map(\.json)) }
         return .object(members)
     }
 
@@ -61,5 +121,6 @@ public struct ServiceRecord: Sendable, Equatable {
             uptimeMilliseconds: json["uptimeMs"]?.intValue ?? 0,
             started: json["started"]?.boolValue ?? false,
             dropped: UInt64(max(0, json["dropped"]?.intValue ?? 0)))
+        instances = json["instances"]?.arrayValue?.compactMap { Instance(json: $0) } ?? []
     }
 }

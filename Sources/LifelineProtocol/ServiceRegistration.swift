@@ -29,6 +29,11 @@ package struct ServiceRegistration: Sendable, Equatable {
     public var bootTasks: [BootTask]
     /// What its methods take and answer, and its custom events' fields.
     public var description = ServiceDescription()
+    /// Whether this process may be one of several instances of the name (any number, on any hosts).
+    public var replicable = false
+    /// The methods that may be sent again to another instance when the one answering died: calling
+    /// them twice does no harm.
+    public var idempotent: [String] = []
 
     public init(
         name: String, instance: String, pid: Int, host: String, events: [EventName], methods: [String],
@@ -70,7 +75,7 @@ package struct ServiceRegistration: Sendable, Equatable {
     }
 
     public var json: JSONValue {
-        [
+        var members: [String: JSONValue] = [
             "name": .string(name), "instance": .string(instance), "pid": .int(Int64(pid)),
             "host": .string(host),
             "events": .array(events.map { .string($0.rawValue) }),
@@ -85,6 +90,47 @@ package struct ServiceRegistration: Sendable, Equatable {
             "bootTasks": .array(bootTasks.map(\.json)),
             "describe": description.isEmpty ? .null : description.json,
         ]
+        // Left out when unset, so a single-instance service's messages are as they always were.
+        if replicable { members["replicable"] = true }
+        if !idempotent.isEmpty { members["idempotent"] = .array(idempotent.map { .string($0) }) }
+        return .object(members)
+    }
+
+    /// How this registration differs from `other`'s in what every instance of a name must share
+    /// (events, methods, idempotent methods, priorities, deadlines, boot tasks, laziness, being
+    /// replicable); nil when it does not.
+    public func difference(from other: ServiceRegistration) -> String? {
+        if replicable != other.replicable {
+            return replicable
+                ? "this process says it is one of several instances, and the name's instance does not"
+                : "the name's instances say they are several (replicable), and this process does not"
+        }
+        let lists: [(String, [String], [String])] = [
+            ("events", events.map(\.rawValue), other.events.map(\.rawValue)),
+            ("methods", methods, other.methods),
+            ("idempotent methods", idempotent, other.idempotent),
+            ("boot tasks", bootTasks.map(\.name), other.bootTasks.map(\.name)),
+        ]
+        for (what, mine, theirs) in lists {
+            if let difference = Self.difference(what, mine, theirs) { return difference }
+        }
+        if priorities != other.priorities { return "its dispatch priorities differ" }
+        if deadlines != other.deadlines { return "its dispatch deadlines differ" }
+        if lazy != other.lazy {
+            return lazy ? "this one is lazy and the name's is not" : "the name's is lazy and this one is not"
+        }
+        if interceptorPriority != other.interceptorPriority { return "its interceptor priority differs" }
+        return nil
+    }
+
+    private static func difference(_ what: String, _ mine: [String], _ theirs: [String]) -> String? {
+        let extra = Set(mine).subtracting(theirs).sorted()
+        let missing = Set(theirs).subtracting(mine).sorted()
+        if extra.isEmpty && missing.isEmpty { return nil }
+        var parts: [String] = []
+        if !extra.isEmpty { parts.append("\(extra.joined(separator: ", ")) too") }
+        if !missing.isEmpty { parts.append("no \(missing.joined(separator: ", "))") }
+        return "its \(what) differ: this one has \(parts.joined(separator: " and "))"
     }
 
     private static func perEvent(
@@ -183,5 +229,26 @@ package struct ServiceRegistration: Sendable, Equatable {
         if let describe = json["describe"], describe != .null {
             description = try ServiceDescription(json: describe, methods: self.methods)
         }
+        if let replicable = json["replicable"], replicable != .null {
+            guard let flag = replicable.boolValue else {
+                throw ProtocolError(.badRequest, "REGISTER 'replicable' must be true or false")
+            }
+            self.replicable = flag
+        }
+        if !self.apps.isEmpty, replicable {
+            throw ProtocolError(
+                .badRequest,
+                "REGISTER of \(name): a replicable service may not host micro-apps ('apps'): a session lives in one process"
+            )
+        }
+        var idempotent: Set<String> = []
+        for value in json["idempotent"]?.arrayValue ?? [] {
+            guard let method = value.stringValue, self.methods.contains(method) else {
+                throw ProtocolError(
+                    .badRequest, "REGISTER 'idempotent' must name methods listed in 'methods'")
+            }
+            idempotent.insert(method)
+        }
+        self.idempotent = idempotent.sorted()
     }
 }

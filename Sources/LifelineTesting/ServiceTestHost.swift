@@ -113,6 +113,9 @@ public final class ServiceTestHost: Sendable {
         runner.registration?.description ?? ServiceDescription()
     }
 
+    /// What the service registered with (REGISTER's header).
+    package var registration: ServiceRegistration? { runner.registration }
+
     /// A service whose `run()` ended while the host was starting it: what it threw.
     private static func ended(_ running: Task<Void, any Error>) async throws -> Never {
         try await running.value

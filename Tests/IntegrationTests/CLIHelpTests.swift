@@ -157,7 +157,7 @@ struct CLIHelpTests {
         ]
         let out = Pipe()
         shell.standardOutput = out
-        try shell.run()
+        try ChildProcess.spawning.withLock { _ in try shell.run() }
         shell.waitUntilExit()
         let completed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(completed.trimmingCharacters(in: .whitespacesAndNewlines) == "didBecomeActive")
@@ -199,7 +199,7 @@ struct CLIOptionsTests {
             ["publish", "com.example.x", "--no-ack"] + dead,
             ["dispatch", "didFinishLaunching", "--step-timeout", "100", "--force", "--json"] + dead,
             ["tail", "--count", "1", "--all", "--json"] + dead,
-            ["services", "--wide", "--json"] + dead,
+            ["services", "--wide", "--instances", "--json"] + dead,
             ["lookup", "x", "--json"] + dead,
             ["describe", "x", "--json"] + dead,
             ["call", "x", "m", "--pretty", "--json"] + dead,
@@ -218,6 +218,7 @@ struct CLIOptionsTests {
                 directory.path, "--detach", "--log-level", "info", "--log-format", "text",
             ],
             ["down", "--run-dir", directory.path],
+            ["scale", "rates", "2", "--run-dir", directory.path],
             ["keys", "new", "k", "--dir", directory.path],
             ["policy", "check", directory.appendingPathComponent("none.json").path, "--key", "x"],
             ["completion", "bash"],

@@ -37,6 +37,11 @@ enum ProbeOptions {
         "--apps", "A,B,...", help: "host these micro-apps; every callback prints 'CALLBACK session app name'")
     static let lazy = CommandLineOption.flag(
         "--lazy", help: "start only on the first lookup or call (prints 'STARTED' when started)")
+    static let replicable = CommandLineOption.flag(
+        "--replicable", help: "one of several instances of its name (start several with the same --name)")
+    static let idempotent = CommandLineOption.value(
+        "--idempotent", "M,N,...",
+        help: "methods the broker may send to another instance when the one answering goes away")
     static let tasks = CommandLineOption.value(
         "--tasks", "JSON",
         help:
@@ -44,7 +49,7 @@ enum ProbeOptions {
     )
     static let all = [
         events, priority, stepDeadline, answer, rewrite, completion, delayMs, fail, journal, apps, lazy,
-        tasks,
+        replicable, idempotent, tasks,
     ]
 }
 
@@ -68,6 +73,8 @@ let settings:
     )
 var hostedApps: [String] = []
 var lazy = false
+var replicable = false
+var idempotent: [String] = []
 var tasks: [JSONValue] = []
 do {
     for name in (try arguments.option(ProbeOptions.events) ?? "").split(separator: ",") {
@@ -90,6 +97,8 @@ do {
     }
     hostedApps = (try arguments.option(ProbeOptions.apps) ?? "").split(separator: ",").map(String.init)
     lazy = arguments.flag(ProbeOptions.lazy)
+    replicable = arguments.flag(ProbeOptions.replicable)
+    idempotent = (try arguments.option(ProbeOptions.idempotent) ?? "").split(separator: ",").map(String.init)
     if let text = try arguments.option(ProbeOptions.tasks) {
         do { tasks = try JSONParser.parse(text).arrayValue ?? [] } catch {
             throw UsageError("--tasks is not a JSON array: \(error)")
@@ -197,8 +206,10 @@ for task in tasks {
         if fails { throw ServiceError(.internalError, "\(name) told to fail") }
     }
 }
+for method in idempotent { service = service.idempotent(method) }
 await service
     .lazy(lazy)
+    .replicable(replicable)
     .start { context in Console.out("STARTED \(context.serviceName)") }
     .onGap { notice, context in context.log("GAP after #\(notice.after): \(notice.reason)") }
     .method("echo") { request in request.body }

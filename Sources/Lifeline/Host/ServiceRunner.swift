@@ -93,6 +93,8 @@ public final class ServiceRunner: Sendable {
             lazy: service.isLazy, interceptorPriority: service.interceptor?.priority,
             bootTasks: service.bootDeclarations(as: name))
         registration.description = await service.describedWithActor()
+        registration.replicable = service.isReplicable
+        registration.idempotent = service.idempotentMethods.sorted()
         registered.withLock { [registration] in $0 = registration }
         let drops = DropCounter()
         var configuration = ConnectionConfiguration(

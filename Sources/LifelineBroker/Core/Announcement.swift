@@ -15,8 +15,15 @@ enum Departure: String {
 enum Announcement {
     /// A name was admitted (`renewed`: the same instance again, after a reconnect).
     case registered(ServiceRegistration, renewed: Bool)
-    /// A name left the registry.
+    /// A name left the registry (with its last instance).
     case gone(ServiceRegistration, reason: Departure)
+    /// Another instance joined a replicable name: it has `instances` now.
+    case instanceJoined(ServiceRegistration, peer: [UInt8], instances: Int)
+    /// One of several instances of a name left (the name stays: it has `remaining`).
+    case instanceLeft(ServiceRegistration, peer: [UInt8], reason: Departure, remaining: Int)
+    /// The connection of `peer` closed: the instances on it get no more calls, and the calls they
+    /// were answering are sent elsewhere (idempotent) or fail at once.
+    case cutOff(peer: [UInt8], names: [String])
     /// didFinishLaunching or didBecomeActive took effect (published, or dispatched without ending the
     /// launch early), with the event's payload.
     case launched(EventName, payload: JSONValue, by: String)

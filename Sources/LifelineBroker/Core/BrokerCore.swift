@@ -219,13 +219,24 @@ struct BrokerCore {
 
     /// The registry's record of `entry`, as LOOKUP and LIST show it.
     func record(of entry: ServiceRegistry.Entry) -> ServiceRecord {
-        ServiceRecord(
+        var record = ServiceRecord(
             registration: entry.registration,
             registeredAtMilliseconds: Int64(
                 wall(at: MonotonicInstant(nanoseconds: entry.registeredAt)) / 1_000_000),
             lastSeenMillisecondsAgo: Int64((now.nanoseconds &- entry.lastSeen) / 1_000_000),
             uptimeMilliseconds: Int64((now.nanoseconds &- entry.registeredAt) / 1_000_000),
             started: isStarted(entry.registration.name), dropped: entry.dropped)
+        if entry.registration.replicable {
+            record.instances = entry.instances.map { instance in
+                ServiceRecord.Instance(
+                    instance: instance.id, pid: instance.registration.pid, host: instance.registration.host,
+                    registeredAtMilliseconds: Int64(
+                        wall(at: MonotonicInstant(nanoseconds: instance.joinedAt)) / 1_000_000),
+                    lastSeenMillisecondsAgo: Int64((now.nanoseconds &- instance.lastSeen) / 1_000_000),
+                    inFlight: instance.inFlight, connected: instance.connected, dropped: instance.dropped)
+            }
+        }
+        return record
     }
 
     /// A routing id as hex, for log lines.
@@ -237,7 +248,8 @@ struct BrokerCore {
     }
 
     func peerName(_ peer: [UInt8]) -> String {
-        let names = registry.entries.values.filter { $0.peer == peer }.map(\.registration.name).sorted()
+        let names = registry.entries.values.filter { $0.index(of: peer) != nil }.map(\.registration.name)
+            .sorted()
         return names.isEmpty
             ? "peer \(Self.describe(peer))" : "\(names.joined(separator: ", ")) (peer \(Self.describe(peer)))"
     }

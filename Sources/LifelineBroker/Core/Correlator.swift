@@ -86,6 +86,11 @@ struct Correlator {
         }
     }
 
+    /// The peer the wait `owner` filed under `key` expects its answer from.
+    func peer(owner: Owner, key: UInt64) -> [UInt8]? {
+        ids[owner]?[key].flatMap { entries[$0]?.peer }
+    }
+
     /// Removes the wait `owner` filed under `key` (a feature giving up on it). Keys are unique per
     /// owner.
     mutating func close(owner: Owner, key: UInt64) {

@@ -1,28 +1,37 @@
 import LifelineProtocol
 
-/// The Context's registry of services: names are unique, each name belongs to one peer (a ROUTER
-/// routing id) and, with CURVE, to the public key that registered it; a service silent for
-/// `interval × liveness` expires. Pure: time comes in as monotonic nanoseconds.
+/// The Context's registry of services: names are unique; a name is served by one instance, or by
+/// several when they say they are replicable, each a peer (a ROUTER routing id and connection) and,
+/// with CURVE, all of the public key that registered the name; an instance silent for
+/// `interval × liveness` expires, and the name with its last. Pure: time comes in as monotonic
+/// nanoseconds.
 struct ServiceRegistry {
+    /// A registered name and the instances that serve it, in the order they joined (never none).
     struct Entry {
-        var registration: ServiceRegistration
-        var peer: [UInt8]
+        var instances: [ServiceInstance]
         /// The CURVE public key (Z85) that registered the name; nil without CURVE.
         var owner: String? = nil
         var registeredAt: UInt64
-        var lastSeen: UInt64
         /// Registration order, for dispatch ties.
         var order: UInt64 = 0
-        /// Events the service's handlers' queue dropped, as its last heartbeat said.
-        var dropped: UInt64 = 0
-        /// Events waiting for its handlers, and those they ran by name, as its last heartbeat said.
-        var queued: UInt64 = 0
-        var handled: [String: UInt64] = [:]
-        /// Payloads its typed handlers could not decode, as its last heartbeat said.
-        var undecodable: UInt64 = 0
 
-        func expires(at now: UInt64) -> Bool { now > lastSeen &+ registration.heartbeat.expiryNanoseconds }
-        var expiryTime: UInt64 { lastSeen &+ registration.heartbeat.expiryNanoseconds }
+        /// The name's registration: its first instance's. Every instance shares what the name
+        /// declares (``ServiceRegistration/difference(from:)``).
+        var registration: ServiceRegistration { instances[0].registration }
+        /// The first instance's connection: where dispatch steps, START, BOOT and APP go.
+        var peer: [UInt8] { instances[0].peer }
+        var lastSeen: UInt64 { instances.lazy.map(\.lastSeen).max() ?? 0 }
+        var dropped: UInt64 { instances.reduce(0) { $0 &+ $1.dropped } }
+        var queued: UInt64 { instances.reduce(0) { $0 &+ $1.queued } }
+        var undecodable: UInt64 { instances.reduce(0) { $0 &+ $1.undecodable } }
+        var handled: [String: UInt64] {
+            instances.reduce(into: [:]) { total, instance in
+                total.merge(instance.handled, uniquingKeysWith: &+)
+            }
+        }
+
+        /// The index of the instance on `peer`.
+        func index(of peer: [UInt8]) -> Int? { instances.firstIndex { $0.peer == peer } }
     }
 
     /// What happened to a registration attempt.
@@ -31,90 +40,171 @@ struct ServiceRegistry {
         case added
         /// The same instance registered again (after a reconnect): routing id and details updated.
         case renewed
+        /// Another instance of a replicable name: it now has `instances`.
+        case joined(instances: Int)
         /// Another live instance holds the name.
         case refused(String, retryAfterMilliseconds: Int64)
         /// Another key owns the name (CURVE): whatever the request quotes, it may not take it.
         case foreign(owner: String?)
+        /// An instance of a replicable name whose registration differs from the name's.
+        case differs(String)
+    }
+
+    /// An instance that left, and whether its name left with it (it was the last).
+    struct LeftInstance {
+        var name: String
+        var instance: ServiceInstance
+        /// The name's registration, when the name left too.
+        var lastOf: ServiceRegistration?
+        /// How many instances the name has now.
+        var remaining: Int
+    }
+
+    /// Names an instance of a name within ``expiryTimes``.
+    private struct InstanceKey: Hashable {
+        var name: String
+        var instance: String
     }
 
     private(set) var entries: [String: Entry] = [:]
     private var namesByPeer: [[UInt8]: Set<String>] = [:]
-    /// Each entry's ``Entry/expiryTime``, kept apart: the broker's loop asks for the earliest on every
-    /// turn, and reading it from the entries copies each one.
-    private var expiryTimes: [String: UInt64] = [:]
+    /// Each instance's ``ServiceInstance/expiryTime``, kept apart: the broker's loop asks for the
+    /// earliest on every turn, and reading it from the entries copies each one.
+    private var expiryTimes: [InstanceKey: UInt64] = [:]
     private var subscribers: [EventName: Int] = [:]
     private var registrations: UInt64 = 0
+    /// Per name, how many calls it has balanced: ties between instances go round.
+    private var turns: [String: Int] = [:]
 
     var count: Int { entries.count }
     var isEmpty: Bool { entries.isEmpty }
 
     func entry(named name: String) -> Entry? { entries[name] }
     func isKnown(peer: [UInt8]) -> Bool { namesByPeer[peer] != nil }
+    /// Whether `peer` serves `name` (as any of its instances).
+    func holds(_ name: String, peer: [UInt8]) -> Bool { namesByPeer[peer]?.contains(name) == true }
 
     /// How many names `peer` owns.
     func nameCount(of peer: [UInt8]) -> Int { namesByPeer[peer]?.count ?? 0 }
 
-    /// Every peer that owns at least one name.
+    /// Every peer that serves at least one name.
     var peers: Dictionary<[UInt8], Set<String>>.Keys { namesByPeer.keys }
 
     /// Adds or renews `registration` for `peer`, which authenticated with the public key `owner`
-    /// (nil without CURVE), or says why not. A name is renewed only by its owner: with CURVE the same
-    /// key and the same instance; without it the same connection, or a new connection of the same
-    /// process coming back (same instance, pid and host).
+    /// (nil without CURVE), or says why not. An instance is renewed only by its owner: with CURVE the
+    /// same key and the same instance; without it the same connection, or a new connection of the
+    /// same process coming back (same instance, pid and host). Another process joins a name as one
+    /// more instance only when both say they are replicable, under the same owner, with the same
+    /// declarations.
     mutating func admit(
         _ registration: ServiceRegistration, peer: [UInt8], owner: String? = nil, now: UInt64
     ) -> Admission {
-        if let existing = entries[registration.name] {
+        let name = registration.name
+        if var entry = entries[name] {
             if let refusal = refusal(of: registration, peer: peer, owner: owner, now: now) { return refusal }
-            detach(name: registration.name, from: existing.peer)
-            count(existing.registration.events, by: -1)
-            count(registration.events, by: 1)
-            entries[registration.name] = Entry(
-                registration: registration, peer: peer, owner: owner, registeredAt: existing.registeredAt,
-                lastSeen: now, order: existing.order)
-            expiryTimes[registration.name] = now &+ registration.heartbeat.expiryNanoseconds
-            namesByPeer[peer, default: []].insert(registration.name)
-            return .renewed
+            let instance = ServiceInstance(
+                registration: registration, peer: peer, joinedAt: now, lastSeen: now)
+            if let index = entry.instances.firstIndex(where: { $0.id == registration.instance }) {
+                let previous = entry.instances[index]
+                detach(name: name, from: previous.peer)
+                if index == 0 {
+                    count(previous.registration.events, by: -1)
+                    count(registration.events, by: 1)
+                }
+                entry.instances[index] = instance
+                entry.instances[index].joinedAt = previous.joinedAt
+                entry.instances[index].inFlight = previous.inFlight
+                entry.instances[index].answered = previous.answered
+                entries[name] = entry
+                expiryTimes[InstanceKey(name: name, instance: registration.instance)] = instance.expiryTime
+                namesByPeer[peer, default: []].insert(name)
+                return .renewed
+            }
+            entry.instances.append(instance)
+            entries[name] = entry
+            expiryTimes[InstanceKey(name: name, instance: registration.instance)] = instance.expiryTime
+            namesByPeer[peer, default: []].insert(name)
+            return .joined(instances: entry.instances.count)
         }
         registrations += 1
-        entries[registration.name] = Entry(
-            registration: registration, peer: peer, owner: owner, registeredAt: now, lastSeen: now,
-            order: registrations)
-        expiryTimes[registration.name] = now &+ registration.heartbeat.expiryNanoseconds
-        namesByPeer[peer, default: []].insert(registration.name)
+        let instance = ServiceInstance(registration: registration, peer: peer, joinedAt: now, lastSeen: now)
+        entries[name] = Entry(instances: [instance], owner: owner, registeredAt: now, order: registrations)
+        expiryTimes[InstanceKey(name: name, instance: registration.instance)] = instance.expiryTime
+        namesByPeer[peer, default: []].insert(name)
         count(registration.events, by: 1)
         return .added
     }
 
-    /// Why `registration` may not take its name now (``Admission/refused(_:retryAfterMilliseconds:)``
-    /// or ``Admission/foreign(owner:)``); nil when ``admit(_:peer:owner:now:)`` would add or renew it.
+    /// Why `registration` may not be admitted now (``Admission/refused(_:retryAfterMilliseconds:)``,
+    /// ``Admission/foreign(owner:)`` or ``Admission/differs(_:)``); nil when
+    /// ``admit(_:peer:owner:now:)`` would add, renew or join it.
     func refusal(of registration: ServiceRegistration, peer: [UInt8], owner: String?, now: UInt64)
         -> Admission?
     {
         guard let existing = entries[registration.name] else { return nil }
         guard existing.owner == owner else { return .foreign(owner: existing.owner) }
-        let held = existing.registration
-        let sameProcess =
-            held.instance == registration.instance
-            && (existing.peer == peer || owner != nil
-                || (held.pid == registration.pid && held.host == registration.host))
-        if sameProcess { return nil }
-        let silence = (now &- existing.lastSeen) / 1_000_000
-        let expiry = Int64(held.heartbeat.expiryNanoseconds / 1_000_000)
+        if let same = existing.instances.first(where: { $0.id == registration.instance }) {
+            let sameProcess =
+                same.peer == peer || owner != nil
+                || (same.registration.pid == registration.pid && same.registration.host == registration.host)
+            if sameProcess {
+                guard existing.instances.count > 1,
+                    let difference = registration.difference(from: existing.registration)
+                else { return nil }
+                return .differs(Self.differs(registration, difference))
+            }
+        } else if existing.registration.replicable || registration.replicable {
+            if let difference = registration.difference(from: existing.registration) {
+                return .differs(Self.differs(registration, difference))
+            }
+            if existing.index(of: peer) == nil { return nil }
+            return .differs(
+                "this connection already serves an instance of '\(registration.name)'; another instance needs its own process"
+            )
+        }
+        let held = existing.instances[0]
+        let silence = (now &- held.lastSeen) / 1_000_000
+        let expiry = Int64(held.registration.heartbeat.expiryNanoseconds / 1_000_000)
         return .refused(
-            "service '\(registration.name)' is already registered by pid \(held.pid) on host '\(held.host)' "
+            "service '\(registration.name)' is already registered by pid \(held.registration.pid) on host '\(held.registration.host)' "
                 + "(last heard from \(silence) ms ago); choose another name or stop that process first",
             retryAfterMilliseconds: max(0, expiry - Int64(silence)))
     }
 
-    /// Removes `name`; returns its entry.
+    private static func differs(_ registration: ServiceRegistration, _ difference: String) -> String {
+        "pid \(registration.pid) on '\(registration.host)' may not be an instance of '\(registration.name)': \(difference)"
+    }
+
+    /// Removes `name` with every instance; returns its entry.
     @discardableResult
     mutating func remove(_ name: String) -> Entry? {
         guard let entry = entries.removeValue(forKey: name) else { return nil }
-        expiryTimes[name] = nil
-        detach(name: name, from: entry.peer)
+        for instance in entry.instances {
+            expiryTimes[InstanceKey(name: name, instance: instance.id)] = nil
+            detach(name: name, from: instance.peer)
+        }
         count(entry.registration.events, by: -1)
+        turns[name] = nil
         return entry
+    }
+
+    /// Removes the instance of `name` on `peer`; the name goes with its last instance.
+    mutating func removeInstance(of name: String, on peer: [UInt8]) -> LeftInstance? {
+        guard var entry = entries[name], let index = entry.index(of: peer) else { return nil }
+        let instance = entry.instances[index]
+        if entry.instances.count == 1 {
+            remove(name)
+            return LeftInstance(name: name, instance: instance, lastOf: instance.registration, remaining: 0)
+        }
+        entry.instances.remove(at: index)
+        if index == 0 {
+            count(instance.registration.events, by: -1)
+            count(entry.registration.events, by: 1)
+        }
+        entries[name] = entry
+        expiryTimes[InstanceKey(name: name, instance: instance.id)] = nil
+        detach(name: name, from: peer)
+        return LeftInstance(name: name, instance: instance, lastOf: nil, remaining: entry.instances.count)
     }
 
     private mutating func detach(name: String, from peer: [UInt8]) {
@@ -129,39 +219,79 @@ struct ServiceRegistry {
         peer: [UInt8]
     ) {
         for name in namesByPeer[peer] ?? [] {
-            if let dropped { entries[name]?.dropped = dropped }
-            if let undecodable { entries[name]?.undecodable = undecodable }
-            entries[name]?.queued = queued ?? 0
-            if let handled { entries[name]?.handled = handled }
+            guard let index = entries[name]?.index(of: peer) else { continue }
+            if let dropped { entries[name]?.instances[index].dropped = dropped }
+            if let undecodable { entries[name]?.instances[index].undecodable = undecodable }
+            entries[name]?.instances[index].queued = queued ?? 0
+            if let handled { entries[name]?.instances[index].handled = handled }
         }
     }
 
-    /// Records that `peer` is alive; returns false when it owns no name.
+    /// Records that `peer` is alive; returns false when it serves no name.
     @discardableResult
     mutating func touch(peer: [UInt8], now: UInt64) -> Bool {
         guard let names = namesByPeer[peer] else { return false }
         for name in names {
-            guard let index = entries.index(forKey: name) else { continue }
-            expiryTimes[name] = Self.see(&entries.values[index], at: now)
+            guard let position = entries.index(forKey: name) else { continue }
+            for index in entries.values[position].instances.indices
+            where entries.values[position].instances[index].peer == peer {
+                entries.values[position].instances[index].lastSeen = now
+                let instance = entries.values[position].instances[index]
+                expiryTimes[InstanceKey(name: name, instance: instance.id)] = instance.expiryTime
+            }
         }
         return true
     }
 
-    /// Marks `entry` seen at `now` in place; returns when it would expire.
-    private static func see(_ entry: inout Entry, at now: UInt64) -> UInt64 {
-        entry.lastSeen = now
-        return entry.expiryTime
+    /// Removes and returns every instance silent for longer than its `interval × liveness`, by name.
+    mutating func removeExpired(now: UInt64) -> [LeftInstance] {
+        let due = expiryTimes.compactMap { key, expiry in now > expiry ? key : nil }
+        let peers = due.compactMap { key in
+            entries[key.name]?.instances.first { $0.id == key.instance }.map { (key.name, $0.peer) }
+        }
+        let departures = peers.compactMap { removeInstance(of: $0.0, on: $0.1) }
+        return departures.sorted { ($0.name, $0.instance.joinedAt) < ($1.name, $1.instance.joinedAt) }
     }
 
-    /// Removes and returns every entry silent for longer than its `interval × liveness`.
-    mutating func removeExpired(now: UInt64) -> [Entry] {
-        let names = expiryTimes.compactMap { name, expiry in now > expiry ? name : nil }
-        let expired = names.compactMap { remove($0) }
-        return expired.sorted { $0.registration.name < $1.registration.name }
-    }
-
-    /// When the next entry would expire.
+    /// When the next instance would expire.
     var nextExpiry: UInt64? { expiryTimes.values.min() }
+
+    // MARK: Load
+
+    /// The instance of `name` a call goes to: a connected one with the fewest calls in flight, ties
+    /// in turn; nil when none is connected. `excluding` leaves out instances a call already tried.
+    mutating func instanceForCall(of name: String, excluding: Set<[UInt8]> = []) -> [UInt8]? {
+        guard let entry = entries[name] else { return nil }
+        let candidates = entry.instances.filter { $0.connected && !excluding.contains($0.peer) }
+        guard let least = candidates.lazy.map(\.inFlight).min() else { return nil }
+        let tied = candidates.filter { $0.inFlight == least }
+        if tied.count == 1 { return tied[0].peer }
+        let turn = turns[name, default: 0]
+        turns[name] = turn &+ 1
+        return tied[turn % tied.count].peer
+    }
+
+    /// Counts a call forwarded to (`by` 1) or answered by (`by` -1) the instance of `name` on `peer`.
+    mutating func changeLoad(of name: String, on peer: [UInt8], by delta: Int) {
+        guard let index = entries[name]?.index(of: peer) else { return }
+        entries[name]?.instances[index].inFlight += delta
+    }
+
+    /// Counts a call the instance of `name` on `peer` answered.
+    mutating func countAnswer(of name: String, on peer: [UInt8]) {
+        guard let index = entries[name]?.index(of: peer) else { return }
+        entries[name]?.instances[index].answered &+= 1
+    }
+
+    /// Marks every instance on `peer` cut off (its connection closed); returns the names it serves.
+    mutating func disconnect(peer: [UInt8]) -> [String] {
+        let names = (namesByPeer[peer] ?? []).sorted()
+        for name in names {
+            guard let index = entries[name]?.index(of: peer) else { continue }
+            entries[name]?.instances[index].connected = false
+        }
+        return names
+    }
 
     private mutating func count(_ events: [EventName], by delta: Int) {
         for event in events {
@@ -179,6 +309,6 @@ struct ServiceRegistry {
         }
     }
 
-    /// How many registered services subscribe to `event`.
+    /// How many registered services subscribe to `event` (a name with several instances counts once).
     func subscriberCount(of event: EventName) -> Int { subscribers[event] ?? 0 }
 }

@@ -19,6 +19,8 @@ final class SupervisedChild: @unchecked Sendable {
     var process: Process?
     var startedAt: UInt64 = 0
     var gaveUp = false
+    /// Stopped on purpose (scaled down): not restarted.
+    var retired = false
     /// The line that said it was ready, for this run (nil until then).
     private let readiness = Mutex<(line: String?, waiters: [DispatchSemaphore])>((nil, []))
 

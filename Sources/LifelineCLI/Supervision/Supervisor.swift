@@ -7,9 +7,10 @@ import ZeroMQ
 
 /// `lifeline up`'s supervisor: starts the broker (or every member of the topology's broker group),
 /// then the topology's services layer by layer (`after`), each layer once the one before has
-/// registered; restarts what dies, as its policy says, with backoff and an OTP restart intensity;
-/// stops services in reverse start order (a layer at a time, in parallel within it), then the
-/// broker.
+/// registered, each service as many processes as its `replicas`; restarts what dies, each process on
+/// its own, as its policy says, with backoff and an OTP restart intensity; changes a service's number
+/// of processes while running (``scale(_:to:)``); stops services in reverse start order (a layer at
+/// a time, in parallel within it), then the broker.
 final class Supervisor: @unchecked Sendable {
     // Everything mutable is touched on `queue` only.
     private let queue = DispatchQueue(label: "lifeline.supervisor")
@@ -17,7 +18,11 @@ final class Supervisor: @unchecked Sendable {
     let layers: [[String]]
     /// The broker, or the group's members.
     let brokers: [SupervisedChild]
-    let services: [String: SupervisedChild]
+    /// Each service's processes (its instances): the first is named as the service, the K-th `NAME@K`.
+    /// Touched on `queue` only.
+    private var instances: [String: [SupervisedChild]] = [:]
+    private let entries: [String: Topology.ServiceEntry]
+    private let binaries: URL
     let runDirectory: URL
     private var stopping = false
     private let finished = DispatchSemaphore(value: 0)
@@ -28,6 +33,7 @@ final class Supervisor: @unchecked Sendable {
     init(topology: Topology, topologyPath: String, runDirectory: URL, binaries: URL) throws {
         self.topology = topology
         self.runDirectory = runDirectory
+        self.binaries = binaries
         layers = try topology.startLayers()
         let limit = topology.restartLimit
         func tracker() -> RestartTracker {
@@ -61,22 +67,39 @@ final class Supervisor: @unchecked Sendable {
                     tracker: tracker())
             ]
         }
-        var services: [String: SupervisedChild] = [:]
+        var entries: [String: Topology.ServiceEntry] = [:]
         for entry in topology.services {
-            let executable =
-                entry.executable.hasPrefix("/")
-                ? URL(fileURLWithPath: entry.executable) : binaries.appendingPathComponent(entry.executable)
+            let executable = Self.executable(of: entry, in: binaries)
             guard FileManager.default.isExecutableFile(atPath: executable.path) else {
                 throw LifelineError(.notFound, "service '\(entry.name)': no executable \(executable.path)")
             }
-            services[entry.name] = SupervisedChild(
-                name: entry.name, executable: executable,
-                arguments: ["--name", entry.name] + entry.arguments,
-                restart: entry.restart,
-                logPath: runDirectory.appendingPathComponent("\(entry.name).log").path,
-                tracker: tracker())
+            entries[entry.name] = entry
         }
-        self.services = services
+        self.entries = entries
+        for entry in topology.services {
+            instances[entry.name] = (1...entry.replicas).map { child(of: entry, number: $0) }
+        }
+    }
+
+    private static func executable(of entry: Topology.ServiceEntry, in binaries: URL) -> URL {
+        entry.executable.hasPrefix("/")
+            ? URL(fileURLWithPath: entry.executable) : binaries.appendingPathComponent(entry.executable)
+    }
+
+    /// The `number`-th process of `entry`'s service.
+    private func child(of entry: Topology.ServiceEntry, number: Int) -> SupervisedChild {
+        let name = number == 1 ? entry.name : "\(entry.name)@\(number)"
+        let limit = topology.restartLimit
+        return SupervisedChild(
+            name: name, executable: Self.executable(of: entry, in: binaries),
+            arguments: ["--name", entry.name] + entry.arguments, restart: entry.restart,
+            logPath: runDirectory.appendingPathComponent("\(name).log").path,
+            tracker: RestartTracker(limit: limit.restarts, windowSeconds: limit.seconds))
+    }
+
+    /// The processes of the services in `names`, in order.
+    private func children(of names: [String]) -> [SupervisedChild] {
+        queue.sync { names.flatMap { instances[$0] ?? [] } }
     }
 
     /// The directory of the group's member keys: the topology's `keys` (relative to the topology
@@ -131,7 +154,7 @@ final class Supervisor: @unchecked Sendable {
         }
         if let group = topology.group { control = group.brokers }
         for layer in layers {
-            let children = layer.compactMap { services[$0] }
+            let children = children(of: layer)
             for child in children {
                 var arguments = child.arguments
                 arguments.insert(contentsOf: ["--broker", control], at: 0)
@@ -164,7 +187,7 @@ final class Supervisor: @unchecked Sendable {
 
     /// A child exited on its own: restart it, as its policy and the intensity allow.
     private func exited(_ child: SupervisedChild, status: Int32, signalled: Bool) {
-        guard !stopping else { return }
+        guard !stopping, !child.retired else { return }
         let now = SystemClock.monotonicNanoseconds()
         let ran = now &- child.startedAt
         let how = signalled ? "was killed by signal \(status)" : "exited with status \(status)"
@@ -224,14 +247,100 @@ final class Supervisor: @unchecked Sendable {
         if already { return }
         let started = SystemClock.monotonicNanoseconds()
         for layer in layers.reversed() {
-            Self.terminate(layer.compactMap { services[$0] })
+            Self.terminate(children(of: layer))
         }
         Self.terminate(brokers)
-        for name in brokers.map(\.name) + services.keys.sorted() {
+        for name in brokers.map(\.name) + children(of: layers.flatMap { $0 }).map(\.name) {
             try? FileManager.default.removeItem(at: runDirectory.appendingPathComponent("\(name).pid"))
         }
         say("stopped everything in \(Self.seconds(SystemClock.monotonicNanoseconds() - started))")
         finished.signal()
+    }
+
+    /// Runs `count` processes of the service `name` from now on: starts the missing ones (and waits
+    /// until each has registered) or stops the last-started extra ones (SIGTERM: they unregister);
+    /// the other processes are not touched. Returns what changed, in a sentence.
+    /// - Throws: ``LifelineError``: `.notFound` for a service the topology does not run, `.badRequest`
+    ///   for a count outside 1...64, `.unavailable` when a new process does not register within 30 s.
+    func scale(_ name: String, to count: Int) throws -> String {
+        guard let entry = entries[name] else {
+            throw LifelineError(
+                .notFound,
+                "the topology runs no service '\(name)'; it runs: \(entries.keys.sorted().joined(separator: ", "))"
+            )
+        }
+        guard (1...Topology.maximumReplicas).contains(count) else {
+            throw LifelineError(
+                .badRequest, "a service runs 1...\(Topology.maximumReplicas) processes, not \(count)")
+        }
+        let (before, added, removed) = try queue.sync {
+            () throws -> (Int, [SupervisedChild], [SupervisedChild]) in
+            if stopping { throw LifelineError(.unavailable, "stopping: nothing is scaled") }
+            var current = instances[name] ?? []
+            let before = current.count
+            var added: [SupervisedChild] = []
+            var removed: [SupervisedChild] = []
+            while current.count < count {
+                let taken = Set(current.map(\.name))
+                let number =
+                    (1...).first { !taken.contains($0 == 1 ? name : "\(name)@\($0)") } ?? current.count + 1
+                let child = child(of: entry, number: number)
+                current.append(child)
+                added.append(child)
+            }
+            while current.count > count {
+                let child = current.removeLast()
+                child.retired = true
+                removed.append(child)
+            }
+            instances[name] = current
+            return (before, added, removed)
+        }
+        for child in added {
+            try launch(child, arguments: ["--broker", control] + child.arguments)
+        }
+        for child in added {
+            guard child.waitUntilReady(seconds: 30) != nil else {
+                throw LifelineError(
+                    .unavailable, "\(child.name) did not register within 30 s; see \(child.logPath)")
+            }
+            say("\(child.name) up (pid \(child.pid))")
+        }
+        Self.terminate(removed)
+        for child in removed {
+            try? FileManager.default.removeItem(at: runDirectory.appendingPathComponent("\(child.name).pid"))
+            say("\(child.name) stopped (scaled down)")
+        }
+        let pids = children(of: [name]).map { String($0.pid) }.joined(separator: ", ")
+        return "\(name): \(before) → \(count) process\(count == 1 ? "" : "es") (pids \(pids))"
+    }
+
+    /// Answers the request `lifeline scale` left in `RUN/scale.request` (`{"id", "service",
+    /// "replicas"}`) in `RUN/scale.reply` (`{"id", "ok", "message"}`); called on SIGUSR1.
+    func serveScaleRequest() {
+        let requestURL = runDirectory.appendingPathComponent(ScaleCommand.requestFile)
+        guard let data = FileManager.default.contents(atPath: requestURL.path),
+            let request = try? JSONParser.parse(Array(data)), let id = request["id"]?.stringValue
+        else { return }
+        var reply: [String: JSONValue] = ["id": .string(id)]
+        do {
+            guard let name = request["service"]?.stringValue, let count = request["replicas"]?.intValue else {
+                throw LifelineError(.badRequest, "a scale request needs 'service' and 'replicas'")
+            }
+            let message = try scale(name, to: Int(count))
+            say(message)
+            reply["ok"] = true
+            reply["message"] = .string(message)
+        } catch let error as LifelineError {
+            say("scale refused: \(error.message)")
+            reply["ok"] = false
+            reply["message"] = .string(error.message)
+        } catch {
+            reply["ok"] = false
+            reply["message"] = .string("\(error)")
+        }
+        try? Data(JSONWriter.encode(.object(reply))).write(
+            to: runDirectory.appendingPathComponent(ScaleCommand.replyFile), options: .atomic)
     }
 
     /// Waits until ``stop()`` has finished.

@@ -155,15 +155,30 @@ struct DispatchFeature: BrokerFeature {
         advance(offer.dispatch, in: &core)
     }
 
-    /// A service left: its outstanding steps are skipped at once.
+    /// A service left, or the instance a step was offered to: its outstanding steps are skipped at once.
     mutating func react(to announcement: Announcement, in core: inout BrokerCore) {
-        guard case .gone(let registration, let reason) = announcement else { return }
-        for key in dispatches.offers(to: registration.name) {
+        let (names, peer, reason): ([String], [UInt8]?, String)
+        switch announcement {
+        case .gone(let registration, let why):
+            (names, peer, reason) = ([registration.name], nil, why.rawValue)
+        case .instanceLeft(let registration, let on, let why, _):
+            (names, peer, reason) = ([registration.name], on, why.rawValue)
+        case .cutOff(let on, let served): (names, peer, reason) = (served, on, "lost its connection")
+        default: return
+        }
+        for name in names { skipOffers(to: name, on: peer, reason: reason, in: &core) }
+    }
+
+    private mutating func skipOffers(
+        to name: String, on peer: [UInt8]?, reason: String, in core: inout BrokerCore
+    ) {
+        for key in dispatches.offers(to: name) {
+            if let peer, core.correlator.peer(owner: .dispatch, key: key) != peer { continue }
             guard let offer = dispatches.removeOffer(key) else { continue }
             core.correlator.close(owner: .dispatch, key: key)
             record(
-                offer.dispatch, phase: offer.phase, service: registration.name, status: .gone, answer: nil,
-                error: "service \(reason.rawValue) during the step", duration: core.now - offer.startedAt,
+                offer.dispatch, phase: offer.phase, service: name, status: .gone, answer: nil,
+                error: "service \(reason) during the step", duration: core.now - offer.startedAt,
                 in: &core)
             advance(offer.dispatch, in: &core)
         }

@@ -9,8 +9,11 @@ struct PendingAcknowledgements {
         /// The correlator wait that bounds it.
         var wait: [UInt8]
         var timeoutMilliseconds: Int
-        /// Service name → the peer it was registered from when the event was published.
-        var expected: [String: [UInt8]]
+        /// Service name → the peers of its instances when the event was published: every instance
+        /// gets the event, and the name has acknowledged it when each has (or left).
+        var expected: [String: Set<[UInt8]>]
+        /// Names of which an instance acknowledged the event already.
+        var answered: Set<String> = []
         /// The reply, filled in as acknowledgements arrive.
         var receipt: PublishReceipt
         /// The publisher's id, and the repeats of the publication that wait with it.
@@ -29,14 +32,39 @@ struct PendingAcknowledgements {
 
     /// Records an acknowledgement; returns the entry when it is complete.
     mutating func acknowledge(sequence: UInt64, service: String, peer: [UInt8], error: String?) -> Waiting? {
-        guard var entry = waiting[sequence], entry.expected[service] == peer else { return nil }
-        entry.expected[service] = nil
+        guard var entry = waiting[sequence], entry.expected[service]?.remove(peer) != nil else { return nil }
         if let error {
+            // The first failure of any instance is the name's answer.
+            entry.expected[service] = nil
             entry.receipt.failed.append(.init(service: service, error: error))
         } else {
-            entry.receipt.acknowledged?.append(service)
+            entry.answered.insert(service)
+            if entry.expected[service]?.isEmpty == true {
+                entry.expected[service] = nil
+                entry.receipt.acknowledged?.append(service)
+            }
         }
         return settle(entry)
+    }
+
+    /// The instance of `service` on `peer` left: the events waiting on it wait for the name's other
+    /// instances only; a name left with no instance to answer counts as missing, unless one answered.
+    mutating func instanceGone(_ service: String, peer: [UInt8], reason: String) -> [Waiting] {
+        var done: [Waiting] = []
+        for (_, var entry) in waiting.sorted(by: { $0.key < $1.key })
+        where entry.expected[service]?.contains(peer) == true {
+            entry.expected[service]?.remove(peer)
+            if entry.expected[service]?.isEmpty == true {
+                entry.expected[service] = nil
+                if entry.answered.contains(service) {
+                    entry.receipt.acknowledged?.append(service)
+                } else {
+                    entry.receipt.missing.append(.init(service: service, reason: reason))
+                }
+            }
+            if let complete = settle(entry) { done.append(complete) }
+        }
+        return done
     }
 
     /// `service` is gone: every event waiting on it counts it as missing. Returns completed entries.

@@ -136,7 +136,10 @@ struct PublishFeature: BrokerFeature {
                     : core.correlator.open(
                         .publish, key: header.sequence, peer: nil, deadline: core.deadline(timeout)),
                 timeoutMilliseconds: timeout,
-                expected: Dictionary(uniqueKeysWithValues: handlers.map { ($0.registration.name, $0.peer) }),
+                expected: Dictionary(
+                    uniqueKeysWithValues: handlers.map {
+                        ($0.registration.name, Set($0.instances.map(\.peer)))
+                    }),
                 receipt: receipt, publishID: request.publishID)
             if let publishID = request.publishID {
                 recent.record(publishID, .waiting(sequence: header.sequence))
@@ -222,11 +225,16 @@ struct PublishFeature: BrokerFeature {
     }
 
     mutating func react(to announcement: Announcement, in core: inout BrokerCore) {
-        guard case .gone(let registration, let reason) = announcement else { return }
-        for entry in acknowledgements.serviceGone(
-            registration.name, reason: "service \(reason.rawValue) before acknowledging")
-        {
-            complete(entry, in: &core)
+        let done: [PendingAcknowledgements.Waiting]
+        switch announcement {
+        case .gone(let registration, let reason):
+            done = acknowledgements.serviceGone(
+                registration.name, reason: "service \(reason.rawValue) before acknowledging")
+        case .instanceLeft(let registration, let peer, let reason, _):
+            done = acknowledgements.instanceGone(
+                registration.name, peer: peer, reason: "service \(reason.rawValue) before acknowledging")
+        default: return
         }
+        for entry in done { complete(entry, in: &core) }
     }
 }

@@ -28,9 +28,7 @@ struct RegistryFeature: BrokerFeature {
             }
             // A connection that names its service must hold it: one that registered only other
             // names (at run time) with a restarted broker has lost its own registration.
-            let lost =
-                name.map { core.registry.entry(named: $0)?.peer != peer } ?? !core.registry.isKnown(
-                    peer: peer)
+            let lost = name.map { !core.registry.holds($0, peer: peer) } ?? !core.registry.isKnown(peer: peer)
             if lost && !registering {
                 core.send(peer, .disconnect(reason: "unknown peer: register again"))
             }
@@ -134,7 +132,7 @@ struct RegistryFeature: BrokerFeature {
             return
         }
         let owned = core.registry.nameCount(of: peer)
-        if core.registry.entry(named: registration.name)?.peer != peer,
+        if !core.registry.holds(registration.name, peer: peer),
             owned >= core.configuration.maximumNamesPerConnection
         {
             core.refuse(
@@ -157,6 +155,9 @@ struct RegistryFeature: BrokerFeature {
                 return
             case .foreign(let owner):
                 refuseForeign(registration.name, owner: owner, peer: peer, id: id, in: &core)
+                return
+            case .differs(let reason):
+                refuseDifferent(reason, peer: peer, id: id, in: &core)
                 return
             default: break
             }
@@ -189,17 +190,23 @@ struct RegistryFeature: BrokerFeature {
                 return
             }
         }
-        let previousPeer = core.registry.entry(named: registration.name)?.peer
+        let previousPeer = core.registry.entry(named: registration.name)?.instances.first {
+            $0.id == registration.instance
+        }?.peer
         let admission = core.registry.admit(
             registration, peer: peer, owner: core.peerKeys[peer], now: core.nanoseconds)
         if admission == .renewed, let previousPeer { core.correlator.repoint(from: previousPeer, to: peer) }
-        if case .refused(let reason, let retryAfter) = admission {
+        switch admission {
+        case .refused(let reason, let retryAfter):
             core.send(peer, Self.conflict(reason, retryAfter: retryAfter, requestID: id))
             return
-        }
-        if case .foreign(let owner) = admission {
+        case .foreign(let owner):
             refuseForeign(registration.name, owner: owner, peer: peer, id: id, in: &core)
             return
+        case .differs(let reason):
+            refuseDifferent(reason, peer: peer, id: id, in: &core)
+            return
+        case .added, .renewed, .joined: break
         }
         // The snapshot (and any replay) is taken before this registration's own serviceDidStart, which
         // then reaches the service live with the next sequence.
@@ -219,7 +226,8 @@ struct RegistryFeature: BrokerFeature {
                 }
             }
         }
-        if admission == .added {
+        switch admission {
+        case .added:
             core.log(
                 "registered \(registration.name) (pid \(registration.pid) on \(registration.host); events: \(registration.events.count), methods: \(registration.methods.count))"
             )
@@ -229,11 +237,39 @@ struct RegistryFeature: BrokerFeature {
                     "name": .string(registration.name), "pid": .int(Int64(registration.pid)),
                     "host": .string(registration.host),
                 ])
-        } else {
+            if registration.replicable { Self.publishJoin(registration, instances: 1, in: &core) }
+        case .joined(let instances):
+            core.log(
+                "\(registration.name): instance \(registration.instance) joined (pid \(registration.pid) on \(registration.host)); \(instances) instances"
+            )
+            Self.publishJoin(registration, instances: instances, in: &core)
+        default:
             core.log("\(registration.name) (pid \(registration.pid)) registered again after a reconnect")
         }
         core.reply(peer, id, snapshot.json)
-        core.announce(.registered(registration, renewed: admission == .renewed))
+        if case .joined(let instances) = admission {
+            core.announce(.instanceJoined(registration, peer: peer, instances: instances))
+        } else {
+            core.announce(.registered(registration, renewed: admission == .renewed))
+        }
+    }
+
+    private static func publishJoin(
+        _ registration: ServiceRegistration, instances: Int, in core: inout BrokerCore
+    ) {
+        core.publishRuntime(
+            .serviceInstanceDidJoin,
+            [
+                "name": .string(registration.name), "instance": .string(registration.instance),
+                "pid": .int(Int64(registration.pid)), "host": .string(registration.host),
+                "instances": .int(Int64(instances)),
+            ])
+    }
+
+    /// A 409 for an instance whose registration differs from its name's, saying how.
+    private func refuseDifferent(_ reason: String, peer: [UInt8], id: [UInt8], in core: inout BrokerCore) {
+        core.log("refused an instance: \(reason)")
+        core.fail(peer, id, .conflict, reason)
     }
 
     /// A 409 for a taken name, with how long until the holder would expire if it has died.
@@ -279,7 +315,7 @@ struct RegistryFeature: BrokerFeature {
             return
         }
         let key = core.peerKeys[peer]
-        guard entry.peer == peer || (key != nil && entry.owner == key) else {
+        guard entry.index(of: peer) != nil || (key != nil && entry.owner == key) else {
             let message =
                 entry.owner != nil && entry.owner != key
                 ? Self.foreignMessage(
@@ -289,9 +325,19 @@ struct RegistryFeature: BrokerFeature {
             core.fail(peer, id, .forbidden, message)
             return
         }
-        core.registry.remove(request.name)
-        core.log("unregistered \(request.name) (pid \(entry.registration.pid))")
-        core.announce(.gone(entry.registration, reason: .unregistered))
+        // The connection's own instance, or the one the request names; the owner's key from another
+        // connection, naming no instance of the name, takes them all.
+        let instancePeer =
+            entry.index(of: peer).map { entry.instances[$0].peer }
+            ?? entry.instances.first { $0.id == request.instance }?.peer
+        if let instancePeer, let left = core.registry.removeInstance(of: request.name, on: instancePeer) {
+            core.log("unregistered \(request.name) (pid \(left.instance.registration.pid))")
+            announce(left, reason: .unregistered, in: &core)
+        } else {
+            core.registry.remove(request.name)
+            core.log("unregistered \(request.name) (every instance)")
+            announceAll(entry, reason: .unregistered, in: &core)
+        }
         core.reply(peer, id, ["name": .string(request.name)])
     }
 
@@ -301,15 +347,15 @@ struct RegistryFeature: BrokerFeature {
         keys: Set<String>, peers: Set<[UInt8]>, policy: AccessPolicy?, in core: inout BrokerCore
     ) {
         let entries = core.registry.entries.values.filter {
-            peers.contains($0.peer) || $0.owner.map { keys.contains($0) } == true
+            $0.instances.contains { peers.contains($0.peer) } || $0.owner.map { keys.contains($0) } == true
         }
         var told = peers
         for entry in entries.sorted(by: { $0.registration.name < $1.registration.name }) {
             guard core.registry.remove(entry.registration.name) != nil else { continue }
-            told.insert(entry.peer)
+            told.formUnion(entry.instances.map(\.peer))
             core.log(
                 "dropped \(entry.registration.name) (pid \(entry.registration.pid)): its key left the policy")
-            core.announce(.gone(entry.registration, reason: .revoked))
+            announceAll(entry, reason: .revoked, in: &core)
         }
         for peer in told {
             let name = core.peerKeys[peer].flatMap { policy?.names[$0] }
@@ -328,8 +374,10 @@ struct RegistryFeature: BrokerFeature {
         for (name, denial) in refused.sorted(by: { $0.key < $1.key }) {
             guard let entry = core.registry.remove(name) else { continue }
             core.log("dropped \(name) (pid \(entry.registration.pid)) at the reload: \(denial)")
-            core.announce(.gone(entry.registration, reason: .revoked))
-            core.send(entry.peer, .disconnect(reason: "revoked: \(denial)"))
+            announceAll(entry, reason: .revoked, in: &core)
+            for instance in entry.instances {
+                core.send(instance.peer, .disconnect(reason: "revoked: \(denial)"))
+            }
         }
     }
 
@@ -337,18 +385,58 @@ struct RegistryFeature: BrokerFeature {
 
     /// Drops the services silent for longer than their heartbeat window.
     mutating func expireSilent(in core: inout BrokerCore) {
-        for entry in core.registry.removeExpired(now: core.nanoseconds) {
-            let silence = entry.registration.heartbeat.expiryNanoseconds / 1_000_000
+        for left in core.registry.removeExpired(now: core.nanoseconds) {
+            let registration = left.instance.registration
+            let silence = registration.heartbeat.expiryNanoseconds / 1_000_000
             core.log(
-                "service \(entry.registration.name) (pid \(entry.registration.pid)) expired: silent for \(silence) ms"
-            )
-            core.announce(.gone(entry.registration, reason: .expired))
+                "service \(registration.name) (pid \(registration.pid)) expired: silent for \(silence) ms")
+            announce(left, reason: .expired, in: &core)
         }
     }
 
+    /// Tells the features that an instance left: the name too when it was the last.
+    private func announce(_ left: ServiceRegistry.LeftInstance, reason: Departure, in core: inout BrokerCore)
+    {
+        if let registration = left.lastOf {
+            if registration.replicable {
+                core.announce(
+                    .instanceLeft(registration, peer: left.instance.peer, reason: reason, remaining: 0))
+            }
+            core.announce(.gone(registration, reason: reason))
+        } else {
+            core.announce(
+                .instanceLeft(
+                    left.instance.registration, peer: left.instance.peer, reason: reason,
+                    remaining: left.remaining))
+        }
+    }
+
+    /// Tells the features that a name left with all its instances.
+    private func announceAll(_ entry: ServiceRegistry.Entry, reason: Departure, in core: inout BrokerCore) {
+        if entry.registration.replicable {
+            for (index, instance) in entry.instances.enumerated().reversed() {
+                core.announce(
+                    .instanceLeft(
+                        instance.registration, peer: instance.peer, reason: reason, remaining: index))
+            }
+        }
+        core.announce(.gone(entry.registration, reason: reason))
+    }
+
     mutating func react(to announcement: Announcement, in core: inout BrokerCore) {
-        guard case .gone(let registration, let reason) = announcement else { return }
-        core.publishRuntime(
-            .serviceDidStop, ["name": .string(registration.name), "reason": .string(reason.rawValue)])
+        switch announcement {
+        case .gone(let registration, let reason):
+            core.publishRuntime(
+                .serviceDidStop, ["name": .string(registration.name), "reason": .string(reason.rawValue)])
+        case .instanceLeft(let registration, _, let reason, let remaining):
+            core.publishRuntime(
+                .serviceInstanceDidLeave,
+                [
+                    "name": .string(registration.name), "instance": .string(registration.instance),
+                    "pid": .int(Int64(registration.pid)), "host": .string(registration.host),
+                    "reason": .string(reason.rawValue), "instances": .int(Int64(remaining)),
+                ])
+        default: break
+        }
     }
 }

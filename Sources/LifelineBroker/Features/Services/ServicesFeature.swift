@@ -1,23 +1,33 @@
 import LifelineProtocol
 
 /// LOOKUP and CALL, and the services' start hooks (DTService start): a CALL is forwarded to the
-/// service and its answer passed back unchanged within a deadline; a non-lazy service is STARTed when
-/// it registers after the boot (or when the boot ends), a lazy one on its first LOOKUP or CALL, which
-/// wait for it.
+/// service — to the instance with the fewest calls in flight, when it has several — and its answer
+/// passed back unchanged within a deadline; when that instance goes away first, an idempotent call is
+/// sent to another within the same deadline and any other fails at once. A non-lazy service is
+/// STARTed when it registers after the boot (or when the boot ends), a lazy one on its first LOOKUP
+/// or CALL, which wait for it; every further instance of a started service is STARTed as it joins.
 struct ServicesFeature: BrokerFeature {
     /// A call forwarded to a service and not yet answered.
     struct ForwardedCall {
         var client: [UInt8]
         var clientRequestID: [UInt8]
-        var service: String
-        var method: String
+        var call: ServiceCall
         var timeoutMilliseconds: Int
         var forwardedAt: UInt64
+        var deadline: MonotonicInstant
+        var idempotent: Bool
+        /// The instances it was sent to, the one answering it last.
+        var tried: [[UInt8]]
+
+        var service: String { call.service }
+        var method: String { call.method }
     }
 
     private var calls: [UInt64: ForwardedCall] = [:]
     /// START requests in flight: key → service.
     private var starting: [UInt64: String] = [:]
+    /// START requests in flight to instances after the first: key → service.
+    private var startingInstances: [UInt64: String] = [:]
     /// Requests that wait for a lazy service's start.
     private var parked: [String: [(peer: [UInt8], id: [UInt8], request: ClientRequest)]] = [:]
     private var keys = KeyCounter()
@@ -63,15 +73,60 @@ struct ServicesFeature: BrokerFeature {
                 "service '\(call.service)' has no method '\(call.method)'; it answers: \(known)")
             return
         }
-        let key = keys.next()
-        calls[key] = ForwardedCall(
-            client: peer, clientRequestID: id, service: call.service, method: call.method,
-            timeoutMilliseconds: timeout, forwardedAt: core.nanoseconds)
+        guard let instance = core.registry.instanceForCall(of: call.service) else {
+            core.fail(
+                peer, id, .unavailable,
+                "service '\(call.service)' has no connected instance: its connection closed; it may be restarting"
+            )
+            return
+        }
+        var forwarded = ForwardedCall(
+            client: peer, clientRequestID: id, call: call, timeoutMilliseconds: timeout,
+            forwardedAt: core.nanoseconds, deadline: core.deadline(timeout),
+            idempotent: entry.registration.idempotent.contains(call.method), tried: [])
+        send(&forwarded, to: instance, key: keys.next(), in: &core)
+    }
+
+    /// Sends `forwarded` to the instance on `instance`, with what is left of its deadline.
+    private mutating func send(
+        _ forwarded: inout ForwardedCall, to instance: [UInt8], key: UInt64, in core: inout BrokerCore
+    ) {
+        forwarded.tried.append(instance)
+        calls[key] = forwarded
+        core.registry.changeLoad(of: forwarded.service, on: instance, by: 1)
         let forwardID = core.correlator.open(
-            .services, key: key, peer: entry.peer, deadline: core.deadline(timeout))
-        var forwarded = call
-        forwarded.timeoutMilliseconds = timeout
-        core.send(entry.peer, frames: forwarded.frames(id: forwardID))
+            .services, key: key, peer: instance, deadline: forwarded.deadline)
+        var call = forwarded.call
+        call.timeoutMilliseconds = max(
+            1, Int((forwarded.deadline.nanoseconds &- core.now.nanoseconds) / 1_000_000))
+        core.send(instance, frames: call.frames(id: forwardID))
+    }
+
+    /// The instance on `peer` went away (`why`) with calls in flight: an idempotent one goes to another
+    /// instance within its deadline, any other fails at once.
+    private mutating func instanceLost(
+        _ peer: [UInt8], names: Set<String>, why: String, in core: inout BrokerCore
+    ) {
+        for key in calls.keys.sorted() {
+            guard var call = calls[key], names.contains(call.service),
+                core.correlator.peer(owner: .services, key: key) == peer
+            else { continue }
+            calls[key] = nil
+            core.correlator.close(owner: .services, key: key)
+            core.registry.changeLoad(of: call.service, on: peer, by: -1)
+            if call.idempotent,
+                let next = core.registry.instanceForCall(of: call.service, excluding: Set(call.tried))
+            {
+                core.log(
+                    "\(call.service).\(call.method): its instance \(why); sent again to another instance")
+                send(&call, to: next, key: keys.next(), in: &core)
+                continue
+            }
+            let note = call.idempotent ? "; no other instance is connected" : ""
+            core.fail(
+                call.client, call.clientRequestID, .unavailable,
+                "the instance of '\(call.service)' answering \(call.method) \(why) before answering\(note)")
+        }
     }
 
     // MARK: Starts
@@ -104,7 +159,12 @@ struct ServicesFeature: BrokerFeature {
 
     /// `name` started (or gave up): the requests that waited for it go on.
     private mutating func finishStart(_ name: String, in core: inout BrokerCore) {
+        let wasStarted = core.isStarted(name)
         core.starts[name] = .started
+        // The first instance was started (by the boot or here): the others now are.
+        if !wasStarted, let entry = core.registry.entry(named: name) {
+            for instance in entry.instances.dropFirst() { startInstance(name, on: instance.peer, in: &core) }
+        }
         for (peer, id, request) in parked.removeValue(forKey: name) ?? [] {
             handle(request, from: peer, id: id, in: &core)
         }
@@ -114,6 +174,10 @@ struct ServicesFeature: BrokerFeature {
 
     mutating func answered(_ wait: Correlator.Entry, with reply: ControlReply, in core: inout BrokerCore) {
         if let call = calls.removeValue(forKey: wait.key) {
+            if let peer = wait.peer {
+                core.registry.changeLoad(of: call.service, on: peer, by: -1)
+                core.registry.countAnswer(of: call.service, on: peer)
+            }
             core.stats.recordCall(
                 service: call.service, method: call.method, nanoseconds: core.nanoseconds &- call.forwardedAt,
                 success: reply.status.isSuccess, timedOut: false)
@@ -124,6 +188,8 @@ struct ServicesFeature: BrokerFeature {
         } else if let name = starting.removeValue(forKey: wait.key) {
             if !reply.status.isSuccess { core.log("\(name) failed to start: \(reply.errorMessage)") }
             finishStart(name, in: &core)
+        } else if let name = startingInstances.removeValue(forKey: wait.key), !reply.status.isSuccess {
+            core.log("an instance of \(name) failed to start: \(reply.errorMessage)")
         }
     }
 
@@ -141,6 +207,7 @@ struct ServicesFeature: BrokerFeature {
 
     mutating func expired(_ wait: Correlator.Entry, in core: inout BrokerCore) {
         if let call = calls.removeValue(forKey: wait.key) {
+            if let peer = wait.peer { core.registry.changeLoad(of: call.service, on: peer, by: -1) }
             let message =
                 "\(call.service).\(call.method) did not answer within \(call.timeoutMilliseconds) ms"
             core.log("call timed out: \(message)")
@@ -154,6 +221,8 @@ struct ServicesFeature: BrokerFeature {
                 "\(name) did not finish starting within \(core.configuration.serviceStartTimeout.wholeMilliseconds) ms; going on"
             )
             finishStart(name, in: &core)
+        } else if let name = startingInstances.removeValue(forKey: wait.key) {
+            core.log("an instance of \(name) did not finish starting in time; going on")
         }
     }
 
@@ -171,8 +240,23 @@ struct ServicesFeature: BrokerFeature {
             }
         case .gone(let registration, let reason):
             serviceGone(registration.name, reason: reason.rawValue, in: &core)
+        case .instanceJoined(let registration, let peer, _):
+            if core.isStarted(registration.name) { startInstance(registration.name, on: peer, in: &core) }
+        case .instanceLeft(let registration, let peer, let reason, _):
+            instanceLost(peer, names: [registration.name], why: "went away (\(reason.rawValue))", in: &core)
+        case .cutOff(let peer, let names):
+            instanceLost(peer, names: Set(names), why: "lost its connection", in: &core)
         default: break
         }
+    }
+
+    /// Sends START to the instance of `name` on `peer` (one after the first, of a started service).
+    private mutating func startInstance(_ name: String, on peer: [UInt8], in core: inout BrokerCore) {
+        let key = keys.next()
+        startingInstances[key] = name
+        let id = core.correlator.open(
+            .services, key: key, peer: peer, deadline: core.deadline(core.configuration.serviceStartTimeout))
+        core.send(peer, .start(name: name), id: id)
     }
 
     /// A service left: its calls fail, its start is forgotten, what waited for it fails.
@@ -186,6 +270,10 @@ struct ServicesFeature: BrokerFeature {
         }
         for (key, service) in starting where service == name {
             starting[key] = nil
+            core.correlator.close(owner: .services, key: key)
+        }
+        for (key, service) in startingInstances where service == name {
+            startingInstances[key] = nil
             core.correlator.close(owner: .services, key: key)
         }
         core.starts[name] = nil

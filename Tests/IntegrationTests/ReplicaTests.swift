@@ -1,0 +1,139 @@
+import Foundation
+import Lifeline
+import LifelineProtocol
+import Synchronization
+import Testing
+
+@Suite("Real processes: several instances of one service", .serialized, .timeLimit(.minutes(3)))
+struct ReplicaTests {
+    static let instanceArguments = [
+        "--name", "pay", "--replicable", "--idempotent", "whoami,sleep", "--events", "com.example.paid",
+    ]
+
+    @Test("three instances of one name: listed once with their count, each on its own; calls taken in turn")
+    func instances() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        var instances: [ChildProcess] = []
+        defer { for instance in instances { instance.kill() } }
+        for _ in 0..<3 {
+            instances.append(try await broker.service("lifeline-probe", Self.instanceArguments))
+        }
+        let table = try await broker.cli(["services"])
+        #expect(table.stdout.count == 2, "one row for the name: \(table.stdout)")
+        #expect(
+            table.stdout.last?.split(separator: " ", omittingEmptySubsequences: true).prefix(2) == [
+                "pay", "3",
+            ])
+        let rows = try await broker.cli(["services", "--instances"])
+        #expect(rows.stdout.count == 4, "a row per instance: \(rows.stdout)")
+        let lookup = try await broker.cli(["lookup", "pay", "--json"])
+        let record = try ServiceRecord(json: try JSONParser.parse(lookup.output))
+        #expect(Set(record.instances.map(\.pid)) == Set(instances.map { Int($0.process.processIdentifier) }))
+
+        let client = LifelineClient(broker: broker.control)
+        var answeredBy: [Int64: Int] = [:]
+        for _ in 0..<30 {
+            let reply = try await client.call("pay", "whoami")
+            answeredBy[reply["pid"]?.intValue ?? 0, default: 0] += 1
+        }
+        #expect(answeredBy.values.sorted() == [10, 10, 10], "one call after another: each instance in turn")
+        // A differing instance is refused with the difference, and the process says so.
+        let odd = try ChildProcess(
+            "lifeline-probe",
+            [
+                "--broker", broker.control, "--name", "pay", "--replicable", "--idempotent", "whoami",
+                "--events",
+                "com.example.paid",
+            ])
+        defer { odd.kill() }
+        let refusal = try await odd.waitForLine(.stderr) { $0.contains("may not be an instance of 'pay'") }
+        #expect(refusal.contains("its idempotent methods differ: this one has no sleep"), "\(refusal)")
+        #expect(try await odd.waitForExit(seconds: 20) == 1, "a refused instance stops, saying why")
+        await client.close()
+    }
+
+    @Test(
+        "instances killed -9 in turn under a call loop and restarted: no idempotent call fails; the others are answered or fail 503 at once, none at its deadline"
+    )
+    func killedUnderCalls() async throws {
+        let kills = ChaosTests.setting("LIFELINE_REPLICA_KILLS", 6)
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let running = Mutex<[ChildProcess]>([])
+        defer { running.withLock { for instance in $0 { instance.kill() } } }
+        for _ in 0..<3 {
+            let instance = try await broker.service("lifeline-probe", Self.instanceArguments)
+            running.withLock { $0.append(instance) }
+        }
+        let client = LifelineClient(broker: broker.control)
+        let tally = ReplicaCallTally()
+        let loops = (0..<4).map { loop in
+            Task { await tally.loop(client, idempotent: loop % 2 == 0) }
+        }
+        for round in 0..<kills {
+            let answered = tally.answered
+            try await LifecycleSemanticsTests.poll(seconds: 60) { tally.answered >= answered + 20 }
+            let victim = running.withLock { $0.remove(at: round % $0.count) }
+            victim.kill(SIGKILL)
+            let restarted = try await broker.service("lifeline-probe", Self.instanceArguments)
+            running.withLock { $0.append(restarted) }
+        }
+        let answered = tally.answered
+        try await LifecycleSemanticsTests.poll(seconds: 60) { tally.answered >= answered + 20 }
+        tally.stop()
+        for loop in loops { await loop.value }
+        let result = tally.result
+        print(
+            "replicas: \(kills) instances killed -9 under 4 call loops: idempotent answered \(result.idempotent), failed \(result.idempotentFailed.count); others answered \(result.other), unavailable \(result.unavailable), other failures \(result.late.count)"
+        )
+        #expect(result.idempotentFailed.isEmpty, "\(result.idempotentFailed)")
+        #expect(result.late.isEmpty, "only 503 at once, never a deadline: \(result.late)")
+        #expect(result.idempotent > 0 && result.other > 0)
+        await client.close()
+    }
+}
+
+/// What a loop of calls to `pay` saw while its instances were killed.
+final class ReplicaCallTally: Sendable {
+    struct Result {
+        var idempotent = 0
+        var idempotentFailed: [String] = []
+        var other = 0
+        var unavailable = 0
+        var late: [String] = []
+    }
+
+    private let state = Mutex(Result())
+    private let stopped = Atomic<Bool>(false)
+
+    var result: Result { state.withLock { $0 } }
+    var answered: Int { state.withLock { $0.idempotent + $0.other } }
+    func stop() { stopped.store(true, ordering: .relaxed) }
+
+    /// Calls `sleep` (idempotent) or `spin` (not) until stopped, one after another.
+    func loop(_ client: LifelineClient, idempotent: Bool) async {
+        while !stopped.load(ordering: .relaxed) {
+            do {
+                if idempotent {
+                    _ = try await client.call("pay", "sleep", ["ms": 30], timeout: .seconds(20))
+                } else {
+                    _ = try await client.call("pay", "spin", ["ms": 5], timeout: .seconds(20))
+                }
+                state.withLock { idempotent ? ($0.idempotent += 1) : ($0.other += 1) }
+            } catch let error as LifelineError {
+                state.withLock {
+                    if idempotent {
+                        $0.idempotentFailed.append("\(error.status.rawValue) \(error.message)")
+                    } else if error.status == .unavailable {
+                        $0.unavailable += 1
+                    } else {
+                        $0.late.append("\(error.status.rawValue) \(error.message)")
+                    }
+                }
+            } catch {
+                state.withLock { $0.late.append("\(error)") }
+            }
+        }
+    }
+}
