@@ -75,6 +75,11 @@ extension Service {
                 "idempotent(\(unknown.map { "\"\($0)\"" }.joined(separator: ", "))) names no method or actor func of '\(name)'"
             )
         }
+        let unhandled = sharedEvents.subtracting(eventHandlers.keys).map(\.rawValue).sorted()
+        if !unhandled.isEmpty {
+            problems.append(
+                "shared(\(unhandled.joined(separator: ", "))) names no event '\(name)' handles")
+        }
         if isReplicable && !appFactories.isEmpty {
             problems.append(
                 "'\(name)' hosts micro-apps and cannot be replicable: a session lives in one process")

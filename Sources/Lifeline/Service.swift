@@ -63,6 +63,8 @@ public struct Service: Sendable {
     private(set) var isReplicable = false
     /// Methods (and actor funcs) a call may be sent again to another instance for (``idempotent(_:)``).
     private(set) var idempotentMethods: Set<String> = []
+    /// Events each of which goes to one instance only (``shared(_:)``).
+    private(set) var sharedEvents: Set<EventName> = []
     /// Declared boot tasks by short name (the registered name is prefixed when the service runs).
     private(set) var bootTasks: [String: BootTaskHandler] = [:]
     private(set) var startTaskDeclaration: BootTask?
@@ -322,6 +324,22 @@ public struct Service: Sendable {
         copy.idempotentMethods.formUnion(methods)
         return copy
     }
+
+    /// Delivers each of `events` (events this service handles) to **one** of its instances instead of
+    /// every one: the broker sends it to the connected instance with the fewest such events in flight,
+    /// which acknowledges it once its handler has run; when that instance dies first, another gets it
+    /// (so a handler may see an event twice: make it idempotent, or persist what it did). Events
+    /// published while no instance runs are held for the name (up to the broker's journal capacity)
+    /// and delivered when one registers. Other events go to every instance (the default). Naming an
+    /// event the service does not handle stops it from starting.
+    public func shared(_ events: EventName...) -> Service {
+        var copy = self
+        copy.sharedEvents.formUnion(events)
+        return copy
+    }
+
+    /// ``shared(_:)`` for a typed event.
+    public func shared<E: LifelineEvent>(_ type: E.Type) -> Service { shared(E.name) }
 
     /// Started only on its first lookup or call (mPaaS lazyLoading) instead of right after registering.
     public func lazy(_ lazy: Bool = true) -> Service {

@@ -14,6 +14,7 @@ package struct Broker {
     var services = ServicesFeature()
     var publishing: PublishFeature
     var dispatch = DispatchFeature()
+    var shared = SharedDeliveryFeature()
     var apps: AppsFeature
     var boot: BootFeature
     private var nextHeartbeat: MonotonicInstant
@@ -318,7 +319,13 @@ package struct Broker {
         case .hello, .register, .unregister, .heartbeat, .list, .attach:
             registry.handle(request, from: peer, id: id, in: &core)
         case .lookup, .call: services.handle(request, from: peer, id: id, in: &core)
-        case .publish, .acknowledge, .replay: publishing.handle(request, from: peer, id: id, in: &core)
+        case .acknowledge(let ack):
+            // A shared event's ACK ends its delivery; an acknowledged publish may wait for it too.
+            if ack.epoch == nil || ack.epoch == core.epoch {
+                _ = shared.acknowledged(ack, from: peer, in: &core)
+            }
+            publishing.handle(request, from: peer, id: id, in: &core)
+        case .publish, .replay: publishing.handle(request, from: peer, id: id, in: &core)
         case .dispatch: dispatch.handle(request, from: peer, id: id, in: &core)
         case .apps: apps.handle(request, from: peer, id: id, in: &core)
         case .boot: boot.handle(request, from: peer, id: id, in: &core)
@@ -371,6 +378,7 @@ package struct Broker {
         while !core.announcements.isEmpty {
             let announcement = core.announcements.removeFirst()
             services.react(to: announcement, in: &core)
+            shared.react(to: announcement, in: &core)
             publishing.react(to: announcement, in: &core)
             dispatch.react(to: announcement, in: &core)
             apps.react(to: announcement, in: &core)

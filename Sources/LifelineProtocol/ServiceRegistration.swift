@@ -34,6 +34,9 @@ package struct ServiceRegistration: Sendable, Equatable {
     /// The methods that may be sent again to another instance when the one answering died: calling
     /// them twice does no harm.
     public var idempotent: [String] = []
+    /// The events (of ``events``) each of which goes to one instance of the name only, which
+    /// acknowledges it; the others go to every instance.
+    public var shared: [EventName] = []
 
     public init(
         name: String, instance: String, pid: Int, host: String, events: [EventName], methods: [String],
@@ -93,6 +96,7 @@ package struct ServiceRegistration: Sendable, Equatable {
         // Left out when unset, so a single-instance service's messages are as they always were.
         if replicable { members["replicable"] = true }
         if !idempotent.isEmpty { members["idempotent"] = .array(idempotent.map { .string($0) }) }
+        if !shared.isEmpty { members["shared"] = .array(shared.map { .string($0.rawValue) }) }
         return .object(members)
     }
 
@@ -109,6 +113,7 @@ package struct ServiceRegistration: Sendable, Equatable {
             ("events", events.map(\.rawValue), other.events.map(\.rawValue)),
             ("methods", methods, other.methods),
             ("idempotent methods", idempotent, other.idempotent),
+            ("shared events", shared.map(\.rawValue), other.shared.map(\.rawValue)),
             ("boot tasks", bootTasks.map(\.name), other.bootTasks.map(\.name)),
         ]
         for (what, mine, theirs) in lists {
@@ -250,5 +255,13 @@ package struct ServiceRegistration: Sendable, Equatable {
             idempotent.insert(method)
         }
         self.idempotent = idempotent.sorted()
+        var shared: Set<EventName> = []
+        for value in json["shared"]?.arrayValue ?? [] {
+            guard let text = value.stringValue, self.events.contains(EventName(rawValue: text)) else {
+                throw ProtocolError(.badRequest, "REGISTER 'shared' must name events listed in 'events'")
+            }
+            shared.insert(EventName(rawValue: text))
+        }
+        self.shared = shared.sorted { $0.rawValue < $1.rawValue }
     }
 }

@@ -99,7 +99,7 @@ struct BusDeliveryTests {
         #expect(record.registration.events == [.openURL])
         #expect(
             record.registration.methods == [
-                "block", "echo", "fail", "register", "sleep", "spin", "unregister", "whoami",
+                "block", "compute", "echo", "fail", "register", "sleep", "spin", "unregister", "whoami",
             ])
 
         let missing = try await broker.cli(["lookup", "nobody"])
@@ -128,7 +128,7 @@ struct BusDeliveryTests {
         #expect(unknown.status == 1)
         #expect(
             unknown.errors.contains(
-                "service 'probe' has no method 'nope'; it answers: block, echo, fail, register, sleep, spin, unregister, whoami"
+                "service 'probe' has no method 'nope'; it answers: block, compute, echo, fail, register, sleep, spin, unregister, whoami"
             ))
         let noService = try await broker.cli(["call", "ghost", "echo"])
         #expect(noService.status == 1 && noService.errors.contains("no service named 'ghost'"))

@@ -8,6 +8,7 @@ import Testing
 struct ReplicaTests {
     static let instanceArguments = [
         "--name", "pay", "--replicable", "--idempotent", "whoami,sleep", "--events", "com.example.paid",
+        "--shared", "com.example.paid",
     ]
 
     @Test("three instances of one name: listed once with their count, each on its own; calls taken in turn")
@@ -54,35 +55,67 @@ struct ReplicaTests {
     }
 
     @Test(
-        "instances killed -9 in turn under a call loop and restarted: no idempotent call fails; the others are answered or fail 503 at once, none at its deadline"
+        "instances killed -9 in turn under a call loop and a shared event stream, and restarted: no idempotent call fails; the others are answered or fail 503 at once, none at its deadline; every shared event is handled, duplicates only where an instance died before acknowledging"
     )
     func killedUnderCalls() async throws {
         let kills = ChaosTests.setting("LIFELINE_REPLICA_KILLS", 6)
         let broker = try await BrokerProcess()
         defer { broker.process.kill() }
         let running = Mutex<[ChildProcess]>([])
+        // Every instance started, the killed ones too: their output says what they handled.
+        let started = Mutex<[ChildProcess]>([])
         defer { running.withLock { for instance in $0 { instance.kill() } } }
         for _ in 0..<3 {
             let instance = try await broker.service("lifeline-probe", Self.instanceArguments)
             running.withLock { $0.append(instance) }
+            started.withLock { $0.append(instance) }
         }
+        let stream = SharedStream(broker: broker.control)
+        let publisher = Task { await stream.run() }
         let client = LifelineClient(broker: broker.control)
         let tally = ReplicaCallTally()
         let loops = (0..<4).map { loop in
             Task { await tally.loop(client, idempotent: loop % 2 == 0) }
         }
+        // bench/replicas.sh: one kill every LIFELINE_REPLICA_INTERVAL_MS; here: after 20 more answers.
+        let interval = ChaosTests.setting("LIFELINE_REPLICA_INTERVAL_MS", 0)
         for round in 0..<kills {
             let answered = tally.answered
-            try await LifecycleSemanticsTests.poll(seconds: 60) { tally.answered >= answered + 20 }
+            if interval > 0 {
+                // The chaos script's pace, not a wait for a condition.
+                try await Task.sleep(for: .milliseconds(interval))
+            } else {
+                try await LifecycleSemanticsTests.poll(seconds: 60) { tally.answered >= answered + 20 }
+            }
             let victim = running.withLock { $0.remove(at: round % $0.count) }
             victim.kill(SIGKILL)
             let restarted = try await broker.service("lifeline-probe", Self.instanceArguments)
             running.withLock { $0.append(restarted) }
+            started.withLock { $0.append(restarted) }
         }
         let answered = tally.answered
         try await LifecycleSemanticsTests.poll(seconds: 60) { tally.answered >= answered + 20 }
         tally.stop()
         for loop in loops { await loop.value }
+        stream.stop()
+        await publisher.value
+        let published = stream.sequences
+        func handled() -> [UInt64] {
+            started.withLock { $0 }.flatMap { $0.lines() }.compactMap { line -> UInt64? in
+                guard line.hasPrefix("EVENT "),
+                    let event = try? JSONParser.parse(Array(line.dropFirst(6).utf8)),
+                    event["event"] == "com.example.paid"
+                else { return nil }
+                return event["sequence"]?.intValue.map { UInt64($0) }
+            }
+        }
+        try await LifecycleSemanticsTests.poll(seconds: 60) { Set(handled()).isSuperset(of: published) }
+        let seen = handled()
+        let duplicates = seen.count - Set(seen).count
+        print(
+            "replicas: shared stream of \(published.count) events under \(kills) kills: handled \(Set(seen).count), lost \(Set(published).subtracting(seen).count), handled twice \(duplicates)"
+        )
+        #expect(stream.failures.isEmpty, "\(stream.failures)")
         let result = tally.result
         print(
             "replicas: \(kills) instances killed -9 under 4 call loops: idempotent answered \(result.idempotent), failed \(result.idempotentFailed.count); others answered \(result.other), unavailable \(result.unavailable), other failures \(result.late.count)"
@@ -135,5 +168,35 @@ final class ReplicaCallTally: Sendable {
                 state.withLock { $0.late.append("\(error)") }
             }
         }
+    }
+}
+
+/// A stream of `com.example.paid` events, one every 5 ms, until stopped; the sequences the broker
+/// gave them.
+final class SharedStream: Sendable {
+    private let client: LifelineClient
+    private let state = Mutex<(sequences: [UInt64], failures: [String])>(([], []))
+    private let stopped = Atomic<Bool>(false)
+
+    init(broker: String) { client = LifelineClient(broker: broker) }
+
+    var sequences: [UInt64] { state.withLock { $0.sequences } }
+    var failures: [String] { state.withLock { $0.failures } }
+    func stop() { stopped.store(true, ordering: .relaxed) }
+
+    func run() async {
+        var n: Int64 = 0
+        while !stopped.load(ordering: .relaxed) {
+            n += 1
+            do {
+                let receipt = try await client.publish(
+                    "com.example.paid", ["n": .int(n)], timeout: .seconds(20))
+                state.withLock { $0.sequences.append(receipt.sequence) }
+            } catch {
+                state.withLock { $0.failures.append("\(error)") }
+            }
+            try? await Task.sleep(for: .milliseconds(5))  // a steady stream, not a flood
+        }
+        await client.close()
     }
 }

@@ -9,12 +9,13 @@ struct InstanceTests {
     static func instance(
         _ name: String, _ id: String, pid: Int = 100, methods: [String] = ["resolve", "charge"],
         idempotent: [String] = ["resolve"], replicable: Bool = true,
-        events: [EventName] = [.didEnterBackground]
+        events: [EventName] = [.didEnterBackground], shared: [EventName] = []
     ) -> JSONValue {
         var registration = ServiceRegistration(
             name: name, instance: id, pid: pid, host: "h", events: events, methods: methods, attachToken: id)
         registration.replicable = replicable
         registration.idempotent = idempotent
+        registration.shared = shared
         return registration.json
     }
 
@@ -81,6 +82,26 @@ struct InstanceTests {
         let bad = try #require(badReply)
         #expect(bad.status == .badRequest)
         #expect(bad.errorMessage == "REGISTER 'idempotent' must name methods listed in 'methods'")
+    }
+
+    @Test(
+        "with CURVE, instances join under the key that registered the name; another key's is refused as a takeover"
+    )
+    func keys() {
+        var registration = ServiceRegistration(
+            name: "pay", instance: "i1", pid: 1, host: "h", events: [], methods: ["charge"], attachToken: "t")
+        registration.replicable = true
+        var registry = ServiceRegistry()
+        #expect(registry.admit(registration, peer: [1], owner: "KEY-A", now: 0) == .added)
+        registration.instance = "i2"
+        #expect(registry.admit(registration, peer: [2], owner: "KEY-A", now: 1) == .joined(instances: 2))
+        registration.instance = "i3"
+        #expect(registry.admit(registration, peer: [3], owner: "KEY-B", now: 2) == .foreign(owner: "KEY-A"))
+        #expect(registry.entry(named: "pay")?.instances.map(\.peer) == [[1], [2]])
+        // An instance back on a new connection (a reconnect, or a new leader of a group) takes its place.
+        registration.instance = "i1"
+        #expect(registry.admit(registration, peer: [4], owner: "KEY-A", now: 3) == .renewed)
+        #expect(registry.entry(named: "pay")?.instances.map(\.peer) == [[4], [2]])
     }
 
     @Test("calls go to the instance with the fewest in flight, ties in turn")

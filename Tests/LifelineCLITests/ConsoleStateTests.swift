@@ -86,5 +86,17 @@ struct ConsoleStateTests {
         let back = view.view(
             records: [record("push", age: 100), record("url", age: 10)], stats: stats, now: 32_000)
         #expect(back.arrayValue?.map { $0["state"]?.stringValue } == ["up", "up"])
+        #expect(back.arrayValue?.first?["instances"] == [["pid": 7, "host": "vm"]], "one process: its own")
+        guard case .object(var replicated) = record("rates", age: 10) else { return }
+        replicated["instances"] = [
+            ["instance": "a", "pid": 7, "host": "vm", "inFlight": 2, "connected": true],
+            ["instance": "b", "pid": 8, "host": "vm", "inFlight": 0, "connected": false],
+        ]
+        let rows = view.view(records: [.object(replicated)], stats: nil, now: 33_000)
+        #expect(
+            rows.arrayValue?.first { $0["name"] == "rates" }?["instances"] == [
+                ["pid": 7, "host": "vm", "inFlight": 2, "connected": true],
+                ["pid": 8, "host": "vm", "inFlight": 0, "connected": false],
+            ])
     }
 }

@@ -42,6 +42,9 @@ enum ProbeOptions {
     static let idempotent = CommandLineOption.value(
         "--idempotent", "M,N,...",
         help: "methods the broker may send to another instance when the one answering goes away")
+    static let shared = CommandLineOption.value(
+        "--shared", "A,B,...",
+        help: "of its --events, those each delivered to one instance of its name only (acknowledged)")
     static let tasks = CommandLineOption.value(
         "--tasks", "JSON",
         help:
@@ -49,7 +52,7 @@ enum ProbeOptions {
     )
     static let all = [
         events, priority, stepDeadline, answer, rewrite, completion, delayMs, fail, journal, apps, lazy,
-        replicable, idempotent, tasks,
+        replicable, idempotent, shared, tasks,
     ]
 }
 
@@ -57,8 +60,9 @@ let about = """
     A configurable service for tests and experiments.
 
     methods: echo (returns its body), sleep {"ms": N} (answers after N ms), spin {"ms": N} (awaits once,
-             then computes for N ms without suspending), block {"ms": N} (inline: holds the socket
-             thread for N ms, as a blocking synchronous handler would),
+             then computes for N ms without suspending), compute {"ms": N} (inline: computes for N ms
+             on the socket thread, one call at a time per process), block {"ms": N} (inline: holds
+             the socket thread for N ms, as a blocking synchronous handler would),
              fail {"status": N, "message": "..."} (answers with that error), whoami,
              register {"name": N, "lazy": bool} (registers service N, answering echo and whoami, at run
              time), unregister {"name": N}
@@ -75,6 +79,7 @@ var hostedApps: [String] = []
 var lazy = false
 var replicable = false
 var idempotent: [String] = []
+var sharedEvents: [EventName] = []
 var tasks: [JSONValue] = []
 do {
     for name in (try arguments.option(ProbeOptions.events) ?? "").split(separator: ",") {
@@ -99,6 +104,9 @@ do {
     lazy = arguments.flag(ProbeOptions.lazy)
     replicable = arguments.flag(ProbeOptions.replicable)
     idempotent = (try arguments.option(ProbeOptions.idempotent) ?? "").split(separator: ",").map(String.init)
+    for name in (try arguments.option(ProbeOptions.shared) ?? "").split(separator: ",") {
+        sharedEvents.append(try EventCatalog.validateName(String(name)))
+    }
     if let text = try arguments.option(ProbeOptions.tasks) {
         do { tasks = try JSONParser.parse(text).arrayValue ?? [] } catch {
             throw UsageError("--tasks is not a JSON array: \(error)")
@@ -207,6 +215,7 @@ for task in tasks {
     }
 }
 for method in idempotent { service = service.idempotent(method) }
+for event in sharedEvents { service = service.shared(event) }
 await service
     .lazy(lazy)
     .replicable(replicable)
@@ -226,6 +235,14 @@ await service
         var rounds: Int64 = 0
         while clock.now < until { rounds &+= 1 }  // CPU work that never suspends
         return ["spun": .int(milliseconds), "rounds": .int(rounds)]
+    }
+    .methodInline("compute") { request in
+        let milliseconds = request.body["ms"]?.intValue ?? 0
+        let clock = ContinuousClock()
+        let until = clock.now + .milliseconds(milliseconds)
+        var rounds: Int64 = 0
+        while clock.now < until { rounds &+= 1 }  // CPU work, one call at a time per process
+        return ["computed": .int(milliseconds), "rounds": .int(rounds)]
     }
     .methodInline("block") { request in
         let milliseconds = request.body["ms"]?.intValue ?? 0

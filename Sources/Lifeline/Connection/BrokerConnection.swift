@@ -138,6 +138,9 @@ package struct BrokerConnection {
                 default:
                     lose("the broker disconnected us (\(reason))", retryAt: now, now: now, into: &effects)
                 }
+            case .event(let message) where message.header.flags & 2 != 0:
+                // A shared event: this instance's alone, off the bus and outside its cursors.
+                effects.append(.deliver(.event(message, receivedAt: now, replayed: false)))
             case .event(let message): replayed(message, into: &effects)
             case .call(let call):
                 repeatedCalls.remember(frames[...], request: request, decoded: .call(call))

@@ -95,11 +95,12 @@ public final class ServiceRunner: Sendable {
         registration.description = await service.describedWithActor()
         registration.replicable = service.isReplicable
         registration.idempotent = service.idempotentMethods.sorted()
+        registration.shared = service.sharedEvents.sorted { $0.rawValue < $1.rawValue }
         registered.withLock { [registration] in $0 = registration }
         let drops = DropCounter()
         var configuration = ConnectionConfiguration(
             brokerEndpoint: options.broker, registration: registration,
-            subscriptions: .events(service.events),
+            subscriptions: .events(service.events.filter { !service.sharedEvents.contains($0) }),
             token: instance)
         configuration.credentials = options.credentials
         configuration.droppedEvents = { drops.dropped }

@@ -24,6 +24,8 @@ enum Announcement {
     /// The connection of `peer` closed: the instances on it get no more calls, and the calls they
     /// were answering are sent elsewhere (idempotent) or fail at once.
     case cutOff(peer: [UInt8], names: [String])
+    /// An event was published that `names` receive `shared` (one instance of each).
+    case sharedEvent(BusMessage, names: Set<String>)
     /// didFinishLaunching or didBecomeActive took effect (published, or dispatched without ending the
     /// launch early), with the event's payload.
     case launched(EventName, payload: JSONValue, by: String)

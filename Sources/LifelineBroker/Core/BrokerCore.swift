@@ -60,6 +60,8 @@ struct BrokerCore {
     var rejoining: (since: MonotonicInstant, until: MonotonicInstant)?
     /// What the step tells the features, in order.
     var announcements: [Announcement] = []
+    /// The names each event goes to `shared` (one instance each), kept by `SharedDeliveryFeature`.
+    var sharedRoutes: [EventName: Set<String>] = [:]
 
     init(
         configuration: BrokerConfiguration, identity: BrokerIdentity, busEndpoints: [String],
@@ -198,6 +200,9 @@ struct BrokerCore {
             }
         }
         output.append(.publish(message))
+        if !sharedRoutes.isEmpty, let names = sharedRoutes[name] {
+            announce(.sharedEvent(message, names: names))
+        }
         return header
     }
 

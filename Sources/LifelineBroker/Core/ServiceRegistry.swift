@@ -18,8 +18,11 @@ struct ServiceRegistry {
         /// The name's registration: its first instance's. Every instance shares what the name
         /// declares (``ServiceRegistration/difference(from:)``).
         var registration: ServiceRegistration { instances[0].registration }
-        /// The first instance's connection: where dispatch steps, START, BOOT and APP go.
+        /// The first instance's connection.
         var peer: [UInt8] { instances[0].peer }
+        /// Where what goes to one instance of the name (dispatch steps, START, BOOT) is sent: the
+        /// first instance whose connection is open (the first, when none is).
+        var servingPeer: [UInt8] { (instances.first { $0.connected } ?? instances[0]).peer }
         var lastSeen: UInt64 { instances.lazy.map(\.lastSeen).max() ?? 0 }
         var dropped: UInt64 { instances.reduce(0) { $0 &+ $1.dropped } }
         var queued: UInt64 { instances.reduce(0) { $0 &+ $1.queued } }

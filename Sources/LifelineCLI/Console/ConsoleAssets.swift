@@ -26,7 +26,7 @@ enum ConsoleAssets {
         <main>
           <section id="services-panel" class="wide">
             <h2>Services <small id="services-count"></small></h2>
-            <table id="services"><thead><tr><th>name</th><th>state</th><th>pid</th><th>host</th><th>events</th>
+            <table id="services"><thead><tr><th>name</th><th>state</th><th>instances</th><th>pid</th><th>host</th><th>events</th>
               <th>methods</th><th>uptime</th><th>heartbeat</th><th>handled</th><th>dropped</th></tr></thead><tbody></tbody></table>
             <p id="services-note" class="muted"></p>
             <h3>Calls by method</h3>

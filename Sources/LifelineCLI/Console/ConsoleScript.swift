@@ -77,6 +77,9 @@ extension ConsoleAssets {
           $("services-count").textContent = up + " registered" + (up === services.length ? "" : ", " + (services.length - up) + " gone");
           replaceRows($("services"), services.map((s) => el("tr", { "data-name": s.name, "data-state": s.state },
             cell(s.name), cell(s.state === "gone" ? "gone " + duration(s.goneForMs) + " ago" : s.state, "state"),
+            el("td", { class: "num", title: (s.instances || []).map((i) => "pid " + i.pid + " on " + i.host +
+              (i.inFlight === undefined ? "" : ": " + i.inFlight + " in flight") +
+              (i.connected === false ? ", connection closed" : "")).join("\n") }, String((s.instances || []).length)),
             cell(s.pid, "num"), cell(s.host),
             el("td", { class: "list", title: (s.events || []).join("\n") }, list(s.events, 3)),
             el("td", { class: "list", title: (s.methods || []).join("\n") }, list(s.methods, 3)),

@@ -18,7 +18,17 @@ struct ServicesView {
             let interval = record["heartbeat"]?["intervalMs"]?.intValue ?? 1000
             let age = record["lastHeartbeatMsAgo"]?.intValue ?? 0
             let service = stats?["services"]?[name]
+            // A replicable name's processes, each with its calls in flight; one process otherwise.
+            let instances =
+                record["instances"]?.arrayValue?.map { instance -> JSONValue in
+                    [
+                        "pid": instance["pid"] ?? .null, "host": instance["host"] ?? .null,
+                        "inFlight": instance["inFlight"] ?? .int(0),
+                        "connected": instance["connected"] ?? true,
+                    ]
+                } ?? [["pid": record["pid"] ?? .null, "host": record["host"] ?? .null]]
             rows[name] = [
+                "instances": .array(instances),
                 "name": .string(name), "pid": record["pid"] ?? .null, "host": record["host"] ?? .null,
                 "events": record["events"] ?? .array([]), "methods": record["methods"] ?? .array([]),
                 "uptimeMs": record["uptimeMs"] ?? .null, "heartbeatAgeMs": .int(age),

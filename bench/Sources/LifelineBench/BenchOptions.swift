@@ -55,6 +55,12 @@ enum BenchOptions {
     static let server = CommandLineOption.value(
         "--server", "HOST:PORT", help: "the NATS or Redis server (a path for Redis's Unix socket)")
 
+    static let seconds = CommandLineOption.value("--seconds", "S", help: "length of each round (default 5)")
+    static let callers = CommandLineOption.value(
+        "--callers", "N", help: "threads calling at once (default 4)")
+    static let work = CommandLineOption.value(
+        "--work-ms", "MS", help: "milliseconds of CPU per call (default 2)")
+
     static let before = CommandLineOption.value(
         "--before", "DIR", help: "a run of the earlier revision (repeat for each run)")
     static let after = CommandLineOption.value(
@@ -67,6 +73,7 @@ enum BenchOptions {
             [quick, durable, output, only, transports, noCurve, group, samples, rounds, fanouts, sizes]
         case "blast": [broker, count, window, noReply, batch, posts, event, rate]
         case "micro": [iterations]
+        case "replicas": [rounds, seconds, callers, work]
         case "compare": [before, after]
         case "service": [index, ack, events, poolEvents, typedEvents] + ServiceRunner.Options.declared
         case "proxy": [kind, frontend, backend]

@@ -10,6 +10,7 @@ let shownRole = BenchOptions.declared(for: role).isEmpty ? "run" : role
 let usage = """
     usage: lifeline-bench run [options]
            lifeline-bench blast|micro [options]
+           lifeline-bench replicas [options]   (bench/replicas.sh: calls/s of 1 and 2 instances)
            lifeline-bench compare --before DIR ... --after DIR ...   (bench/compare.sh)
            lifeline-bench service|proxy|subscriber|echo|worker ...   (started by 'run')
 
@@ -94,6 +95,14 @@ do {
         {
             Console.out(String(format: "%9.0f ns  %@", nanoseconds, name))
         }
+    case "replicas":
+        let rounds = try arguments.integer(BenchOptions.rounds, in: 1...100) ?? 3
+        let seconds = try arguments.integer(BenchOptions.seconds, in: 1...600) ?? 5
+        let callers = try arguments.integer(BenchOptions.callers, in: 1...64) ?? 4
+        let work = try arguments.integer(BenchOptions.work, in: 1...1000) ?? 2
+        try arguments.finish()
+        let results = try Replicas.run(rounds: rounds, seconds: Double(seconds), callers: callers, work: work)
+        Console.out(Replicas.summary(results))
     case "compare":
         let before = try arguments.options(BenchOptions.before)
         let after = try arguments.options(BenchOptions.after)

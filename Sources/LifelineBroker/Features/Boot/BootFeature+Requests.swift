@@ -82,10 +82,10 @@ extension BootFeature {
         let key = keys.next()
         onDemandRuns[key] = (peer, id, task)
         let forward = core.correlator.open(
-            .boot, key: key, peer: entry.peer, deadline: core.deadline(task.deadlineMilliseconds))
+            .boot, key: key, peer: entry.servingPeer, deadline: core.deadline(task.deadlineMilliseconds))
         let run = BootTaskRun(
             task: name, kind: task.kind, condition: task.condition, launchOptions: .emptyObject)
-        core.send(entry.peer, .boot(run), id: forward)
+        core.send(entry.servingPeer, .boot(run), id: forward)
     }
 
     /// The answer to a task run on demand outside a boot; false when `wait` is not one.

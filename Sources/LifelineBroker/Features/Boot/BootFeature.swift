@@ -199,11 +199,11 @@ struct BootFeature: BrokerFeature {
             if task.kind == .start && core.starts[task.service] == nil {
                 core.starts[task.service] = .starting
             }
-            let id = core.correlator.open(.boot, key: key, peer: entry.peer, deadline: deadline)
+            let id = core.correlator.open(.boot, key: key, peer: entry.servingPeer, deadline: deadline)
             let run = BootTaskRun(
                 task: task.name, kind: task.kind, condition: task.condition,
                 launchOptions: boot?.launchOptions ?? .emptyObject)
-            core.send(entry.peer, .boot(run), id: id)
+            core.send(entry.servingPeer, .boot(run), id: id)
         }
     }
 

@@ -100,12 +100,12 @@ struct DispatchFeature: BrokerFeature {
                 dispatch: dispatch.id, phase: phase, step: step, service: target.service, startedAt: core.now,
                 timeoutMilliseconds: target.timeoutMilliseconds))
         let offerID = core.correlator.open(
-            .dispatch, key: key, peer: entry.peer, deadline: core.deadline(target.timeoutMilliseconds))
+            .dispatch, key: key, peer: entry.servingPeer, deadline: core.deadline(target.timeoutMilliseconds))
         let offer = DispatchOffer(
             event: phaseInfo.event, dispatch: dispatch.id, step: step,
             timeoutMilliseconds: target.timeoutMilliseconds, mode: phaseInfo.mode,
             completion: dispatch.descriptor?.completion, payload: dispatch.payload)
-        core.send(entry.peer, .offer(offer), id: offerID)
+        core.send(entry.servingPeer, .offer(offer), id: offerID)
     }
 
     /// A service answered an OFFER.

@@ -14,6 +14,8 @@ struct PendingAcknowledgements {
         var expected: [String: Set<[UInt8]>]
         /// Names of which an instance acknowledged the event already.
         var answered: Set<String> = []
+        /// Names that get the event `shared`: the one instance it went to answers for the name.
+        var anyOf: Set<String> = []
         /// The reply, filled in as acknowledgements arrive.
         var receipt: PublishReceipt
         /// The publisher's id, and the repeats of the publication that wait with it.
@@ -32,7 +34,16 @@ struct PendingAcknowledgements {
 
     /// Records an acknowledgement; returns the entry when it is complete.
     mutating func acknowledge(sequence: UInt64, service: String, peer: [UInt8], error: String?) -> Waiting? {
-        guard var entry = waiting[sequence], entry.expected[service]?.remove(peer) != nil else { return nil }
+        guard var entry = waiting[sequence] else { return nil }
+        if entry.anyOf.remove(service) != nil {
+            if let error {
+                entry.receipt.failed.append(.init(service: service, error: error))
+            } else {
+                entry.receipt.acknowledged?.append(service)
+            }
+            return settle(entry)
+        }
+        guard entry.expected[service]?.remove(peer) != nil else { return nil }
         if let error {
             // The first failure of any instance is the name's answer.
             entry.expected[service] = nil
@@ -70,8 +81,10 @@ struct PendingAcknowledgements {
     /// `service` is gone: every event waiting on it counts it as missing. Returns completed entries.
     mutating func serviceGone(_ service: String, reason: String) -> [Waiting] {
         var done: [Waiting] = []
-        for (_, var entry) in waiting.sorted(by: { $0.key < $1.key }) where entry.expected[service] != nil {
+        for (_, var entry) in waiting.sorted(by: { $0.key < $1.key })
+        where entry.expected[service] != nil || entry.anyOf.contains(service) {
             entry.expected[service] = nil
+            entry.anyOf.remove(service)
             entry.receipt.missing.append(.init(service: service, reason: reason))
             if let complete = settle(entry) { done.append(complete) }
         }
@@ -81,16 +94,17 @@ struct PendingAcknowledgements {
     /// The entry of `sequence`, its deadline passed: the silent subscribers are marked missing.
     mutating func expire(sequence: UInt64) -> Waiting? {
         guard var entry = waiting.removeValue(forKey: sequence) else { return nil }
-        for service in entry.expected.keys.sorted() {
+        for service in Set(entry.expected.keys).union(entry.anyOf).sorted() {
             entry.receipt.missing.append(
                 .init(service: service, reason: "no acknowledgement within \(entry.timeoutMilliseconds) ms"))
         }
         entry.expected.removeAll()
+        entry.anyOf.removeAll()
         return entry
     }
 
     private mutating func settle(_ entry: Waiting) -> Waiting? {
-        if entry.expected.isEmpty {
+        if entry.expected.isEmpty && entry.anyOf.isEmpty {
             waiting[entry.receipt.sequence] = nil
             return entry
         }

@@ -137,9 +137,11 @@ struct PublishFeature: BrokerFeature {
                         .publish, key: header.sequence, peer: nil, deadline: core.deadline(timeout)),
                 timeoutMilliseconds: timeout,
                 expected: Dictionary(
-                    uniqueKeysWithValues: handlers.map {
+                    uniqueKeysWithValues: handlers.filter { !$0.registration.shared.contains(name) }.map {
                         ($0.registration.name, Set($0.instances.map(\.peer)))
                     }),
+                anyOf: Set(
+                    handlers.filter { $0.registration.shared.contains(name) }.map(\.registration.name)),
                 receipt: receipt, publishID: request.publishID)
             if let publishID = request.publishID {
                 recent.record(publishID, .waiting(sequence: header.sequence))

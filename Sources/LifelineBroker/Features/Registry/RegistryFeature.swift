@@ -217,7 +217,9 @@ struct RegistryFeature: BrokerFeature {
             let plan = Replay.plan(after: resume.sequence, epoch: resume.epoch, in: core)
             snapshot.gap = plan.gap
             if let after = plan.replayAfter {
-                let events = Replay.send(after: after, names: Set(registration.events), to: peer, in: &core)
+                // Shared events are not replayed: the name's own queue holds what its instances missed.
+                let names = Set(registration.events).subtracting(registration.shared)
+                let events = Replay.send(after: after, names: names, to: peer, in: &core)
                 snapshot.replayed = events
                 if events > 0 {
                     core.log(

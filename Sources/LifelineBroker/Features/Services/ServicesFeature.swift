@@ -152,9 +152,9 @@ struct ServicesFeature: BrokerFeature {
         let key = keys.next()
         starting[key] = name
         let id = core.correlator.open(
-            .services, key: key, peer: entry.peer,
+            .services, key: key, peer: entry.servingPeer,
             deadline: core.deadline(core.configuration.serviceStartTimeout))
-        core.send(entry.peer, .start(name: name), id: id)
+        core.send(entry.servingPeer, .start(name: name), id: id)
     }
 
     /// `name` started (or gave up): the requests that waited for it go on.
