@@ -129,24 +129,29 @@ struct PublishFeature: BrokerFeature {
             let handlers = core.registry.handlers(of: name)
             receipt.subscribers = handlers.count
             receipt.acknowledged = []
-            let entry = PendingAcknowledgements.Waiting(
-                client: peer, requestID: id,
-                wait: handlers.isEmpty
-                    ? []
-                    : core.correlator.open(
-                        .publish, key: header.sequence, peer: nil, deadline: core.deadline(timeout)),
-                timeoutMilliseconds: timeout,
+            // An instance whose connection closed will not acknowledge: a name with none connected
+            // is missing at once.
+            let each = handlers.filter { !$0.registration.shared.contains(name) }
+            let cutOff = each.filter { !$0.instances.contains(where: \.connected) }.map(\.registration.name)
+            receipt.missing = cutOff.sorted().map { .init(service: $0, reason: Self.lostConnection) }
+            var entry = PendingAcknowledgements.Waiting(
+                client: peer, requestID: id, wait: [], timeoutMilliseconds: timeout,
                 expected: Dictionary(
-                    uniqueKeysWithValues: handlers.filter { !$0.registration.shared.contains(name) }.map {
-                        ($0.registration.name, Set($0.instances.map(\.peer)))
+                    uniqueKeysWithValues: each.filter { !cutOff.contains($0.registration.name) }.map {
+                        ($0.registration.name, Set($0.instances.filter(\.connected).map(\.peer)))
                     }),
                 anyOf: Set(
                     handlers.filter { $0.registration.shared.contains(name) }.map(\.registration.name)),
                 receipt: receipt, publishID: request.publishID)
+            let waits = !entry.expected.isEmpty || !entry.anyOf.isEmpty
+            if waits {
+                entry.wait = core.correlator.open(
+                    .publish, key: header.sequence, peer: nil, deadline: core.deadline(timeout))
+            }
             if let publishID = request.publishID {
                 recent.record(publishID, .waiting(sequence: header.sequence))
             }
-            if handlers.isEmpty {
+            if !waits {
                 complete(entry, in: &core)
             } else {
                 acknowledgements.add(entry)
@@ -226,6 +231,8 @@ struct PublishFeature: BrokerFeature {
         if let entry = acknowledgements.expire(sequence: wait.key) { complete(entry, in: &core) }
     }
 
+    static let lostConnection = "service lost its connection before acknowledging"
+
     mutating func react(to announcement: Announcement, in core: inout BrokerCore) {
         let done: [PendingAcknowledgements.Waiting]
         switch announcement {
@@ -235,6 +242,10 @@ struct PublishFeature: BrokerFeature {
         case .instanceLeft(let registration, let peer, let reason, _):
             done = acknowledgements.instanceGone(
                 registration.name, peer: peer, reason: "service \(reason.rawValue) before acknowledging")
+        case .cutOff(let peer, let names):
+            done = names.flatMap {
+                acknowledgements.instanceGone($0, peer: peer, reason: Self.lostConnection)
+            }
         default: return
         }
         for entry in done { complete(entry, in: &core) }
