@@ -209,7 +209,8 @@ package struct Broker {
             broker.core.journal.trim(now: now.nanoseconds)
             if now >= broker.nextHeartbeat {
                 let heartbeat = Self.heartbeatFrames
-                for peer in broker.core.registry.peers {
+                let closed = broker.core.registry.cutOffPeers
+                for peer in broker.core.registry.peers where closed.isEmpty || !closed.contains(peer) {
                     broker.core.output.append(.send(peer: peer, frames: heartbeat))
                 }
                 broker.nextHeartbeat =

@@ -78,6 +78,8 @@ struct ServiceRegistry {
     private var registrations: UInt64 = 0
     /// Per name, how many calls it has balanced: ties between instances go round.
     private var turns: [String: Int] = [:]
+    /// Peers whose connection closed while they still serve names (until those expire or move).
+    private(set) var cutOffPeers: Set<[UInt8]> = []
 
     var count: Int { entries.count }
     var isEmpty: Bool { entries.isEmpty }
@@ -212,7 +214,10 @@ struct ServiceRegistry {
 
     private mutating func detach(name: String, from peer: [UInt8]) {
         namesByPeer[peer]?.remove(name)
-        if namesByPeer[peer]?.isEmpty == true { namesByPeer[peer] = nil }
+        if namesByPeer[peer]?.isEmpty == true {
+            namesByPeer[peer] = nil
+            cutOffPeers.remove(peer)
+        }
     }
 
     /// Records what `peer`'s heartbeat says of its handlers: dropped, queued, run per event, and
@@ -289,6 +294,7 @@ struct ServiceRegistry {
     /// Marks every instance on `peer` cut off (its connection closed); returns the names it serves.
     mutating func disconnect(peer: [UInt8]) -> [String] {
         let names = (namesByPeer[peer] ?? []).sorted()
+        if !names.isEmpty { cutOffPeers.insert(peer) }
         for name in names {
             guard let index = entries[name]?.index(of: peer) else { continue }
             entries[name]?.instances[index].connected = false
