@@ -184,7 +184,11 @@ package struct Broker {
         step(now, into: &output) { broker in
             for peer in peers.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
                 let names = broker.core.registry.disconnect(peer: peer)
-                if !names.isEmpty { broker.core.announce(.cutOff(peer: peer, names: names)) }
+                guard !names.isEmpty else { continue }
+                broker.core.log(
+                    "\(broker.core.peerName(peer)): its connection has closed; nothing is sent to it until it registers again or its names expire"
+                )
+                broker.core.announce(.cutOff(peer: peer, names: names))
             }
         }
     }
