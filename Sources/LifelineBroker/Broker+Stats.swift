@@ -40,7 +40,7 @@ extension Broker {
                 "dispatchSteps": .int(Int64(stats.dispatchSteps[name] ?? 0)),
                 "methods": .object(methods),
             ]
-            if let figures = shared.report[name] { record["shared"] = figures }
+            if let figures = shared.figures(of: name, in: core) { record["shared"] = figures }
             if let entry, entry.registration.replicable {
                 record["instances"] = .array(
                     entry.instances.map { instance in

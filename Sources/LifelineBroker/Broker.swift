@@ -68,11 +68,14 @@ package struct Broker {
             startupNotes.append(
                 "restored \(core.journal.count) journal event(s); epoch \(epoch) goes on after #\(core.sequence)"
             )
+            let owed = shared.restore(records, in: &core)
+            if owed.names > 0 {
+                startupNotes.append(
+                    "restored the shared-event position of \(owed.names) service name(s): \(owed.events) event(s) wait for their instances"
+                )
+            }
         }
-        if core.durable {
-            core.output.append(
-                .rewriteJournal(core.journal.records(epoch: core.epoch).flatMap { $0.encoded() }))
-        }
+        if core.durable { core.output.append(.rewriteJournal(core.journalRecords())) }
         boot = BootFeature(phases: configuration.bootPhases, bootState: bootState)
         if let lifecycle {
             if let state = lifecycle["state"]?.stringValue.flatMap(LifecycleState.init(rawValue:)) {

@@ -125,6 +125,70 @@ struct ReplicaTests {
         #expect(result.idempotent > 0 && result.other > 0)
         await client.close()
     }
+    @Test(
+        "the broker killed -9 twice under a shared event stream and restarted on its state directory: every acknowledged shared event handled, none lost"
+    )
+    func brokerRestarts() async throws {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-state-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: state) }
+        let brokerArguments = ["--state-dir", state.path]
+        var broker = try await BrokerProcess(brokerArguments)
+        let (control, bus) = (broker.control, broker.bus)
+        var instances: [ChildProcess] = []
+        defer { for instance in instances { instance.kill() } }
+        for _ in 0..<2 {
+            instances.append(try await broker.service("lifeline-probe", Self.instanceArguments))
+        }
+        let stream = SharedStream(broker: control)
+        let publisher = Task { await stream.run() }
+        /// Waits for 100 more publications; says what the stream and the broker said if none come.
+        func hundredMore() async throws {
+            let before = stream.sequences.count
+            do {
+                try await LifecycleSemanticsTests.poll(seconds: 60) { stream.sequences.count >= before + 100 }
+            } catch {
+                Issue.record(
+                    "\(stream.sequences.count - before) publications in 60 s; failures \(stream.failures.suffix(3)); broker: \(broker.process.lines(.stderr).suffix(20))"
+                )
+                throw error
+            }
+        }
+        for _ in 0..<2 {
+            try await hundredMore()
+            broker.process.kill(SIGKILL)
+            _ = try await broker.process.waitForExit()
+            broker = try await BrokerProcess(control: control, bus: bus, brokerArguments)
+            try await broker.process.waitForLine(.stderr) {
+                $0.contains("restored the shared-event position")
+            }
+        }
+        try await hundredMore()
+        stream.stop()
+        await publisher.value
+        defer { broker.process.kill() }
+        let published = Set(stream.sequences)
+        func handled() -> [UInt64] {
+            instances.flatMap { $0.lines() }.compactMap { line -> UInt64? in
+                guard line.hasPrefix("EVENT "),
+                    let event = try? JSONParser.parse(Array(line.dropFirst(6).utf8)),
+                    event["event"] == "com.example.paid"
+                else { return nil }
+                return event["sequence"]?.intValue.map { UInt64($0) }
+            }
+        }
+        do {
+            try await LifecycleSemanticsTests.poll(seconds: 60) { Set(handled()).isSuperset(of: published) }
+        } catch {
+            Issue.record("never handled: \(published.subtracting(handled()).sorted().prefix(20))")
+            throw error
+        }
+        let seen = handled()
+        print(
+            "replicas: shared stream of \(published.count) events, broker killed twice: handled \(Set(seen).count), lost \(published.subtracting(seen).count), handled twice \(seen.count - Set(seen).count)"
+        )
+        #expect(stream.failures.isEmpty, "\(stream.failures)")
+    }
 }
 
 /// What a loop of calls to `pay` saw while its instances were killed.

@@ -106,4 +106,61 @@ struct SharedDeliveryTests {
             bad.status == .badRequest
                 && bad.errorMessage == "REGISTER 'shared' must name events listed in 'events'")
     }
+
+    @Test(
+        "a restarted broker owes each name the shared events it had not acknowledged, held before an instance joins"
+    )
+    func durablePosition() throws {
+        var outputs: [[BrokerOutput]] = []
+        var first = BrokerHarness { $0.stateDirectory = "/state" }
+        outputs.append(first.core.takeStartupOutput())
+        InstanceTests.join(&first, "p1", Self.instance("i1"))
+        outputs.append(first.output)
+        var sent: [UInt64] = []
+        for event: EventName in ["app.paid", "app.paid", "app.seen", "app.paid", "app.paid"] {
+            first.request("pub", .publish, ["event": .string(event.rawValue)])
+            outputs.append(first.output)
+            sent += Self.shared(to: "p1", first)
+        }
+        let declaredAt = try #require(sent.first) - 1
+        #expect(sent.count == 4)
+        guard sent.count == 4 else { return }
+        for sequence in [sent[0], sent[2]] {
+            Self.ack(&first, "p1", sequence)
+            outputs.append(first.output)
+        }
+
+        var second = BrokerHarness.restarted(journal: DurableJournalTests.file(of: outputs))
+        #expect(
+            second.core.startupNotes.last
+                == "restored the shared-event position of 1 service name(s): 2 event(s) wait for their instances"
+        )
+        outputs = [second.core.takeStartupOutput()]
+        let late = try #require(
+            second.request("pub", .publish, ["event": "app.paid"])?.json()["sequence"]?.intValue)
+        outputs.append(second.output)
+        InstanceTests.join(&second, "p2", Self.instance("i2"))
+        outputs.append(second.output)
+        #expect(
+            Self.shared(to: "p2", second) == [sent[1], sent[3], UInt64(late)],
+            "owed, and the one published before it joined")
+        Self.ack(&second, "p2", sent[3])
+        outputs.append(second.output)
+
+        // Its rewritten journal (the startup rewrite, then records) says the same.
+        var third = BrokerHarness.restarted(journal: DurableJournalTests.file(of: outputs))
+        InstanceTests.join(&third, "p3", Self.instance("i3"))
+        #expect(Self.shared(to: "p3", third) == [sent[1], UInt64(late)])
+        let rewritten = JournalRecord.decodeAll(
+            DurableJournalTests.file(of: [third.core.takeStartupOutput()]))
+        let cursor = rewritten.records.compactMap { record -> SharedCursor? in
+            if case .sharedCursor(let cursor) = record { cursor } else { nil }
+        }
+        #expect(
+            cursor == [
+                SharedCursor(
+                    name: "pay", after: sent[1] - 1, since: ["app.paid": declaredAt],
+                    handled: [sent[2], sent[3]])
+            ])
+    }
 }

@@ -62,6 +62,8 @@ struct BrokerCore {
     var announcements: [Announcement] = []
     /// The names each event goes to `shared` (one instance each), kept by `SharedDeliveryFeature`.
     var sharedRoutes: [EventName: Set<String>] = [:]
+    /// Each name's `shared` events waiting and in flight, and its position in them.
+    var sharedQueues: [String: SharedQueue] = [:]
 
     init(
         configuration: BrokerConfiguration, identity: BrokerIdentity, busEndpoints: [String],
@@ -90,6 +92,7 @@ struct BrokerCore {
             switch record {
             case .event(let message, _, _, _): restored = message.header.epoch
             case .topics(_, let epoch, _): restored = epoch
+            case .sharedCursor, .sharedHandled: break
             }
         }
         guard let restored else { return nil }
@@ -193,17 +196,38 @@ struct BrokerCore {
                     JournalRecord.event(
                         message, publishID: publishID, subscribers: subscribers, batch: batch
                     ).encoded()))
-            recordsSinceRewrite += 1
-            if recordsSinceRewrite > 2 * journal.capacity + 1024 {
-                recordsSinceRewrite = 0
-                output.append(.rewriteJournal(journal.records(epoch: epoch).flatMap { $0.encoded() }))
-            }
+            countRecord()
         }
         output.append(.publish(message))
         if !sharedRoutes.isEmpty, let names = sharedRoutes[name] {
             announce(.sharedEvent(message, names: names))
         }
         return header
+    }
+
+    /// Appends `record` to the durable journal, when there is one.
+    mutating func journalRecord(_ record: JournalRecord) {
+        guard durable else { return }
+        output.append(.record(record.encoded()))
+        countRecord()
+    }
+
+    /// Rewrites the durable journal once it holds twice what it must (and 1024 records more).
+    private mutating func countRecord() {
+        recordsSinceRewrite += 1
+        if recordsSinceRewrite > 2 * journal.capacity + 1024 {
+            recordsSinceRewrite = 0
+            output.append(.rewriteJournal(journalRecords()))
+        }
+    }
+
+    /// Everything the durable journal must hold, encoded: the events and topic positions, then each
+    /// name's position in its shared events.
+    func journalRecords() -> [UInt8] {
+        let cursors = sharedQueues.sorted { $0.key < $1.key }.map {
+            JournalRecord.sharedCursor($1.cursor(name: $0))
+        }
+        return (journal.records(epoch: epoch) + cursors).flatMap { $0.encoded() }
     }
 
     /// Publishes an event only the broker may publish.

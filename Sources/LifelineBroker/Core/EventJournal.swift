@@ -96,6 +96,7 @@ struct EventJournal {
                 append(
                     message, now: age < now ? now &- age : 0, publishID: publishID, subscribers: subscribers,
                     batch: batch)
+            case .sharedCursor, .sharedHandled: break
             }
         }
         lastSequence = max(lastSequence, topics.values.map(\.sequence).max() ?? 0)

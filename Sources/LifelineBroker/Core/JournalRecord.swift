@@ -3,11 +3,15 @@ import LifelineProtocol
 /// What the durable journal keeps: the published events, with the publisher's id and subscriber
 /// count of each (so that a repeat after a restart is still answered once), and the epoch, the last
 /// sequence and the topic positions of every event name (so that numbers never restart, even when
-/// no event is left).
+/// no event is left); and where each service name stands in its `shared` events.
 enum JournalRecord: Sendable, Equatable {
     /// `batch`: with a `publishID`, how many events the publication had (this is its last).
     case event(BusMessage, publishID: String?, subscribers: Int, batch: Int = 1)
     case topics([EventName: EventJournal.TopicState], epoch: UInt64, sequence: UInt64)
+    /// A name's whole position in its shared events (it declared them, or the journal was rewritten).
+    case sharedCursor(SharedCursor)
+    /// One shared event of `name` is done (an instance acknowledged it, or it was dropped).
+    case sharedHandled(name: String, sequence: UInt64)
 
     /// The record as bytes: a 4-byte big-endian length, then a kind byte and the fields.
     func encoded() -> [UInt8] {
@@ -31,6 +35,21 @@ enum JournalRecord: Sendable, Equatable {
                 Self.append(state.sequence, to: &body)
                 Self.append(state.topicSequence, to: &body)
             }
+        case .sharedCursor(let cursor):
+            body.append(3)
+            Self.append(Array(cursor.name.utf8), to: &body)
+            Self.append(cursor.after, to: &body)
+            Self.append(UInt32(cursor.since.count), to: &body)
+            for (event, since) in cursor.since.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                Self.append(Array(event.rawValue.utf8), to: &body)
+                Self.append(since, to: &body)
+            }
+            Self.append(UInt32(cursor.handled.count), to: &body)
+            for sequence in cursor.handled.sorted() { Self.append(sequence, to: &body) }
+        case .sharedHandled(let name, let sequence):
+            body.append(4)
+            Self.append(Array(name.utf8), to: &body)
+            Self.append(sequence, to: &body)
         }
         var record: [UInt8] = []
         record.reserveCapacity(body.count + 4)
@@ -83,6 +102,30 @@ enum JournalRecord: Sendable, Equatable {
                     sequence: sequence, topicSequence: topic)
             }
             return reader.offset == end ? .topics(topics, epoch: epoch, sequence: sequence) : nil
+        case 3:
+            guard let name = reader.text(), let after = reader.uint64(), let count = reader.uint32() else {
+                return nil
+            }
+            var since: [EventName: UInt64] = [:]
+            for _ in 0..<count {
+                guard let event = reader.text(), let sequence = reader.uint64() else { return nil }
+                since[EventName(rawValue: event)] = sequence
+            }
+            guard let handledCount = reader.uint32(), Int(handledCount) * 8 <= end - reader.offset else {
+                return nil
+            }
+            var handled: Set<UInt64> = []
+            for _ in 0..<handledCount {
+                guard let sequence = reader.uint64() else { return nil }
+                handled.insert(sequence)
+            }
+            let cursor = SharedCursor(name: name, after: after, since: since, handled: handled)
+            return reader.offset == end ? .sharedCursor(cursor) : nil
+        case 4:
+            guard let name = reader.text(), let sequence = reader.uint64(), reader.offset == end else {
+                return nil
+            }
+            return .sharedHandled(name: name, sequence: sequence)
         default: return nil
         }
     }

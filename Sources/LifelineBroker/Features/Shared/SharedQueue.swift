@@ -2,10 +2,19 @@ import LifelineProtocol
 
 /// The `shared` events of one service name: each waits here until it is sent to one instance, and
 /// stays in flight, with that instance, until it acknowledges. An instance that goes away gives its
-/// events in flight back, ahead of the others. Pure.
+/// events in flight back, ahead of the others. It also keeps the name's position (``cursor``) for
+/// the durable journal. Pure.
 struct SharedQueue {
     /// Held at most (the broker's journal capacity): beyond it the oldest waiting event is dropped.
     let limit: Int
+    /// Each event name declared shared, with the sequence after which it is.
+    var since: [EventName: UInt64]
+    /// Done events (acknowledged or dropped) after the position last written down.
+    private var handled: Set<UInt64>
+    /// Every event up to here is done or in this queue.
+    private var after: UInt64
+    /// The sequence of the last event added.
+    private var lastAdded: UInt64
     private var waiting: [BusMessage] = []
     private var head = 0
     /// Sent and not acknowledged, by sequence.
@@ -18,7 +27,22 @@ struct SharedQueue {
     /// Sequences given back by a departed instance: their next send is a redelivery.
     private var given: Set<UInt64> = []
 
-    init(limit: Int) { self.limit = max(1, limit) }
+    /// A queue that goes on from `cursor` (a new name's has no events done and starts now).
+    init(limit: Int, cursor: SharedCursor) {
+        self.limit = max(1, limit)
+        since = cursor.since
+        handled = cursor.handled
+        after = cursor.after
+        lastAdded = cursor.after
+    }
+
+    /// Where the name stands: every event up to the oldest one waiting or in flight is done.
+    func cursor(name: String) -> SharedCursor {
+        let pending = (waiting[head...].lazy.map(\.header.sequence) + inFlight.keys).min()
+        let position = pending.map { $0 - 1 } ?? max(after, lastAdded)
+        return SharedCursor(
+            name: name, after: position, since: since, handled: handled.filter { $0 > position })
+    }
 
     var waitingCount: Int { waiting.count - head }
 
@@ -27,10 +51,12 @@ struct SharedQueue {
         var droppedMessage: BusMessage?
         if waitingCount >= limit {
             droppedMessage = waiting[head]
+            handled.insert(waiting[head].header.sequence)
             head += 1
             dropped += 1
         }
         waiting.append(message)
+        lastAdded = max(lastAdded, message.header.sequence)
         compact()
         return droppedMessage
     }
@@ -55,6 +81,12 @@ struct SharedQueue {
     mutating func acknowledge(_ sequence: UInt64, from peer: [UInt8]) -> Bool {
         guard inFlight[sequence]?.peer == peer else { return false }
         inFlight[sequence] = nil
+        handled.insert(sequence)
+        if handled.count > 2 * limit + 1024 {
+            let position = cursor(name: "")
+            after = position.after
+            handled = position.handled
+        }
         return true
     }
 
