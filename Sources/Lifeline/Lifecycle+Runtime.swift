@@ -158,13 +158,19 @@ extension Lifecycle {
         public var mode: String
         /// The parent session or null.
         public var parent: JSONValue
+        /// The host's instance, when it runs several.
+        public var instance: String?
 
-        public init(session: String, app: String, host: String, mode: String, parent: JSONValue) {
+        public init(
+            session: String, app: String, host: String, mode: String, parent: JSONValue,
+            instance: String? = nil
+        ) {
             self.session = session
             self.app = app
             self.host = host
             self.mode = mode
             self.parent = parent
+            self.instance = instance
         }
     }
 
@@ -197,11 +203,14 @@ extension Lifecycle {
         public var app: String
         /// The host that died.
         public var host: String
+        /// The instance that died, when the host runs several.
+        public var instance: String?
 
-        public init(session: String, app: String, host: String) {
+        public init(session: String, app: String, host: String, instance: String? = nil) {
             self.session = session
             self.app = app
             self.host = host
+            self.instance = instance
         }
     }
 

@@ -80,10 +80,6 @@ extension Service {
             problems.append(
                 "shared(\(unhandled.joined(separator: ", "))) names no event '\(name)' handles")
         }
-        if isReplicable && !appFactories.isEmpty {
-            problems.append(
-                "'\(name)' hosts micro-apps and cannot be replicable: a session lives in one process")
-        }
         guard problems.isEmpty else {
             throw LifelineError(.badRequest, problems.joined(separator: "; "))
         }

@@ -306,8 +306,8 @@ public struct Service: Sendable {
 
     /// Lets several processes run this service at once, on any hosts: each registers as an instance of
     /// the name. The broker balances calls over them (fewest in flight first) and every instance
-    /// receives the service's events. Every instance must declare the same events and methods; a
-    /// service hosting micro-apps cannot be replicable (a session lives in one process).
+    /// receives the service's events. Every instance must declare the same events and methods. A
+    /// micro-app session lives in the instance it started on (the one hosting the fewest).
     public func replicable(_ replicable: Bool = true) -> Service {
         var copy = self
         copy.isReplicable = replicable

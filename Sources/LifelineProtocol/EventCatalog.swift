@@ -218,6 +218,7 @@ package enum EventCatalog {
                 EventField("host", .string, required: true, "the host service"),
                 EventField("mode", .string, required: true, "the launch mode"),
                 EventField("parent", .any, required: true, "the parent session or null"),
+                EventField("instance", .string, "the host's instance, when it runs several"),
             ]),
         EventDescriptor(
             .appDidExit, origin: .runtime, "a micro-app session left the stack",
@@ -233,6 +234,7 @@ package enum EventCatalog {
                 EventField("session", .string, required: true, "the session id"),
                 EventField("app", .string, required: true, "the app"),
                 EventField("host", .string, required: true, "the host that died"),
+                EventField("instance", .string, "the instance that died, when the host runs several"),
             ]),
         EventDescriptor(
             .bootDidStart, origin: .runtime, "the boot loader started",

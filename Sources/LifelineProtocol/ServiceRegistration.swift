@@ -101,8 +101,8 @@ package struct ServiceRegistration: Sendable, Equatable {
     }
 
     /// How this registration differs from `other`'s in what every instance of a name must share
-    /// (events, methods, idempotent methods, priorities, deadlines, boot tasks, laziness, being
-    /// replicable); nil when it does not.
+    /// (events, methods, idempotent methods, micro-apps, priorities, deadlines, boot tasks, laziness,
+    /// being replicable); nil when it does not.
     public func difference(from other: ServiceRegistration) -> String? {
         if replicable != other.replicable {
             return replicable
@@ -114,6 +114,7 @@ package struct ServiceRegistration: Sendable, Equatable {
             ("methods", methods, other.methods),
             ("idempotent methods", idempotent, other.idempotent),
             ("shared events", shared.map(\.rawValue), other.shared.map(\.rawValue)),
+            ("micro-apps", apps, other.apps),
             ("boot tasks", bootTasks.map(\.name), other.bootTasks.map(\.name)),
         ]
         for (what, mine, theirs) in lists {
@@ -239,12 +240,6 @@ package struct ServiceRegistration: Sendable, Equatable {
                 throw ProtocolError(.badRequest, "REGISTER 'replicable' must be true or false")
             }
             self.replicable = flag
-        }
-        if !self.apps.isEmpty, replicable {
-            throw ProtocolError(
-                .badRequest,
-                "REGISTER of \(name): a replicable service may not host micro-apps ('apps'): a session lives in one process"
-            )
         }
         var idempotent: Set<String> = []
         for value in json["idempotent"]?.arrayValue ?? [] {

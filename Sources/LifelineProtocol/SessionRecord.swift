@@ -7,6 +7,9 @@ public struct SessionRecord: Sendable, Equatable {
     public var mode: LaunchMode
     /// The service (host process) the session lives in.
     public var host: String
+    /// The instance of ``host`` the session lives in, when the host runs several (nil otherwise): its
+    /// callbacks go to that process alone.
+    public var instance: String?
     public var state: SessionState
     /// The session that started this one, for coordinators (`childDidFinish`).
     public var parent: String?
@@ -19,9 +22,10 @@ public struct SessionRecord: Sendable, Equatable {
     public init(
         id: String, app: String, params: JSONValue, mode: LaunchMode, host: String, state: SessionState,
         parent: String?,
-        createdAt: Int64, updatedAt: Int64, root: JSONValue = .null
+        createdAt: Int64, updatedAt: Int64, root: JSONValue = .null, instance: String? = nil
     ) {
         self.id = id
+        self.instance = instance
         self.app = app
         self.params = params
         self.mode = mode
@@ -34,13 +38,16 @@ public struct SessionRecord: Sendable, Equatable {
     }
 
     package var json: JSONValue {
-        [
+        var members: [String: JSONValue] = [
             "id": .string(id), "app": .string(app), "params": params, "mode": .string(mode.rawValue),
             "host": .string(host),
             "state": .string(state.rawValue), "parent": parent.map { .string($0) } ?? .null,
             "createdAt": .int(createdAt),
             "updatedAt": .int(updatedAt), "root": root,
         ]
+        // Left out for a host of one process, so its records are as they always were.
+        if let instance { members["instance"] = .string(instance) }
+        return .object(members)
     }
 
     /// Reads a record (a reply, or the broker's state file).
@@ -54,6 +61,6 @@ public struct SessionRecord: Sendable, Equatable {
             id: id, app: app, params: json["params"] ?? .emptyObject, mode: mode, host: host, state: state,
             parent: json["parent"]?.stringValue, createdAt: json["createdAt"]?.intValue ?? 0,
             updatedAt: json["updatedAt"]?.intValue ?? 0,
-            root: json["root"] ?? .null)
+            root: json["root"] ?? .null, instance: json["instance"]?.stringValue)
     }
 }

@@ -189,6 +189,42 @@ struct ReplicaTests {
         )
         #expect(stream.failures.isEmpty, "\(stream.failures)")
     }
+    @Test(
+        "micro-apps on two instances: each session on its own process; a clean stop moves its sessions, a kill -9 crashes only its own"
+    )
+    func appSessions() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let arguments = ["--name", "shell", "--replicable", "--apps", "feed", "--liveness", "2"]
+        let first = try await broker.service("lifeline-probe", arguments)
+        defer { first.kill() }
+        let second = try await broker.service("lifeline-probe", arguments)
+        defer { second.kill() }
+        for _ in 0..<2 { #expect(try await broker.cli(["apps", "start", "feed"]).status == 0) }
+        try await first.waitForLine { $0 == "CALLBACK s1 feed didFinishLaunching" }
+        try await second.waitForLine { $0 == "CALLBACK s2 feed didFinishLaunching" }
+        #expect(!second.lines().contains { $0.hasPrefix("CALLBACK s1 ") }, "s1 lives in the first process")
+
+        first.kill(SIGTERM)
+        // Its restore callback creates the session's delegate in the second process.
+        try await second.waitForLine { $0 == "CALLBACK s1 feed didCreate" }
+        let listed = try await broker.cli(["apps", "list", "--json"])
+        let stack = try JSONParser.parse(listed.output)["stack"]?.arrayValue ?? []
+        #expect(
+            stack.count == 2 && stack.allSatisfy { $0["instance"] == stack.first?["instance"] }, "\(stack)")
+
+        let third = try await broker.service("lifeline-probe", arguments)
+        defer { third.kill() }
+        #expect(try await broker.cli(["apps", "start", "feed"]).status == 0)
+        try await third.waitForLine { $0 == "CALLBACK s3 feed didFinishLaunching" }
+        third.kill(SIGKILL)
+        try await broker.process.waitForLine(.stderr) {
+            $0.contains("session s3 (feed) crashed with its host shell (instance")
+        }
+        try await second.waitForLine { $0 == "CALLBACK s2 feed didResume" }
+        let after = try JSONParser.parse(try await broker.cli(["apps", "list", "--json"]).output)
+        #expect(after["stack"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["s1", "s2"])
+    }
 }
 
 /// What a loop of calls to `pay` saw while its instances were killed.

@@ -33,9 +33,15 @@ extension BrokerHarness {
 
     /// Answers every APP callback in turn from `peer(host)`, collecting the order, until none is pending.
     mutating func answerCallbacks(_ bodies: [String: JSONValue] = [:]) -> [String] {
-        var order: [String] = []
+        answerCallbacksWithPeers(bodies).map(\.callback)
+    }
+
+    /// ``answerCallbacks(_:)``, with the peer each callback went to.
+    mutating func answerCallbacksWithPeers(_ bodies: [String: JSONValue] = [:]) -> [(
+        callback: String, peer: String
+    )] {
+        var order: [(callback: String, peer: String)] = []
         while let (label, request) = appCallback {
-            order.append(label)
             let host = output.compactMap { item -> String? in
                 if case .send(let peer, let frames) = item,
                     (try? ControlMessage.decode(frames[...])) == .request(request)
@@ -44,6 +50,7 @@ extension BrokerHarness {
                 }
                 return nil
             }.first!
+            order.append((label, host))
             raw(host, ControlReply(requestID: request.requestID, json: bodies[label] ?? [:]).frames())
         }
         return order

@@ -7,6 +7,8 @@ struct AppCallback: Equatable {
     var session: String
     var app: String
     var host: String
+    /// The instance of `host` that hosts the session, when the host runs several.
+    var instance: String?
     var name: Name
     var arguments: JSONValue = .emptyObject
     /// Given when the change that makes it is committed; kept when it is delivered again.
@@ -16,6 +18,7 @@ struct AppCallback: Equatable {
         session = record.id
         app = record.app
         host = record.host
+        instance = record.instance
         self.name = name
         self.arguments = arguments
     }
@@ -31,10 +34,12 @@ extension AppCallback {
 
     /// How `sessions.json` keeps a callback still to deliver.
     var json: JSONValue {
-        [
+        var members: [String: JSONValue] = [
             "session": .string(session), "app": .string(app), "host": .string(host),
             "callback": .string(name.rawValue), "arguments": arguments, "id": id.map { .string($0) } ?? .null,
         ]
+        if let instance { members["instance"] = .string(instance) }
+        return .object(members)
     }
 
     /// A callback read back from `sessions.json`; nil when it is not one.
@@ -46,6 +51,7 @@ extension AppCallback {
         self.session = session
         self.app = app
         self.host = host
+        instance = json["instance"]?.stringValue
         self.name = name
         arguments = json["arguments"] ?? .emptyObject
         id = json["id"]?.stringValue

@@ -5,12 +5,15 @@ import LifelineProtocol
 enum AppOperation {
     /// An APPS request from a client or a session's router, with the sender's id for it if any.
     case request(AppsRequest, peer: [UInt8], id: [UInt8], operationID: String?)
-    /// A host died: its sessions leave the stack.
-    case crash(host: String)
+    /// A host died (or one `instance` of it): its sessions leave the stack.
+    case crash(host: String, instance: String? = nil)
     /// A host stopped cleanly: its sessions stay, detached, until it registers again.
     case detach(host: String)
-    /// A host registered: its sessions restored from disk come back.
-    case attach(host: String)
+    /// A host (or one `instance` of it) registered: its sessions restored from disk come back; an
+    /// instance also takes those of instances that did not come back (`adopting`).
+    case attach(host: String, instance: String? = nil, adopting: Bool = false)
+    /// One instance of a host stopped cleanly while another (`to`) runs: its sessions move there.
+    case move(host: String, from: String, to: String)
     /// Start the configured Launcher.
     case launch
 }
@@ -25,6 +28,8 @@ struct AppTransition {
         /// The correlator wait.
         var id: [UInt8]
         var service: String
+        /// The connection it went to.
+        var peer: [UInt8] = []
         var what: String
         /// The callback waited for, when it is one (not an interception or a veto).
         var callback: AppCallback? = nil

@@ -26,13 +26,13 @@ extension AppsFeature {
                 }
             case .vetoing:
                 if let exit = transition.exit, let record = stack.session(exit.session),
-                    let entry = core.registry.entry(named: record.host)
+                    let peer = Self.peer(host: record.host, instance: record.instance, in: core)
                 {
                     transition.awaiting = expect(
-                        record.host, "\(record.app).shouldTerminate", peer: entry.peer, in: &core)
+                        record.host, "\(record.app).shouldTerminate", peer: peer, in: &core)
                     core.send(
-                        entry.peer, AppCallback(record, .shouldTerminate).request,
-                        id: transition.awaiting?.id ?? [])
+                        peer, AppCallback(record, .shouldTerminate).request, id: transition.awaiting?.id ?? []
+                    )
                 } else {
                     planExit(&transition, in: core)
                 }
@@ -45,9 +45,12 @@ extension AppsFeature {
                 }
                 if !transition.committed { commit(&transition) }
                 let callback = transition.callbacks[transition.next]
-                let detached =
-                    stack.session(callback.session)?.state == .detached && callback.name != .restore
-                if !detached, let entry = core.registry.entry(named: callback.host) {
+                let session = stack.session(callback.session)
+                let detached = session?.state == .detached && callback.name != .restore
+                if !detached,
+                    let peer = Self.peer(
+                        host: callback.host, instance: session?.instance ?? callback.instance, in: core)
+                {
                     // Saved first: a broker killed from here on delivers this callback again, and the
                     // host (which knows its id) runs it once.
                     self.transition = transition
@@ -55,9 +58,9 @@ extension AppsFeature {
                     transition.next += 1
                     transition.awaiting = expect(
                         callback.host, "\(callback.app).\(callback.name.rawValue) (\(callback.session))",
-                        peer: entry.peer, in: &core)
+                        peer: peer, in: &core)
                     transition.awaiting?.callback = callback
-                    core.send(entry.peer, callback.request, id: transition.awaiting?.id ?? [])
+                    core.send(peer, callback.request, id: transition.awaiting?.id ?? [])
                 } else if callback.name == .action {
                     transition.next += 1
                     transition.failure = (
@@ -109,7 +112,7 @@ extension AppsFeature {
         let id = core.correlator.open(
             .apps, key: keys.next(), peer: peer,
             deadline: core.deadline(core.configuration.appCallbackTimeout))
-        return AppTransition.Awaiting(id: id, service: service, what: what)
+        return AppTransition.Awaiting(id: id, service: service, peer: peer, what: what)
     }
 
     /// A host or interceptor answered.
@@ -179,7 +182,10 @@ extension AppsFeature {
     mutating func react(to announcement: Announcement, in core: inout BrokerCore) {
         switch announcement {
         case .registered(let registration, _): hostRegistered(registration, in: &core)
+        case .instanceJoined(let registration, _, _): hostRegistered(registration, in: &core)
         case .gone(let registration, let reason): hostStopped(registration, reason, in: &core)
+        case .instanceLeft(let registration, let peer, let reason, _):
+            instanceStopped(registration, peer: peer, reason, in: &core)
         case .launcherRequested: launcherRequested(in: &core)
         default: break
         }
@@ -227,11 +233,59 @@ extension AppsFeature {
         }
     }
 
-    /// A host registered: its restored sessions come back, and the Launcher starts if it offers it.
+    /// One instance of a host of several left while others stay: after a clean stop its sessions
+    /// move to another connected instance (or wait, detached, for the next to register); after a
+    /// crash they leave the stack. A callback it owed counts as answered.
+    private mutating func instanceStopped(
+        _ registration: ServiceRegistration, peer: [UInt8], _ reason: Departure, in core: inout BrokerCore
+    ) {
+        guard !registration.apps.isEmpty else { return }
+        let host = registration.name
+        let instance = registration.instance
+        if stack.sessions.contains(where: {
+            $0.host == host && $0.instance == instance && $0.state != .detached
+        }) {
+            let heir = core.registry.entry(named: host).flatMap { entry in
+                entry.instances.first { $0.connected && $0.id != instance }?.id
+            }
+            if reason == .unregistered, let heir {
+                queue.insert(.move(host: host, from: instance, to: heir), at: 0)
+            } else if reason == .unregistered {
+                // No instance to take them now: detached, they go to the next that registers.
+                _ = stack.detach(host: host, instance: instance, now: core.wallMilliseconds)
+                core.persist("sessions.json", document)
+            } else {
+                queue.insert(.crash(host: host, instance: instance), at: 0)
+            }
+        }
+        if var transition = self.transition, let awaiting = transition.awaiting, awaiting.peer == peer {
+            core.log("\(awaiting.what) lost: instance \(instance) of \(host) went away")
+            core.correlator.close(awaiting.id)
+            transition.awaiting = nil
+            if transition.stage == .vetoing { planExit(&transition, in: core) }
+            self.transition = transition
+            advance(in: &core)
+        } else {
+            pump(in: &core)
+        }
+    }
+
+    /// A host (or an instance of one) registered: its restored sessions come back, and the Launcher
+    /// starts if it offers it. An instance takes the sessions it hosted; once instances have had
+    /// their heartbeat window to register again after a broker restart, also those of instances
+    /// that did not come back.
     private mutating func hostRegistered(_ registration: ServiceRegistration, in core: inout BrokerCore) {
         guard !registration.apps.isEmpty else { return }
         if stack.sessions.contains(where: { $0.host == registration.name && $0.state == .detached }) {
-            queue.append(.attach(host: registration.name))
+            if registration.replicable {
+                let settled =
+                    core.now.nanoseconds &- core.startedAt.nanoseconds
+                    > registration.heartbeat.expiryNanoseconds
+                queue.append(
+                    .attach(host: registration.name, instance: registration.instance, adopting: settled))
+            } else {
+                queue.append(.attach(host: registration.name))
+            }
         }
         if let launcher = core.configuration.launcherApp, registration.apps.contains(launcher),
             core.servicesStartAtOnce

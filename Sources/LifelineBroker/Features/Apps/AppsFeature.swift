@@ -116,6 +116,42 @@ struct AppsFeature: BrokerFeature {
         }
     }
 
+    /// The callbacks that waited for `host` (for its `instance`, when it runs several: those of the
+    /// sessions that live there now), taken off the waiting list.
+    private mutating func takeDeferred(host: String, instance: String?, in core: inout BrokerCore)
+        -> [AppCallback]
+    {
+        func waits(_ callback: AppCallback) -> Bool {
+            callback.host == host
+                && (stack.session(callback.session)?.instance ?? callback.instance) == instance
+        }
+        var waiting = deferred.filter(waits)
+        guard !waiting.isEmpty else { return [] }
+        deferred.removeAll(where: waits)
+        for index in waiting.indices { waiting[index].instance = instance }
+        core.log("delivering \(waiting.count) callback(s) that waited for \(host)")
+        return waiting
+    }
+
+    /// The connection a session's callbacks go to: its instance's, when its host runs several
+    /// (nil once that instance's connection closed), else its host's.
+    static func peer(host: String, instance: String?, in core: BrokerCore) -> [UInt8]? {
+        guard let entry = core.registry.entry(named: host) else { return nil }
+        guard let instance else { return entry.peer }
+        return entry.instances.first { $0.id == instance && $0.connected }?.peer
+    }
+
+    /// The instance of a host of several that a new session goes to: the connected one hosting the
+    /// fewest sessions (the oldest of those tied); nil for a host of one process.
+    func placement(on entry: ServiceRegistry.Entry) -> String? {
+        guard entry.registration.replicable else { return nil }
+        let hosted = Dictionary(grouping: stack.sessions.compactMap(\.instance), by: { $0 }).mapValues(
+            \.count)
+        return entry.instances.filter(\.connected).min {
+            hosted[$0.id, default: 0] < hosted[$1.id, default: 0]
+        }?.id
+    }
+
     /// The live hosts that offer `app`, in registration order.
     static func hosts(offering app: String, in core: BrokerCore) -> [ServiceRegistry.Entry] {
         core.registry.entries.values.filter { $0.registration.apps.contains(app) }.sorted {
@@ -126,15 +162,18 @@ struct AppsFeature: BrokerFeature {
     private mutating func begin(_ operation: AppOperation, in core: inout BrokerCore) {
         var transition = AppTransition(operation: operation, stage: .delivering)
         switch operation {
-        case .crash(let host):
-            deferred.removeAll { $0.host == host }
-            transition.outcome = stack.removeHost(host, now: core.wallMilliseconds)
+        case .crash(let host, let instance):
+            deferred.removeAll { $0.host == host && (instance == nil || $0.instance == instance) }
+            transition.outcome = stack.removeHost(host, instance: instance, now: core.wallMilliseconds)
             transition.callbacks = transition.outcome.callbacks
             for record in transition.outcome.crashed {
-                core.log("session \(record.id) (\(record.app)) crashed with its host \(record.host)")
-                core.publishRuntime(
-                    .appDidCrash,
-                    ["session": .string(record.id), "app": .string(record.app), "host": .string(record.host)])
+                let process = record.instance.map { "\(record.host) (instance \($0))" } ?? record.host
+                core.log("session \(record.id) (\(record.app)) crashed with its host \(process)")
+                var payload: [String: JSONValue] = [
+                    "session": .string(record.id), "app": .string(record.app), "host": .string(record.host),
+                ]
+                if let instance = record.instance { payload["instance"] = .string(instance) }
+                core.publishRuntime(.appDidCrash, .object(payload))
             }
             core.persist("sessions.json", document)
         case .detach(let host):
@@ -144,18 +183,31 @@ struct AppsFeature: BrokerFeature {
             )
             core.persist("sessions.json", document)
             return
-        case .attach(let host):
-            transition.callbacks = stack.attach(host: host, now: core.wallMilliseconds)
+        case .attach(let host, let instance, let adopting):
+            let live = Set(core.registry.entry(named: host)?.instances.map(\.id) ?? [])
+            transition.callbacks = stack.attach(
+                host: host, instance: instance,
+                takes: { record in
+                    instance == nil || record.instance == instance || record.instance == nil
+                        || (adopting && !live.contains(record.instance ?? ""))
+                }, now: core.wallMilliseconds)
             if !transition.callbacks.isEmpty {
-                core.log("restored \(transition.callbacks.count) session(s) of \(host)")
+                core.log(
+                    "restored \(transition.callbacks.count) session(s) of \(host)\(instance.map { " on instance \($0)" } ?? "")"
+                )
             }
-            let waiting = deferred.filter { $0.host == host }
-            if !waiting.isEmpty {
-                deferred.removeAll { $0.host == host }
-                core.log("delivering \(waiting.count) callback(s) that waited for \(host)")
-                transition.callbacks += waiting
-            }
+            transition.callbacks += takeDeferred(host: host, instance: instance, in: &core)
             if transition.callbacks.isEmpty { return }
+        case .move(let host, let from, let to):
+            transition.callbacks = stack.move(host: host, from: from, to: to, now: core.wallMilliseconds)
+            if !transition.callbacks.isEmpty {
+                core.log(
+                    "moved \(transition.callbacks.count) session(s) of \(host) from instance \(from), which stopped cleanly, to \(to)"
+                )
+            }
+            transition.callbacks += takeDeferred(host: host, instance: to, in: &core)
+            if transition.callbacks.isEmpty { return }
+            core.persist("sessions.json", document)
         case .launch:
             guard let launcher = core.configuration.launcherApp, stack.newest(launcher) == nil,
                 !Self.hosts(offering: launcher, in: core).isEmpty
@@ -225,7 +277,9 @@ struct AppsFeature: BrokerFeature {
             }
             if !exit.force, let problem = stack.exitProblem(record.id) { return fail(.conflict, problem) }
             transition.exit = (record.id, exit.result, exit.animated)
-            if exit.force || record.state == .detached || core.registry.entry(named: record.host) == nil {
+            if exit.force || record.state == .detached
+                || Self.peer(host: record.host, instance: record.instance, in: core) == nil
+            {
                 planExit(&transition, in: core)
             } else {
                 transition.stage = .vetoing
@@ -272,14 +326,15 @@ struct AppsFeature: BrokerFeature {
             return
         }
         let at = core.wallMilliseconds
+        let instance = placement(on: host)
         transition.outcome =
             start.replacesRoot
             ? stack.setRoot(
-                app: start.app, host: host.registration.name, params: start.params, mode: start.mode,
-                parent: start.parent, now: at)
+                app: start.app, host: host.registration.name, instance: instance, params: start.params,
+                mode: start.mode, parent: start.parent, now: at)
             : stack.start(
-                app: start.app, host: host.registration.name, params: start.params, mode: start.mode,
-                clearTop: start.clearTop, parent: start.parent, now: at)
+                app: start.app, host: host.registration.name, instance: instance, params: start.params,
+                mode: start.mode, clearTop: start.clearTop, parent: start.parent, now: at)
         transition.callbacks = transition.outcome.callbacks
         transition.stage = .delivering
     }
@@ -296,14 +351,12 @@ struct AppsFeature: BrokerFeature {
                 ])
         }
         if let started = outcome.started {
-            core.publishRuntime(
-                .appDidStart,
-                [
-                    "session": .string(started.id), "app": .string(started.app),
-                    "host": .string(started.host),
-                    "mode": .string(started.mode.rawValue),
-                    "parent": started.parent.map { .string($0) } ?? .null,
-                ])
+            var payload: [String: JSONValue] = [
+                "session": .string(started.id), "app": .string(started.app), "host": .string(started.host),
+                "mode": .string(started.mode.rawValue), "parent": started.parent.map { .string($0) } ?? .null,
+            ]
+            if let instance = started.instance { payload["instance"] = .string(instance) }
+            core.publishRuntime(.appDidStart, .object(payload))
         }
         if case .request(_, _, _, let operationID?) = transition.operation, transition.failure == nil {
             markDone(operationID)

@@ -47,8 +47,8 @@ struct SessionStack {
     // MARK: Operations
 
     mutating func start(
-        app: String, host: String, params: JSONValue, mode: LaunchMode, clearTop: Bool, parent: String?,
-        now: Int64
+        app: String, host: String, instance: String? = nil, params: JSONValue, mode: LaunchMode,
+        clearTop: Bool, parent: String?, now: Int64
     ) -> Outcome {
         if clearTop || app == launcher, let existing = newest(app) {
             var outcome = popAbove(existing.id, animated: mode.isAnimated, now: now)
@@ -65,7 +65,7 @@ struct SessionStack {
         let record = SessionRecord(
             id: "s\(counter)", app: app, params: params, mode: mode, host: host, state: .running,
             parent: parent, createdAt: now,
-            updatedAt: now)
+            updatedAt: now, instance: instance)
         var outcome = Outcome(started: record)
         outcome.callbacks.append(AppCallback(record, .didCreate, ["record": record.json]))
         if let previous = sessions.indices.last {
@@ -133,7 +133,8 @@ struct SessionStack {
 
     /// Everything above the Launcher (or everything, without one) exits, then `app` starts.
     mutating func setRoot(
-        app: String, host: String, params: JSONValue, mode: LaunchMode, parent: String?, now: Int64
+        app: String, host: String, instance: String? = nil, params: JSONValue, mode: LaunchMode,
+        parent: String?, now: Int64
     ) -> Outcome {
         var outcome: Outcome
         if let launcher, let base = newest(launcher) {
@@ -142,15 +143,19 @@ struct SessionStack {
             outcome = exitAll(now: now)
         }
         let started = start(
-            app: app, host: host, params: params, mode: mode, clearTop: false, parent: parent, now: now)
+            app: app, host: host, instance: instance, params: params, mode: mode, clearTop: false,
+            parent: parent,
+            now: now)
         outcome.started = started.started
         outcome.callbacks += started.callbacks
         return outcome
     }
 
-    /// The host died: its sessions leave the stack; the survivors hear about it.
-    mutating func removeHost(_ host: String, now: Int64) -> Outcome {
-        let crashed = sessions.filter { $0.host == host && $0.state != .detached }
+    /// The host died (or its `instance`): its sessions leave the stack; the survivors hear about it.
+    mutating func removeHost(_ host: String, instance: String? = nil, now: Int64) -> Outcome {
+        let crashed = sessions.filter {
+            $0.host == host && $0.state != .detached && (instance == nil || $0.instance == instance)
+        }
         guard !crashed.isEmpty else { return Outcome() }
         let topCrashed = crashed.contains { $0.id == top?.id }
         sessions.removeAll { record in crashed.contains { $0.id == record.id } }
@@ -160,10 +165,12 @@ struct SessionStack {
         return outcome
     }
 
-    /// `host` stopped cleanly: its sessions wait for it, detached; returns how many.
-    mutating func detach(host: String, now: Int64) -> Int {
+    /// `host` (or its `instance`) stopped cleanly: its sessions wait for it, detached; returns how many.
+    mutating func detach(host: String, instance: String? = nil, now: Int64) -> Int {
         var count = 0
-        for index in sessions.indices where sessions[index].host == host && sessions[index].state != .detached
+        for index in sessions.indices
+        where sessions[index].host == host && sessions[index].state != .detached
+            && (instance == nil || sessions[index].instance == instance)
         {
             sessions[index].state = .detached
             sessions[index].updatedAt = now
@@ -177,12 +184,31 @@ struct SessionStack {
         for index in sessions.indices { sessions[index].state = .detached }
     }
 
-    /// `host` registered: its detached sessions come back (restore callbacks, bottom first).
-    mutating func attach(host: String, now: Int64) -> [AppCallback] {
+    /// `host` registered: its detached sessions come back (restore callbacks, bottom first). An
+    /// `instance` of a host of several takes those that `takes` gives it, and hosts them from now on.
+    mutating func attach(
+        host: String, instance: String? = nil, takes: (SessionRecord) -> Bool = { _ in true }, now: Int64
+    ) -> [AppCallback] {
         var callbacks: [AppCallback] = []
-        for index in sessions.indices where sessions[index].host == host && sessions[index].state == .detached
-        {
+        for index in sessions.indices
+        where sessions[index].host == host && sessions[index].state == .detached && takes(sessions[index]) {
+            sessions[index].instance = instance
             sessions[index].state = index == sessions.count - 1 ? .running : .paused
+            sessions[index].updatedAt = now
+            callbacks.append(AppCallback(sessions[index], .restore, ["record": sessions[index].json]))
+        }
+        return callbacks
+    }
+
+    /// The sessions of `host` on instance `from` move to instance `to` (restore callbacks, bottom
+    /// first: the new process creates their delegates).
+    mutating func move(host: String, from: String, to: String, now: Int64) -> [AppCallback] {
+        var callbacks: [AppCallback] = []
+        for index in sessions.indices
+        where sessions[index].host == host && sessions[index].instance == from
+            && sessions[index].state != .detached
+        {
+            sessions[index].instance = to
             sessions[index].updatedAt = now
             callbacks.append(AppCallback(sessions[index], .restore, ["record": sessions[index].json]))
         }
