@@ -69,7 +69,7 @@ extension LifelineClient {
             let index = count
             count += 1
             inFlight += 1
-            send(.publish(publication), timeout: min(deadline - clock.now, Self.publishAttempt)) { result in
+            send(.publish(publication), timeout: min(deadline - clock.now, publishing.attempt)) { result in
                 sink.yield((index, publication, result))
             }
             return true
@@ -104,10 +104,10 @@ extension LifelineClient {
         if let refusal { throw refusal }
         // The rest, one batch at a time and in order: the unanswered ones again, then those not sent.
         for (index, publication) in unanswered.sorted(by: { $0.key < $1.key }) {
-            receipts[index] = try await publishAgain(publication, until: deadline)
+            receipts[index] = try await publishUntilAnswered(publication, until: deadline)
         }
         while let publication = nextBatch() {
-            receipts[count] = try await publishAgain(publication, until: deadline)
+            receipts[count] = try await publishUntilAnswered(publication, until: deadline)
             count += 1
         }
         return (0..<count).compactMap { receipts[$0] }
@@ -117,21 +117,31 @@ extension LifelineClient {
         PublishRequest(batch: events, publishID: publishing.nextID())
     }
 
-    /// Sends `publication` until it is answered or `deadline` passes.
-    private func publishAgain(_ publication: PublishRequest, until deadline: ContinuousClock.Instant)
-        async throws
-        -> PublishReceipt
-    {
+    /// Sends `publication` until it is answered or `deadline` passes, as the coalescer sends its
+    /// batches: each attempt waits at most `eachAttempt` (the coalescer's; the whole remaining time
+    /// when nil), and one not answered (or not sent: no broker) goes again, with its id (the broker
+    /// publishes it once), after ``PublishCoalescer/retryPause``.
+    func publishUntilAnswered(
+        _ publication: PublishRequest, until deadline: ContinuousClock.Instant, eachAttempt: Duration?
+    ) async throws -> PublishReceipt {
         let clock = ContinuousClock()
         while true {
+            let remaining = deadline - clock.now
             do {
-                let attempt = min(deadline - clock.now, Self.publishAttempt)
+                let attempt = eachAttempt.map { min(remaining, $0) } ?? remaining
                 return try PublishReceipt(body: await request(.publish(publication), timeout: attempt).body)
             } catch let error as LifelineError where error.status == .timeout || error.status == .unavailable
             {
-                guard clock.now + Self.publishRetryPause < deadline else { throw error }
-                try await Task.sleep(for: Self.publishRetryPause)
+                guard clock.now + PublishCoalescer.retryPause < deadline else { throw error }
+                try await Task.sleep(for: PublishCoalescer.retryPause)
             }
         }
+    }
+
+    /// ``publishUntilAnswered(_:until:eachAttempt:)`` with the coalescer's attempt.
+    func publishUntilAnswered(_ publication: PublishRequest, until deadline: ContinuousClock.Instant)
+        async throws -> PublishReceipt
+    {
+        try await publishUntilAnswered(publication, until: deadline, eachAttempt: publishing.attempt)
     }
 }

@@ -58,7 +58,7 @@ public final class LifelineClient: Sendable {
             let ticket = pending.park(.handler(completion))
             connection.post(
                 .request(
-                    ClientRequest.publish(publication).controlRequest(), ticket: ticket,
+                    .publish(publication), ticket: ticket,
                     timeoutMilliseconds: max(1, timeout.wholeMilliseconds)))
         }
     }
@@ -66,8 +66,9 @@ public final class LifelineClient: Sendable {
     deinit { connection.post(.shutdown) }
 
     /// Sends `request` and returns the broker's reply; a non-2xx reply throws ``LifelineError``.
-    /// Cancelling the task ends the wait at once with `CancellationError` (a request already sent
-    /// may still be carried out by the broker; its answer is dropped).
+    /// Cancelling the task ends the wait at once with `CancellationError` and forgets the request
+    /// (one not sent yet is not sent; one sent already may still be carried out by the broker, and
+    /// its answer is dropped).
     package func request(_ request: ClientRequest, timeout: Duration = .seconds(5)) async throws
         -> ControlReply
     {
@@ -75,8 +76,11 @@ public final class LifelineClient: Sendable {
         let (pending, connection) = (self.pending, self.connection)
         return try await CancellableWaiter.wait { waiter in
             let ticket = pending.park(.continuation(waiter))
-            connection.post(
-                .request(request.controlRequest(), ticket: ticket, timeoutMilliseconds: max(1, milliseconds)))
+            connection.post(.request(request, ticket: ticket, timeoutMilliseconds: max(1, milliseconds)))
+            waiter.whenCancelled {
+                pending.discard(ticket)
+                connection.post(.cancel(ticket: ticket))
+            }
         }
     }
 
@@ -88,9 +92,7 @@ public final class LifelineClient: Sendable {
     ) {
         let ticket = pending.park(.handler(completion))
         connection.post(
-            .request(
-                request.controlRequest(), ticket: ticket,
-                timeoutMilliseconds: max(1, timeout.wholeMilliseconds)))
+            .request(request, ticket: ticket, timeoutMilliseconds: max(1, timeout.wholeMilliseconds)))
     }
 
     /// An operation on the Context's micro-app stack; waits until its callbacks have run and returns
@@ -143,23 +145,10 @@ public final class LifelineClient: Sendable {
         let publish = PublishRequest(
             event: event, payload: published.payload, acknowledged: acknowledged ? true : nil,
             publishID: publishing.nextID())
-        while true {
-            let remaining = deadline - clock.now
-            let attempt = acknowledged ? remaining : min(remaining, Self.publishAttempt)
-            do {
-                return try PublishReceipt(body: await request(.publish(publish), timeout: attempt).body)
-            } catch let error as LifelineError where error.status == .timeout || error.status == .unavailable
-            {
-                guard clock.now + Self.publishRetryPause < deadline else { throw error }
-                try await Task.sleep(for: Self.publishRetryPause)
-            }
-        }
+        // An acknowledged publish waits for its handlers: one attempt takes the whole time.
+        return try await publishUntilAnswered(
+            publish, until: deadline, eachAttempt: acknowledged ? nil : publishing.attempt)
     }
-
-    /// How long one attempt of an unacknowledged publish waits before it is sent again.
-    static let publishAttempt = Duration.seconds(2)
-    /// The pause between two attempts.
-    static let publishRetryPause = Duration.milliseconds(200)
 
     /// Publishes `event` with `payload` (a JSON object) without waiting for its receipt: returns as
     /// soon as the event is queued (it waits only while 100 000 events are queued). Events posted
@@ -169,7 +158,8 @@ public final class LifelineClient: Sendable {
     /// again event by event, so only the bad events fail. ``flush()`` waits for all of it
     /// and reports what failed (refused, or given up at `timeout`). A posted event that moves the
     /// lifecycle or is acknowledged by its own rule (`willTerminate`…) leaves alone, in its turn,
-    /// without waiting for acknowledgements.
+    /// without waiting for acknowledgements. A task cancelled while it waits for room returns at
+    /// once and the event is not sent (``flush()`` reports it).
     public func post(
         _ event: EventName, _ payload: JSONValue = .emptyObject, timeout: Duration = .seconds(10)
     )
@@ -187,7 +177,8 @@ public final class LifelineClient: Sendable {
     /// Waits until everything this client posted before the call has been answered by the broker
     /// (published, refused or given up).
     /// - Throws: ``LifelineError`` for the first posted event that failed since the last flush (its
-    ///   name and the broker's reason), with how many failed.
+    ///   name and the broker's reason), with how many failed; `CancellationError` at once when the
+    ///   task is cancelled (what was posted stays queued and is sent).
     public func flush() async throws {
         try await publishing.flush()
     }

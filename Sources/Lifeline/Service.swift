@@ -87,7 +87,7 @@ public struct Service: Sendable {
     public init(_ name: String) { self.name = name }
 
     /// Handles `event`; the service subscribes to it. Events reach handlers one at a time, in bus
-    /// order, on the Swift concurrency pool: a handler may take its time (compute, await) without
+    /// order, on the service's handler thread (`ll-handlers`): a handler may take its time (compute, await) without
     /// holding up heartbeats, calls or the reading of the bus — later events wait for it, nothing
     /// else does. When the event is dispatched, the handler answers `continue`.
     /// - Parameters:

@@ -35,10 +35,6 @@ package struct ControlRequest: Sendable, Equatable {
         self.payload = payload
     }
 
-    /// True for a request the broker does once however often it comes (an APPS change with an
-    /// `opId`): a connection may send it again after it lost the broker.
-    public var isRepeatable: Bool { command == .apps && header["opId"]?.stringValue != nil }
-
     /// The frames to send (without any routing envelope).
     public func frames() -> [[UInt8]] {
         var frames = [

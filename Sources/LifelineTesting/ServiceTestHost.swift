@@ -97,6 +97,7 @@ public final class ServiceTestHost: Sendable {
                 case .acknowledge(let sequence, _, let error):
                     let waiter = state.withLock { $0.acknowledgements.removeValue(forKey: sequence) }
                     waiter?.resume(returning: error)
+                case .cancel: break
                 case .shutdown: return
                 }
             }
@@ -340,16 +341,10 @@ public final class ServiceTestHost: Sendable {
     }
 
     /// What the in-memory broker answers to a request of the service's client.
-    private static func answer(_ request: ControlRequest, state: Shared) -> Result<
+    private static func answer(_ request: ClientRequest, state: Shared) -> Result<
         ControlReply, LifelineError
     > {
-        let typed: ClientRequest
-        do {
-            typed = try ClientRequest.decode(request)
-        } catch {
-            return .success(.error(error.status, error.message, requestID: request.requestID))
-        }
-        switch typed {
+        switch request {
         case .publish(let publish):
             let events =
                 [(publish.event, publish.payload)] + publish.rest.map { ($0.name, $0.payload) }
@@ -364,7 +359,7 @@ public final class ServiceTestHost: Sendable {
             }
             return .success(
                 ControlReply(
-                    requestID: request.requestID,
+                    requestID: [],
                     json: [
                         "event": .string(events[events.count - 1].0.rawValue),
                         "sequence": .int(Int64(sequence)),
@@ -372,15 +367,15 @@ public final class ServiceTestHost: Sendable {
                     ]))
         case .apps(let apps, let operationID):
             state.withLock { $0.stackChanges.append(apps.json(operationID: operationID)) }
-            return .success(ControlReply(requestID: request.requestID, json: ["stack": []]))
+            return .success(ControlReply(requestID: [], json: ["stack": []]))
         case .hello, .heartbeat, .acknowledge:
-            return .success(ControlReply(requestID: request.requestID, json: .emptyObject))
+            return .success(ControlReply(requestID: [], json: .emptyObject))
         default:
             return .success(
                 .error(
                     .unavailable,
-                    "the in-memory broker of ServiceTestHost does not answer \(typed.command.rawValue)",
-                    requestID: request.requestID))
+                    "the in-memory broker of ServiceTestHost does not answer \(request.command.rawValue)",
+                    requestID: []))
         }
     }
 }

@@ -86,7 +86,8 @@ struct ExecutionModelTests {
         try await probe.waitForLine(.stderr) {
             $0.contains("warning")
                 && $0.contains("the inline method blocky.block has held the socket thread for")
-                && $0.contains("give slow work to .on or .method")
+                && $0.contains(
+                    "give slow work to .on (the service's handler thread) or .method (the Swift pool)")
         }
         try await probe.waitForLine(.stderr) {
             $0.contains("the inline method blocky.block returned after")

@@ -268,7 +268,7 @@ struct BrokerConnectionTests {
     func requestsWaitForTheRegistration() throws {
         var harness = ConnectionHarness()
         let register = harness.join()
-        let request = ClientRequest.apps(.popToRoot, operationID: "o1").controlRequest()
+        let request = ClientRequest.apps(.popToRoot, operationID: "o1")
         harness.step { session, effects, now in
             session.submit(request, ticket: 9, timeoutMilliseconds: 5000, now: now, into: &effects)
         }
@@ -276,6 +276,28 @@ struct BrokerConnectionTests {
         harness.reply(to: register, ["epoch": 77, "sequence": 0])
         #expect(harness.sent.map(\.command) == [.apps])
         #expect(harness.sent.first?.header["opId"] == "o1")
+    }
+
+    @Test("a cancelled request is forgotten: one held until the registration is never sent")
+    func cancelledRequestsAreForgotten() throws {
+        var harness = ConnectionHarness()
+        let register = harness.join()
+        for (ticket, operation) in ["o1", "o2"].enumerated() {
+            let request = ClientRequest.apps(.popToRoot, operationID: operation)
+            harness.step { session, effects, now in
+                session.submit(
+                    request, ticket: UInt64(ticket), timeoutMilliseconds: 5000, now: now, into: &effects)
+            }
+        }
+        harness.step { session, _, _ in session.cancel(ticket: 0) }
+        harness.reply(to: register, ["epoch": 77, "sequence": 0])
+        #expect(harness.sent.map { $0.header["opId"] } == ["o2"])
+        harness.advance(milliseconds: 6000)
+        let failed = harness.effects.compactMap { effect -> UInt64? in
+            if case .deliver(.completion(let ticket, .failure)) = effect { return ticket }
+            return nil
+        }
+        #expect(failed == [1], "the cancelled one is not even timed out")
     }
 
     @Test(
@@ -293,7 +315,7 @@ struct BrokerConnectionTests {
         for (ticket, request) in [finish, lookup, push].enumerated() {
             harness.step { session, effects, now in
                 session.submit(
-                    request.controlRequest(), ticket: UInt64(ticket), timeoutMilliseconds: 60_000, now: now,
+                    request, ticket: UInt64(ticket), timeoutMilliseconds: 60_000, now: now,
                     into: &effects)
             }
         }
@@ -303,7 +325,7 @@ struct BrokerConnectionTests {
             return nil
         }
         #expect(failed == [1], "only the lookup fails: the changes wait")
-        let late = ClientRequest.apps(.popToRoot, operationID: "c3.1").controlRequest()
+        let late = ClientRequest.apps(.popToRoot, operationID: "c3.1")
         harness.step { session, effects, now in
             session.submit(late, ticket: 3, timeoutMilliseconds: 60_000, now: now, into: &effects)
         }
@@ -367,7 +389,7 @@ struct BrokerConnectionTests {
         harness.session = BrokerConnection(
             configuration: ConnectionConfiguration(brokerEndpoint: "tcp://127.0.0.1:1", token: "c1"))
         harness.step { session, effects, now in session.start(now: now, into: &effects) }
-        let request = ClientRequest.lookup(name: "url").controlRequest()
+        let request = ClientRequest.lookup(name: "url")
         harness.step { session, effects, now in
             session.submit(request, ticket: 1, timeoutMilliseconds: 5000, now: now, into: &effects)
         }

@@ -46,6 +46,37 @@ struct CancellationTests {
         await #expect(throws: CancellationError.self) { try await early.value }
     }
 
+    @Test("a cancelled call is given back: the connection is told to forget its ticket")
+    func releases() async throws {
+        let (client, connection) = Self.silentClient()
+        let call = Task { try await client.call("svc", "slow", timeout: .seconds(3600)) }
+        guard case .request(_, let ticket, _) = await connection.nextCommand() else {
+            Issue.record("the call was not sent")
+            return
+        }
+        call.cancel()
+        await #expect(throws: CancellationError.self) { try await call.value }
+        guard case .cancel(let forgotten) = await connection.nextCommand() else {
+            Issue.record("no cancel command followed")
+            return
+        }
+        #expect(forgotten == ticket)
+    }
+
+    @Test("flush of a cancelled task ends with CancellationError; what was posted is still sent")
+    func flush() async throws {
+        let (client, connection) = Self.silentClient()
+        await client.post("com.example.x", timeout: .seconds(3600))
+        let flush = Task { try await client.flush() }
+        guard case .request(let publish, _, _) = await connection.nextCommand() else {
+            Issue.record("the posted event was not sent")
+            return
+        }
+        #expect(publish.command == .publish)
+        flush.cancel()
+        await #expect(throws: CancellationError.self) { try await flush.value }
+    }
+
     @Test(
         "cancelling Service.run() leaves as stop() does: willDestroy runs, the connection is closed, run() returns"
     )

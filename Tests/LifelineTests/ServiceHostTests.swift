@@ -243,7 +243,7 @@ struct ServiceHostTests {
             session: "s1", app: "launcher", callback: .childDidFinish,
             arguments: ["child": child.json, "result": ["signedIn": true]], callbackID: "c2")
         host.connection.deliver(.request(.app(finished), id: Array("q2".utf8)))
-        var changes: [ControlRequest] = []
+        var changes: [ClientRequest] = []
         while true {
             let command = await host.connection.nextCommand()
             if case .request(let request, _, _) = command { changes.append(request) }
@@ -252,7 +252,9 @@ struct ServiceHostTests {
                 break
             }
         }
-        #expect(changes.map { $0.header["opId"] } == ["c2.1"], "the push's id comes from the callback's")
+        #expect(
+            changes.map { $0.controlRequest().header["opId"] } == ["c2.1"],
+            "the push's id comes from the callback's")
         #expect(changes.first?.isRepeatable == true)
         let again = await host.ask(.app(finished), id: "q3")
         #expect(again.status == .ok)
@@ -315,7 +317,7 @@ struct ClientRetryTests {
         var attempts: [(ticket: UInt64, request: PublishRequest)] = []
         for attempt in 0..<2 {
             guard case .request(let request, let ticket, _) = await connection.nextCommand(),
-                case .publish(let publish) = try ClientRequest.decode(request)
+                case .publish(let publish) = request
             else {
                 Issue.record("attempt \(attempt) is a PUBLISH")
                 return

@@ -25,7 +25,11 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if (try? PublishReceipt(body: bytes)) != tree {
         fatalError("a receipt read in place differs from the parsed one: \(bytes)")
     }
-    _ = JSONFieldReader.value(of: "k", in: bytes)
+    let parsed = try? JSONParser.parse(bytes)
+    if !bytes.isEmpty, ((try? JSONDocument(text: bytes)) != nil) != (parsed != nil) {
+        fatalError("the tape and the parser disagree on \(bytes)")
+    }
+    checkFieldReader(bytes, parsed)
     if let message = try? ControlMessage.decode(frames[...]) {
         if case .request(let request) = message {
             if let typed = try? ClientRequest.decode(request) { checkHeaderCache(frames, request, typed) }
@@ -41,6 +45,17 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         fatalError("a bus message decoded beside another remembered name differs")
     }
     return 0
+}
+
+/// A member read in place must be the parsed object's (or say it cannot be read so).
+private func checkFieldReader(_ bytes: [UInt8], _ parsed: JSONValue?) {
+    let field = JSONFieldReader.value(of: "k", in: bytes)
+    guard case .object(let members)? = parsed else { return }
+    switch field {
+    case .none: precondition(members["k"] == nil, "the field reader missed a member: \(bytes)")
+    case .some(.some(let value)): precondition(value == members["k"], "the field reader read another value: \(bytes)")
+    case .some(.none): break
+    }
 }
 
 /// A remembered header must give back exactly what decoding gave, for the message itself and for

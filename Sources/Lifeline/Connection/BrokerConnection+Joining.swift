@@ -158,9 +158,7 @@ extension BrokerConnection {
                     lifecycle: snapshot.lifecycle.rawValue)))
         hasJoined = true
         recovering = false
-        for request in unsent where outstanding[request.requestID] != nil {
-            effects.append(.sendControl(request.frames()))
-        }
+        for (id, frames) in unsent where outstanding[id] != nil { effects.append(.sendControl(frames)) }
         unsent.removeAll()
         releaseHeld(into: &effects)
     }
@@ -216,7 +214,8 @@ extension BrokerConnection {
             outstanding[id] = nil
         }
         // Repeatable requests go again, in their order, once the connection has joined again.
-        unsent = outstanding.values.compactMap(\.repeatable).sorted { $0.order < $1.order }.map(\.request)
+        unsent = outstanding.compactMap { id, request in request.repeatable.map { (id, $0) } }
+            .sorted { $0.1.order < $1.1.order }.map { ($0.0, $0.1.frames) }
         if !unsent.isEmpty {
             effects.append(
                 .deliver(.log("\(unsent.count) stack change(s) will be sent again when the broker answers")))

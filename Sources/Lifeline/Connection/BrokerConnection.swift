@@ -30,9 +30,9 @@ package struct BrokerConnection {
         var command: Command
         var deadline: UInt64
         var timeoutMilliseconds: Int
-        /// A repeatable request (``ControlRequest/isRepeatable``), kept to send again after the
-        /// broker was lost, with its place in the order of requests.
-        var repeatable: (request: ControlRequest, order: UInt64)?
+        /// A repeatable request's frames (``ClientRequest/isRepeatable``), kept to send again after
+        /// the broker was lost, with its place in the order of requests.
+        var repeatable: (frames: [[UInt8]], order: UInt64)?
     }
 
     typealias TopicCursor = TopicCursors.Cursor
@@ -73,7 +73,7 @@ package struct BrokerConnection {
     var outstanding: [[UInt8]: Outstanding] = [:]
     /// A service's requests made while it greets or joins: sent once it is registered, so that the
     /// broker sees them after the registration (a restored micro-app session, say, is back by then).
-    var unsent: [ControlRequest] = []
+    var unsent: [(id: [UInt8], frames: [[UInt8]])] = []
     /// The last CALL header the broker forwarded and what it decoded to (calls of one method repeat it).
     var repeatedCalls = RequestHeaderCache()
     /// When ``start(now:into:)`` ran.
@@ -192,7 +192,7 @@ package struct BrokerConnection {
 
     /// Sends an application request; its answer arrives as ``ConnectionEvent/completion(ticket:_:)``.
     mutating func submit(
-        _ request: ControlRequest, ticket: UInt64, timeoutMilliseconds: Int, now: UInt64,
+        _ request: ClientRequest, ticket: UInt64, timeoutMilliseconds: Int, now: UInt64,
         into effects: inout [ConnectionEffect]
     ) {
         if let absent = noBrokerAt, now >= absent {
@@ -216,23 +216,31 @@ package struct BrokerConnection {
             return
         default: break
         }
-        var request = request
-        request.requestID = nextID("c")
-        outstanding[request.requestID] = Outstanding(
+        let id = nextID("c")
+        let frames = request.frames(id: id)
+        outstanding[id] = Outstanding(
             ticket: ticket, command: request.command,
             deadline: now &+ UInt64(timeoutMilliseconds) * 1_000_000,
             timeoutMilliseconds: timeoutMilliseconds,
-            repeatable: request.isRepeatable ? (request, counter) : nil)
+            repeatable: request.isRepeatable ? (frames, counter) : nil)
         switch phase {
-        case .backingOff: unsent.append(request)
+        case .backingOff: unsent.append((id, frames))
         case .greeting, .joining:
             if registers {
-                unsent.append(request)
+                unsent.append((id, frames))
             } else {
-                effects.append(.sendControl(request.frames()))
+                effects.append(.sendControl(frames))
             }
-        default: effects.append(.sendControl(request.frames()))
+        default: effects.append(.sendControl(frames))
         }
+    }
+
+    /// Forgets the request `ticket` (its task was cancelled): not sent if it waits to be, and its
+    /// answer, if one comes, is dropped.
+    mutating func cancel(ticket: UInt64) {
+        guard let id = outstanding.first(where: { $0.value.ticket == ticket })?.key else { return }
+        outstanding[id] = nil
+        unsent.removeAll { $0.id == id }
     }
 
     /// Sends the application's answer to a request the broker delivered.

@@ -2,9 +2,14 @@ import LifelineProtocol
 
 /// What other threads may ask of a connection.
 package enum ConnectionCommand: Sendable {
-    case request(ControlRequest, ticket: UInt64, timeoutMilliseconds: Int)
+    /// Send `request` (its frames written from the typed value; the connection gives it a request
+    /// id) and complete `ticket` with its answer.
+    case request(ClientRequest, ticket: UInt64, timeoutMilliseconds: Int)
     case answer(ControlReply)
     case acknowledge(sequence: UInt64, epoch: UInt64, error: String?)
+    /// The request `ticket` was cancelled: it is forgotten (not sent, if it waits to be; its answer
+    /// dropped, if one comes).
+    case cancel(ticket: UInt64)
     case shutdown
 }
 

@@ -212,6 +212,7 @@ private struct SocketLoop {
             case .answer(let reply): connection.answer(reply, into: &effects)
             case .acknowledge(let sequence, let epoch, let error):
                 connection.acknowledge(sequence: sequence, epoch: epoch, error: error, into: &effects)
+            case .cancel(let ticket): connection.cancel(ticket: ticket)
             case .shutdown: connection.shutdown(now: now, into: &effects)
             }
         }

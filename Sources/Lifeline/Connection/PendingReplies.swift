@@ -39,6 +39,11 @@ final class PendingReplies: Sendable {
         waiter?.resume(result)
     }
 
+    /// Forgets the request `ticket` without resuming it (its task was cancelled).
+    func discard(_ ticket: UInt64) {
+        _ = state.withLock { $0.waiting.removeValue(forKey: ticket) }
+    }
+
     /// Fails every parked request, and every one parked from now on (the connection has finished).
     func failAll(_ error: LifelineError) {
         let all = state.withLock { state in

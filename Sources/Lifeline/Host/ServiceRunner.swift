@@ -6,7 +6,7 @@ import Synchronization
 /// concurrently, start after the first registration, and on ``stop()`` willDestroy, unregister, close.
 ///
 /// Everything it starts runs in one discarding task group — the ordered handler loop (on the
-/// connection's socket thread), one child per concurrent request, the re-registration of run-time
+/// service's handler thread, `ll-handlers`), one child per concurrent request, the re-registration of run-time
 /// services, and the leaving sequence — so a finished request leaves nothing behind (a plain task
 /// group keeps every finished child until it is awaited: a long-lived service would grow with its
 /// calls, and measured ~40 µs slower per call here); ``run()`` returns when the connection has
@@ -157,7 +157,7 @@ public final class ServiceRunner: Sendable {
                 if let late = watch.overdue(after: interval) {
                     Console.log(
                         name,
-                        "\(late.what) has held the socket thread for \(late.milliseconds) ms: heartbeats, calls and events wait for it (the broker drops a service silent for \(registration.heartbeat.intervalMilliseconds * registration.heartbeat.liveness) ms); give slow work to .on or .method, which run on the Swift pool",
+                        "\(late.what) has held the socket thread for \(late.milliseconds) ms: heartbeats, calls and events wait for it (the broker drops a service silent for \(registration.heartbeat.intervalMilliseconds * registration.heartbeat.liveness) ms); give slow work to .on (the service's handler thread) or .method (the Swift pool)",
                         level: .warning)
                 }
             }

@@ -20,7 +20,7 @@ final class PublishCoalescer: Sendable {
     private struct State {
         var queue: Queue
         /// Posters waiting for room in the queue.
-        var roomWaiters: [CheckedContinuation<Void, Never>] = []
+        var roomWaiters: [CancellableWaiter<Void>] = []
         /// The first failure of a posted event since the last ``flush()``, and how many failed.
         var postFailure: LifelineError?
         var failedPosts = 0
@@ -36,9 +36,9 @@ final class PublishCoalescer: Sendable {
 
     /// The longest one attempt of a PUBLISH waits for its answer, by default.
     static let defaultAttempt = Duration.seconds(2)
-    /// The longest one attempt waits here: shorter with a broker group, whose leader may have gone
-    /// (a repeat is answered once: it carries its publication id).
-    private let attempt: Duration
+    /// The longest one attempt waits here (and in the client's own retries): shorter with a broker
+    /// group, whose leader may have gone (a repeat is answered once: it carries its publication id).
+    let attempt: Duration
     /// The pause before an unanswered PUBLISH is sent again.
     static let retryPause = Duration.milliseconds(200)
 
@@ -67,15 +67,30 @@ final class PublishCoalescer: Sendable {
 
     /// Queues `event` without waiting for its receipt; waits only while the queue is full. An
     /// event that may not share a PUBLISH (``PublishQueue/coalesces(_:)``) goes alone, in its turn.
+    /// A task cancelled while it waits for room returns at once without queuing the event, which
+    /// the next ``flush()`` reports as failed.
     func post(_ event: PublishedEvent, timeout: Duration) async {
         while !tryPost(event, timeout: timeout) {
-            await withCheckedContinuation { waiter in
-                let waiting = state.withLock { state in
-                    if state.queue.hasRoom { return false }
-                    state.roomWaiters.append(waiter)
-                    return true
+            do {
+                try await CancellableWaiter<Void>.wait { waiter in
+                    let waiting = self.state.withLock { state in
+                        if state.queue.hasRoom { return false }
+                        state.roomWaiters.append(waiter)
+                        return true
+                    }
+                    if !waiting { waiter.resume(returning: ()) }
                 }
-                if !waiting { waiter.resume() }
+            } catch {
+                state.withLock { state in
+                    state.failedPosts += 1
+                    if state.postFailure == nil {
+                        state.postFailure = LifelineError(
+                            .unavailable,
+                            "posting '\(event.name)': its task was cancelled while the queue was full; it was not sent"
+                        )
+                    }
+                }
+                return
             }
         }
     }
@@ -112,9 +127,11 @@ final class PublishCoalescer: Sendable {
 
     /// Waits until everything posted before the call has been answered, then reports the first
     /// posted event that failed since the last flush.
-    /// - Throws: ``LifelineError`` naming the first failed event and how many failed.
+    /// - Throws: ``LifelineError`` naming the first failed event and how many failed;
+    ///   `CancellationError` at once when the task is cancelled.
     func flush() async throws {
         await settle()
+        try Task.checkCancellation()
         let (failure, count) = state.withLock { state in
             defer { (state.postFailure, state.failedPosts) = (nil, 0) }
             return (state.postFailure, state.failedPosts)
@@ -304,13 +321,13 @@ final class PublishCoalescer: Sendable {
     }
 
     private func batchDone() {
-        let (step, room) = state.withLock { state -> (Queue.Step, [CheckedContinuation<Void, Never>]) in
+        let (step, room) = state.withLock { state -> (Queue.Step, [CancellableWaiter<Void>]) in
             let step = state.queue.batchDone(now: SystemClock.monotonicNanoseconds()) { self.nextID() }
             guard state.queue.hasRoom else { return (step, []) }
             defer { state.roomWaiters.removeAll() }
             return (step, state.roomWaiters)
         }
-        for waiter in room { waiter.resume() }
+        for waiter in room { waiter.resume(returning: ()) }
         carryOut(step)
     }
 }

@@ -116,6 +116,12 @@ package enum ClientRequest: Sendable, Equatable {
         }
     }
 
+    /// True for a stack change with an operation id (APPS `opId`): the broker carries it out once,
+    /// so a client may send it again after losing the broker.
+    public var isRepeatable: Bool {
+        if case .apps(_, operationID: _?) = self { true } else { false }
+    }
+
     /// The frames of ``controlRequest(id:)``; the header of a CALL and of a single event's PUBLISH is
     /// written without a tree.
     public func frames(id: [UInt8]) -> [[UInt8]] {
