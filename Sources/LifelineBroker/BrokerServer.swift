@@ -340,6 +340,9 @@ package final class BrokerServer {
             flush()
         }
         try? router.set(.linger, 500)
+        // Before the sockets (which linger) and their monitors' readers close: see stopMonitor.
+        router.stopMonitor()
+        bus.stopMonitor()
         router.close()
         bus.close()
         zap?.stop()

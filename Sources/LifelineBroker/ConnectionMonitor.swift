@@ -21,6 +21,7 @@ final class ConnectionMonitor {
     }
 
     private let pair: ZMQSocket
+    private let socket: ZMQSocket
     /// The PAIR's `ZMQ_FD`: readable once an event arrived after the last read that found none, so
     /// ``update()`` costs one `poll` when nothing happened (not a libzmq receive, which costs twice).
     private let signal: Int32
@@ -32,6 +33,7 @@ final class ConnectionMonitor {
     /// Starts monitoring `socket` (before it binds, so that no connection is missed).
     init(_ socket: ZMQSocket, context: ZMQContext, name: String) throws {
         let endpoint = "inproc://lifeline-monitor-\(name)-\(UUID().uuidString)"
+        self.socket = socket
         try socket.monitor(
             endpoint, events: ZMQSocket.acceptedEvent | ZMQSocket.disconnectedEvent)
         pair = try ZMQSocket(context, type: .pair)
@@ -43,7 +45,11 @@ final class ConnectionMonitor {
         while (try? pair.receiveFrames(dontWait: true)) != nil {}
     }
 
-    deinit { pair.close() }
+    // The monitor stops before its reader closes (if the socket is open still): see stopMonitor.
+    deinit {
+        socket.stopMonitor()
+        pair.close()
+    }
 
     /// Readable when events may wait: for a poller, so that a closed connection is seen without
     /// waiting for the socket's next message.

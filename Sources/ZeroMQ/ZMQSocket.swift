@@ -103,6 +103,15 @@ public final class ZMQSocket {
         }
     }
 
+    /// Stops ``monitor(_:events:)``: no event is sent from now on. Call it before the reading PAIR
+    /// closes and before this socket closes: libzmq's I/O thread sends each event blocking, so an
+    /// event for a monitor nobody reads any more (a closed socket still lingers and reconnects)
+    /// would stop every socket of the context.
+    public func stopMonitor() {
+        guard let handle = try? live("zmq_socket_monitor(NULL)") else { return }
+        _ = zmq_socket_monitor(handle, nil, 0)
+    }
+
     /// The endpoint of the last bind or connect, with wildcard ports resolved.
     public func lastEndpoint() throws -> String {
         var bytes = try get(.lastEndpoint)

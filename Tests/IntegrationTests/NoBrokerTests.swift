@@ -29,4 +29,35 @@ struct NoBrokerTests {
         #expect(cli.errors.contains("no broker answered at \(endpoint)"), "\(cli.errors)")
         print("CLI: no broker said after \(ContinuousClock.now - cliStarted), process start included")
     }
+
+    @Test(
+        "clients closed while their broker is gone and their requests wait leave the process's ZeroMQ working: a client of another broker is answered throughout"
+    )
+    func closedWhileBrokerGone() async throws {
+        let doomed = try await BrokerProcess()
+        var clients: [LifelineClient] = []
+        for _ in 0..<4 {
+            let client = LifelineClient(broker: doomed.control, credentials: nil)
+            _ = try await client.services()  // connected
+            clients.append(client)
+        }
+        doomed.process.kill(SIGKILL)
+        _ = try await doomed.process.waitForExit()
+        // Each has a request the dead broker will never answer queued on its socket, which lingers
+        // after the close and tries to reconnect: its monitor must be stopped by then.
+        let waiting = clients.map { client in Task { try? await client.call("x", "y", timeout: .seconds(30)) }
+        }
+        for client in clients { await client.close() }
+        for request in waiting { _ = await request.value }
+
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let client = LifelineClient(broker: broker.control, credentials: nil)
+        // A second's worth of requests, paced: the closed sockets linger and retry in that time.
+        for _ in 0..<10 {
+            _ = try await client.services()
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        await client.close()
+    }
 }

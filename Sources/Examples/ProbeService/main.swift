@@ -31,7 +31,7 @@ enum ProbeOptions {
     static let journal = CommandLineOption.value(
         "--journal", "FILE",
         help:
-            "append every handled event to FILE and resume from its last line when restarted (exactly-once handling across restarts)"
+            "append every handled event to FILE and resume from its last line when restarted (exactly-once handling across restarts); instances of one name may share FILE: a --shared event it holds already is not handled again"
     )
     static let apps = CommandLineOption.value(
         "--apps", "A,B,...", help: "host these micro-apps; every callback prints 'CALLBACK session app name'")
@@ -139,6 +139,13 @@ struct Journal: Sendable {
         close(descriptor)
     }
 
+    /// True when an event with `cursor` is in the file already (an instance of the name handled it,
+    /// and died before acknowledging it).
+    func holds(_ cursor: EventCursor) -> Bool {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return false }
+        return text.hasPrefix("\(cursor) ") || text.contains("\n\(cursor) ")
+    }
+
     /// The cursor of the last line, if any.
     func lastCursor() -> EventCursor? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
@@ -166,6 +173,7 @@ actor TracedApp: MicroAppDelegate {
 }
 
 let journal = settings.journal.map(Journal.init(path:))
+let sharedNames = Set(sharedEvents)
 var service = Service("probe")
 for name in events {
     service = service.handle(
@@ -176,6 +184,12 @@ for name in events {
         )
         if settings.delay > 0 { try await Task.sleep(for: .milliseconds(settings.delay)) }
         if settings.fail { throw ServiceError(.internalError, "probe told to fail") }
+        // A shared event sent again because its instance died before acknowledging it: instances
+        // that share the journal handle it once.
+        if let journal, sharedNames.contains(event.name), journal.holds(event.cursor) {
+            Console.out("SKIPPED \(event.name) sequence=\(event.sequence): the journal holds it")
+            return Answer(settings.answer)
+        }
         if event.dispatchID == nil { journal?.append(event) }
         let line: JSONValue = [
             "event": .string(event.name.rawValue), "sequence": .int(Int64(event.sequence)),

@@ -146,6 +146,7 @@ private struct SocketLoop {
             if commands { handleCommands() }
         }
         try? control?.set(.linger, 200)
+        control?.stopMonitor()
         control?.close()
         bus?.close()
         link?.close()
@@ -300,6 +301,7 @@ private struct SocketLoop {
             if let control {
                 poller.unwatch(controlDescriptor)
                 if effect == .reopenControlDiscardingQueue { try? control.set(.linger, 0) }
+                control.stopMonitor()
                 control.close()
                 self.control = nil
                 controlDescriptor = -1
