@@ -219,18 +219,7 @@ extension AppsFeature {
                 reason == .unregistered ? .detach(host: registration.name) : .crash(host: registration.name)
             queue.insert(operation, at: 0)
         }
-        if var transition = self.transition, let awaiting = transition.awaiting,
-            awaiting.service == registration.name
-        {
-            core.log("\(awaiting.what) lost: \(registration.name) went away")
-            core.correlator.close(awaiting.id)
-            transition.awaiting = nil
-            if transition.stage == .vetoing { planExit(&transition, in: core) }
-            self.transition = transition
-            advance(in: &core)
-        } else {
-            pump(in: &core)
-        }
+        stopWaiting(where: { $0.service == registration.name }, registration.name, in: &core)
     }
 
     /// One instance of a host of several left while others stay: after a clean stop its sessions
@@ -258,16 +247,24 @@ extension AppsFeature {
                 queue.insert(.crash(host: host, instance: instance), at: 0)
             }
         }
-        if var transition = self.transition, let awaiting = transition.awaiting, awaiting.peer == peer {
-            core.log("\(awaiting.what) lost: instance \(instance) of \(host) went away")
-            core.correlator.close(awaiting.id)
-            transition.awaiting = nil
-            if transition.stage == .vetoing { planExit(&transition, in: core) }
-            self.transition = transition
-            advance(in: &core)
-        } else {
+        stopWaiting(where: { $0.peer == peer }, "instance \(instance) of \(host)", in: &core)
+    }
+
+    /// When the change in progress waits on an answer from `who`, which went away, that answer
+    /// counts as given and the change goes on; otherwise what is queued runs.
+    private mutating func stopWaiting(
+        where gone: (AppTransition.Awaiting) -> Bool, _ who: String, in core: inout BrokerCore
+    ) {
+        guard var transition = self.transition, let awaiting = transition.awaiting, gone(awaiting) else {
             pump(in: &core)
+            return
         }
+        core.log("\(awaiting.what) lost: \(who) went away")
+        core.correlator.close(awaiting.id)
+        transition.awaiting = nil
+        if transition.stage == .vetoing { planExit(&transition, in: core) }
+        self.transition = transition
+        advance(in: &core)
     }
 
     /// A host (or an instance of one) registered: its restored sessions come back, and the Launcher
