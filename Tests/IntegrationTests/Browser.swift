@@ -97,9 +97,10 @@ final class Browser: @unchecked Sendable {
     }
 
     /// Polls `script` until it returns something other than null, false, "" or 0; throws after `seconds`,
-    /// saying `what` it waited for.
+    /// saying `what` it waited for. The default is generous: on a loaded machine the page waits for
+    /// its next refresh, and an action for a `lifeline` process to start and finish.
     @discardableResult
-    func waitFor(_ what: String, seconds: Double = 10, _ script: String, _ arguments: [JSONValue] = [])
+    func waitFor(_ what: String, seconds: Double = 30, _ script: String, _ arguments: [JSONValue] = [])
         async throws -> JSONValue
     {
         let deadline = ContinuousClock.now + .seconds(seconds)

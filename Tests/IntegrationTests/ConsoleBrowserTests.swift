@@ -42,7 +42,7 @@ struct ConsoleBrowserTests {
             children.append(push)
             let appeared = ContinuousClock.now
             try await browser.waitFor(
-                "the push service", seconds: 5,
+                "the push service",
                 #"return document.querySelector('#services tr[data-name="push"][data-state="up"]') !== null"#)
             print("console: a started service appeared after \(ContinuousClock.now - appeared)")
 
@@ -104,7 +104,7 @@ struct ConsoleBrowserTests {
             push.kill(SIGKILL)
             let killed = ContinuousClock.now
             try await browser.waitFor(
-                "push gone", seconds: 10,
+                "push gone",
                 #"return document.querySelector('#services tr[data-name="push"][data-state="gone"]') !== null"#
             )
             print("console: a killed service was marked gone after \(ContinuousClock.now - killed)")

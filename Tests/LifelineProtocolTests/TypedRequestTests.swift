@@ -251,6 +251,18 @@ struct TypedRequestTests {
         #expect(batch.frames(id: [1]) == batch.controlRequest(id: [1]).frames())
     }
 
+    @Test("an ACK written directly has the frames of the typed request")
+    func directAcknowledgementFrames() {
+        for ack in [
+            Acknowledgement(sequence: 7, epoch: 99, service: "push"),
+            Acknowledgement(sequence: 1 << 40, epoch: nil, service: "a\"b", error: "failed: \u{1}\n é"),
+        ] {
+            let request = ClientRequest.acknowledge(ack)
+            #expect(
+                request.frames(id: Array("q".utf8)) == request.controlRequest(id: Array("q".utf8)).frames())
+        }
+    }
+
     @Test("a CALL written directly has the frames of the typed request")
     func forwardedCallFrames() {
         for call in [

@@ -32,7 +32,13 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     checkFieldReader(bytes, parsed)
     if let message = try? ControlMessage.decode(frames[...]) {
         if case .request(let request) = message {
-            if let typed = try? ClientRequest.decode(request) { checkHeaderCache(frames, request, typed) }
+            if let typed = try? ClientRequest.decode(request) {
+                checkHeaderCache(frames, request, typed)
+                // The writers without a tree must write what the tree's writer does.
+                precondition(
+                    typed.frames(id: request.requestID) == typed.controlRequest(id: request.requestID).frames(),
+                    "a request written without a tree differs: \(frames)")
+            }
             _ = try? BrokerRequest.decode(request)
         }
         if case .reply(let reply) = message { _ = try? reply.json() }

@@ -254,7 +254,7 @@ package struct BrokerConnection {
     ) {
         guard let name = configuration.registration?.name, phase == .ready, ackEpoch == epoch else { return }
         let ack = Acknowledgement(sequence: sequence, epoch: ackEpoch, service: name, error: error)
-        effects.append(.sendControl(ClientRequest.acknowledge(ack).controlRequest().frames()))
+        effects.append(.sendControl(ack.frames(id: [])))
     }
 
     /// Unregisters (when registered) and then finishes.

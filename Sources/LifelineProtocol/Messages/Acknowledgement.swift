@@ -25,9 +25,25 @@ package struct Acknowledgement: Sendable, Equatable {
         self.error = fields.value("error")?.stringValue
     }
 
+    /// The ACK with request id `id`: the frames of `ClientRequest.acknowledge(self).controlRequest(id:)`,
+    /// its header written without a tree (a service acknowledges every acknowledged event).
+    public func frames(id: [UInt8]) -> [[UInt8]] {
+        var header = JSONObjectWriter(capacity: 64 + service.utf8.count + (error?.utf8.count ?? 0))
+        if let epoch { header.add("epoch", Int64(bitPattern: epoch)) }
+        if let error { header.add("error", error) }
+        header.add("name", service)
+        header.add("sequence", Int64(bitPattern: sequence))
+        return [ProtocolID.controlBytes, Self.commandBytes, id, header.finish()]
+    }
+
+    private static let commandBytes = Array(Command.ack.rawValue.utf8)
+
     var json: JSONValue {
-        var members: [String: JSONValue] = ["sequence": .int(Int64(sequence)), "name": .string(service)]
-        if let epoch { members["epoch"] = .int(Int64(epoch)) }
+        // Bit patterns, as the reader takes the epoch back (an integer outside Int64 is no ACK's).
+        var members: [String: JSONValue] = [
+            "sequence": .int(Int64(bitPattern: sequence)), "name": .string(service),
+        ]
+        if let epoch { members["epoch"] = .int(Int64(bitPattern: epoch)) }
         if let error { members["error"] = .string(error) }
         return .object(members)
     }

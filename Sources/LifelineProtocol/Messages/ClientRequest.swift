@@ -128,6 +128,7 @@ package enum ClientRequest: Sendable, Equatable {
         switch self {
         case .call(let call): return call.frames(id: id)
         case .publish(let publish): return publish.frames(id: id) ?? controlRequest(id: id).frames()
+        case .acknowledge(let ack): return ack.frames(id: id)
         default: return controlRequest(id: id).frames()
         }
     }
