@@ -62,7 +62,7 @@ package final class BlockingClient {
         guard endpoints.count > 1 else {
             let reply = try sendOnce(request, timeout: timeout)
             // One member of a group named alone: a standby's word on the leader is followed once.
-            guard reply.status == .unavailable, let leader = Self.leader(in: reply), leader != brokerEndpoint
+            guard let leader = reply.leaderHint, leader != brokerEndpoint
             else { return reply }
             try move(to: leader)
             return try sendOnce(request, timeout: timeout)
@@ -79,7 +79,7 @@ package final class BlockingClient {
             do {
                 let reply = try sendOnce(request, timeout: timeout)
                 guard reply.status == .unavailable else { return reply }
-                if let leader = Self.leader(in: reply), !tried.contains(leader) {
+                if let leader = reply.leaderHint, !tried.contains(leader) {
                     try move(to: leader)
                     continue
                 }
@@ -97,11 +97,6 @@ package final class BlockingClient {
             usleep(100_000)
             tried = []
         }
-    }
-
-    /// The leader a group's standby named in its 503, if it named one.
-    private static func leader(in reply: ControlReply) -> String? {
-        (try? reply.json())?["leader"]?.arrayValue?.first?.stringValue
     }
 
     private func sendOnce(_ request: ClientRequest, timeout: Duration) throws -> ControlReply {

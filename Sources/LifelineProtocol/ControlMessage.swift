@@ -79,6 +79,13 @@ package struct ControlReply: Sendable, Equatable {
         body.isEmpty ? .null : try JSONParser.parse(body)
     }
 
+    /// The leader's control endpoint a standby of a broker group named in its 503 (docs/PROTOCOL.md
+    /// §13), if it named one: what both clients follow.
+    public var leaderHint: String? {
+        guard status == .unavailable else { return nil }
+        return (try? json())?["leader"]?.arrayValue?.first?.stringValue
+    }
+
     /// The `error` sentence of an error body, or a generic one.
     public var errorMessage: String {
         if let text = (try? json())?["error"]?.stringValue { return text }

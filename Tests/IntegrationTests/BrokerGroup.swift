@@ -42,21 +42,29 @@ final class EtcdProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// A loopback TCP port nobody listens on now (etcd's gateway cannot take port 0).
+    /// A loopback TCP port nobody uses now (etcd's gateway cannot take port 0), below the system's
+    /// ephemeral range: a member restarted on its port must find it free, and a port from that
+    /// range may meanwhile be the local end of any process's outgoing connection (CI saw a restarted
+    /// member refused with EADDRINUSE).
     static func freePort() throws -> UInt16 {
+        for _ in 0..<200 {
+            let port = UInt16.random(in: 20_000..<32_768)
+            if bindable(port) { return port }
+        }
+        throw HarnessError("no free port between 20000 and 32767")
+    }
+
+    private static func bindable(_ port: UInt16) -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
+        address.sin_port = port.bigEndian
+        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 }
         }
-        guard bound else { throw HarnessError("no free port: \(String(cString: strerror(errno)))") }
-        return UInt16(bigEndian: address.sin_port)
     }
 }
 

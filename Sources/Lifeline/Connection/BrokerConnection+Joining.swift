@@ -29,7 +29,7 @@ extension BrokerConnection {
         _ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]
     ) {
         if let request = outstanding.removeValue(forKey: reply.requestID) {
-            let hint = Self.leaderHint(in: reply)
+            let hint = reply.leaderHint
             defer { if let hint { follow(hint, now: now, into: &effects) } }
             effects.append(
                 .deliver(
@@ -53,7 +53,7 @@ extension BrokerConnection {
 
     mutating func greeted(_ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]) {
         guard case .greeting = phase else { return }
-        if let hint = Self.leaderHint(in: reply) {
+        if let hint = reply.leaderHint {
             follow(hint, now: now, into: &effects)
             return
         }
@@ -178,13 +178,6 @@ extension BrokerConnection {
         releaseHeld(into: &effects)
     }
 
-    /// Gives up on the current connection and plans the next attempt (at once for `retryAt: now`).
-    /// The leader's control endpoint a standby of a group named in its 503 reply, if it did.
-    static func leaderHint(in reply: ControlReply) -> String? {
-        guard reply.status == .unavailable else { return nil }
-        return (try? reply.json())?["leader"]?.arrayValue?.first?.stringValue
-    }
-
     /// A standby said where the leader is: connect there at once.
     mutating func follow(_ leader: String, now: UInt64, into effects: inout [ConnectionEffect]) {
         guard leader != currentEndpoint else { return }
@@ -192,6 +185,7 @@ extension BrokerConnection {
         lose("following the group's leader", retryAt: now, now: now, hint: leader, into: &effects)
     }
 
+    /// Gives up on the current connection and plans the next attempt (at once for `retryAt: now`).
     mutating func lose(
         _ reason: String, retryAt: UInt64?, now: UInt64, hint: String? = nil,
         into effects: inout [ConnectionEffect]
