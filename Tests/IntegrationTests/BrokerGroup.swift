@@ -46,13 +46,18 @@ final class EtcdProcess: @unchecked Sendable {
     /// ephemeral range: a member restarted on its port must find it free, and a port from that
     /// range may meanwhile be the local end of any process's outgoing connection (CI saw a restarted
     /// member refused with EADDRINUSE).
+    /// Never twice in one test process: tests run in parallel, and one may pick a port another
+    /// picked before either bound it.
     static func freePort() throws -> UInt16 {
         for _ in 0..<200 {
             let port = UInt16.random(in: 20_000..<32_768)
-            if bindable(port) { return port }
+            let fresh = handedOut.withLock { $0.insert(port).inserted }
+            if fresh && bindable(port) { return port }
         }
         throw HarnessError("no free port between 20000 and 32767")
     }
+
+    private static let handedOut = Mutex<Set<UInt16>>([])
 
     private static func bindable(_ port: UInt16) -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -225,7 +225,13 @@ struct BrokerGroupTests {
         defer { try? FileManager.default.removeItem(at: run.deletingLastPathComponent()) }
         let up = try ChildProcess("lifeline", ["up", "--topology", path, "--run-dir", run.path])
         defer { up.kill() }
-        let ready = try await up.waitForLine(startingWith: "UP ", seconds: 60)
+        let ready: String
+        do {
+            ready = try await up.waitForLine(startingWith: "UP ", seconds: 60)
+        } catch {
+            Issue.record("lifeline up said: \(up.lines(.stderr).suffix(10))")
+            throw error
+        }
         let brokers = String(ready.split(separator: " ")[1].dropFirst("control=".count))
         #expect(brokers.split(separator: ",").count == 3, "UP names the members' list: \(ready)")
         let log = { (name: String) in
