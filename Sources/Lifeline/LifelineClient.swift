@@ -118,7 +118,9 @@ public final class LifelineClient: Sendable {
     ///
     /// The publication carries an id of this client's; when the broker does not answer (it is
     /// restarting, or the network is down) it is sent again with the same id until `timeout`
-    /// passes, and the broker publishes it once whatever number of copies reach it.
+    /// passes, and the broker publishes it once whatever number of copies reach it. Cancelling the
+    /// task ends the wait with `CancellationError`: a publication still waiting its turn is not
+    /// sent; one on its way may be published.
     /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, `.invalid` for a bad event or payload, `.conflict` in the wrong lifecycle state, `.forbidden` by policy.
     @discardableResult
     public func publish(

@@ -63,6 +63,37 @@ struct CancellationTests {
         #expect(forgotten == ticket)
     }
 
+    @Test("a cancelled publish that waits its turn leaves the queue: it is never sent")
+    func withdrawnPublish() async throws {
+        let (client, connection) = Self.silentClient()
+        let first = Task { try await client.publish("com.example.first", timeout: .seconds(3600)) }
+        guard case .request(_, let ticket, _) = await connection.nextCommand() else {
+            Issue.record("the first publish was not sent")
+            return
+        }
+        let second = Task { try await client.publish("com.example.second", timeout: .seconds(3600)) }
+        while client.publishing.queuedEvents == 0 { await Task.yield() }  // queued behind the first
+        second.cancel()
+        await #expect(throws: CancellationError.self) { try await second.value }
+        #expect(client.publishing.queuedEvents == 0, "withdrawn from the queue")
+        // The first is answered; the next PUBLISH carries only what came after, not the withdrawn one.
+        connection.deliver(
+            .completion(
+                ticket: ticket,
+                .success(
+                    ControlReply(
+                        requestID: [],
+                        json: ["event": "com.example.first", "sequence": 1, "epoch": 1, "subscribers": 0]))))
+        _ = try await first.value
+        let third = Task { try await client.publish("com.example.third", timeout: .seconds(3600)) }
+        guard case .request(.publish(let next), _, _) = await connection.nextCommand() else {
+            Issue.record("the third publish was not sent")
+            return
+        }
+        #expect(next.events.map(\.name) == ["com.example.third"])
+        third.cancel()
+    }
+
     @Test("flush of a cancelled task ends with CancellationError; what was posted is still sent")
     func flush() async throws {
         let (client, connection) = Self.silentClient()

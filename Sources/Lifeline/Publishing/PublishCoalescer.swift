@@ -62,7 +62,21 @@ final class PublishCoalescer: Sendable {
         let deadline = Self.deadline(after: timeout)
         return try await CancellableWaiter.wait { waiter in
             self.add(.publication(.init(event: event, waiter: waiter, deadline: deadline)))
+            // A cancelled publish not sent yet leaves the queue (one on its way is published).
+            waiter.whenCancelled { self.withdraw(waiter) }
         }
+    }
+
+    /// Takes `waiter`'s event out of the queue if it is not sent yet, making room for posters.
+    private func withdraw(_ waiter: Receipt) {
+        let room = state.withLock { state -> [CancellableWaiter<Void>] in
+            guard state.queue.withdraw(where: { $0.waiter === waiter }), state.queue.hasRoom else {
+                return []
+            }
+            defer { state.roomWaiters.removeAll() }
+            return state.roomWaiters
+        }
+        for poster in room { poster.resume(returning: ()) }
     }
 
     /// Queues `event` without waiting for its receipt; waits only while the queue is full. An

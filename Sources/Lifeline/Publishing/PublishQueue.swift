@@ -102,6 +102,18 @@ struct PublishQueue<Waiter, Barrier> {
         return busy ? Step(batch: nil) : next(now: now, makeID: makeID)
     }
 
+    /// Takes out of the queue the first queued (not yet sent) event that `matches`: its publisher
+    /// gave up waiting. False when none is queued (it is in flight, or done).
+    mutating func withdraw(where matches: (Member) -> Bool) -> Bool {
+        for index in head..<entries.count {
+            guard case .publication(let member) = entries[index], matches(member) else { continue }
+            entries[index] = nil
+            queuedEvents -= 1
+            return true
+        }
+        return false
+    }
+
     /// The batch in flight is over (answered, refused or given up): the barriers now at the head
     /// pass, and the next batch, if any, goes.
     mutating func batchDone(now: UInt64, makeID: () -> String) -> Step {
