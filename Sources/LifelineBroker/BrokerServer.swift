@@ -144,35 +144,13 @@ package final class BrokerServer {
         busEndpoints = buses
         self.log = log
         spin = UInt64(configuration.spinMicroseconds) * 1000
-        var sessions: JSONValue?
-        var bootState: JSONValue?
-        var journalBytes: [UInt8] = []
-        var lifecycle: JSONValue?
+        var saved = SavedState()
         if let path = configuration.stateDirectory {
             let directory = URL(fileURLWithPath: path)
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            saved = try SavedState(directory: directory, group: group != nil, log: log)
             stateDirectory = directory
-            if let data = FileManager.default.contents(
-                atPath: directory.appendingPathComponent("sessions.json").path)
-            {
-                sessions = try? JSONParser.parse(Array(data))
-                if sessions == nil { log("ignored \(path)/sessions.json: it is not JSON") }
-            }
-            if let data = FileManager.default.contents(
-                atPath: directory.appendingPathComponent("boot.json").path)
-            {
-                bootState = try? JSONParser.parse(Array(data))
-            }
-            // Only a group's leader writes it (see Broker.beginGroupTerm).
-            if group != nil,
-                let data = FileManager.default.contents(
-                    atPath: directory.appendingPathComponent("lifecycle.json").path)
-            {
-                lifecycle = try? JSONParser.parse(Array(data))
-            }
-            let journalPath = directory.appendingPathComponent("journal.log").path
-            journalBytes = JournalFile.read(journalPath)
-            journal = group == nil ? JournalFile(path: journalPath) : nil
+            journal =
+                group == nil ? JournalFile(path: directory.appendingPathComponent("journal.log").path) : nil
         } else {
             stateDirectory = nil
             journal = nil
@@ -180,7 +158,8 @@ package final class BrokerServer {
         core = Broker(
             configuration: configuration, identity: identity, busEndpoints: buses,
             monotonic: SystemClock.now, wall: SystemClock.wallNanoseconds(),
-            sessions: sessions, bootState: bootState, journal: journalBytes, lifecycle: lifecycle)
+            sessions: saved.sessions, bootState: saved.bootState, journal: saved.journal,
+            lifecycle: saved.lifecycle)
         core.curve = configuration.curveKeys != nil
         if let policy {
             core.apply(policy, now: SystemClock.now, into: &output)
