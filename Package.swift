@@ -39,11 +39,18 @@ let package = Package(
         .executableTarget(
             name: "lifeline-gateway", dependencies: ["Lifeline", "GatewayAPI"],
             path: "Sources/Examples/GatewayService"),
+        .target(name: "CartAPI", path: "Sources/Examples/CartAPI"),
         .executableTarget(
-            name: "lifeline-shell", dependencies: ["Lifeline", "GatewayAPI"], path: "Sources/Examples/ShellHost"),
+            name: "lifeline-cart", dependencies: ["Lifeline", "LifelineSupport", "CartAPI"],
+            path: "Sources/Examples/CartService"),
+        .executableTarget(
+            name: "lifeline-shell", dependencies: ["Lifeline", "GatewayAPI"],
+            path: "Sources/Examples/ShellHost"),
         .executableTarget(
             name: "lifeline-bench",
-            dependencies: ["Lifeline", "LifelineBroker", "LifelineCLI", "LifelineProtocol", "LifelineSupport", "ZeroMQ"],
+            dependencies: [
+                "Lifeline", "LifelineBroker", "LifelineCLI", "LifelineProtocol", "LifelineSupport", "ZeroMQ",
+            ],
             path: "bench/Sources/LifelineBench"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "LifelineProtocolTests", dependencies: ["LifelineProtocol"]),
@@ -53,18 +60,20 @@ let package = Package(
         .testTarget(
             name: "LifelineCLITests", dependencies: ["LifelineCLI", "LifelineProtocol", "LifelineSupport"]),
         .testTarget(
-            name: "LifelineTests", dependencies: ["Lifeline", "LifelineCLI", "LifelineProtocol", "LifelineSupport"]),
+            name: "LifelineTests",
+            dependencies: ["Lifeline", "LifelineCLI", "LifelineProtocol", "LifelineSupport"]),
         .testTarget(
             name: "ExampleTests",
             dependencies: [
-                "LifelineTesting", "Lifeline", "LifelineProtocol", "GatewayAPI", "lifeline-url", "lifeline-push",
-                "lifeline-gateway", "lifeline-rates",
+                "LifelineTesting", "Lifeline", "LifelineProtocol", "GatewayAPI", "lifeline-url",
+                "lifeline-push",
+                "lifeline-gateway", "lifeline-rates", "CartAPI", "lifeline-cart",
             ]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "Lifeline", "LifelineBroker", "LifelineCLI", "LifelineProtocol", "LifelineSupport", "ZeroMQ",
-                "GatewayAPI",
+                "GatewayAPI", "CartAPI",
             ],
             exclude: ["Lifeline.api"]),
     ],

@@ -3,6 +3,9 @@ import LifelineProtocol
 /// A call to one of a service's methods, as its handler receives it.
 public struct CallRequest: Sendable {
     public let method: String
+    /// The key of the actor called (`ana` of `cart/ana`), for a method of actors by key
+    /// (``Service/actors(idleAfter:deactivate:_:)``); nil for any other call.
+    public let key: String?
     /// The caller's body (`null` when it sent none), parsed when first read.
     public var body: JSONValue { storage.value }
     /// The body as it arrived (typed methods decode from it).
@@ -13,8 +16,12 @@ public struct CallRequest: Sendable {
     /// What the handler can do in return: publish, call, look up.
     public let context: ServiceContext
 
-    init(method: String, text: [UInt8], tree: JSONValue? = nil, timeout: Duration, context: ServiceContext) {
+    init(
+        method: String, key: String? = nil, text: [UInt8], tree: JSONValue? = nil, timeout: Duration,
+        context: ServiceContext
+    ) {
         self.method = method
+        self.key = key
         storage = CallBody(text: text, tree: tree)
         self.timeout = timeout
         self.context = context

@@ -200,7 +200,8 @@ public final class LifelineClient: Sendable {
     }
 
     /// Calls `method` of `service` through the broker and returns its answer. A service's own error
-    /// arrives unchanged as ``LifelineError``.
+    /// arrives unchanged as ``LifelineError``. `service` may name an actor by key, `cart/ana`: the
+    /// call goes to the instance its key is placed on.
     /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, `.notFound` for an unknown service or method, or the service's own error with its status and body.
     public func call(
         _ service: String, _ method: String, _ body: JSONValue = .null, timeout: Duration = .seconds(5)
@@ -212,9 +213,27 @@ public final class LifelineClient: Sendable {
     func call(_ service: String, _ method: String, text: [UInt8], timeout: Duration) async throws
         -> ControlReply
     {
+        let (service, key) = ActorKey.split(service)
         let call = ServiceCall(
-            service: service, method: method, timeoutMilliseconds: timeout.wholeMilliseconds, body: text)
+            service: service, method: method, key: key, timeoutMilliseconds: timeout.wholeMilliseconds,
+            body: text)
         return try await request(.call(call), timeout: timeout + .seconds(1))
+    }
+
+    /// Tells the broker that this instance deactivated its actor `key` of `service`; true when the
+    /// broker forgot the placement, false when a call to it was on its way (the key stays here).
+    func release(service: String, key: String) async throws -> Bool {
+        try await request(.release(service: service, key: key)).json()["released"]?.boolValue ?? false
+    }
+
+    /// Where the actors by key are placed: of `service`, or of every service.
+    /// - Throws: ``LifelineError``: `.notFound` for an unknown service, `.invalid` for one that hosts no
+    ///   actors by key, `.unavailable` or `.timeout` when the broker does not answer.
+    package func actors(of service: String? = nil) async throws -> [ActorPlacement] {
+        let body = try await request(.actors(service: service)).json()
+        return try (body["actors"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in
+            try ActorPlacement(json: value)
+        }
     }
 
     /// Answers a request the broker delivered (services only).

@@ -24,9 +24,9 @@ extension Service {
     where A.ActorSystem == LifelineActorSystem {
         let hosted = HostedActor(make: make)
         var copy = self
-        guard hostedActor == nil else {
+        guard hostedActor == nil && keyedActors == nil else {
             copy.configurationProblems.append(
-                "'\(name)' already hosts an actor; a service hosts one (host \(A.self) in a service of its own)"
+                "'\(name)' already hosts an actor or actors by key; a service hosts one of them (host \(A.self) in a service of its own)"
             )
             return copy
         }
@@ -34,14 +34,20 @@ extension Service {
         if let problem = DistributedFunctionTable.unreadable {
             copy.configurationProblems.append("cannot list the distributed funcs of \(A.self): \(problem)")
         }
-        copy.hostingNotes = hosted.listing.skipped.map { "\(A.self).\($0) is not served" }
-        if hosted.listing.entries.isEmpty && hosted.listing.skipped.isEmpty {
-            copy.configurationProblems.append(
-                "found no distributed funcs of \(A.self) to serve; a private, fileprivate or generic actor type cannot be hosted (make it internal or public, not generic)"
-            )
+        copy.noteListing(hosted.listing, of: A.self)
+        return copy.serving(hosted.listing, of: A.self) { entry, call in try await hosted.answer(entry, call)
         }
+    }
+
+    /// This service with a method for each distributed func of `listing` (funcs of `type`), each
+    /// answered by `answer`; clashing names are noted as configuration problems.
+    func serving<A>(
+        _ listing: DistributedFunctionTable.Listing, of type: A.Type,
+        answer: @escaping @Sendable (DistributedFunctionTable.Entry, CallRequest) async throws -> [UInt8]
+    ) -> Service {
+        var copy = self
         var signatures: [String: String] = [:]
-        for entry in hosted.listing.entries {
+        for entry in listing.entries {
             let function = entry.function
             if let other = signatures[function.method] {
                 copy.configurationProblems.append(
@@ -56,7 +62,7 @@ extension Service {
                 continue
             }
             signatures[function.method] = function.signature
-            copy = copy.textMethod(function.method) { call in try await hosted.answer(entry, call) }
+            copy = copy.textMethod(function.method) { call in try await answer(entry, call) }
                 .describing(
                     function.method, summary: "distributed func \(function.signature)", arguments: "",
                     reply: "")
@@ -85,11 +91,23 @@ extension Service {
         }
     }
 
-    /// The description REGISTER carries, with the hosted actor's methods described from their types.
+    /// Notes what of `listing` is not served, and a type with no func to serve.
+    mutating func noteListing<A>(_ listing: DistributedFunctionTable.Listing, of type: A.Type) {
+        hostingNotes = listing.skipped.map { "\(A.self).\($0) is not served" }
+        if listing.entries.isEmpty && listing.skipped.isEmpty {
+            configurationProblems.append(
+                "found no distributed funcs of \(A.self) to serve; a private, fileprivate or generic actor type cannot be hosted (make it internal or public, not generic)"
+            )
+        }
+    }
+
+    /// The description REGISTER carries, with the hosted actors' methods described from their types.
     func describedWithActor() async -> ServiceDescription {
         var description = self.description
-        guard let hostedActor else { return description }
-        for (method, shape) in await hostedActor.describeMethods() { description.methods[method] = shape }
+        var methods: [String: ServiceDescription.Method] = [:]
+        if let hostedActor { methods = await hostedActor.describeMethods() }
+        if let keyedActors { methods = await keyedActors.describeMethods() }
+        for (method, shape) in methods { description.methods[method] = shape }
         return description
     }
 }

@@ -70,6 +70,8 @@ public struct Service: Sendable {
     private(set) var startTaskDeclaration: BootTask?
     /// The distributed actor this service hosts (``actor(_:)``).
     var hostedActor: (any HostedActorBox)?
+    /// The actors this service hosts by key (``actors(idleAfter:deactivate:_:)``).
+    var keyedActors: (any KeyedActorHosting)?
     /// The methods that are the hosted actor's funcs: method → `Type.func(labels:)`.
     var actorMethods: [String: String] = [:]
     /// Mistakes in how the service was put together: it refuses to start, naming them.

@@ -326,7 +326,7 @@ package struct Broker {
         switch request {
         case .hello, .register, .unregister, .heartbeat, .list, .attach:
             registry.handle(request, from: peer, id: id, in: &core)
-        case .lookup, .call: services.handle(request, from: peer, id: id, in: &core)
+        case .lookup, .call, .release, .actors: services.handle(request, from: peer, id: id, in: &core)
         case .acknowledge(let ack):
             // A shared event's ACK ends its delivery; an acknowledged publish may wait for it too.
             if ack.epoch == nil || ack.epoch == core.epoch {

@@ -9,7 +9,7 @@ public enum CLI {
         CommandEntry(BrokerCommand.self), CommandEntry(PublishCommand.self),
         CommandEntry(DispatchCommand.self), CommandEntry(TailCommand.self),
         CommandEntry(ServicesCommand.self), CommandEntry(LookupCommand.self),
-        CommandEntry(DescribeCommand.self), CommandEntry(CallCommand.self),
+        CommandEntry(DescribeCommand.self), CommandEntry(CallCommand.self), CommandEntry(ActorsCommand.self),
         CommandEntry(AppsCommand.self), CommandEntry(BootCommand.self), CommandEntry(StatusCommand.self),
         CommandEntry(StatsCommand.self),
         CommandEntry(EventsCommand.self), CommandEntry(TopologyCommand.self), CommandEntry(UpCommand.self),

@@ -7,10 +7,12 @@ enum CallCommand: CLICommand {
     static let name = "call"
     static let summary = "call a service method through the broker and print the reply"
     static let usage = """
-        usage: lifeline call SERVICE METHOD [JSON] [options]
-               lifeline call SERVICE METHOD [key=value | key:=json ...] [options]
+        usage: lifeline call SERVICE[/KEY] METHOD [JSON] [options]
+               lifeline call SERVICE[/KEY] METHOD [key=value | key:=json ...] [options]
 
         Sends JSON (default null) to SERVICE's METHOD through the broker and prints the reply body.
+        SERVICE/KEY calls the actor of KEY of a service that hosts actors by key (cart/ana): the
+        broker sends it to the one instance that key is placed on, placing it first.
         key=value arguments make an object instead, each value of the type the method's arguments are
         described with ('lifeline describe SERVICE'): count=3 is a number, a value not of that type is
         refused, naming the field. The call's deadline is --timeout; a service's own error is printed
@@ -24,9 +26,11 @@ enum CallCommand: CLICommand {
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
         let pretty = arguments.flag(Self.pretty)
-        guard let service = arguments.positional(), let method = arguments.positional() else {
+        guard let address = arguments.positional(), let method = arguments.positional() else {
             throw UsageError("call needs a SERVICE and a METHOD")
         }
+        let (service, key) = ActorKey.split(address)
+        if let key, let problem = ActorKey.problem(key) { throw UsageError("\(address): \(problem)") }
         let given = arguments.remainingPositionals()
         try arguments.finish()
         var body = JSONValue.null
@@ -43,13 +47,14 @@ enum CallCommand: CLICommand {
             body = try TextFormat.payload(given, fields: fields)
         }
         let call = ServiceCall(
-            service: service, method: method, timeoutMilliseconds: options.timeout.wholeMilliseconds,
+            service: service, method: method, key: key,
+            timeoutMilliseconds: options.timeout.wholeMilliseconds,
             body: JSONWriter.encode(body))
         let reply = try options.client().call(call, timeout: options.timeout + .seconds(1))
         let json = (try? reply.json()) ?? .string(String(decoding: reply.body, as: UTF8.self))
         guard reply.status.isSuccess else {
             Console.error(
-                "lifeline call: \(service).\(method) failed with \(reply.status): \(reply.errorMessage)")
+                "lifeline call: \(address).\(method) failed with \(reply.status): \(reply.errorMessage)")
             if json.objectValue.map({ $0.count > 1 }) == true { Console.out(json.description) }
             return 1
         }

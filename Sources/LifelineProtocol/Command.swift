@@ -48,6 +48,10 @@ package struct Command: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let stats = Command(rawValue: "STATS")
     /// Any client → broker: publish dispatch steps and calls on the bus for a while.
     public static let trace = Command(rawValue: "TRACE")
+    /// Service → broker: an idle actor by key was deactivated; forget where it was placed.
+    public static let release = Command(rawValue: "RELEASE")
+    /// Any client → broker: where the actors by key are placed.
+    public static let actors = Command(rawValue: "ACTORS")
     /// The answer to any request.
     public static let reply = Command(rawValue: "REPLY")
 
@@ -55,7 +59,8 @@ package struct Command: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let all: [Command] = [
         .hello, .register, .unregister, .heartbeat, .lookup, .list, .call, .publish, .attach, .disconnect,
         .dispatch, .offer,
-        .ack, .replay, .event, .apps, .app, .intercept, .start, .boot, .stats, .trace, .reply,
+        .ack, .replay, .event, .apps, .app, .intercept, .start, .boot, .stats, .trace, .release,
+        .actors, .reply,
     ]
 
     /// Every command by its frame bytes.

@@ -37,6 +37,9 @@ package struct ServiceRegistration: Sendable, Equatable {
     /// The events (of ``events``) each of which goes to one instance of the name only, which
     /// acknowledges it; the others go to every instance.
     public var shared: [EventName] = []
+    /// The methods (of ``methods``) served by actors hosted by key: a CALL of one names a key
+    /// (`cart/ana`), and the broker places each key on one instance.
+    public var keyedMethods: [String] = []
 
     public init(
         name: String, instance: String, pid: Int, host: String, events: [EventName], methods: [String],
@@ -97,6 +100,7 @@ package struct ServiceRegistration: Sendable, Equatable {
         if replicable { members["replicable"] = true }
         if !idempotent.isEmpty { members["idempotent"] = .array(idempotent.map { .string($0) }) }
         if !shared.isEmpty { members["shared"] = .array(shared.map { .string($0.rawValue) }) }
+        if !keyedMethods.isEmpty { members["keyed"] = .array(keyedMethods.map { .string($0) }) }
         return .object(members)
     }
 
@@ -114,6 +118,7 @@ package struct ServiceRegistration: Sendable, Equatable {
             ("methods", methods, other.methods),
             ("idempotent methods", idempotent, other.idempotent),
             ("shared events", shared.map(\.rawValue), other.shared.map(\.rawValue)),
+            ("keyed actors' methods", keyedMethods, other.keyedMethods),
             ("micro-apps", apps, other.apps),
             ("boot tasks", bootTasks.map(\.name), other.bootTasks.map(\.name)),
         ]
@@ -258,5 +263,16 @@ package struct ServiceRegistration: Sendable, Equatable {
             shared.insert(EventName(rawValue: text))
         }
         self.shared = shared.sorted { $0.rawValue < $1.rawValue }
+        var keyed: Set<String> = []
+        for value in json["keyed"]?.arrayValue ?? [] {
+            guard let method = value.stringValue, self.methods.contains(method) else {
+                throw ProtocolError(.badRequest, "REGISTER 'keyed' must name methods listed in 'methods'")
+            }
+            keyed.insert(method)
+        }
+        if let value = json["keyed"], value != .null, value.arrayValue == nil {
+            throw ProtocolError(.badRequest, "REGISTER 'keyed' must be an array of method names")
+        }
+        self.keyedMethods = keyed.sorted()
     }
 }

@@ -2,8 +2,8 @@ import Lifeline
 
 extension ServiceTestHost {
     /// An actor system whose remote calls reach the service under test (or a service it registered
-    /// at run time): resolve the actor it hosts by name and call it as another process would, through
-    /// the same methods, argument keys and error coding. It is one system for the host's life, so an
+    /// at run time): resolve the actor it hosts by name (or one of its actors by key, `cart/ana`) and
+    /// call it as another process would, through the same methods, argument keys and error coding. It is one system for the host's life, so an
     /// error type registered with it (``LifelineActorSystem/registerErrors(_:)``) stays registered.
     ///
     /// ```swift
@@ -16,10 +16,12 @@ extension ServiceTestHost {
             if let actors { return actors }
             let name = name
             let made = LifelineActorSystem(timeout: .seconds(5)) {
-                [weak self] service, method, body, timeout in
+                [weak self] address, method, body, timeout in
                 guard let self else { throw LifelineError(.unavailable, "the test host is gone") }
+                let id = LifelineActorSystem.ActorID(stringLiteral: address)
                 return try await call(
-                    method, body, service: service == name ? nil : service, timeout: timeout)
+                    method, body, service: id.service == name ? nil : id.service, key: id.key,
+                    timeout: timeout)
             }
             actors = made
             return made

@@ -174,13 +174,16 @@ public final class ServiceTestHost: Sendable {
     // MARK: Calls and hooks
 
     /// Calls `method` of the service (or of a service it registered at run time, `service`) and
-    /// returns its answer.
+    /// returns its answer; with `key`, of its actor by that key (activated on the first call, as
+    /// the broker would have it).
     /// - Throws: `LifelineError` with the status and message the service answered.
     public func call(
-        _ method: String, _ body: JSONValue = .null, service: String? = nil, timeout: Duration = .seconds(5)
+        _ method: String, _ body: JSONValue = .null, service: String? = nil, key: String? = nil,
+        timeout: Duration = .seconds(5)
     ) async throws -> JSONValue {
         let call = ServiceCall(
-            service: service ?? name, method: method, timeoutMilliseconds: timeout.wholeMilliseconds,
+            service: service ?? name, method: method, key: key,
+            timeoutMilliseconds: timeout.wholeMilliseconds,
             body: JSONWriter.encode(body))
         return try Self.body(of: await ask(.call(call)))
     }
@@ -370,6 +373,9 @@ public final class ServiceTestHost: Sendable {
             return .success(ControlReply(requestID: [], json: ["stack": []]))
         case .hello, .heartbeat, .acknowledge:
             return .success(ControlReply(requestID: [], json: .emptyObject))
+        case .release:
+            // One process holds every key here: a deactivated key is simply activated again.
+            return .success(ControlReply(requestID: [], json: ["released": true]))
         default:
             return .success(
                 .error(

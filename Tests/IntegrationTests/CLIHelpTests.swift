@@ -210,6 +210,7 @@ struct CLIOptionsTests {
             ["boot", "report", "--svg", directory.appendingPathComponent("boot.svg").path, "--json"] + dead,
             ["status", "--json"] + dead,
             ["stats", "--json"] + dead,
+            ["actors", "cart", "--json"] + dead,
             ["events", "--json", "--broker", "tcp://127.0.0.1:1"],
             ["topology", topology, "--shell"],
             ["topology", topology, "--json"],
@@ -236,7 +237,7 @@ struct CLIOptionsTests {
                     && !result.errors.contains("needs a value"), "\(run): \(result.errors)")
             if [
                 "publish", "dispatch", "tail", "services", "lookup", "describe", "call", "apps", "boot",
-                "status",
+                "status", "actors",
             ]
             .contains(run[0]) {
                 #expect(
@@ -251,7 +252,7 @@ struct CLIOptionsTests {
         #expect(keys.status == 2 && keys.errors.contains("/nonexistent"), "\(keys.errors)")
         for client in [
             "publish", "dispatch", "tail", "services", "lookup", "describe", "call", "apps", "boot", "status",
-            "stats", "console",
+            "stats", "console", "actors",
         ] {
             covered[client, default: []].formUnion(["--key", "--broker-key", "--help"])
         }

@@ -428,6 +428,40 @@ struct BrokerConnectionTests {
         #expect(harness.effects.isEmpty, "a broker reached once is waited for (a restart)")
     }
 
+    @Test(
+        "a group's client whose CALL goes unanswered asks HELLO: answered, it stays; unanswered for 1 s, it tries the next member"
+    )
+    func unansweredCallProbesTheLeader() throws {
+        var harness = ConnectionHarness()
+        harness.session = BrokerConnection(
+            configuration: ConnectionConfiguration(
+                brokerEndpoint: "tcp://127.0.0.1:1,tcp://127.0.0.1:2", token: "c1"))
+        harness.step { session, effects, now in session.start(now: now, into: &effects) }
+        let call = ClientRequest.call(ServiceCall(service: "cart", method: "add", key: "ana"))
+        harness.step { session, effects, now in
+            session.submit(call, ticket: 1, timeoutMilliseconds: 500, now: now, into: &effects)
+        }
+        #expect(harness.sent.first?.header["key"] == "ana")
+        harness.advance(milliseconds: 600)
+        let probe = try #require(harness.sent.first, "the CALL's timeout sends HELLO")
+        #expect(probe.command == .hello)
+        #expect(
+            harness.effects.contains {
+                if case .deliver(.completion(1, .failure)) = $0 { true } else { false }
+            })
+        harness.reply(to: probe, ["bus": "tcp://127.0.0.1:9", "epoch": 1])
+        harness.advance(milliseconds: 2000)
+        #expect(harness.session.currentEndpoint == "tcp://127.0.0.1:1", "the leader answered: a slow service")
+
+        harness.step { session, effects, now in
+            session.submit(call, ticket: 2, timeoutMilliseconds: 500, now: now, into: &effects)
+        }
+        harness.advance(milliseconds: 600)
+        #expect(harness.sent.first?.command == .hello)
+        harness.advance(milliseconds: 1100)
+        #expect(harness.session.currentEndpoint == "tcp://127.0.0.1:2", "no answer to HELLO: the next member")
+    }
+
     @Test("a service, a subscriber and a group's client never take the no-broker shortcut")
     func noBrokerRuleIsForPlainClients() {
         var service = ConnectionHarness()

@@ -60,7 +60,17 @@ final class HostedActor<A: DistributedActor>: HostedActorBox where A.ActorSystem
         guard let actor = live.withLock({ $0[Key(call.context, call.context.serviceName)] }) else {
             throw ServiceError(.unavailable, "'\(call.context.serviceName)' is not hosting its actor now")
         }
-        var decoder = try LifelineActorSystem.InvocationDecoder(function: entry.function, text: call.text)
+        return try await Self.invoke(entry, on: actor, text: call.text)
+    }
+
+    /// Runs the func `entry` names on `actor` with `text` (a JSON object keyed by argument labels) as
+    /// its arguments; its value, encoded, is the answer.
+    /// - Throws: ``ServiceError``: 400 for arguments that do not decode, and what the func threw
+    ///   (``ActorErrorCoding``).
+    static func invoke(_ entry: DistributedFunctionTable.Entry, on actor: A, text: [UInt8]) async throws
+        -> [UInt8]
+    {
+        var decoder = try LifelineActorSystem.InvocationDecoder(function: entry.function, text: text)
         let handler = LifelineActorSystem.ResultHandler()
         try await actor.actorSystem.executeDistributedTarget(
             on: actor, target: RemoteCallTarget(entry.identifier), invocationDecoder: &decoder,
@@ -73,7 +83,12 @@ final class HostedActor<A: DistributedActor>: HostedActorBox where A.ActorSystem
         }
     }
 
-    func describeMethods() async -> [String: ServiceDescription.Method] {
+    func describeMethods() async -> [String: ServiceDescription.Method] { await Self.describe(listing) }
+
+    /// Each method's argument and reply shapes for the funcs of `listing`, taken from their types.
+    static func describe(_ listing: DistributedFunctionTable.Listing) async -> [String: ServiceDescription
+        .Method]
+    {
         // A reference that is never local: the recording decoder reads each argument's type from
         // the func's own accessor and stops it before the call.
         let describing = LifelineActorSystem(textTransport: nil)

@@ -28,7 +28,8 @@ import Synchronization
 public final class LifelineActorSystem: DistributedActorSystem, Sendable {
     public typealias SerializationRequirement = any Codable
 
-    /// Sends a CALL with a body of JSON text and returns its answer's text: a client's.
+    /// Sends a CALL (to `service`, or `service/key`) with a body of JSON text and returns its
+    /// answer's text: a client's.
     package typealias Transport =
         @Sendable (_ service: String, _ method: String, _ body: [UInt8], _ timeout: Duration) async throws
         -> [UInt8]
@@ -136,7 +137,7 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
     /// name of its own that no service answers, so it is reachable only from this process.
     public func assignID<Act>(_ actorType: Act.Type) -> ActorID
     where Act: DistributedActor, ActorID == Act.ID {
-        if let name = Self.hostingClaim?.take() { return LifelineActorSystem.ActorID(service: name) }
+        if let address = Self.hostingClaim?.take() { return LifelineActorSystem.ActorID(address: address) }
         return LifelineActorSystem.ActorID(service: "local." + Environment.uniqueToken())
     }
 
@@ -192,7 +193,7 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
         let timeout = Self.timeoutOverride ?? defaultTimeout
         do {
             return try await transport(
-                actor.id.service, function.method, invocation.body(keys: function.argumentKeys), timeout)
+                actor.id.description, function.method, invocation.body(keys: function.argumentKeys), timeout)
         } catch let error as LifelineError {
             throw ActorErrorCoding.rethrown(error) { name in knownErrors.withLock { $0[name] } }
         }

@@ -43,6 +43,9 @@ extension BrokerConnection {
         case .hello: greeted(reply, now: now, into: &effects)
         case .join: joined(reply, now: now, into: &effects)
         case .replay: recovered(reply, into: &effects)
+        case .probe:
+            probeDeadline = nil
+            if let hint = reply.leaderHint { follow(hint, now: now, into: &effects) }
         case .unregister:
             if !reply.status.isSuccess {
                 effects.append(.deliver(.log("UNREGISTER refused: \(reply.errorMessage)")))
@@ -76,7 +79,9 @@ extension BrokerConnection {
         internalRequests[id] = .join
         let request: ClientRequest
         if let registration = configuration.registration {
-            request = .register(RegisterRequest(registration, resume: cursor ?? configuration.resume))
+            request = .register(
+                RegisterRequest(
+                    registration, resume: cursor ?? configuration.resume, holding: configuration.heldKeys()))
         } else {
             request = .attach(token: configuration.token)
         }
@@ -148,7 +153,7 @@ extension BrokerConnection {
         phase = .ready
         backoffMilliseconds = configuration.initialBackoffMilliseconds
         if let registration = configuration.registration {
-            brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds
+            heard(at: now)
             nextHeartbeat = now &+ registration.heartbeat.intervalNanoseconds
         }
         effects.append(
@@ -215,6 +220,7 @@ extension BrokerConnection {
                 .deliver(.log("\(unsent.count) stack change(s) will be sent again when the broker answers")))
         }
         internalRequests.removeAll()
+        probeDeadline = nil
         recovering = false
         brokerDeadline = .max
         nextHeartbeat = .max

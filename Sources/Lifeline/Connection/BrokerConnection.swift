@@ -23,7 +23,7 @@ package struct BrokerConnection {
         case stopped
     }
 
-    enum Internal { case hello, join, unregister, replay }
+    enum Internal { case hello, join, unregister, replay, probe }
 
     struct Outstanding {
         var ticket: UInt64
@@ -70,6 +70,8 @@ package struct BrokerConnection {
     var retriedConflict = false
     var counter: UInt64 = 0
     var internalRequests: [[UInt8]: Internal] = [:]
+    /// When the HELLO sent to learn whether a group's member still leads must be answered.
+    var probeDeadline: UInt64?
     var outstanding: [[UInt8]: Outstanding] = [:]
     /// A service's requests made while it greets or joins: sent once it is registered, so that the
     /// broker sees them after the registration (a restored micro-app session, say, is back by then).
@@ -102,10 +104,17 @@ package struct BrokerConnection {
         connect(now: now, into: &effects)
     }
 
+    /// The broker was heard from at `now`: its silence is counted from here.
+    mutating func heard(at now: UInt64) {
+        guard registers else { return }
+        brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds
+        configuration.contact?.heard(at: now)
+    }
+
     /// Handles one message from the control socket.
     mutating func handleControl(_ frames: [[UInt8]], now: UInt64, into effects: inout [ConnectionEffect]) {
         if let (id, repeated) = repeatedCalls.match(frames[...]), case .call(let call) = repeated {
-            if registers { brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds }
+            heard(at: now)
             effects.append(.deliver(.request(.call(call), id: id)))
             return
         }
@@ -116,7 +125,7 @@ package struct BrokerConnection {
             effects.append(.deliver(.log("ignored a malformed message from the broker: \(error.message)")))
             return
         }
-        if registers { brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds }
+        heard(at: now)
         switch message {
         case .reply(let reply): handleReply(reply, now: now, into: &effects)
         case .request(let request):
@@ -275,6 +284,7 @@ package struct BrokerConnection {
     mutating func tick(now: UInt64, into effects: inout [ConnectionEffect]) {
         failForNoBroker(now: now, into: &effects)
         var unanswered: Command?
+        var sawUnansweredCall = false
         for (id, request) in outstanding where request.deadline <= now {
             outstanding[id] = nil
             let error = LifelineError.unanswered(
@@ -283,12 +293,28 @@ package struct BrokerConnection {
             effects.append(.deliver(.completion(ticket: request.ticket, .failure(error))))
             // What the broker answers itself (not a service's CALL or DISPATCH step) left
             // unanswered: with a group, the leader may be gone — try the next member.
-            if request.command != .call && request.command != .dispatch { unanswered = request.command }
+            if request.command != .call && request.command != .dispatch {
+                unanswered = request.command
+            } else {
+                sawUnansweredCall = true
+            }
         }
         if let unanswered, configuration.brokerEndpoints.count > 1, case .ready = phase {
             lose(
                 "the broker at \(currentEndpoint) did not answer \(unanswered)", retryAt: now, now: now,
                 into: &effects)
+        } else if let probeDeadline, now >= probeDeadline, case .ready = phase {
+            lose(
+                "the broker at \(currentEndpoint) did not answer HELLO after a call went unanswered",
+                retryAt: now, now: now, into: &effects)
+        } else if sawUnansweredCall, configuration.brokerEndpoints.count > 1, probeDeadline == nil,
+            case .ready = phase
+        {
+            // A CALL unanswered may be a slow service, or a leader that is gone: a HELLO tells.
+            let id = nextID("s")
+            internalRequests[id] = .probe
+            effects.append(.sendControl(ClientRequest.hello.controlRequest(id: id).frames()))
+            probeDeadline = now &+ UInt64(min(configuration.greetingTimeoutMilliseconds, 1000)) * 1_000_000
         }
         switch phase {
         case .greeting(let deadline) where now >= deadline:
@@ -319,6 +345,7 @@ package struct BrokerConnection {
         var deadline = UInt64.max
         for request in outstanding.values where request.deadline < deadline { deadline = request.deadline }
         if let absent = noBrokerAt, !outstanding.isEmpty { deadline = min(deadline, absent) }
+        if let probeDeadline { deadline = min(deadline, probeDeadline) }
         switch phase {
         case .greeting(let until), .joining(let until), .backingOff(let until), .leaving(let until):
             deadline = min(deadline, until)

@@ -40,6 +40,10 @@ package struct ConnectionConfiguration: Sendable {
     var handlerReport: @Sendable () -> (queued: UInt64, handled: [String: UInt64], undecodable: UInt64) = {
         (0, [:], 0)
     }
+    /// Told whenever the broker is heard from (a service holding actors by key watches it).
+    var contact: BrokerContact?
+    /// The actor keys the service holds active, sent with every REGISTER (``RegisterRequest/holding``).
+    var heldKeys: @Sendable () -> [String] = { [] }
     /// A factor for each backoff wait, from 0.8 to 1.2 (a constant in tests).
     var jitter: @Sendable () -> Double = { Double.random(in: 0.8...1.2) }
     /// How long shutdown waits for UNREGISTER to be answered.

@@ -342,7 +342,7 @@ struct ServiceResponder: Sendable {
         }
         return .success(
             CallRequest(
-                method: call.method, text: call.body, tree: tree,
+                method: call.method, key: call.key, text: call.body, tree: tree,
                 timeout: .milliseconds(call.timeoutMilliseconds ?? 0), context: target.context))
     }
 }

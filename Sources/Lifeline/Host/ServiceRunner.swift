@@ -96,6 +96,7 @@ public final class ServiceRunner: Sendable {
         registration.replicable = service.isReplicable
         registration.idempotent = service.idempotentMethods.sorted()
         registration.shared = service.sharedEvents.sorted { $0.rawValue < $1.rawValue }
+        registration.keyedMethods = service.keyedMethods
         registered.withLock { [registration] in $0 = registration }
         let drops = DropCounter()
         var configuration = ConnectionConfiguration(
@@ -104,6 +105,11 @@ public final class ServiceRunner: Sendable {
             token: instance)
         configuration.credentials = options.credentials
         configuration.droppedEvents = { drops.dropped }
+        let contact = BrokerContact()
+        configuration.contact = contact
+        // Set once the context exists (below), before the connection first registers.
+        let heldKeys = HeldKeysSource()
+        configuration.heldKeys = { heldKeys.keys() }
         let handled = HandlerCounts(events: service.events)
         if let hook = service.resumeHook { configuration.resume = try await hook() }
 
@@ -142,6 +148,10 @@ public final class ServiceRunner: Sendable {
             for note in service.hostingNotes { context.log(note) }
         }
         defer { service.hostedActor?.stop(context, as: name) }
+        if let keyed = service.keyedActors {
+            keyed.start(context, as: name, contact: contact, heartbeat: registration.heartbeat)
+            heldKeys.set { keyed.heldKeys(context, as: name) }
+        }
         let responder = ServiceResponder(
             service: service, name: name, client: client, context: context, runtime: runtime, drops: drops,
             handled: handled,
@@ -230,6 +240,8 @@ public final class ServiceRunner: Sendable {
         if let hook = service.willDestroyHook {
             do { try await hook(context) } catch { context.log("willDestroy failed: \(error)") }
         }
+        // Deactivated before UNREGISTER: once the broker forgets the keys, nothing here runs them.
+        await service.keyedActors?.leave(context, as: context.serviceName)
         service.hostedActor?.stop(context, as: context.serviceName)
         await context.client.close()
     }

@@ -15,6 +15,10 @@ enum Departure: String {
 enum Announcement {
     /// A name was admitted (`renewed`: the same instance again, after a reconnect).
     case registered(ServiceRegistration, renewed: Bool)
+    /// An instance of a service hosting actors by key was admitted (or admitted again), on `peer`,
+    /// saying which keys it holds active (REGISTER `holding`): announced before its `registered` or
+    /// `instanceJoined`, so that its keys are placed on it before any held call is placed anew.
+    case holding(ServiceRegistration, peer: [UInt8], keys: [String])
     /// A name left the registry (with its last instance).
     case gone(ServiceRegistration, reason: Departure)
     /// Another instance joined a replicable name: it has `instances` now.

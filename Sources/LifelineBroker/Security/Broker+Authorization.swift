@@ -32,7 +32,9 @@ extension Broker {
             return nil
         case .dispatch(let dispatch): return policy.denial(publicKey: key, .publish(dispatch.event.rawValue))
         case .call(let call):
-            return policy.denial(publicKey: key, .call(service: call.service, method: call.method))
+            return policy.denial(publicKey: key, .call(service: call.address, method: call.method))
+        case .release: return nil
+        case .actors: return policy.denial(publicKey: key, .observe("list the actors by key (ACTORS)"))
         case .replay(let replay):
             if !core.registry.isKnown(peer: peer),
                 let denial = policy.denial(publicKey: key, .admin("replay the journal"))

@@ -48,6 +48,11 @@ enum ConsoleAssets {
             </div>
             <ol id="tail"></ol>
           </section>
+          <section id="actors-panel">
+            <h2>Actors by key</h2>
+            <table id="actors"><thead><tr><th>actor</th><th>pid</th><th>host</th><th>since</th><th>calls</th><th>in flight</th><th>state</th></tr></thead><tbody></tbody></table>
+            <p id="actors-note" class="muted"></p>
+          </section>
           <section id="stack-panel">
             <h2>Micro-app stack</h2>
             <table id="stack"><thead><tr><th>session</th><th>app</th><th>state</th><th>mode</th><th>host</th><th>parent</th></tr></thead><tbody></tbody></table>

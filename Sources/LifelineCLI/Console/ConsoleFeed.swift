@@ -91,6 +91,18 @@ final class ConsoleFeed: Sendable {
         } catch {
             state.update("services", ["error": .string(Self.sentence(error))])
         }
+        do {
+            let now = Int64(Self.now())
+            let placements = try client.request(.actors(service: nil), timeout: timeout).json()["actors"]
+            let actors = (placements?.arrayValue ?? []).map { placement -> JSONValue in
+                guard case .object(var fields) = placement else { return placement }
+                fields["ageMs"] = .int(max(0, now - (fields["sinceMs"]?.intValue ?? now)))
+                return .object(fields)
+            }
+            state.update("actors", ["actors": .array(actors)])
+        } catch {
+            state.update("actors", ["error": .string(Self.sentence(error))])
+        }
         do { state.update("stack", try client.apps(.list, timeout: timeout)) } catch {
             state.update("stack", ["error": .string(Self.sentence(error))])
         }

@@ -104,6 +104,16 @@ extension ConsoleAssets {
             cell(s.id), cell(s.app), cell(s.state, "state"), cell(s.mode), cell(s.host), cell(s.parent))));
         }
 
+        function renderActors(view) {
+          const actors = view.actors || [];
+          $("actors-note").textContent = view.error ? view.error : (actors.length ? "" : "no actor by key is placed");
+          replaceRows($("actors"), actors.map((a) => el("tr",
+            { "data-actor": a.service + "/" + a.key, "data-state": a.waiting ? "waiting" : "placed" },
+            el("td", { title: "instance " + a.instance }, a.service + "/" + a.key), cell(a.pid, "num"), cell(a.host),
+            cell(duration(a.ageMs)), cell(a.calls, "num"), cell(a.inFlight, "num"),
+            cell(a.waiting ? "waiting for its instance" : "placed", "state"))));
+        }
+
         let bootVersion = 0;
         function renderBoot(boot) {
           $("boot-text").textContent = boot.error ? boot.error : boot.text;
@@ -176,7 +186,7 @@ extension ConsoleAssets {
         views.onopen = () => { $("connection").textContent = "live"; $("connection").className = "pill live"; };
         views.onerror = () => { $("connection").textContent = "reconnecting"; $("connection").className = "pill down"; };
         const handlers = {
-          broker: renderBroker, services: renderServices, stack: renderStack, boot: renderBoot, rates: addRates,
+          broker: renderBroker, services: renderServices, actors: renderActors, stack: renderStack, boot: renderBoot, rates: addRates,
           bus: (bus) => problem("bus", bus.error ? "the bus: " + bus.error : null),
           trace: (trace) => {
             $("trace-note").textContent = trace.error ? trace.error : (trace.leased ? "traced while this is open" : "");

@@ -39,6 +39,11 @@ package enum ClientRequest: Sendable, Equatable {
     case stats
     /// Publish `dispatchDidStep` and `callDidFinish` for the next `seconds` (a lease; renew it).
     case trace(seconds: Int)
+    /// The sending instance deactivated its actor `key` of `service`: the broker forgets the
+    /// placement unless a call to it is still on its way.
+    case release(service: String, key: String)
+    /// Where the actors by key are placed (of `service`, or of every service).
+    case actors(service: String?)
 
     /// The command this request is sent as.
     public var command: Command {
@@ -59,6 +64,8 @@ package enum ClientRequest: Sendable, Equatable {
         case .boot: .boot
         case .stats: .stats
         case .trace: .trace
+        case .release: .release
+        case .actors: .actors
         }
     }
 
@@ -111,6 +118,11 @@ package enum ClientRequest: Sendable, Equatable {
                 throw fields.problem("TRACE needs 'seconds' within 1...300")
             }
             return .trace(seconds: Int(seconds))
+        case .release:
+            let key = try fields.string("key")
+            if let problem = ActorKey.problem(key) { throw fields.problem("RELEASE 'key': \(problem)") }
+            return .release(service: try fields.string("service"), key: key)
+        case .actors: return .actors(service: try fields.optionalString("service"))
         default:
             throw fields.problem("\(request.command) is sent by the broker only")
         }
@@ -165,6 +177,12 @@ package enum ClientRequest: Sendable, Equatable {
         case .apps(let apps, let operationID):
             ControlRequest(.apps, requestID: id, header: apps.json(operationID: operationID))
         case .boot(let boot): ControlRequest(.boot, requestID: id, header: boot.json)
+        case .release(let service, let key):
+            ControlRequest(
+                .release, requestID: id, header: ["service": .string(service), "key": .string(key)])
+        case .actors(let service):
+            ControlRequest(
+                .actors, requestID: id, header: service.map { ["service": .string($0)] } ?? .emptyObject)
         }
     }
 }

@@ -249,6 +249,9 @@ struct RegistryFeature: BrokerFeature {
             core.log("\(registration.name) (pid \(registration.pid)) registered again after a reconnect")
         }
         core.reply(peer, id, snapshot.json)
+        if !registration.keyedMethods.isEmpty {
+            core.announce(.holding(registration, peer: peer, keys: request.holding))
+        }
         if case .joined(let instances) = admission {
             core.announce(.instanceJoined(registration, peer: peer, instances: instances))
         } else {

@@ -18,6 +18,8 @@ struct ServicesFeature: BrokerFeature {
         var idempotent: Bool
         /// The instances it was sent to, the one answering it last.
         var tried: [[UInt8]]
+        /// The instance id its key is placed on (a call to an actor by key).
+        var placedOn: String? = nil
 
         var service: String { call.service }
         var method: String { call.method }
@@ -30,7 +32,15 @@ struct ServicesFeature: BrokerFeature {
     private var startingInstances: [UInt64: String] = [:]
     /// Requests that wait for a lazy service's start.
     private var parked: [String: [(peer: [UInt8], id: [UInt8], request: ClientRequest)]] = [:]
-    private var keys = KeyCounter()
+    var keys = KeyCounter()
+    /// Where each actor by key is placed.
+    var placements = ActorPlacements()
+    /// Calls to actors by key that wait for their key to be placed: correlator key → call.
+    var moving: [UInt64: ForwardedCall] = [:]
+    /// Revoked instances whose keys stay placed until their heartbeat window passes: timer → instance.
+    var retiringInstances: [UInt64: (service: String, instance: String)] = [:]
+    /// The wake-up at the end of the broker's first window, when held calls may place keys.
+    var placingTimer: UInt64?
 
     mutating func handle(_ request: ClientRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore)
     {
@@ -43,6 +53,9 @@ struct ServicesFeature: BrokerFeature {
             if park(request, for: name, from: peer, id: id, in: &core) { return }
             core.reply(peer, id, core.record(of: entry).json)
         case .call(let call): forward(call, from: peer, id: id, in: &core)
+        case .release(let service, let key):
+            release(service: service, key: key, from: peer, id: id, in: &core)
+        case .actors(let service): listActors(service, from: peer, id: id, in: &core)
         default: break
         }
     }
@@ -73,6 +86,19 @@ struct ServicesFeature: BrokerFeature {
                 "service '\(call.service)' has no method '\(call.method)'; it answers: \(known)")
             return
         }
+        if let problem = Self.keyedProblem(call, keyed: entry.registration.keyedMethods) {
+            core.fail(peer, id, .badRequest, problem)
+            return
+        }
+        if call.key != nil {
+            routeKeyed(
+                ForwardedCall(
+                    client: peer, clientRequestID: id, call: call, timeoutMilliseconds: timeout,
+                    forwardedAt: core.nanoseconds, deadline: core.deadline(timeout),
+                    idempotent: entry.registration.idempotent.contains(call.method), tried: []),
+                in: &core)
+            return
+        }
         guard let instance = core.registry.instanceForCall(of: call.service) else {
             core.fail(
                 peer, id, .unavailable,
@@ -88,7 +114,7 @@ struct ServicesFeature: BrokerFeature {
     }
 
     /// Sends `forwarded` to the instance on `instance`, with what is left of its deadline.
-    private mutating func send(
+    mutating func send(
         _ forwarded: inout ForwardedCall, to instance: [UInt8], key: UInt64, in core: inout BrokerCore
     ) {
         forwarded.tried.append(instance)
@@ -114,7 +140,18 @@ struct ServicesFeature: BrokerFeature {
             calls[key] = nil
             core.correlator.close(owner: .services, key: key)
             core.registry.changeLoad(of: call.service, on: peer, by: -1)
-            if call.idempotent,
+            if let placedOn = call.placedOn, let actor = call.call.key {
+                placements.count(call.service, key: actor, instance: placedOn, by: -1)
+                if call.idempotent {
+                    // The key stays where it is until its instance comes back or expires.
+                    core.log(
+                        "\(call.call.address).\(call.method): its instance \(why); it waits for the key to move"
+                    )
+                    routeKeyed(call, in: &core)
+                    continue
+                }
+            }
+            if call.idempotent, call.placedOn == nil,
                 let next = core.registry.instanceForCall(of: call.service, excluding: Set(call.tried))
             {
                 core.log(
@@ -178,6 +215,9 @@ struct ServicesFeature: BrokerFeature {
                 core.registry.changeLoad(of: call.service, on: peer, by: -1)
                 core.registry.countAnswer(of: call.service, on: peer)
             }
+            if let placedOn = call.placedOn, let key = call.call.key {
+                placements.count(call.service, key: key, instance: placedOn, by: -1)
+            }
             core.stats.recordCall(
                 service: call.service, method: call.method, nanoseconds: core.nanoseconds &- call.forwardedAt,
                 success: reply.status.isSuccess, timedOut: false)
@@ -206,8 +246,18 @@ struct ServicesFeature: BrokerFeature {
     }
 
     mutating func expired(_ wait: Correlator.Entry, in core: inout BrokerCore) {
-        if let call = calls.removeValue(forKey: wait.key) {
+        if let call = moving.removeValue(forKey: wait.key) {
+            heldExpired(call, in: &core)
+        } else if wait.key == placingTimer {
+            placingTimer = nil
+            retryHeld(of: nil, in: &core)
+        } else if let retiring = retiringInstances.removeValue(forKey: wait.key) {
+            retired(retiring.service, instance: retiring.instance, in: &core)
+        } else if let call = calls.removeValue(forKey: wait.key) {
             if let peer = wait.peer { core.registry.changeLoad(of: call.service, on: peer, by: -1) }
+            if let placedOn = call.placedOn, let key = call.call.key {
+                placements.count(call.service, key: key, instance: placedOn, by: -1)
+            }
             let message =
                 "\(call.service).\(call.method) did not answer within \(call.timeoutMilliseconds) ms"
             core.log("call timed out: \(message)")
@@ -230,6 +280,9 @@ struct ServicesFeature: BrokerFeature {
         switch announcement {
         case .registered(let registration, _):
             if !registration.lazy && core.servicesStartAtOnce { start(registration.name, in: &core) }
+            if !registration.keyedMethods.isEmpty { retryHeld(of: registration.name, in: &core) }
+        case .holding(let registration, let peer, let keys):
+            adopt(registration, keys: keys, from: peer, in: &core)
         case .started(let service): finishStart(service, in: &core)
         case .bootSettled:
             let waiting = core.registry.entries.values.filter {
@@ -240,10 +293,21 @@ struct ServicesFeature: BrokerFeature {
             }
         case .gone(let registration, let reason):
             serviceGone(registration.name, reason: reason.rawValue, in: &core)
+            if !registration.keyedMethods.isEmpty {
+                instanceDeparted(
+                    registration.name, instance: registration.instance, reason: reason,
+                    window: registration.heartbeat.expiryNanoseconds, in: &core)
+            }
         case .instanceJoined(let registration, let peer, _):
             if core.isStarted(registration.name) { startInstance(registration.name, on: peer, in: &core) }
+            if !registration.keyedMethods.isEmpty { retryHeld(of: registration.name, in: &core) }
         case .instanceLeft(let registration, let peer, let reason, _):
             instanceLost(peer, names: [registration.name], why: "went away (\(reason.rawValue))", in: &core)
+            if !registration.keyedMethods.isEmpty {
+                instanceDeparted(
+                    registration.name, instance: registration.instance, reason: reason,
+                    window: registration.heartbeat.expiryNanoseconds, in: &core)
+            }
         case .cutOff(let peer, let names):
             instanceLost(peer, names: Set(names), why: "lost its connection", in: &core)
         default: break
@@ -277,6 +341,13 @@ struct ServicesFeature: BrokerFeature {
             core.correlator.close(owner: .services, key: key)
         }
         core.starts[name] = nil
+        for (key, call) in moving.sorted(by: { $0.key < $1.key }) where call.service == name {
+            moving[key] = nil
+            core.correlator.close(owner: .services, key: key)
+            core.fail(
+                call.client, call.clientRequestID, .unavailable,
+                "service '\(name)' went away (\(reason)) before \(call.call.address) could be placed")
+        }
         for (peer, id, _) in parked.removeValue(forKey: name) ?? [] {
             core.fail(peer, id, .unavailable, "service '\(name)' went away before it finished starting")
         }

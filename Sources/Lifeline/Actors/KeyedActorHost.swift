@@ -1,0 +1,193 @@
+import Distributed
+import LifelineProtocol
+import LifelineSupport
+import Synchronization
+
+/// The actors by key a service hosts, seen without their type (``Service/actors(idleAfter:deactivate:_:)``).
+protocol KeyedActorHosting: Sendable {
+    /// Begins hosting under the service name `name` for the connection of `context`: idle keys are
+    /// deactivated from now on, and every key when the broker falls silent for too long.
+    func start(
+        _ context: ServiceContext, as name: String, contact: BrokerContact, heartbeat: HeartbeatSettings)
+    /// The keys active for the connection of `context` (REGISTER `holding`).
+    func heldKeys(_ context: ServiceContext, as name: String) -> [String]
+    /// Refuses every further activation and deactivates every key (their hooks run): the instance
+    /// leaves, and the broker may place its keys elsewhere once it has unregistered.
+    func leave(_ context: ServiceContext, as name: String) async
+    /// Each method's argument and reply shapes, taken from the funcs' types.
+    func describeMethods() async -> [String: ServiceDescription.Method]
+}
+
+/// The actors of type `A` a service hosts by key: each made on the first call to its key (by the
+/// service's factory, with the ID `service/key`), kept while calls come, deactivated when idle (its
+/// hook runs first, then the broker forgets where it was), and all deactivated when the broker has
+/// been silent for too long — before the broker can place the keys on another instance.
+final class KeyedActorHost<A: DistributedActor>: KeyedActorHosting
+where A.ActorSystem == LifelineActorSystem {
+    let listing: DistributedFunctionTable.Listing
+    private let make: @Sendable (String, ServiceContext) async throws -> A
+    private let deactivate: (@Sendable (A) async throws -> Void)?
+    private let idleAfter: Duration
+    private let live = Mutex<[HostKey: Hosting]>([:])
+
+    private struct HostKey: Hashable {
+        let connection: ObjectIdentifier
+        let service: String
+
+        init(_ context: ServiceContext, _ service: String) {
+            connection = ObjectIdentifier(context.client)
+            self.service = service
+        }
+    }
+
+    private struct Hosting {
+        let activations: KeyedActivations<A>
+        let sweeper: Task<Void, Never>
+    }
+
+    init(
+        idleAfter: Duration, deactivate: (@Sendable (A) async throws -> Void)?,
+        make: @escaping @Sendable (String, ServiceContext) async throws -> A
+    ) {
+        self.idleAfter = idleAfter
+        self.deactivate = deactivate
+        self.make = make
+        listing = DistributedFunctionTable.listing(of: A.self)
+    }
+
+    /// How long the broker may be silent before an instance drops every key: half a heartbeat
+    /// interval short of the window after which the broker would move them (it counts from the
+    /// instance's last heartbeat, which may be an interval older than what the instance last heard).
+    static func fenceAfter(_ heartbeat: HeartbeatSettings) -> Duration {
+        let interval = Duration.milliseconds(heartbeat.intervalMilliseconds)
+        return max(interval / 2, interval * heartbeat.liveness - interval * 1.5)
+    }
+
+    func start(
+        _ context: ServiceContext, as name: String, contact: BrokerContact, heartbeat: HeartbeatSettings
+    ) {
+        let activations = KeyedActivations<A>()
+        let fence = Self.fenceAfter(heartbeat)
+        let tick = min(Duration.milliseconds(heartbeat.intervalMilliseconds) / 10, idleAfter / 4)
+        let sweeper = Task { [weak self] in
+            var fenced = false
+            var asked = ContinuousClock.now - fence
+            while !Task.isCancelled {
+                try? await Task.sleep(for: max(tick, .milliseconds(5)))
+                guard let self else { return }
+                let silence = contact.silence().map { Duration.nanoseconds(Int64($0)) } ?? .zero
+                if silence >= fence / 2 && ContinuousClock.now - asked >= fence / 4 {
+                    // The broker may beat less often than this fence allows: a HELLO's answer counts too.
+                    asked = .now
+                    Task { _ = try? await context.client.hello() }
+                }
+                if silence >= fence {
+                    if !fenced && !activations.keys.isEmpty {
+                        context.log(
+                            "the broker has been silent for \(silence.wholeMilliseconds) ms: deactivating \(activations.keys.count) actor(s) by key before it may place them elsewhere"
+                        )
+                    }
+                    fenced = true
+                    for key in activations.keys {
+                        await self.deactivate(
+                            key, in: activations, service: name, context: context, release: false)
+                    }
+                    continue
+                }
+                fenced = false
+                for key in activations.idle(since: .now - self.idleAfter) {
+                    await self.deactivate(
+                        key, in: activations, service: name, context: context, release: true)
+                }
+            }
+        }
+        let replaced = live.withLock {
+            $0.updateValue(
+                Hosting(activations: activations, sweeper: sweeper), forKey: HostKey(context, name))
+        }
+        replaced?.sweeper.cancel()
+    }
+
+    func heldKeys(_ context: ServiceContext, as name: String) -> [String] {
+        live.withLock { $0[HostKey(context, name)]?.activations.keys } ?? []
+    }
+
+    func leave(_ context: ServiceContext, as name: String) async {
+        guard let hosting = live.withLock({ $0.removeValue(forKey: HostKey(context, name)) }) else { return }
+        hosting.sweeper.cancel()
+        hosting.activations.close("'\(name)' is leaving: its actors by key are deactivated")
+        for key in hosting.activations.keys {
+            await deactivate(
+                key, in: hosting.activations, service: name, context: context, release: false, force: true)
+        }
+    }
+
+    /// Runs the func `entry` names on the actor of the call's key, activating it first when needed.
+    /// - Throws: ``ServiceError``: 400 without a key, 503 when the service is not hosting now, what
+    ///   the activation threw (the key is released: the next call tries again), and what the func threw.
+    func answer(_ entry: DistributedFunctionTable.Entry, _ call: CallRequest) async throws -> [UInt8] {
+        let name = call.context.serviceName
+        guard let key = call.key else {
+            throw ServiceError(
+                .badRequest,
+                "'\(call.method)' of '\(name)' is a method of its actors by key: call '\(name)/KEY'")
+        }
+        guard let activations = live.withLock({ $0[HostKey(call.context, name)]?.activations }) else {
+            throw ServiceError(.unavailable, "'\(name)' is not hosting its actors by key now")
+        }
+        let actor: A
+        do {
+            actor = try await activations.acquire(key) {
+                try await self.activate(key, service: name, context: call.context)
+            }
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            // Nothing stays placed on this instance for a key it could not activate.
+            Task { _ = try? await call.context.client.release(service: name, key: key) }
+            if let error = error as? LifelineError { throw error }
+            throw ServiceError(.internalError, "activating \(name)/\(key) failed: \(error)")
+        }
+        defer { activations.finish(key) }
+        return try await HostedActor<A>.invoke(entry, on: actor, text: call.text)
+    }
+
+    private func activate(_ key: String, service: String, context: ServiceContext) async throws -> A {
+        let id = LifelineActorSystem.ActorID(service: service, key: key)
+        let claim = HostingClaim(id.description)
+        let actor = try await LifelineActorSystem.$hostingClaim.withValue(claim) {
+            try await make(key, context)
+        }
+        guard actor.id == id else {
+            throw ServiceError(
+                .internalError,
+                "the factory of '\(service)' must make its \(A.self) there, with a LifelineActorSystem (context.actorSystem); it returned one named '\(actor.id)'"
+            )
+        }
+        return actor
+    }
+
+    /// Deactivates `key` (its hook runs, then — `release` — the broker forgets its placement) unless
+    /// a call runs on it (`force`: even then; the hook waits for the actor like any call).
+    private func deactivate(
+        _ key: String, in activations: KeyedActivations<A>, service: String, context: ServiceContext,
+        release: Bool, force: Bool = false
+    ) async {
+        guard let actor = activations.beginDeactivation(of: key, force: force) else { return }
+        if let deactivate {
+            do { try await deactivate(actor) } catch {
+                context.log("deactivating \(service)/\(key): its hook failed: \(error)")
+            }
+        }
+        if release {
+            do { _ = try await context.client.release(service: service, key: key) } catch {
+                context.log("could not tell the broker that \(service)/\(key) was deactivated: \(error)")
+            }
+        }
+        activations.endDeactivation(of: key)
+    }
+
+    func describeMethods() async -> [String: ServiceDescription.Method] {
+        await HostedActor<A>.describe(listing)
+    }
+}

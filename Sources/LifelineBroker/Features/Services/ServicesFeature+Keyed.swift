@@ -1,0 +1,232 @@
+import LifelineProtocol
+
+/// Actors by key: a CALL naming a key goes to the one instance its key is placed on. The first call
+/// places a key on the connected instance with the fewest keys; the placement stays until that
+/// instance released the key (RELEASE, or a clean UNREGISTER after deactivating its actors) or can no
+/// longer run it (its heartbeat window passed). Until then a call to the key waits, within its
+/// deadline: for the instance to come back, or for the key to move.
+extension ServicesFeature {
+    /// Why a keyed call cannot be made (400), or nil.
+    static func keyedProblem(_ call: ServiceCall, keyed: [String]) -> String? {
+        let isKeyed = keyed.contains(call.method)
+        if call.key != nil && keyed.isEmpty {
+            return
+                "service '\(call.service)' hosts no actors by key: call it as '\(call.service)', without a key"
+        }
+        if call.key != nil && !isKeyed {
+            return
+                "'\(call.method)' of '\(call.service)' is not a method of its actors by key (\(keyed.joined(separator: ", "))): call it without a key"
+        }
+        if call.key == nil && isKeyed {
+            return
+                "'\(call.method)' of '\(call.service)' is a method of its actors by key: call it as '\(call.service)/KEY'"
+        }
+        return nil
+    }
+
+    /// Until when no new key is placed: for a heartbeat window after the broker started (or its
+    /// group's rejoin window), instances that held keys for the previous broker register again and
+    /// say which (REGISTER `holding`), or drop them (they fence themselves when the broker is silent).
+    static func placingFrom(_ core: BrokerCore) -> MonotonicInstant {
+        let grace =
+            core.startedAt + .milliseconds(Int64(core.configuration.heartbeat.expiryNanoseconds / 1_000_000))
+        return max(grace, core.rejoining?.until ?? grace)
+    }
+
+    /// Sends `forwarded` (a call with a key) to the instance its key is placed on, placing it first
+    /// when it is nowhere; or holds it while the key cannot be placed yet.
+    mutating func routeKeyed(_ forwarded: ForwardedCall, in core: inout BrokerCore) {
+        var forwarded = forwarded
+        guard let key = forwarded.call.key, let entry = core.registry.entry(named: forwarded.service) else {
+            core.fail(
+                forwarded.client, forwarded.clientRequestID, .unavailable,
+                "service '\(forwarded.service)' went away before \(forwarded.call.address) was placed")
+            return
+        }
+        let service = forwarded.service
+        if let placement = placements.placement(of: service, key: key) {
+            if let instance = entry.instances.first(where: { $0.id == placement.instance }) {
+                if instance.connected {
+                    forwarded.placedOn = placement.instance
+                    placements.count(service, key: key, instance: placement.instance, by: 1)
+                    send(&forwarded, to: instance.peer, key: keys.next(), in: &core)
+                } else {
+                    hold(forwarded, in: &core)
+                }
+                return
+            }
+            // Its instance left the registry without the placement being forgotten (not expected).
+            if retiringInstances.values.contains(where: { $0 == (service, placement.instance) }) {
+                hold(forwarded, in: &core)
+                return
+            }
+            placements.forget(service, key: key)
+        }
+        if core.now < Self.placingFrom(core) {
+            holdUntilPlacing(forwarded, in: &core)
+            return
+        }
+        let connected = entry.instances.filter(\.connected)
+        guard
+            let chosen = connected.min(by: {
+                let (left, right) = (
+                    placements.activations(of: service, on: $0.id),
+                    placements.activations(of: service, on: $1.id)
+                )
+                return left != right ? left < right : $0.inFlight < $1.inFlight
+            })
+        else {
+            // Instances that are cut off may come back (or expire) within the deadline.
+            hold(forwarded, in: &core)
+            return
+        }
+        placements.place(service, key: key, on: chosen.id, peer: chosen.peer, now: core.nanoseconds)
+        forwarded.placedOn = chosen.id
+        placements.count(service, key: key, instance: chosen.id, by: 1)
+        send(&forwarded, to: chosen.peer, key: keys.next(), in: &core)
+    }
+
+    /// Holds a keyed call until its key can be placed, or its deadline.
+    private mutating func hold(_ forwarded: ForwardedCall, in core: inout BrokerCore) {
+        let key = keys.next()
+        moving[key] = forwarded
+        _ = core.correlator.open(.services, key: key, peer: nil, deadline: forwarded.deadline)
+    }
+
+    /// Holds a keyed call until the broker places keys (the end of its first heartbeat window).
+    private mutating func holdUntilPlacing(_ forwarded: ForwardedCall, in core: inout BrokerCore) {
+        hold(forwarded, in: &core)
+        if placingTimer == nil {
+            let key = keys.next()
+            placingTimer = key
+            _ = core.correlator.open(.services, key: key, peer: nil, deadline: Self.placingFrom(core))
+        }
+    }
+
+    /// Sends the held calls of `service` (every service: nil) again through ``routeKeyed(_:in:)``.
+    mutating func retryHeld(of service: String?, in core: inout BrokerCore) {
+        for key in moving.keys.sorted() {
+            guard let call = moving[key], service == nil || call.service == service else { continue }
+            moving[key] = nil
+            core.correlator.close(owner: .services, key: key)
+            routeKeyed(call, in: &core)
+        }
+    }
+
+    /// A held call's deadline passed.
+    mutating func heldExpired(_ call: ForwardedCall, in core: inout BrokerCore) {
+        let message =
+            "\(call.call.address).\(call.method) did not answer within \(call.timeoutMilliseconds) ms: the actor's instance went away and its heartbeat window has not passed yet, so the key could not move (retry)"
+        core.log("call timed out: \(message)")
+        core.stats.recordCall(
+            service: call.service, method: call.method, nanoseconds: core.nanoseconds &- call.forwardedAt,
+            success: false, timedOut: true)
+        core.fail(call.client, call.clientRequestID, .timeout, message)
+    }
+
+    /// The instance `instance` of `service` left (`reason`): its keys are forgotten at once when it
+    /// deactivated them (a clean leave) or cannot run them any more (its window passed); after a
+    /// revocation they stay placed for one heartbeat window more (the process may still run them).
+    mutating func instanceDeparted(
+        _ service: String, instance: String, reason: Departure, window: UInt64, in core: inout BrokerCore
+    ) {
+        guard placements.activations(of: service, on: instance) > 0 else { return }
+        if reason == .revoked {
+            let key = keys.next()
+            retiringInstances[key] = (service, instance)
+            _ = core.correlator.open(
+                .services, key: key, peer: nil, deadline: core.now + .nanoseconds(Int64(window)))
+            return
+        }
+        let keys = placements.forgetAll(of: service, on: instance)
+        core.log(
+            "\(service): \(keys.count) actor key(s) of instance \(instance) (\(reason.rawValue)) may move now"
+        )
+        retryHeld(of: service, in: &core)
+    }
+
+    /// A revoked instance's window passed: its keys may move.
+    mutating func retired(_ service: String, instance: String, in core: inout BrokerCore) {
+        let keys = placements.forgetAll(of: service, on: instance)
+        if !keys.isEmpty {
+            core.log("\(service): \(keys.count) actor key(s) of revoked instance \(instance) may move now")
+        }
+        retryHeld(of: service, in: &core)
+    }
+
+    /// An instance registered (again) saying which keys it still holds: they stay (or become) placed
+    /// on it. A key placed on another instance stays there, and the conflict is logged.
+    mutating func adopt(
+        _ registration: ServiceRegistration, keys: [String], from peer: [UInt8], in core: inout BrokerCore
+    ) {
+        let service = registration.name
+        let instance = registration.instance
+        placements.move(service, instance: instance, to: peer)
+        for key in keys {
+            if let placed = placements.placement(of: service, key: key), placed.instance != instance {
+                core.log(
+                    "\(service)/\(key): instance \(instance) says it holds the actor, which is placed on \(placed.instance); it stays there"
+                )
+                continue
+            }
+            placements.place(service, key: key, on: instance, peer: peer, now: core.nanoseconds)
+        }
+        // Calls held for the keys it holds go to it now, even within the broker's first window.
+        retryHeld(of: service, in: &core)
+    }
+
+    /// RELEASE: the instance on `peer` deactivated `key`; forgotten unless a call to it is on its way
+    /// (then the instance keeps it: `released` false).
+    mutating func release(
+        service: String, key: String, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore
+    ) {
+        guard let entry = core.registry.entry(named: service), let index = entry.index(of: peer) else {
+            core.fail(peer, id, .forbidden, "RELEASE: this connection serves no instance of '\(service)'")
+            return
+        }
+        let instance = entry.instances[index].id
+        guard let placement = placements.placement(of: service, key: key), placement.instance == instance
+        else {
+            core.reply(peer, id, ["released": true])
+            return
+        }
+        guard placement.inFlight == 0 else {
+            core.reply(peer, id, ["released": false, "inFlight": .int(Int64(placement.inFlight))])
+            return
+        }
+        placements.forget(service, key: key)
+        core.reply(peer, id, ["released": true])
+        retryHeld(of: service, in: &core)
+    }
+
+    /// ACTORS: the placements of `service` (every service: nil).
+    func listActors(_ service: String?, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore) {
+        if let service {
+            guard let entry = core.registry.entry(named: service) else {
+                core.failMissingService(peer, id, service)
+                return
+            }
+            if entry.registration.keyedMethods.isEmpty {
+                core.fail(peer, id, .badRequest, "service '\(service)' hosts no actors by key")
+                return
+            }
+        }
+        var list: [JSONValue] = []
+        for name in placements.byService.keys.sorted() where service == nil || service == name {
+            let instances = core.registry.entry(named: name)?.instances ?? []
+            for (key, placement) in placements.byService[name]!.sorted(by: { $0.key < $1.key }) {
+                let instance = instances.first { $0.id == placement.instance }
+                list.append(
+                    ActorPlacement(
+                        service: name, key: key, instance: placement.instance,
+                        host: instance?.registration.host ?? "", pid: instance?.registration.pid ?? 0,
+                        sinceMilliseconds: Int64(
+                            core.wall(at: MonotonicInstant(nanoseconds: placement.since)) / 1_000_000),
+                        calls: placement.calls, inFlight: placement.inFlight,
+                        waiting: instance?.connected != true
+                    ).json)
+            }
+        }
+        core.reply(peer, id, ["actors": .array(list)])
+    }
+}
