@@ -34,6 +34,7 @@ final class RuntimeServices: Sendable {
         registration.lazy = service.isLazy
         registration.interceptorPriority = nil
         registration.bootTasks = []
+        registration.keyedMethods = []
         registration.description = service.description
         return registration
     }
@@ -49,6 +50,7 @@ final class RuntimeServices: Sendable {
         if !service.apps.isEmpty { unsupported.append("micro-apps") }
         if !service.bootTasks.isEmpty { unsupported.append("boot tasks") }
         if service.interceptor != nil { unsupported.append("a start interceptor") }
+        if service.keyedActors != nil { unsupported.append("actors by key") }
         guard unsupported.isEmpty else {
             throw LifelineError(
                 .badRequest,

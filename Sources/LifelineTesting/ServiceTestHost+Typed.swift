@@ -23,9 +23,10 @@ extension ServiceTestHost {
     ///   `PayloadDecodingError` when the answer does not decode as `Reply`.
     public func call<Arguments: Encodable, Reply: Decodable>(
         _ method: String, _ arguments: Arguments, returning reply: Reply.Type, service: String? = nil,
-        timeout: Duration = .seconds(5)
+        key: String? = nil, timeout: Duration = .seconds(5)
     ) async throws -> Reply {
-        let answer = try await call(method, try Self.encode(arguments), service: service, timeout: timeout)
+        let answer = try await call(
+            method, try Self.encode(arguments), service: service, key: key, timeout: timeout)
         return try LifelineClient.decodeAnswer(answer, as: reply)
     }
 

@@ -208,6 +208,19 @@ struct KeyedActorTests {
                 == "cart/ana.add did not answer within 400 ms: the actor's instance went away and its heartbeat window has not passed yet, so the key could not move (retry)"
         )
         #expect(try Self.placements(&broker).map(\.instance) == ["i1"], "still placed where it was")
+
+        // Held within a new broker's first window, the 504 says so.
+        var fresh = BrokerHarness()
+        Self.join(&fresh, Self.first, Self.cart("i1", pid: 1))
+        fresh.request("c3", .call, Self.keyed("ana", timeout: 300))
+        fresh.request(Self.first, .heartbeat, ["name": "cart"])
+        fresh.advance(milliseconds: 400)
+        let early = try #require(fresh.replies(to: "c3").first)
+        #expect(early.status == .timeout)
+        #expect(
+            early.errorMessage
+                == "cart/ana.add did not answer within 300 ms: the broker started or took over its group less than a heartbeat window ago and places no key anew until its instances have registered again (retry)"
+        )
     }
 
     @Test("an idempotent keyed call cut off mid-call goes on once its key moves; any other fails with 503")

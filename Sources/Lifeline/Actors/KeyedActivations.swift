@@ -21,6 +21,8 @@ final class KeyedActivations<A: Sendable>: Sendable {
         var slots: [String: Slot] = [:]
         /// Set when the instance leaves: no key is activated again.
         var closed: String?
+        /// Set while the broker is silent for too long: no key is activated until it is heard again.
+        var suspended: String?
     }
 
     private enum Step {
@@ -42,6 +44,7 @@ final class KeyedActivations<A: Sendable>: Sendable {
                 if let reason = state.closed { return .refuse(reason) }
                 switch state.slots[key] {
                 case nil:
+                    if let reason = state.suspended { return .refuse(reason) }
                     state.slots[key] = .changing([])
                     return .activate
                 case .active(var active):
@@ -91,6 +94,9 @@ final class KeyedActivations<A: Sendable>: Sendable {
         }
     }
 
+    /// Whether `key` is active here, or being activated or deactivated.
+    func holds(_ key: String) -> Bool { state.withLock { $0.slots[key] != nil } }
+
     /// The keys active now.
     var keys: [String] {
         state.withLock { state in
@@ -112,6 +118,10 @@ final class KeyedActivations<A: Sendable>: Sendable {
 
     /// `key` is inactive now; the calls that waited for it activate it again.
     func endDeactivation(of key: String) { settle(key, as: nil) }
+
+    /// Until called again with nil, no key is activated: calls to a key not active are refused
+    /// with `reason`.
+    func suspend(_ reason: String?) { state.withLock { $0.suspended = reason } }
 
     /// From now on no key is activated: calls are refused with `reason`.
     func close(_ reason: String) { state.withLock { $0.closed = reason } }

@@ -88,13 +88,17 @@ where A.ActorSystem == LifelineActorSystem {
                         )
                     }
                     fenced = true
-                    for key in activations.keys {
-                        await self.deactivate(
-                            key, in: activations, service: name, context: context, release: false)
-                    }
+                    activations.suspend(
+                        "'\(name)' has not heard from the broker for \(silence.wholeMilliseconds) ms: it activates no actor by key until it does (retry)"
+                    )
+                    // Every key at once, even one a call runs on: none may outlive the fence.
+                    await self.deactivateAll(in: activations, service: name, context: context)
                     continue
                 }
-                fenced = false
+                if fenced {
+                    fenced = false
+                    activations.suspend(nil)
+                }
                 for key in activations.idle(since: .now - self.idleAfter) {
                     await self.deactivate(
                         key, in: activations, service: name, context: context, release: true)
@@ -116,10 +120,23 @@ where A.ActorSystem == LifelineActorSystem {
         guard let hosting = live.withLock({ $0.removeValue(forKey: HostKey(context, name)) }) else { return }
         hosting.sweeper.cancel()
         hosting.activations.close("'\(name)' is leaving: its actors by key are deactivated")
-        for key in hosting.activations.keys {
-            await deactivate(
-                key, in: hosting.activations, service: name, context: context, release: false, force: true)
+        await deactivateAll(in: hosting.activations, service: name, context: context)
+    }
+
+    /// Deactivates every active key, even those calls run on, their hooks side by side, without
+    /// RELEASE: calls to them wait until every hook has run.
+    private func deactivateAll(in activations: KeyedActivations<A>, service: String, context: ServiceContext)
+        async
+    {
+        let actors = activations.keys.compactMap { key in
+            activations.beginDeactivation(of: key, force: true).map { (key, $0) }
         }
+        await withTaskGroup(of: Void.self) { group in
+            for (key, actor) in actors {
+                group.addTask { await self.runHook(actor, key: key, service: service, context: context) }
+            }
+        }
+        for (key, _) in actors { activations.endDeactivation(of: key) }
     }
 
     /// Runs the func `entry` names on the actor of the call's key, activating it first when needed.
@@ -138,18 +155,43 @@ where A.ActorSystem == LifelineActorSystem {
         let actor: A
         do {
             actor = try await activations.acquire(key) {
-                try await self.activate(key, service: name, context: call.context)
+                do { return try await self.activate(key, service: name, context: call.context) } catch {
+                    throw ActivationFailure(error: error)
+                }
             }
-        } catch let error as ServiceError {
-            throw error
-        } catch {
-            // Nothing stays placed on this instance for a key it could not activate.
-            Task { _ = try? await call.context.client.release(service: name, key: key) }
-            if let error = error as? LifelineError { throw error }
-            throw ServiceError(.internalError, "activating \(name)/\(key) failed: \(error)")
+        } catch let failure as ActivationFailure {
+            Self.releaseAfterFailure(key, of: name, in: activations, client: call.context.client)
+            switch failure.error {
+            case let error as ServiceError: throw error
+            case let error as LifelineError: throw error
+            default: throw ServiceError(.internalError, "activating \(name)/\(key) failed: \(failure.error)")
+            }
         }
         defer { activations.finish(key) }
         return try await HostedActor<A>.invoke(entry, on: actor, text: call.text)
+    }
+
+    /// What the factory (or the check of what it made) threw.
+    private struct ActivationFailure: Error {
+        let error: any Error
+    }
+
+    /// Tells the broker that `key` is not active here, so that nothing stays placed on this instance
+    /// for a key it could not activate. Sent after the failed call's answer (the broker keeps a key
+    /// with a call on its way), tried again a few times, and given up when the key became active here
+    /// meanwhile (another call activated it: it stays placed here).
+    private static func releaseAfterFailure(
+        _ key: String, of service: String, in activations: KeyedActivations<A>, client: LifelineClient
+    ) {
+        Task {
+            for attempt in 0..<5 {
+                try? await Task.sleep(for: .milliseconds(attempt == 0 ? 20 : 200))
+                if activations.holds(key) { return }
+                guard let released = try? await client.release(service: service, key: key), !released else {
+                    return
+                }
+            }
+        }
     }
 
     private func activate(_ key: String, service: String, context: ServiceContext) async throws -> A {
@@ -174,17 +216,20 @@ where A.ActorSystem == LifelineActorSystem {
         release: Bool, force: Bool = false
     ) async {
         guard let actor = activations.beginDeactivation(of: key, force: force) else { return }
-        if let deactivate {
-            do { try await deactivate(actor) } catch {
-                context.log("deactivating \(service)/\(key): its hook failed: \(error)")
-            }
-        }
+        await runHook(actor, key: key, service: service, context: context)
         if release {
             do { _ = try await context.client.release(service: service, key: key) } catch {
                 context.log("could not tell the broker that \(service)/\(key) was deactivated: \(error)")
             }
         }
         activations.endDeactivation(of: key)
+    }
+
+    private func runHook(_ actor: A, key: String, service: String, context: ServiceContext) async {
+        guard let deactivate else { return }
+        do { try await deactivate(actor) } catch {
+            context.log("deactivating \(service)/\(key): its hook failed: \(error)")
+        }
     }
 
     func describeMethods() async -> [String: ServiceDescription.Method] {

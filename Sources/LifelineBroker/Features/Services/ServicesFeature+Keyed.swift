@@ -51,13 +51,21 @@ extension ServicesFeature {
                     placements.count(service, key: key, instance: placement.instance, by: 1)
                     send(&forwarded, to: instance.peer, key: keys.next(), in: &core)
                 } else {
-                    hold(forwarded, in: &core)
+                    hold(
+                        forwarded,
+                        because:
+                            "the actor's instance went away and its heartbeat window has not passed yet, so the key could not move",
+                        in: &core)
                 }
                 return
             }
             // Its instance left the registry without the placement being forgotten (not expected).
             if retiringInstances.values.contains(where: { $0 == (service, placement.instance) }) {
-                hold(forwarded, in: &core)
+                hold(
+                    forwarded,
+                    because:
+                        "the actor's instance was revoked and its heartbeat window has not passed yet, so the key could not move",
+                    in: &core)
                 return
             }
             placements.forget(service, key: key)
@@ -77,7 +85,8 @@ extension ServicesFeature {
             })
         else {
             // Instances that are cut off may come back (or expire) within the deadline.
-            hold(forwarded, in: &core)
+            hold(
+                forwarded, because: "no instance of '\(service)' is connected to place the key on", in: &core)
             return
         }
         placements.place(service, key: key, on: chosen.id, peer: chosen.peer, now: core.nanoseconds)
@@ -87,7 +96,10 @@ extension ServicesFeature {
     }
 
     /// Holds a keyed call until its key can be placed, or its deadline.
-    private mutating func hold(_ forwarded: ForwardedCall, in core: inout BrokerCore) {
+    private mutating func hold(_ forwarded: ForwardedCall, because reason: String, in core: inout BrokerCore)
+    {
+        var forwarded = forwarded
+        forwarded.heldBecause = reason
         let key = keys.next()
         moving[key] = forwarded
         _ = core.correlator.open(.services, key: key, peer: nil, deadline: forwarded.deadline)
@@ -95,7 +107,11 @@ extension ServicesFeature {
 
     /// Holds a keyed call until the broker places keys (the end of its first heartbeat window).
     private mutating func holdUntilPlacing(_ forwarded: ForwardedCall, in core: inout BrokerCore) {
-        hold(forwarded, in: &core)
+        hold(
+            forwarded,
+            because:
+                "the broker started or took over its group less than a heartbeat window ago and places no key anew until its instances have registered again",
+            in: &core)
         if placingTimer == nil {
             let key = keys.next()
             placingTimer = key
@@ -116,7 +132,7 @@ extension ServicesFeature {
     /// A held call's deadline passed.
     mutating func heldExpired(_ call: ForwardedCall, in core: inout BrokerCore) {
         let message =
-            "\(call.call.address).\(call.method) did not answer within \(call.timeoutMilliseconds) ms: the actor's instance went away and its heartbeat window has not passed yet, so the key could not move (retry)"
+            "\(call.call.address).\(call.method) did not answer within \(call.timeoutMilliseconds) ms: \(call.heldBecause ?? "its key could not be placed") (retry)"
         core.log("call timed out: \(message)")
         core.stats.recordCall(
             service: call.service, method: call.method, nanoseconds: core.nanoseconds &- call.forwardedAt,

@@ -20,6 +20,8 @@ struct ServicesFeature: BrokerFeature {
         var tried: [[UInt8]]
         /// The instance id its key is placed on (a call to an actor by key).
         var placedOn: String? = nil
+        /// Why a call to an actor by key waits (what its 504 says when its deadline passes first).
+        var heldBecause: String? = nil
 
         var service: String { call.service }
         var method: String { call.method }
@@ -259,7 +261,7 @@ struct ServicesFeature: BrokerFeature {
                 placements.count(call.service, key: key, instance: placedOn, by: -1)
             }
             let message =
-                "\(call.service).\(call.method) did not answer within \(call.timeoutMilliseconds) ms"
+                "\(call.call.address).\(call.method) did not answer within \(call.timeoutMilliseconds) ms"
             core.log("call timed out: \(message)")
             core.stats.recordCall(
                 service: call.service, method: call.method, nanoseconds: core.nanoseconds &- call.forwardedAt,
