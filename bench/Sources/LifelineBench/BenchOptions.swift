@@ -45,6 +45,8 @@ enum BenchOptions {
         "--pool-events", "A,B", help: "events handled the default way, on the service's handler thread")
     static let typedEvents = CommandLineOption.value(
         "--typed-events", "A,B", help: "events handled by typed handlers (typed.n1, typed.n4, typed.n16)")
+    static let keyed = CommandLineOption.flag(
+        "--keyed", help: "host EchoActor by key as 'bench-keyed' (the actor-by-key call rows), nothing else")
     static let kind = CommandLineOption.value(
         "--kind", "KIND", help: "pubsub (XSUB/XPUB) or reqrep (ROUTER/DEALER)")
     static let frontend = CommandLineOption.value("--frontend", "EP", help: "the proxy's frontend endpoint")
@@ -75,7 +77,7 @@ enum BenchOptions {
         case "micro": [iterations]
         case "replicas": [rounds, seconds, callers, work]
         case "compare": [before, after]
-        case "service": [index, ack, events, poolEvents, typedEvents] + ServiceRunner.Options.declared
+        case "service": [index, ack, events, poolEvents, typedEvents, keyed] + ServiceRunner.Options.declared
         case "proxy": [kind, frontend, backend]
         case "subscriber": [index, connect, topics, ack]
         case "echo": [bind]

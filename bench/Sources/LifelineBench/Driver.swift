@@ -311,6 +311,12 @@ final class Driver {
             ServiceCall(service: "bench-0", method: "echo-typed", timeoutMilliseconds: 5000, body: payload))
         let actorCall = ClientRequest.call(
             ServiceCall(service: "bench-0", method: "echoActor", timeoutMilliseconds: 5000, body: payload))
+        // The same func on an actor by key: one placed key, and a new key each time (its activation).
+        let keyedCall = ClientRequest.call(
+            ServiceCall(
+                service: "bench-keyed", method: "echoActor", key: "placed", timeoutMilliseconds: 5000,
+                body: payload))
+        var activations = 0
         // LifelineClient's publish (a lone event through the coalescing queue) against the same
         // client's one request per event (the path before coalescing), both awaited from this thread.
         let asyncClient = LifelineClient(broker: topology.brokerControl, credentials: nil)
@@ -359,6 +365,17 @@ final class Driver {
                     ("lifeline pool", { _ = try topology.client.request(poolCall) }),
                     ("lifeline typed", { _ = try topology.client.request(typedCall) }),
                     ("lifeline actor", { _ = try topology.client.request(actorCall) }),
+                    ("lifeline actor by key", { _ = try topology.client.request(keyedCall) }),
+                    (
+                        "lifeline actor activation",
+                        {
+                            activations += 1
+                            let call = ServiceCall(
+                                service: "bench-keyed", method: "echoActor", key: "new-\(activations)",
+                                timeoutMilliseconds: 5000, body: payload)
+                            _ = try topology.client.request(.call(call))
+                        }
+                    ),
                     ("zmq_proxy", { try exchange(topology.proxiedDealer) }),
                 ]
             ),

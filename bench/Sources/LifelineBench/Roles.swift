@@ -12,6 +12,10 @@ enum Roles {
     /// `--pool-events` and `echo-pool` the default way, on the Swift pool.
     static func service(_ arguments: CommandLineArguments) async -> Never {
         var arguments = arguments
+        if arguments.flag(BenchOptions.keyed) {
+            await Service("bench-keyed").actors { _, context in EchoActor(actorSystem: context.actorSystem) }
+                .main(arguments: arguments)
+        }
         let (index, endpoint, topics, poolTopics, typedTopics):
             (UInt32, String, [EventName], [EventName], [EventName])
         do {

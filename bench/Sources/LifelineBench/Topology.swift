@@ -100,6 +100,8 @@ final class BenchTopology {
         roles["lifeline subscribers"] = Array(started[1...count])
         roles["zmq_proxy broker"] = [started[count + 1]]
         roles["zmq subscribers"] = Array(started[(count + 2)...])
+        // Actors by key: one process hosting EchoActor by key, for the call rows.
+        _ = try start("service-keyed", "lifeline-bench", ["service", "--broker", brokerControl, "--keyed"])
         proxyPub = try ZMQSocket(context, type: .pub)
         try proxyPub.set(.sendHighWaterMark, 0)
         try proxyPub.connect(pubsub["frontend"] ?? "")
