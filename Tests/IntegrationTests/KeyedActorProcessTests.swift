@@ -232,6 +232,16 @@ struct KeyedActorProcessTests {
         print(
             "actors by key, group: \(keys) keys, 2 instances, 2 leader kills: \(tally.summary), activations \(journal.starts), overlapping \(overlaps.count), carts off \(lost)"
         )
+        if !overlaps.isEmpty {
+            for instance in instances {
+                print("cart \(instance.pid): " + instance.lines(.stderr).suffix(40).joined(separator: "\n"))
+            }
+        }
+        for key in Set(overlaps.map { String($0.prefix { $0 != ":" }) }).sorted().prefix(3) {
+            print(
+                "journal of \(key): \(journal.lines.filter { $0.key == key }.map { "\($0.start ? "start" : "stop") \($0.pid) \($0.at)" })"
+            )
+        }
         #expect(overlaps.isEmpty, "\(overlaps.prefix(5))")
         #expect(tally.otherFailures.isEmpty, "\(tally.otherFailures.prefix(5))")
         #expect(lost == 0)

@@ -223,7 +223,9 @@ struct KeyedActorTests {
         )
     }
 
-    @Test("an idempotent keyed call cut off mid-call goes on once its key moves; any other fails with 503")
+    @Test(
+        "a keyed call cut off mid-call: an idempotent one waits and goes to its instance when it is back, any other fails with 503"
+    )
     func cutOffMidCall() throws {
         var broker = Self.broker(idempotent: ["contents"])
         broker.request("c1", .call, Self.keyed("ana", "contents", timeout: 10_000))
@@ -232,18 +234,37 @@ struct KeyedActorTests {
         _ = try #require(Self.forwarded(broker, to: Self.first))
         broker.output.removeAll()
         broker.core.connectionsClosed([1], now: broker.instant, into: &broker.output)
-        #expect(broker.replies(to: "c1").isEmpty, "the idempotent call waits for the key to move")
+        #expect(broker.replies(to: "c1").isEmpty, "the idempotent call waits for the key")
         #expect(broker.replies(to: "c2").first?.status == .unavailable)
-        var resent: ControlRequest?
-        for _ in 0..<40 where resent == nil {
+        // The instance reconnects (a new connection, the same instance) and registers again.
+        let back = "p3\u{0}\u{0}\u{0}\u{3}"
+        Self.join(&broker, back, Self.cart("i1", pid: 1, holding: ["ana"], idempotent: ["contents"]))
+        let resent = try #require(Self.forwarded(broker, to: back), "sent again to the key's instance")
+        #expect(resent.header["method"] == "contents")
+        Self.answer(&broker, resent, from: back)
+        #expect(broker.replies(to: "c1").first?.status == .ok)
+    }
+
+    @Test(
+        "an instance that expires with a call on its way keeps its keys until that call's deadline: they never run in two places"
+    )
+    func busyUntilDeadline() throws {
+        var broker = Self.broker()
+        broker.request("c1", .call, Self.keyed("ana", timeout: 8000))
+        _ = try #require(Self.forwarded(broker, to: Self.first))
+        let sentAt = broker.now
+        broker.core.connectionsClosed([1], now: broker.instant, into: &broker.output)
+        #expect(broker.replies(to: "c1").first?.status == .unavailable)
+        broker.request("c2", .call, Self.keyed("ana", timeout: 20_000))
+        var moved: ControlRequest?
+        for _ in 0..<120 where moved == nil {
             broker.request(Self.second, .heartbeat, ["name": "cart"])
             broker.advance(milliseconds: 100)
-            resent = Self.forwarded(broker, to: Self.second)
+            moved = Self.forwarded(broker, to: Self.second)
         }
-        let call = try #require(resent)
-        #expect(call.header["method"] == "contents")
-        Self.answer(&broker, call, from: Self.second)
-        #expect(broker.replies(to: "c1").first?.status == .ok)
+        _ = try #require(moved)
+        #expect(broker.now >= sentAt + 8_000_000_000, "not before the first call's deadline, past the window")
+        #expect(broker.replies(to: "c2").isEmpty, "the waiting call went on")
     }
 
     @Test("a clean UNREGISTER frees its keys at once")

@@ -31,21 +31,18 @@ final class CartStore: Sendable {
         try JSONEncoder().encode(lines).write(to: file(for: user), options: .atomic)
     }
 
-    /// Appends `what` (start or stop) of `user`'s activation in this process to the journal.
+    /// Appends `what` (start or stop) of `user`'s activation in this process to the journal: one
+    /// `write` to a file opened with `O_APPEND`, so that lines of concurrent hooks and processes
+    /// never overwrite each other.
     func record(_ what: String, _ user: String) {
         guard let journal else { return }
         let line =
             "\(what) \(user) \(ProcessInfo.processInfo.processIdentifier) \(SystemClock.monotonicNanoseconds())\n"
-        guard let handle = FileHandle(forWritingAtPath: journal) ?? Self.create(journal) else { return }
-        handle.seekToEndOfFile()
-        handle.write(Data(line.utf8))
-        try? handle.synchronize()
-        try? handle.close()
-    }
-
-    private static func create(_ path: String) -> FileHandle? {
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
-        return FileHandle(forWritingAtPath: path)
+        let descriptor = open(journal, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        let bytes = Array(line.utf8)
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
     }
 
     private func file(for user: String) -> URL {

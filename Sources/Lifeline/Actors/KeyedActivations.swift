@@ -13,8 +13,9 @@ final class KeyedActivations<A: Sendable>: Sendable {
 
     private enum Slot {
         case active(Active)
-        /// Being activated or deactivated: the calls that wait for it.
-        case changing([CheckedContinuation<Void, Never>])
+        /// Being activated or deactivated: the calls that wait for it (resumed with nil to go on,
+        /// or with why they are refused).
+        case changing([CheckedContinuation<String?, Never>])
     }
 
     private struct State {
@@ -57,7 +58,8 @@ final class KeyedActivations<A: Sendable>: Sendable {
             switch step {
             case .use(let actor): return actor
             case .refuse(let reason): throw ServiceError(.unavailable, reason)
-            case .wait: await waitForChange(of: key)
+            case .wait:
+                if let refusal = await waitForChange(of: key) { throw ServiceError(.unavailable, refusal) }
             case .activate:
                 let actor: A
                 do {
@@ -116,8 +118,9 @@ final class KeyedActivations<A: Sendable>: Sendable {
         }
     }
 
-    /// `key` is inactive now; the calls that waited for it activate it again.
-    func endDeactivation(of key: String) { settle(key, as: nil) }
+    /// `key` is inactive now; the calls that waited for it activate it again — or, with `refusing`,
+    /// are refused with it (the broker forgot the key: they are calls it has given up on).
+    func endDeactivation(of key: String, refusing: String? = nil) { settle(key, as: nil, refusing: refusing) }
 
     /// Until called again with nil, no key is activated: calls to a key not active are refused
     /// with `reason`.
@@ -126,24 +129,25 @@ final class KeyedActivations<A: Sendable>: Sendable {
     /// From now on no key is activated: calls are refused with `reason`.
     func close(_ reason: String) { state.withLock { $0.closed = reason } }
 
-    private func settle(_ key: String, as active: Active?) {
-        let waiting: [CheckedContinuation<Void, Never>] = state.withLock { state in
+    private func settle(_ key: String, as active: Active?, refusing: String? = nil) {
+        let waiting: [CheckedContinuation<String?, Never>] = state.withLock { state in
             guard case .changing(let waiting) = state.slots[key] else { return [] }
             state.slots[key] = active.map { .active($0) }
             return waiting
         }
-        for continuation in waiting { continuation.resume() }
+        for continuation in waiting { continuation.resume(returning: refusing) }
     }
 
-    private func waitForChange(of key: String) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+    /// Waits until `key` is no longer changing; returns why the caller is refused, if it is.
+    private func waitForChange(of key: String) async -> String? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
             let now: Bool = state.withLock { state in
                 guard case .changing(var waiting) = state.slots[key] else { return true }
                 waiting.append(continuation)
                 state.slots[key] = .changing(waiting)
                 return false
             }
-            if now { continuation.resume() }
+            if now { continuation.resume(returning: nil) }
         }
     }
 }

@@ -55,41 +55,51 @@ where A.ActorSystem == LifelineActorSystem {
         listing = DistributedFunctionTable.listing(of: A.self)
     }
 
-    /// How long the broker may be silent before an instance drops every key: half a heartbeat
-    /// interval short of the window after which the broker would move them (it counts from the
-    /// instance's last heartbeat, which may be an interval older than what the instance last heard).
-    static func fenceAfter(_ heartbeat: HeartbeatSettings) -> Duration {
+    /// How long after the newest request the broker answered an instance drops every key: half a
+    /// heartbeat interval short of the window after which the broker would move them (it counts from
+    /// the instance's last message, never older than that request), and as short against the window
+    /// of the broker registered with (a restarted broker places no key anew within its first window).
+    static func fenceAfter(_ heartbeat: HeartbeatSettings, broker: (window: UInt64, interval: UInt64)? = nil)
+        -> Duration
+    {
         let interval = Duration.milliseconds(heartbeat.intervalMilliseconds)
-        return max(interval / 2, interval * heartbeat.liveness - interval * 1.5)
+        var fence = max(interval / 2, interval * heartbeat.liveness - interval * 1.5)
+        if let broker {
+            let brokerInterval = Duration.nanoseconds(Int64(broker.interval))
+            let brokerFence = max(
+                brokerInterval / 2, Duration.nanoseconds(Int64(broker.window)) - brokerInterval * 1.5)
+            fence = min(fence, brokerFence)
+        }
+        return fence
     }
 
     func start(
         _ context: ServiceContext, as name: String, contact: BrokerContact, heartbeat: HeartbeatSettings
     ) {
         let activations = KeyedActivations<A>()
-        let fence = Self.fenceAfter(heartbeat)
         let tick = min(Duration.milliseconds(heartbeat.intervalMilliseconds) / 10, idleAfter / 4)
         let sweeper = Task { [weak self] in
             var fenced = false
-            var asked = ContinuousClock.now - fence
+            var asked = ContinuousClock.now - .seconds(3600)
             while !Task.isCancelled {
                 try? await Task.sleep(for: max(tick, .milliseconds(5)))
                 guard let self else { return }
-                let silence = contact.silence().map { Duration.nanoseconds(Int64($0)) } ?? .zero
-                if silence >= fence / 2 && ContinuousClock.now - asked >= fence / 4 {
-                    // The broker may beat less often than this fence allows: a HELLO's answer counts too.
+                let fence = Self.fenceAfter(heartbeat, broker: contact.broker)
+                if ContinuousClock.now - asked >= fence / 4 {
+                    // Heartbeats are one-way: an answered HELLO proves the broker heard this instance.
                     asked = .now
                     Task { _ = try? await context.client.hello() }
                 }
+                let silence = contact.silence().map { Duration.nanoseconds(Int64($0)) } ?? .zero
                 if silence >= fence {
                     if !fenced && !activations.keys.isEmpty {
                         context.log(
-                            "the broker has been silent for \(silence.wholeMilliseconds) ms: deactivating \(activations.keys.count) actor(s) by key before it may place them elsewhere"
+                            "the broker has answered nothing sent in the last \(silence.wholeMilliseconds) ms: deactivating \(activations.keys.count) actor(s) by key before it may place them elsewhere"
                         )
                     }
                     fenced = true
                     activations.suspend(
-                        "'\(name)' has not heard from the broker for \(silence.wholeMilliseconds) ms: it activates no actor by key until it does (retry)"
+                        "'\(name)' has had no answer from the broker for \(silence.wholeMilliseconds) ms: it activates no actor by key until it does (retry)"
                     )
                     // Every key at once, even one a call runs on: none may outlive the fence.
                     await self.deactivateAll(in: activations, service: name, context: context)
@@ -100,8 +110,11 @@ where A.ActorSystem == LifelineActorSystem {
                     activations.suspend(nil)
                 }
                 for key in activations.idle(since: .now - self.idleAfter) {
-                    await self.deactivate(
-                        key, in: activations, service: name, context: context, release: true)
+                    // Not awaited: the fence is checked on every turn, whatever a hook or RELEASE takes.
+                    Task {
+                        await self.deactivate(
+                            key, in: activations, service: name, context: context, release: true)
+                    }
                 }
             }
         }
@@ -217,12 +230,19 @@ where A.ActorSystem == LifelineActorSystem {
     ) async {
         guard let actor = activations.beginDeactivation(of: key, force: force) else { return }
         await runHook(actor, key: key, service: service, context: context)
+        var refusing: String?
         if release {
-            do { _ = try await context.client.release(service: service, key: key) } catch {
+            do {
+                if try await context.client.release(service: service, key: key) {
+                    // Forgotten: a call that waited meanwhile is one the broker gave up on (it
+                    // forgets no key with a call on its way), and the key may be placed elsewhere.
+                    refusing = "\(service)/\(key) was deactivated here before this call could run (retry)"
+                }
+            } catch {
                 context.log("could not tell the broker that \(service)/\(key) was deactivated: \(error)")
             }
         }
-        activations.endDeactivation(of: key)
+        activations.endDeactivation(of: key, refusing: refusing)
     }
 
     private func runHook(_ actor: A, key: String, service: String, context: ServiceContext) async {

@@ -29,6 +29,11 @@ extension BrokerConnection {
         _ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]
     ) {
         if let request = outstanding.removeValue(forKey: reply.requestID) {
+            if configuration.registration != nil, case .ready = phase, reply.leaderHint == nil {
+                // The broker this instance is registered with had heard from it when it sent this.
+                configuration.contact?.answered(
+                    sentAt: request.deadline &- UInt64(request.timeoutMilliseconds) * 1_000_000)
+            }
             let hint = reply.leaderHint
             defer { if let hint { follow(hint, now: now, into: &effects) } }
             effects.append(
@@ -45,7 +50,7 @@ extension BrokerConnection {
         case .replay: recovered(reply, into: &effects)
         case .probe:
             probeDeadline = nil
-            if let hint = reply.leaderHint { follow(hint, now: now, into: &effects) }
+            if let hint = reply.leaderHint, case .ready = phase { follow(hint, now: now, into: &effects) }
         case .unregister:
             if !reply.status.isSuccess {
                 effects.append(.deliver(.log("UNREGISTER refused: \(reply.errorMessage)")))
@@ -87,6 +92,7 @@ extension BrokerConnection {
         }
         held.removeAll()
         effects.append(.sendControl(request.controlRequest(id: id).frames()))
+        joinSentAt = now
         phase = .joining(
             deadline: now &+ UInt64(configuration.greetingTimeoutMilliseconds + 5000) * 1_000_000)
     }
@@ -150,6 +156,8 @@ extension BrokerConnection {
             effects.append(.deliver(.gap(notice)))
         }
         brokerHeartbeat = snapshot.heartbeat
+        configuration.contact?.registered(brokerHeartbeat: snapshot.heartbeat)
+        configuration.contact?.answered(sentAt: joinSentAt)
         phase = .ready
         backoffMilliseconds = configuration.initialBackoffMilliseconds
         if let registration = configuration.registration {

@@ -70,6 +70,8 @@ package struct BrokerConnection {
     var retriedConflict = false
     var counter: UInt64 = 0
     var internalRequests: [[UInt8]: Internal] = [:]
+    /// When the last REGISTER (or ATTACH) was sent.
+    var joinSentAt: UInt64 = 0
     /// When the HELLO sent to learn whether a group's member still leads must be answered.
     var probeDeadline: UInt64?
     var outstanding: [[UInt8]: Outstanding] = [:]
@@ -108,7 +110,6 @@ package struct BrokerConnection {
     mutating func heard(at now: UInt64) {
         guard registers else { return }
         brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds
-        configuration.contact?.heard(at: now)
     }
 
     /// Handles one message from the control socket.
@@ -272,6 +273,7 @@ package struct BrokerConnection {
             finish(into: &effects)
             return
         }
+        probeDeadline = nil
         let id = nextID("s")
         internalRequests[id] = .unregister
         let request = ClientRequest.unregister(

@@ -1,18 +1,44 @@
+import LifelineProtocol
 import LifelineSupport
 import Synchronization
 
-/// When a service's connection last heard from the broker (`SystemClock` monotonic nanoseconds),
-/// for those who must act before the connection gives the broker up: an instance holding actors by
-/// key drops them while the broker may still think it holds them.
+/// When the broker a service is registered with last proved it had heard from the service: the
+/// send time (`SystemClock` monotonic nanoseconds) of the newest request of the service it answered.
+/// An instance holding actors by key drops them before the broker may count it gone; the broker
+/// counts from the last message it got from the instance, which is never older than that send
+/// time — whatever else reaches the instance (heartbeats, calls, a standby's answers).
 final class BrokerContact: Sendable {
-    private let lastHeard = Atomic<UInt64>(0)
+    private let lastAnswered = Atomic<UInt64>(0)
+    private let brokerWindow = Atomic<UInt64>(0)
+    private let brokerInterval = Atomic<UInt64>(0)
 
-    /// The connection heard from the broker at `now`.
-    func heard(at now: UInt64) { lastHeard.store(now, ordering: .relaxed) }
+    /// The broker answered a request this service sent at `sentAt`.
+    func answered(sentAt: UInt64) {
+        var current = lastAnswered.load(ordering: .relaxed)
+        while sentAt > current {
+            let (exchanged, original) = lastAnswered.compareExchange(
+                expected: current, desired: sentAt, ordering: .relaxed)
+            if exchanged { return }
+            current = original
+        }
+    }
 
-    /// How long the broker has been silent, in nanoseconds; nil before it was first heard.
+    /// The service registered with a broker that beats with `brokerHeartbeat`.
+    func registered(brokerHeartbeat: HeartbeatSettings) {
+        brokerWindow.store(brokerHeartbeat.expiryNanoseconds, ordering: .relaxed)
+        brokerInterval.store(brokerHeartbeat.intervalNanoseconds, ordering: .relaxed)
+    }
+
+    /// The heartbeat window and interval of the broker last registered with, in nanoseconds; nil
+    /// before the first registration.
+    var broker: (window: UInt64, interval: UInt64)? {
+        let window = brokerWindow.load(ordering: .relaxed)
+        return window == 0 ? nil : (window, brokerInterval.load(ordering: .relaxed))
+    }
+
+    /// How long since the newest answered request was sent, in nanoseconds; nil before any was.
     func silence(now: UInt64 = SystemClock.monotonicNanoseconds()) -> UInt64? {
-        let last = lastHeard.load(ordering: .relaxed)
+        let last = lastAnswered.load(ordering: .relaxed)
         return last == 0 ? nil : now &- min(last, now)
     }
 }

@@ -13,6 +13,9 @@ struct ActorPlacements {
         /// Calls sent to it since, and those not answered yet.
         var calls: UInt64 = 0
         var inFlight = 0
+        /// Until when (broker monotonic nanoseconds) its instance may still be running a call to it
+        /// that the broker stopped waiting for (its instance was cut off with the call on its way).
+        var busyUntil: UInt64 = 0
     }
 
     private struct InstanceRef: Hashable {
@@ -72,6 +75,18 @@ struct ActorPlacements {
     mutating func move(_ service: String, instance: String, to peer: [UInt8]) {
         guard let keys = byService[service]?.filter({ $0.value.instance == instance }).keys else { return }
         for key in keys { byService[service]?[key]?.peer = peer }
+    }
+
+    /// A call to `key` of `service` on `instance` may run there until `until`.
+    mutating func markBusy(_ service: String, key: String, instance: String, until: UInt64) {
+        guard var placement = byService[service]?[key], placement.instance == instance else { return }
+        placement.busyUntil = max(placement.busyUntil, until)
+        byService[service]?[key] = placement
+    }
+
+    /// The latest ``Placement/busyUntil`` of the keys of `service` on `instance`.
+    func busyUntil(of service: String, on instance: String) -> UInt64 {
+        (byService[service] ?? [:]).values.filter { $0.instance == instance }.map(\.busyUntil).max() ?? 0
     }
 
     /// A call was sent to `key` of `service` (`by` 1) or finished there (`by` -1).

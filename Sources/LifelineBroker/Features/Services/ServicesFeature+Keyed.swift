@@ -44,6 +44,11 @@ extension ServicesFeature {
             return
         }
         let service = forwarded.service
+        if forwarded.deadline <= core.now {
+            // Retried in the step its deadline passed, before the correlator said so.
+            heldExpired(forwarded, in: &core)
+            return
+        }
         if let placement = placements.placement(of: service, key: key) {
             if let instance = entry.instances.first(where: { $0.id == placement.instance }) {
                 if instance.connected {
@@ -64,7 +69,7 @@ extension ServicesFeature {
                 hold(
                     forwarded,
                     because:
-                        "the actor's instance was revoked and its heartbeat window has not passed yet, so the key could not move",
+                        "the actor's instance went away while it may still run it (revoked within its heartbeat window, or with a call sent there before its deadline), so the key could not move",
                     in: &core)
                 return
             }
@@ -147,11 +152,17 @@ extension ServicesFeature {
         _ service: String, instance: String, reason: Departure, window: UInt64, in core: inout BrokerCore
     ) {
         guard placements.activations(of: service, on: instance) > 0 else { return }
-        if reason == .revoked {
+        // A call the broker stopped waiting for may still run there until its deadline.
+        var until = placements.busyUntil(of: service, on: instance)
+        if reason == .revoked { until = max(until, core.nanoseconds &+ window) }
+        if until > core.nanoseconds {
             let key = keys.next()
             retiringInstances[key] = (service, instance)
             _ = core.correlator.open(
-                .services, key: key, peer: nil, deadline: core.now + .nanoseconds(Int64(window)))
+                .services, key: key, peer: nil, deadline: MonotonicInstant(nanoseconds: until))
+            core.log(
+                "\(service): the actor keys of instance \(instance) (\(reason.rawValue)) move in \((until - core.nanoseconds) / 1_000_000) ms, when no call sent there can still run"
+            )
             return
         }
         let keys = placements.forgetAll(of: service, on: instance)
@@ -161,11 +172,12 @@ extension ServicesFeature {
         retryHeld(of: service, in: &core)
     }
 
-    /// A revoked instance's window passed: its keys may move.
+    /// A departed instance can run none of its keys any more (a revoked one's window passed, the
+    /// deadlines of calls sent there passed): they may move.
     mutating func retired(_ service: String, instance: String, in core: inout BrokerCore) {
         let keys = placements.forgetAll(of: service, on: instance)
         if !keys.isEmpty {
-            core.log("\(service): \(keys.count) actor key(s) of revoked instance \(instance) may move now")
+            core.log("\(service): \(keys.count) actor key(s) of departed instance \(instance) may move now")
         }
         retryHeld(of: service, in: &core)
     }

@@ -144,6 +144,9 @@ struct ServicesFeature: BrokerFeature {
             core.registry.changeLoad(of: call.service, on: peer, by: -1)
             if let placedOn = call.placedOn, let actor = call.call.key {
                 placements.count(call.service, key: actor, instance: placedOn, by: -1)
+                // The process may still be running it: the key stays there until its deadline.
+                placements.markBusy(
+                    call.service, key: actor, instance: placedOn, until: call.deadline.nanoseconds)
                 if call.idempotent {
                     // The key stays where it is until its instance comes back or expires.
                     core.log(
@@ -330,6 +333,10 @@ struct ServicesFeature: BrokerFeature {
         for (key, call) in calls.sorted(by: { $0.key < $1.key }) where call.service == name {
             calls[key] = nil
             core.correlator.close(owner: .services, key: key)
+            if let placedOn = call.placedOn, let actor = call.call.key {
+                placements.count(name, key: actor, instance: placedOn, by: -1)
+                placements.markBusy(name, key: actor, instance: placedOn, until: call.deadline.nanoseconds)
+            }
             core.fail(
                 call.client, call.clientRequestID, .unavailable,
                 "service '\(name)' went away (\(reason)) before answering \(call.method)")
