@@ -143,16 +143,7 @@ struct KeyedActorProcessTests {
         try await LifecycleSemanticsTests.poll(seconds: 90) { tally.answered >= answered + keys }
         tally.stop()
         for loop in loops { await loop.value }
-        // What each cart holds now, against the adds it answered (an add that failed 503 may have
-        // been saved before its instance died: it may count, once).
-        var lost = 0
-        for key in 0..<keys {
-            let items =
-                try await client.call("cart/u\(key)", "contents", timeout: .seconds(20))["items"]?.intValue
-                ?? -1
-            let (done, uncertain) = tally.counts(key)
-            if items < done || items > done + uncertain { lost += 1 }
-        }
+        let lost = try await tally.cartsOff(client)
         running.withLock { for instance in $0 { instance.kill(SIGTERM) } }
         for instance in running.withLock({ $0 }) { _ = try await instance.waitForExit(seconds: 20) }
         let overlaps = ActivationJournal(file: files.journal, deaths: deaths).overlaps()
@@ -216,14 +207,7 @@ struct KeyedActorProcessTests {
         }
         tally.stop()
         for loop in loops { await loop.value }
-        var lost = 0
-        for key in 0..<keys {
-            let items =
-                try await client.call("cart/u\(key)", "contents", timeout: .seconds(20))["items"]?.intValue
-                ?? -1
-            let (done, uncertain) = tally.counts(key)
-            if items < done || items > done + uncertain { lost += 1 }
-        }
+        let lost = try await tally.cartsOff(client)
         let instances = running.withLock { $0 }
         for instance in instances { instance.kill(SIGTERM) }
         for instance in instances { _ = try await instance.waitForExit(seconds: 20) }
@@ -274,6 +258,19 @@ final class CartCallTally: Sendable {
         state.withLock {
             "\($0.answered) calls answered, \($0.retryable) failed retryably, \($0.other.count) otherwise"
         }
+    }
+
+    /// How many carts hold other than the adds answered: what each holds now against them (an add
+    /// that failed 503 may have been saved before its instance died: it may count, once).
+    func cartsOff(_ client: LifelineClient) async throws -> Int {
+        var off = 0
+        for key in 0..<keys {
+            let contents = try await client.call("cart/u\(key)", "contents", timeout: .seconds(20))
+            let items = contents["items"]?.intValue ?? -1
+            let (done, uncertain) = counts(key)
+            if items < done || items > done + uncertain { off += 1 }
+        }
+        return off
     }
 
     func counts(_ key: Int) -> (done: Int, uncertain: Int) {
@@ -365,5 +362,92 @@ struct ActivationJournal {
             }
         }
         return found
+    }
+}
+
+@Suite(
+    "Two hosts: an instance holding actors by key cut off from the broker", .serialized,
+    .timeLimit(.minutes(3)),
+    .enabled(if: NetworkHosts.available, "needs root and iproute2 for network namespaces"))
+struct KeyedActorPartitionTests {
+    @Test(
+        "the link to an instance cut: it drops its keys itself before the broker moves them to the other instance; no key active in two places; back, it serves again"
+    )
+    func cutLink() async throws {
+        let hosts = try NetworkHosts()
+        defer { hosts.remove() }
+        let files = KeyedActorProcessTests.CartFiles()
+        defer { files.remove() }
+        let control = "tcp://\(hosts.addresses.0):7200"
+        let broker = try hosts.process(
+            onFirst: true, "lifeline",
+            ["broker", "--control", control, "--bus", "tcp://\(hosts.addresses.0):7201", "--insecure"])
+        defer { broker.kill() }
+        try await broker.waitForLine(startingWith: "READY ")
+        /// A cart instance on host A (beside the broker) or B (across the link).
+        func cart(onFirst: Bool) async throws -> ChildProcess {
+            let child = try ChildProcess(
+                NetworkHosts.ip ?? "ip",
+                [
+                    "netns", "exec", onFirst ? hosts.names.0 : hosts.names.1, "/usr/bin/env",
+                    "LIFELINE_CART_STORE=\(files.directory.path)",
+                    "LIFELINE_CART_JOURNAL=\(files.journal.path)",
+                    Executables.url("lifeline-cart").path, "--broker", control,
+                ])
+            try await child.waitForLine(startingWith: "READY service=", seconds: 30)
+            return child
+        }
+        let far = try await cart(onFirst: false)
+        let near = try await cart(onFirst: true)
+        defer { for child in [far, near] { child.kill() } }
+        /// `lifeline call` on host A.
+        func call(_ key: String, timeout: String = "5s") async throws -> CLIResult {
+            let child = try hosts.process(
+                onFirst: true, "lifeline",
+                [
+                    "call", "cart/\(key)", "add", "item=tea", "quantity:=1", "--broker", control, "--timeout",
+                    timeout,
+                ])
+            let status = try await child.waitForExit(seconds: 60)
+            await child.waitForOutputToEnd()
+            return CLIResult(status: status, stdout: child.lines(.stdout), stderr: child.lines(.stderr))
+        }
+        let keys = (0..<6).map { "k\($0)" }
+        var servedBy: [String: Int64] = [:]
+        for key in keys {
+            let result = try await call(key)
+            #expect(result.status == 0, "\(result.errors)")
+            servedBy[key] = try JSONParser.parse(result.output)["servedBy"]?.intValue
+        }
+        let farPid = Int64(far.pid)
+        let farKeys = keys.filter { servedBy[$0] == farPid }
+        #expect(!farKeys.isEmpty && farKeys.count < keys.count, "the keys spread over both: \(servedBy)")
+
+        try hosts.setLink(up: false)
+        try await far.waitForLine(.stderr, seconds: 20) { $0.contains("deactivating") }
+        for key in farKeys {
+            // The broker does not know yet: the first call may go to the far instance and fail
+            // retryably (503 when its window passes); the key then moves after that call's deadline.
+            var moved = try await call(key, timeout: "4s")
+            if moved.status != 0 {
+                #expect(
+                    moved.errors.contains("503 unavailable") || moved.errors.contains("504"),
+                    "\(moved.errors)")
+                moved = try await call(key, timeout: "20s")
+            }
+            #expect(moved.status == 0, "\(key): \(moved.errors)")
+            #expect(try JSONParser.parse(moved.output)["servedBy"]?.intValue == Int64(near.pid))
+            #expect(try JSONParser.parse(moved.output)["items"] == 2, "its state went with it")
+        }
+        try hosts.setLink(up: true)
+        try await far.waitForLine(.stderr, seconds: 30) { $0.contains("registered again") }
+        for instance in [far, near] { instance.kill(SIGTERM) }
+        for instance in [far, near] { _ = try await instance.waitForExit(seconds: 20) }
+        let journal = ActivationJournal(file: files.journal, deaths: [:])
+        let overlaps = journal.overlaps()
+        print(
+            "actors by key, cut link: \(farKeys.count) of \(keys.count) keys on the far instance moved, activations \(journal.starts), overlapping \(overlaps.count)"
+        )
+        #expect(overlaps.isEmpty, "\(overlaps)")
     }
 }

@@ -56,6 +56,24 @@ struct AccessPolicyTests {
         #expect(policy.explain("gw").contains("  call:      push.*"))
     }
 
+    @Test(
+        "a call to an actor by key is granted against service/key.method: 'cart/*' reaches every key, 'cart.*' none"
+    )
+    func keyedCalls() throws {
+        let policy = try AccessPolicy(json: [
+            "keys": [
+                "shop": ["publicKey": .string(Self.key), "call": ["cart/*"]],
+                "old": ["publicKey": .string(Self.other), "call": ["cart.*", "cart/ana.contents"]],
+            ]
+        ])
+        #expect(policy.denial("shop", .call(service: "cart/ana", method: "add")) == nil)
+        #expect(policy.denial("shop", .call(service: "cart/ana/2024", method: "remove")) == nil)
+        #expect(policy.denial("shop", .call(service: "cart", method: "health")) != nil, "the service itself")
+        #expect(policy.denial("old", .call(service: "cart/ana", method: "add")) != nil)
+        #expect(policy.denial("old", .call(service: "cart/ana", method: "contents")) == nil)
+        #expect(policy.denial("old", .call(service: "cart/bob", method: "contents")) != nil)
+    }
+
     @Test("'observe' grants STATS and TRACE, 'admin' implies it; a grant is found by its public key")
     func observe() throws {
         let policy = try AccessPolicy(json: [

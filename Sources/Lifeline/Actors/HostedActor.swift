@@ -20,17 +20,7 @@ final class HostedActor<A: DistributedActor>: HostedActorBox where A.ActorSystem
     private let make: @Sendable (ServiceContext) -> A
     /// The actors made, by connection and name: copies of one ``Service`` value may run more than
     /// once in a process (tests, `--name`), each with actors of its own.
-    private let live = Mutex<[Key: A]>([:])
-
-    private struct Key: Hashable {
-        let connection: ObjectIdentifier
-        let service: String
-
-        init(_ context: ServiceContext, _ service: String) {
-            connection = ObjectIdentifier(context.client)
-            self.service = service
-        }
-    }
+    private let live = Mutex<[HostingKey: A]>([:])
 
     init(make: @escaping @Sendable (ServiceContext) -> A) {
         self.make = make
@@ -46,18 +36,18 @@ final class HostedActor<A: DistributedActor>: HostedActorBox where A.ActorSystem
                 "the factory of '\(name)' must make its \(A.self) there, with a LifelineActorSystem (context.actorSystem); it returned one named '\(actor.id)'"
             )
         }
-        live.withLock { $0[Key(context, name)] = actor }
+        live.withLock { $0[HostingKey(context, name)] = actor }
     }
 
     func stop(_ context: ServiceContext, as name: String) {
-        live.withLock { _ = $0.removeValue(forKey: Key(context, name)) }
+        live.withLock { _ = $0.removeValue(forKey: HostingKey(context, name)) }
     }
 
     /// Runs the func `entry` names with the call's body as its arguments; its value is the answer.
     /// - Throws: ``ServiceError``: 400 for arguments that do not decode, 503 when the actor is not
     ///   hosted now, and what the func threw (``ActorErrorCoding``).
     func answer(_ entry: DistributedFunctionTable.Entry, _ call: CallRequest) async throws -> [UInt8] {
-        guard let actor = live.withLock({ $0[Key(call.context, call.context.serviceName)] }) else {
+        guard let actor = live.withLock({ $0[HostingKey(call.context, call.context.serviceName)] }) else {
             throw ServiceError(.unavailable, "'\(call.context.serviceName)' is not hosting its actor now")
         }
         return try await Self.invoke(entry, on: actor, text: call.text)

@@ -28,17 +28,7 @@ where A.ActorSystem == LifelineActorSystem {
     private let make: @Sendable (String, ServiceContext) async throws -> A
     private let deactivate: (@Sendable (A) async throws -> Void)?
     private let idleAfter: Duration
-    private let live = Mutex<[HostKey: Hosting]>([:])
-
-    private struct HostKey: Hashable {
-        let connection: ObjectIdentifier
-        let service: String
-
-        init(_ context: ServiceContext, _ service: String) {
-            connection = ObjectIdentifier(context.client)
-            self.service = service
-        }
-    }
+    private let live = Mutex<[HostingKey: Hosting]>([:])
 
     private struct Hosting {
         let activations: KeyedActivations<A>
@@ -120,17 +110,19 @@ where A.ActorSystem == LifelineActorSystem {
         }
         let replaced = live.withLock {
             $0.updateValue(
-                Hosting(activations: activations, sweeper: sweeper), forKey: HostKey(context, name))
+                Hosting(activations: activations, sweeper: sweeper), forKey: HostingKey(context, name))
         }
         replaced?.sweeper.cancel()
     }
 
     func heldKeys(_ context: ServiceContext, as name: String) -> [String] {
-        live.withLock { $0[HostKey(context, name)]?.activations.keys } ?? []
+        live.withLock { $0[HostingKey(context, name)]?.activations.keys } ?? []
     }
 
     func leave(_ context: ServiceContext, as name: String) async {
-        guard let hosting = live.withLock({ $0.removeValue(forKey: HostKey(context, name)) }) else { return }
+        guard let hosting = live.withLock({ $0.removeValue(forKey: HostingKey(context, name)) }) else {
+            return
+        }
         hosting.sweeper.cancel()
         hosting.activations.close("'\(name)' is leaving: its actors by key are deactivated")
         await deactivateAll(in: hosting.activations, service: name, context: context)
@@ -162,7 +154,7 @@ where A.ActorSystem == LifelineActorSystem {
                 .badRequest,
                 "'\(call.method)' of '\(name)' is a method of its actors by key: call '\(name)/KEY'")
         }
-        guard let activations = live.withLock({ $0[HostKey(call.context, name)]?.activations }) else {
+        guard let activations = live.withLock({ $0[HostingKey(call.context, name)]?.activations }) else {
             throw ServiceError(.unavailable, "'\(name)' is not hosting its actors by key now")
         }
         let actor: A

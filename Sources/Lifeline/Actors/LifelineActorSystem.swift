@@ -126,11 +126,15 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
 
     /// The actor in this process with `id`, when there is one of type `Act` made with this system:
     /// then a call is a plain local call, without the broker. Nil makes the caller's reference
-    /// remote: its calls go through the broker.
+    /// remote: its calls go through the broker — always for an actor by key (`cart/ana`), even one
+    /// active in this process.
     /// - Throws: never; the protocol allows it.
     public func resolve<Act>(id: ActorID, as actorType: Act.Type) throws -> Act?
     where Act: DistributedActor, ActorID == Act.ID {
-        local.withLock { $0[id]?.actor } as? Act
+        // An actor by key is reached through the broker even from the process hosting it: the
+        // broker knows where its key is placed now, a reference kept here may outlive its activation.
+        guard id.key == nil else { return nil }
+        return local.withLock { $0[id]?.actor } as? Act
     }
 
     /// The service name of the actor being hosted (``Service/actor(_:)``); any other actor gets a
