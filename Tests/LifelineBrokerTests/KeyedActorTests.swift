@@ -267,6 +267,27 @@ struct KeyedActorTests {
         #expect(broker.replies(to: "c2").isEmpty, "the waiting call went on")
     }
 
+    @Test(
+        "an idempotent keyed call on an instance that expires while connected is not sent elsewhere before its deadline"
+    )
+    func expiredWhileConnected() throws {
+        var broker = Self.broker(idempotent: ["contents"])
+        broker.request("c1", .call, Self.keyed("ana", "contents", timeout: 6000))
+        _ = try #require(Self.forwarded(broker, to: Self.first))
+        var elsewhere = 0
+        var reply: ControlReply?
+        for _ in 0..<80 where reply == nil {
+            broker.request(Self.second, .heartbeat, ["name": "cart"])
+            broker.advance(milliseconds: 100)
+            elsewhere += broker.requests(to: Self.second).filter { $0.command == .call }.count
+            reply = broker.replies(to: "c1").first
+        }
+        #expect(elsewhere == 0, "the first instance may still be running it")
+        #expect(reply?.status == .timeout)
+        broker.request("c2", .call, Self.keyed("ana", "contents"))
+        #expect(Self.forwarded(broker, to: Self.second) != nil, "after its deadline the key moves")
+    }
+
     @Test("a clean UNREGISTER frees its keys at once")
     func unregister() throws {
         var broker = Self.broker()

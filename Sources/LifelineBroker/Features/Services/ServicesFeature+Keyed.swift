@@ -64,8 +64,11 @@ extension ServicesFeature {
                 }
                 return
             }
-            // Its instance left the registry without the placement being forgotten (not expected).
-            if retiringInstances.values.contains(where: { $0 == (service, placement.instance) }) {
+            // Its instance left the registry and may still run it: a call sent there is not past its
+            // deadline, or the instance is retiring (its departure's timer then places the key anew).
+            if placement.busyUntil > core.nanoseconds
+                || retiringInstances.values.contains(where: { $0 == (service, placement.instance) })
+            {
                 hold(
                     forwarded,
                     because:
