@@ -9,15 +9,17 @@ extension Service {
     ///
     /// ```swift
     /// await Service("cart")
-    ///     .actors(idleAfter: .seconds(300), deactivate: { cart in try await cart.save() }) { key, context in
-    ///         try await Cart(user: key, actorSystem: context.actorSystem)
+    ///     .actors(idleAfter: .seconds(300), deactivate: { (cart: Cart) in
+    ///         try await cart.whenLocal { cart in try cart.save() }
+    ///     }) { key, context in
+    ///         try Cart(user: key, actorSystem: context.actorSystem)
     ///     }
     ///     .main()
     /// ```
     ///
     /// A caller resolves one by its address, `try $CartAPI.resolve(id: "cart/ana", using: actors)`, or
     /// `lifeline call cart/ana add '{…}'`. An actor unused for `idleAfter` is deactivated: `deactivate`
-    /// runs first (to save what it holds; keep it brief, within a heartbeat interval), and the next
+    /// runs first (to save what it holds; keep it brief, well within half a heartbeat interval), and the next
     /// call activates the key again, maybe on another instance. When `make` throws, that caller gets
     /// the error and the next call tries again. Each distributed func is a method of the service, as
     /// with ``actor(_:)``; a service hosts one actor or actors by key, not both. Such a service is

@@ -27,7 +27,8 @@ struct TypedServiceProcessTests {
         // The count arrives with the service's next heartbeat (every second).
         var undecodable: Int64?
         var handled: Int64?
-        let deadline = ContinuousClock.now + .seconds(5)
+        // A bound for a loaded machine, not a window: the loop ends as soon as both counts are in.
+        let deadline = ContinuousClock.now + .seconds(30)
         while (undecodable != 1 || handled != 1) && ContinuousClock.now < deadline {
             let stats = try await broker.cli(["stats", "analytics", "--json"])
             let record = try JSONParser.parse(stats.output)["services"]?["analytics"] ?? .null
