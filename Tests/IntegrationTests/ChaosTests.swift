@@ -95,7 +95,10 @@ struct ChaosTests {
             probe.kill()
         }
         try await publisher.value
-        try await probe.waitForLine(seconds: 120) { $0.contains("\"n\":\(total)") }
+        // The journal, not the last process's output: a kill may fall after the last event was handled.
+        try await LifecycleSemanticsTests.poll(seconds: 120) {
+            ((try? String(contentsOf: journal, encoding: .utf8)) ?? "").contains("{\"n\":\(total)}")
+        }
         probe.kill(SIGTERM)
         _ = try await probe.waitForExit()
         let (handled, lost, duplicated, outOfOrder) = try Self.tally(journal, total: total)
