@@ -37,23 +37,6 @@ enum EventChecks {
         }
     }
 
-    /// Refuses (429) an event name the broker has never seen once it keeps positions for as many as
-    /// it may; returns false then.
-    static func admitName(
-        _ name: EventName, peer: [UInt8], id: [UInt8], reply: Bool, in core: inout BrokerCore
-    ) -> Bool {
-        let limit = core.configuration.maximumEventNames
-        guard core.journal.topics.count >= limit, core.journal.topics[name] == nil else { return true }
-        let message =
-            "the broker already keeps \(limit) event names, its limit (--max-event-names): \(name) would be one more"
-        if reply {
-            core.fail(peer, id, .tooMany, message)
-        } else {
-            core.log("refused a PUBLISH without reply from \(core.peerName(peer)): \(message)")
-        }
-        return false
-    }
-
     /// Applies the lifecycle transition of `name`; answers 409 and returns false when it makes no sense
     /// in the current state (unless forced).
     static func moveLifecycle(

@@ -68,6 +68,11 @@ package struct PublishRequest: Sendable, Equatable {
     /// Every event, in order.
     public var events: [PublishedEvent] { [PublishedEvent(event, payload: payload)] + rest }
 
+    /// The event at `index` (0 is the first), without building the list.
+    public func event(at index: Int) -> PublishedEvent {
+        index == 0 ? PublishedEvent(event, payload: payload) : rest[index - 1]
+    }
+
     /// True when the events do not all have the same name.
     public var isMixed: Bool { rest.contains { $0.name != event } }
 

@@ -75,10 +75,12 @@ struct PublishFeature: BrokerFeature {
         }
     }
 
+    /// A PUBLISH of one event or a batch, on one path: every event is checked first, then all are
+    /// published in order (consecutive sequences) and answered once; one bad event refuses them all.
+    /// Only a single event may wait for acknowledgements.
     private mutating func publish(
         _ request: PublishRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore
     ) {
-        let name = request.event
         if let publishID = request.publishID, let outcome = recent.outcome(of: publishID) {
             core.log(
                 "PUBLISH '\(publishID)' repeated by \(core.peerName(peer)): answered with the first receipt, not published again"
@@ -90,87 +92,10 @@ struct PublishFeature: BrokerFeature {
             }
             return
         }
-        if request.count > 1 {
-            publishBatch(request, from: peer, id: id, in: &core)
-            return
-        }
-        let nameChecked = lastCustomName?.isIdentical(to: name) == true
-        if let problem = EventChecks.publicationProblem(
-            name, payload: request.payload, nameChecked: nameChecked)
+        let firstNameChecked = lastCustomName?.isIdentical(to: request.event) == true
+        if let (status, problem) = PublishChecks.problem(
+            of: request, firstNameChecked: firstNameChecked, in: core)
         {
-            if !request.reply {
-                core.log(
-                    "refused a PUBLISH without reply from \(core.peerName(peer)): \(problem.message)"
-                )
-                return
-            }
-            core.fail(peer, id, problem.status, problem.message)
-            return
-        }
-        if !nameChecked && name.isCustom { lastCustomName = name }
-        guard EventChecks.admitName(name, peer: peer, id: id, reply: request.reply, in: &core) else { return }
-        let acknowledged =
-            request.acknowledged ?? EventCatalog.descriptor(for: name)?.requiresAcknowledgement ?? false
-        guard EventChecks.moveLifecycle(name, force: request.force, peer: peer, id: id, in: &core) else {
-            return
-        }
-        let payload = request.payload.isEmpty ? Array("{}".utf8) : request.payload
-        let subscribers = core.registry.subscriberCount(of: name)
-        let header = core.publish(
-            name, payload: payload, flags: acknowledged ? 1 : 0, publishID: request.publishID,
-            subscribers: subscribers)
-        EventChecks.announceLaunch(name, payload: request.payload, by: "a published \(name)", in: &core)
-        var receipt = PublishReceipt(
-            event: name, sequence: header.sequence, epoch: header.epoch, subscribers: subscribers,
-            lifecycle: core.lifecycle)
-        if acknowledged {
-            let timeout =
-                request.timeoutMilliseconds ?? core.configuration.acknowledgementTimeout.wholeMilliseconds
-            let handlers = core.registry.handlers(of: name)
-            receipt.subscribers = handlers.count
-            receipt.acknowledged = []
-            // An instance whose connection closed will not acknowledge: a name with none connected
-            // is missing at once.
-            let each = handlers.filter { !$0.registration.shared.contains(name) }
-            let cutOff = each.filter { !$0.instances.contains(where: \.connected) }.map(\.registration.name)
-            receipt.missing = cutOff.sorted().map { .init(service: $0, reason: Self.lostConnection) }
-            var entry = PendingAcknowledgements.Waiting(
-                client: peer, requestID: id, wait: [], timeoutMilliseconds: timeout,
-                expected: Dictionary(
-                    uniqueKeysWithValues: each.filter { !cutOff.contains($0.registration.name) }.map {
-                        ($0.registration.name, Set($0.instances.filter(\.connected).map(\.peer)))
-                    }),
-                anyOf: Set(
-                    handlers.filter { $0.registration.shared.contains(name) }.map(\.registration.name)),
-                receipt: receipt, publishID: request.publishID)
-            let waits = !entry.expected.isEmpty || !entry.anyOf.isEmpty
-            if waits {
-                entry.wait = core.correlator.open(
-                    .publish, key: header.sequence, peer: nil, deadline: core.deadline(timeout))
-            }
-            if let publishID = request.publishID {
-                recent.record(publishID, .waiting(sequence: header.sequence))
-            }
-            if !waits {
-                complete(entry, in: &core)
-            } else {
-                acknowledgements.add(entry)
-            }
-            return
-        }
-        let body = receipt.body
-        if let publishID = request.publishID { recent.record(publishID, .answered(body)) }
-        if !request.reply { return }
-        core.send(peer, ControlReply(requestID: id, status: .ok, body: body))
-    }
-
-    /// A PUBLISH of several events: every event is checked first, then all are published in order
-    /// (consecutive sequences) and answered once; one bad event refuses the whole batch.
-    private mutating func publishBatch(
-        _ request: PublishRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore
-    ) {
-        let events = request.events
-        if let (status, problem) = BatchChecks.problem(of: request, events: events, in: core) {
             if request.reply {
                 core.fail(peer, id, status, problem)
             } else {
@@ -178,12 +103,18 @@ struct PublishFeature: BrokerFeature {
             }
             return
         }
+        if !firstNameChecked && request.event.isCustom { lastCustomName = request.event }
+        let count = request.count
+        let acknowledged =
+            request.acknowledged
+            ?? (count == 1 && EventCatalog.descriptor(for: request.event)?.requiresAcknowledgement == true)
         var last = BusHeader(
             epoch: core.epoch, sequence: 0, topicSequence: 0, publishedWallNanoseconds: 0,
             publishedMonotonicNanoseconds: 0)
         var previous: EventName?
         var (plain, subscribers) = (true, 0)
-        for (index, event) in events.enumerated() {
+        for index in 0..<count {
+            let event = request.event(at: index)
             if event.name != previous {
                 previous = event.name
                 plain = LifecycleState.target(of: event.name) == nil
@@ -192,25 +123,74 @@ struct PublishFeature: BrokerFeature {
             if !plain {
                 _ = EventChecks.moveLifecycle(event.name, force: request.force, peer: peer, id: id, in: &core)
             }
-            let isLast = index == events.count - 1
+            let isLast = index == count - 1
             last = core.publish(
                 event.name, payload: event.payload.isEmpty ? Array("{}".utf8) : event.payload,
-                publishID: isLast ? request.publishID : nil, subscribers: subscribers,
-                batch: isLast ? events.count : 1)
+                flags: acknowledged ? 1 : 0, publishID: isLast ? request.publishID : nil,
+                subscribers: subscribers, batch: isLast ? count : 1)
             if !plain {
                 EventChecks.announceLaunch(
                     event.name, payload: event.payload, by: "a published \(event.name)", in: &core)
             }
         }
-        guard request.reply || request.publishID != nil else { return }
+        guard request.reply || request.publishID != nil || acknowledged else { return }
         var receipt = PublishReceipt(
-            event: events[events.count - 1].name, sequence: last.sequence, epoch: last.epoch,
-            subscribers: BatchChecks.subscribers(of: request, in: core), lifecycle: core.lifecycle)
-        receipt.count = events.count
-        receipt.subscribersByEvent = BatchChecks.subscribersByEvent(of: request, in: core)
+            event: request.event(at: count - 1).name, sequence: last.sequence, epoch: last.epoch,
+            subscribers: PublishChecks.subscribers(of: request, in: core), lifecycle: core.lifecycle)
+        if count > 1 {
+            receipt.count = count
+            receipt.subscribersByEvent = PublishChecks.subscribersByEvent(of: request, in: core)
+        }
+        if acknowledged {
+            awaitAcknowledgements(
+                of: request, sequence: last.sequence, receipt: receipt, from: peer, id: id, in: &core)
+            return
+        }
         let body = receipt.body
         if let publishID = request.publishID { recent.record(publishID, .answered(body)) }
         if request.reply { core.send(peer, ControlReply(requestID: id, status: .ok, body: body)) }
+    }
+
+    /// Holds the receipt of an acknowledged event until each subscribing service (each connected
+    /// instance of it; any one of a shared subscription) acknowledged it, or its time ran out.
+    private mutating func awaitAcknowledgements(
+        of request: PublishRequest, sequence: UInt64, receipt: PublishReceipt, from peer: [UInt8],
+        id: [UInt8], in core: inout BrokerCore
+    ) {
+        let name = request.event
+        var receipt = receipt
+        let timeout =
+            request.timeoutMilliseconds ?? core.configuration.acknowledgementTimeout.wholeMilliseconds
+        let handlers = core.registry.handlers(of: name)
+        receipt.subscribers = handlers.count
+        receipt.acknowledged = []
+        // An instance whose connection closed will not acknowledge: a name with none connected
+        // is missing at once.
+        let each = handlers.filter { !$0.registration.shared.contains(name) }
+        let cutOff = each.filter { !$0.instances.contains(where: \.connected) }.map(\.registration.name)
+        receipt.missing = cutOff.sorted().map { .init(service: $0, reason: Self.lostConnection) }
+        var entry = PendingAcknowledgements.Waiting(
+            client: peer, requestID: id, wait: [], timeoutMilliseconds: timeout,
+            expected: Dictionary(
+                uniqueKeysWithValues: each.filter { !cutOff.contains($0.registration.name) }.map {
+                    ($0.registration.name, Set($0.instances.filter(\.connected).map(\.peer)))
+                }),
+            anyOf: Set(
+                handlers.filter { $0.registration.shared.contains(name) }.map(\.registration.name)),
+            receipt: receipt, publishID: request.publishID)
+        let waits = !entry.expected.isEmpty || !entry.anyOf.isEmpty
+        if waits {
+            entry.wait = core.correlator.open(
+                .publish, key: sequence, peer: nil, deadline: core.deadline(timeout))
+        }
+        if let publishID = request.publishID {
+            recent.record(publishID, .waiting(sequence: sequence))
+        }
+        if !waits {
+            complete(entry, in: &core)
+        } else {
+            acknowledgements.add(entry)
+        }
     }
 
     private mutating func complete(_ entry: PendingAcknowledgements.Waiting, in core: inout BrokerCore) {
