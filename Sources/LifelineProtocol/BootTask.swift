@@ -42,7 +42,7 @@ public enum BootCondition: Sendable, Equatable {
 /// start — not what lives on. Each runs at most once per boot.
 package struct BootTask: Sendable, Equatable {
     /// What running the task means.
-    public enum Kind: String, Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
         /// The service's start hook (DTService start).
         case start
         /// A task the service declared with its own body.

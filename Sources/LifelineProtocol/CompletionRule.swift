@@ -1,6 +1,6 @@
 /// How the completions of the services that handle a completion-carrying event combine into the one
 /// completion the caller receives (exactly once).
-package enum CompletionRule: String, Sendable {
+package enum CompletionRule: String, Sendable, CaseIterable {
     /// performFetch, didReceiveRemoteNotification: `newData` if any service returned newData, else
     /// `failed` if any failed (a service that missed its deadline or died counts as failed), else
     /// `noData` (also when nobody handles it).

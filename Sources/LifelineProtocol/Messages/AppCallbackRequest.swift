@@ -5,7 +5,7 @@ package enum AppCallbackName: String, Sendable, Equatable, CaseIterable {
 }
 
 /// APP: one callback of one session, broker → host.
-package struct AppCallbackRequest: Sendable, Equatable {
+package struct AppCallbackRequest: HeaderMessage, Equatable {
     public var session: String
     public var app: String
     public var callback: AppCallbackName
@@ -26,29 +26,32 @@ package struct AppCallbackRequest: Sendable, Equatable {
         self.callbackID = callbackID
     }
 
+    /// Reads an APP: its header, and `arguments`, the callback's JSON arguments.
+    /// - Throws: ``ProtocolError`` (400) naming the field and what was wrong.
     init(_ fields: HeaderFields, arguments: [UInt8]?) throws(ProtocolError) {
-        session = try fields.string("session")
-        app = try fields.optionalString("app") ?? ""
-        let name = try fields.string("callback")
-        guard let callback = AppCallbackName(rawValue: name) else {
-            throw fields.problem(
-                "unknown callback '\(name)'; callbacks: \(AppCallbackName.allCases.map(\.rawValue).joined(separator: ", "))"
-            )
-        }
-        self.callback = callback
-        callbackID = try fields.optionalString("callbackId")
+        var request = Self.blank
+        var reader = HeaderReader(fields)
+        try request.visit(&reader)
         do {
-            self.arguments = try JSONValue.payload(arguments, fallback: .emptyObject)
+            request.arguments = try JSONValue.payload(arguments, fallback: .emptyObject)
         } catch {
             throw fields.problem("APP arguments are not JSON: \(error)")
         }
+        self = request
     }
 
-    var header: JSONValue {
-        var members: [String: JSONValue] = [
-            "session": .string(session), "app": .string(app), "callback": .string(callback.rawValue),
-        ]
-        if let callbackID { members["callbackId"] = .string(callbackID) }
-        return .object(members)
+    package static let command = Command.app
+    package static let blank = AppCallbackRequest(session: "", app: "", callback: .action)
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        var app: String? = app
+        try visitor.field("app", &app)
+        self.app = app ?? ""
+        var callback: AppCallbackName? = callback
+        try visitor.field("callback", &callback)
+        try visitor.check(callback == nil ? "needs a string 'callback'" : nil)
+        self.callback = callback ?? .action
+        try visitor.field("callbackId", &callbackID)
+        try visitor.field("session", &session)
     }
 }

@@ -1,5 +1,5 @@
 /// BOOT from the broker: run one boot task of this service now.
-package struct BootTaskRun: Sendable, Equatable {
+package struct BootTaskRun: HeaderMessage, Equatable {
     public var task: String
     public var kind: BootTask.Kind
     public var condition: BootCondition?
@@ -12,21 +12,18 @@ package struct BootTaskRun: Sendable, Equatable {
         self.launchOptions = launchOptions
     }
 
-    init(_ fields: HeaderFields) throws(ProtocolError) {
-        task = try fields.string("task")
-        let kindName = try fields.optionalString("kind") ?? "task"
-        guard let kind = BootTask.Kind(rawValue: kindName) else {
-            throw fields.problem("BOOT kind must be task or start, not '\(kindName)'")
-        }
-        self.kind = kind
-        condition = fields.value("condition").flatMap(BootCondition.init(json:))
-        launchOptions = fields.value("launchOptions") ?? .emptyObject
-    }
+    package static let command = Command.boot
+    package static let blank = BootTaskRun(task: "", kind: .task, condition: nil, launchOptions: .emptyObject)
 
-    var header: JSONValue {
-        [
-            "op": "run", "task": .string(task), "kind": .string(kind.rawValue),
-            "condition": condition?.json ?? .null, "launchOptions": launchOptions,
-        ]
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        var condition = condition?.json ?? .null
+        try visitor.field("condition", any: &condition, default: .null)
+        self.condition = BootCondition(json: condition)
+        try visitor.field("kind", &kind, default: .task)
+        try visitor.field("launchOptions", any: &launchOptions, default: .emptyObject)
+        // BOOT from the broker is always a run: a service reads no other.
+        var operation: String? = "run"
+        try visitor.field("op", &operation)
+        try visitor.field("task", &task)
     }
 }

@@ -42,7 +42,10 @@ package enum BrokerRequest: Sendable, Equatable {
         switch request.command {
         case .heartbeat: return .heartbeat
         case .disconnect: return .disconnect(reason: try fields.optionalString("reason") ?? "no reason given")
-        case .call: return .call(try ServiceCall(fields, body: request.payload))
+        case .call:
+            var call = try ServiceCall(fields)
+            call.body = request.payload ?? []
+            return .call(call)
         case .offer: return .offer(try DispatchOffer(fields, payload: request.payload))
         case .event: return .event(try JournalEvent.decode(fields, payload: request.payload))
         case .app: return .app(try AppCallbackRequest(fields, arguments: request.payload))
@@ -59,16 +62,13 @@ package enum BrokerRequest: Sendable, Equatable {
         case .heartbeat: ControlRequest(.heartbeat, requestID: id)
         case .disconnect(let reason):
             ControlRequest(.disconnect, requestID: id, header: ["reason": .string(reason)])
-        case .call(let call): ControlRequest(.call, requestID: id, header: call.header, payload: call.body)
-        case .offer(let offer):
-            ControlRequest(
-                .offer, requestID: id, header: offer.header, payload: JSONWriter.encode(offer.payload))
+        case .call(let call): call.controlRequest(id: id, payload: call.body)
+        case .offer(let offer): offer.controlRequest(id: id, payload: JSONWriter.encode(offer.payload))
         case .event(let message):
             ControlRequest(
                 .event, requestID: id, header: JournalEvent.header(of: message), payload: message.payload)
         case .app(let callback):
-            ControlRequest(
-                .app, requestID: id, header: callback.header, payload: JSONWriter.encode(callback.arguments))
+            callback.controlRequest(id: id, payload: JSONWriter.encode(callback.arguments))
         case .intercept(let start):
             ControlRequest(
                 .intercept, requestID: id,
@@ -77,7 +77,7 @@ package enum BrokerRequest: Sendable, Equatable {
                     "clearTop": .bool(start.clearTop), "parent": start.parent.map { .string($0) } ?? .null,
                 ])
         case .start(let name): ControlRequest(.start, requestID: id, header: ["name": .string(name)])
-        case .boot(let run): ControlRequest(.boot, requestID: id, header: run.header)
+        case .boot(let run): run.controlRequest(id: id)
         }
     }
 }

@@ -91,11 +91,12 @@ package enum ClientRequest: Sendable, Equatable {
         case .list: return .list
         case .register: return .register(try RegisterRequest(fields))
         case .unregister:
-            return .unregister(
-                UnregisterRequest(
-                    name: try fields.string("name"), instance: try fields.optionalString("instance")))
+            return .unregister(try UnregisterRequest(fields))
         case .lookup: return .lookup(name: try fields.string("name"))
-        case .call: return .call(try ServiceCall(fields, body: request.payload))
+        case .call:
+            var call = try ServiceCall(fields)
+            call.body = request.payload ?? []
+            return .call(call)
         case .publish:
             return .publish(try PublishRequest(fields, payload: request.payload))
         case .attach:
@@ -161,19 +162,16 @@ package enum ClientRequest: Sendable, Equatable {
                         "name": name.map { .string($0) }, "undecodable": undecodable.map { .int(Int64($0)) },
                     ].compactMapValues { $0 }))
         case .register(let register): ControlRequest(.register, requestID: id, header: register.json)
-        case .unregister(let unregister):
-            ControlRequest(.unregister, requestID: id, header: unregister.json)
+        case .unregister(let unregister): unregister.controlRequest(id: id)
         case .lookup(let name): ControlRequest(.lookup, requestID: id, header: ["name": .string(name)])
-        case .call(let call): ControlRequest(.call, requestID: id, header: call.header, payload: call.body)
+        case .call(let call): call.controlRequest(id: id, payload: call.body)
         case .publish(let publish):
             ControlRequest(.publish, requestID: id, header: publish.header, payload: publish.frame)
         case .attach(let token): ControlRequest(.attach, requestID: id, header: ["token": .string(token)])
         case .dispatch(let dispatch):
-            ControlRequest(
-                .dispatch, requestID: id, header: dispatch.header,
-                payload: JSONWriter.encode(dispatch.payload))
-        case .replay(let replay): ControlRequest(.replay, requestID: id, header: replay.json)
-        case .acknowledge(let ack): ControlRequest(.ack, requestID: id, header: ack.json)
+            dispatch.controlRequest(id: id, payload: JSONWriter.encode(dispatch.payload))
+        case .replay(let replay): replay.controlRequest(id: id)
+        case .acknowledge(let ack): ack.controlRequest(id: id)
         case .apps(let apps, let operationID):
             ControlRequest(.apps, requestID: id, header: apps.json(operationID: operationID))
         case .boot(let boot): ControlRequest(.boot, requestID: id, header: boot.json)
@@ -188,7 +186,7 @@ package enum ClientRequest: Sendable, Equatable {
 }
 
 /// UNREGISTER: leave the registry (the owner's connection, or the same instance, only).
-package struct UnregisterRequest: Sendable, Equatable {
+package struct UnregisterRequest: HeaderMessage, Equatable {
     public var name: String
     public var instance: String?
 
@@ -197,9 +195,11 @@ package struct UnregisterRequest: Sendable, Equatable {
         self.instance = instance
     }
 
-    var json: JSONValue {
-        var members: [String: JSONValue] = ["name": .string(name)]
-        if let instance { members["instance"] = .string(instance) }
-        return .object(members)
+    package static let command = Command.unregister
+    package static let blank = UnregisterRequest(name: "", instance: nil)
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("instance", &instance)
+        try visitor.field("name", &name)
     }
 }

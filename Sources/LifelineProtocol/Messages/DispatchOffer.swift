@@ -1,5 +1,5 @@
 /// How a dispatch phase offers its event.
-package enum DispatchMode: String, Sendable, Equatable {
+package enum DispatchMode: String, Sendable, Equatable, CaseIterable {
     /// One service after another; the first answer other than `continue` ends the phase.
     case chain
     /// One service after another; every service is offered the event whatever the answers.
@@ -9,7 +9,7 @@ package enum DispatchMode: String, Sendable, Equatable {
 }
 
 /// OFFER: one step of a dispatch, broker → service.
-package struct DispatchOffer: Sendable, Equatable {
+package struct DispatchOffer: HeaderMessage, Equatable {
     public var event: EventName
     public var dispatch: UInt64
     public var step: Int
@@ -33,30 +33,35 @@ package struct DispatchOffer: Sendable, Equatable {
         self.payload = payload
     }
 
+    /// Reads an OFFER: its header, and `payload`, the event's JSON object.
+    /// - Throws: ``ProtocolError`` (400) naming the field and what was wrong.
     init(_ fields: HeaderFields, payload: [UInt8]?) throws(ProtocolError) {
-        event = EventName(rawValue: try fields.string("event"))
-        dispatch = try fields.optionalUnsigned("dispatch") ?? 0
-        step = try fields.optionalInteger("step", in: 0...Int.max) ?? 0
-        timeoutMilliseconds = try fields.optionalInteger("timeoutMs", in: 0...Int.max) ?? 0
-        let modeName = try fields.optionalString("mode") ?? "chain"
-        guard let mode = DispatchMode(rawValue: modeName) else {
-            throw fields.problem("OFFER mode must be chain, notify or concurrent, not '\(modeName)'")
-        }
-        self.mode = mode
-        completion = try fields.optionalString("completion").flatMap(CompletionRule.init(rawValue:))
+        var offer = Self.blank
+        var reader = HeaderReader(fields)
+        try offer.visit(&reader)
         do {
-            self.payload = try JSONValue.payload(payload, fallback: .emptyObject)
+            offer.payload = try JSONValue.payload(payload, fallback: .emptyObject)
         } catch {
             throw fields.problem("OFFER payload is not JSON: \(error)")
         }
+        self = offer
     }
 
-    var header: JSONValue {
-        var members: [String: JSONValue] = [
-            "event": .string(event.rawValue), "dispatch": .int(Int64(dispatch)), "step": .int(Int64(step)),
-            "timeoutMs": .int(Int64(timeoutMilliseconds)), "mode": .string(mode.rawValue),
-        ]
-        if let completion { members["completion"] = .string(completion.rawValue) }
-        return .object(members)
+    package static let command = Command.offer
+    package static let blank = DispatchOffer(
+        event: EventName(rawValue: ""), dispatch: 0, step: 0, timeoutMilliseconds: 0, mode: .chain,
+        completion: nil, payload: .emptyObject)
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("completion", &completion)
+        var dispatch: UInt64? = dispatch
+        try visitor.field("dispatch", &dispatch, bitPattern: false)
+        self.dispatch = dispatch ?? 0
+        var name = event.rawValue
+        try visitor.field("event", &name)
+        event = EventName(rawValue: name)
+        try visitor.field("mode", &mode, default: .chain)
+        try visitor.field("step", &step, in: 0...Int.max, default: 0)
+        try visitor.field("timeoutMs", &timeoutMilliseconds, in: 0...Int.max, default: 0)
     }
 }

@@ -1,5 +1,5 @@
 /// DISPATCH: an event offered to its handlers one after another (or all at once for completions).
-package struct DispatchRequest: Sendable, Equatable {
+package struct DispatchRequest: HeaderMessage, Equatable {
     public var event: EventName
     /// The event's JSON object.
     public var payload: JSONValue
@@ -21,18 +21,25 @@ package struct DispatchRequest: Sendable, Equatable {
         self.payloadBytes = JSONWriter.encode(payload)
     }
 
+    /// Reads a DISPATCH: its header, and `payload`, the event's JSON object.
+    /// - Throws: ``ProtocolError`` (400) naming the field and what was wrong.
     init(_ fields: HeaderFields, payload: [UInt8]?) throws(ProtocolError) {
-        event = EventName(rawValue: try fields.string("event"))
-        payloadBytes = payload ?? []
-        self.payload = (try? JSONValue.payload(payload, fallback: .emptyObject)) ?? .emptyObject
-        stepTimeoutMilliseconds = try fields.optionalInteger("timeoutMs", in: 1...3_600_000)
-        force = try fields.bool("force", default: false)
+        var request = Self.blank
+        var reader = HeaderReader(fields)
+        try request.visit(&reader)
+        request.payloadBytes = payload ?? []
+        request.payload = (try? JSONValue.payload(payload, fallback: .emptyObject)) ?? .emptyObject
+        self = request
     }
 
-    var header: JSONValue {
-        var members: [String: JSONValue] = ["event": .string(event.rawValue)]
-        if let stepTimeoutMilliseconds { members["timeoutMs"] = .int(Int64(stepTimeoutMilliseconds)) }
-        if force { members["force"] = true }
-        return .object(members)
+    package static let command = Command.dispatch
+    package static let blank = DispatchRequest(event: EventName(rawValue: ""))
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        var name = event.rawValue
+        try visitor.field("event", &name)
+        event = EventName(rawValue: name)
+        try visitor.field("force", &force, default: false)
+        try visitor.field("timeoutMs", &stepTimeoutMilliseconds, in: 1...3_600_000)
     }
 }

@@ -1,5 +1,5 @@
 /// REPLAY: the journal's events of some names after a sequence of an epoch.
-package struct ReplayRequest: Sendable, Equatable {
+package struct ReplayRequest: HeaderMessage, Equatable {
     public var after: UInt64
     public var epoch: UInt64
     public var events: [EventName]
@@ -10,21 +10,14 @@ package struct ReplayRequest: Sendable, Equatable {
         self.events = events
     }
 
-    init(_ fields: HeaderFields) throws(ProtocolError) {
-        guard let after = fields.value("after")?.intValue, after >= 0,
-            let epoch = fields.value("epoch")?.intValue
-        else { throw fields.problem("REPLAY needs integer fields 'after' and 'epoch'") }
-        self.after = UInt64(after)
-        self.epoch = UInt64(bitPattern: epoch)
-        self.events = (fields.value("events")?.arrayValue ?? []).compactMap {
-            $0.stringValue.map(EventName.init(rawValue:))
-        }
-    }
+    package static let command = Command.replay
+    package static let blank = ReplayRequest(after: 0, epoch: 0, events: [])
 
-    var json: JSONValue {
-        [
-            "after": .int(Int64(after)), "epoch": .int(Int64(epoch)),
-            "events": .array(events.map { .string($0.rawValue) }),
-        ]
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("after", &after, bitPattern: false)
+        try visitor.field("epoch", &epoch, bitPattern: true)
+        var names = events.map(\.rawValue)
+        try visitor.field("events", &names)
+        events = names.map(EventName.init(rawValue:))
     }
 }

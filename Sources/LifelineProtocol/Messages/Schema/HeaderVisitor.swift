@@ -1,0 +1,46 @@
+/// What a ``HeaderMessage`` declares its fields to: a reader fills each from a received header, a
+/// writer writes each. Absent optionals and fields at their default are not written.
+package protocol HeaderVisitor {
+    /// What reading a field may throw (a writer throws nothing).
+    associatedtype Failure: Error
+
+    /// A string that must be present.
+    mutating func field(_ key: StaticString, _ value: inout String) throws(Failure)
+    /// A string that may be absent (or null).
+    mutating func field(_ key: StaticString, _ value: inout String?) throws(Failure)
+    /// `true` or `false`; absent means `fallback`, and `fallback` is not written.
+    mutating func field(_ key: StaticString, _ value: inout Bool, default fallback: Bool) throws(Failure)
+    /// `true` or `false`, or absent.
+    mutating func field(_ key: StaticString, _ value: inout Bool?) throws(Failure)
+    /// An integer within `range` that must be present.
+    mutating func field(_ key: StaticString, _ value: inout Int, in range: ClosedRange<Int>) throws(Failure)
+    /// An integer within `range`, or absent.
+    mutating func field(_ key: StaticString, _ value: inout Int?, in range: ClosedRange<Int>) throws(Failure)
+    /// An unsigned 64-bit number (an epoch, a sequence) that must be present, written as the
+    /// integer with its bit pattern; `bitPattern` reads a negative integer back that way, else a
+    /// negative one is refused.
+    mutating func field(_ key: StaticString, _ value: inout UInt64, bitPattern: Bool) throws(Failure)
+    /// An unsigned 64-bit number, or absent.
+    mutating func field(_ key: StaticString, _ value: inout UInt64?, bitPattern: Bool) throws(Failure)
+    /// An array of strings; absent means empty, and empty is not written.
+    mutating func field(_ key: StaticString, _ value: inout [String]) throws(Failure)
+    /// An integer within `range`; absent means `fallback`, which is written all the same.
+    mutating func field(
+        _ key: StaticString, _ value: inout Int, in range: ClosedRange<Int>, default fallback: Int)
+        throws(Failure)
+    /// A JSON object, or absent.
+    mutating func field(_ key: StaticString, object value: inout JSONValue?) throws(Failure)
+    /// Any JSON value; absent means `fallback`, which is written all the same.
+    mutating func field(_ key: StaticString, any value: inout JSONValue, default fallback: JSONValue)
+        throws(Failure)
+    /// One of an enumeration's names; absent means `fallback`, which is written all the same.
+    mutating func field<Choice: RawRepresentable & CaseIterable>(
+        _ key: StaticString, _ value: inout Choice, default fallback: Choice
+    ) throws(Failure) where Choice.RawValue == String
+    /// One of an enumeration's names, or absent.
+    mutating func field<Choice: RawRepresentable & CaseIterable>(_ key: StaticString, _ value: inout Choice?)
+        throws(Failure) where Choice.RawValue == String
+    /// A rule over the fields read so far: a reader refuses the header with `problem` (prefixed with
+    /// the command) when it is not nil; a writer does nothing.
+    mutating func check(_ problem: @autoclosure () -> String?) throws(Failure)
+}

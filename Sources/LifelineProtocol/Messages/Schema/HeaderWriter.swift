@@ -1,0 +1,75 @@
+/// Writes the fields a ``HeaderMessage`` declares as a JSON object, straight into bytes.
+package struct HeaderWriter: HeaderVisitor {
+    package typealias Failure = Never
+    private var object = JSONObjectWriter(capacity: 96)
+
+    package init() {}
+
+    package mutating func finish() -> [UInt8] { object.finish() }
+
+    package mutating func field(_ key: StaticString, _ value: inout String) {
+        object.add(key, value)
+    }
+
+    package mutating func field(_ key: StaticString, _ value: inout String?) {
+        if let value { object.add(key, value) }
+    }
+
+    package mutating func field(_ key: StaticString, _ value: inout Bool, default fallback: Bool) {
+        if value != fallback { object.add(key, value) }
+    }
+
+    package mutating func field(_ key: StaticString, _ value: inout Bool?) {
+        if let value { object.add(key, value) }
+    }
+
+    package mutating func field(_ key: StaticString, _ value: inout Int, in range: ClosedRange<Int>) {
+        object.add(key, Int64(value))
+    }
+
+    package mutating func field(_ key: StaticString, _ value: inout Int?, in range: ClosedRange<Int>) {
+        if let value { object.add(key, Int64(value)) }
+    }
+
+    package mutating func field(_ key: StaticString, _ value: inout UInt64, bitPattern: Bool) {
+        object.add(key, Int64(bitPattern: value))
+    }
+
+    package mutating func field(_ key: StaticString, _ value: inout UInt64?, bitPattern: Bool) {
+        if let value { object.add(key, Int64(bitPattern: value)) }
+    }
+
+    package mutating func field(_ key: StaticString, _ value: inout [String]) {
+        if !value.isEmpty { object.add(key, .array(value.map { .string($0) })) }
+    }
+
+    package mutating func field(
+        _ key: StaticString, _ value: inout Int, in range: ClosedRange<Int>, default fallback: Int
+    ) {
+        object.add(key, Int64(value))
+    }
+
+    package mutating func field(_ key: StaticString, object value: inout JSONValue?) {
+        if let value { object.add(key, value) }
+    }
+
+    package mutating func field(_ key: StaticString, any value: inout JSONValue, default fallback: JSONValue)
+    {
+        object.add(key, value)
+    }
+
+    package mutating func field<Choice: RawRepresentable & CaseIterable>(
+        _ key: StaticString, _ value: inout Choice, default fallback: Choice
+    ) where Choice.RawValue == String {
+        object.add(key, value.rawValue)
+    }
+
+    package mutating func field<Choice: RawRepresentable & CaseIterable>(
+        _ key: StaticString, _ value: inout Choice?
+    )
+    where Choice.RawValue == String {
+        if let value { object.add(key, value.rawValue) }
+    }
+
+    package mutating func check(_ problem: @autoclosure () -> String?) {}
+}
