@@ -243,11 +243,11 @@ package struct Broker {
 
     /// Tells `peers` to go (DISCONNECT with `reason`).
     func disconnect(_ peers: [[UInt8]], reason: String, into output: inout [BrokerOutput]) {
-        let frames = BrokerRequest.disconnect(reason: reason).controlRequest().frames()
+        let frames = BrokerRequest.disconnect(reason: reason).frames()
         for peer in peers { output.append(.send(peer: peer, frames: frames)) }
     }
 
-    static let heartbeatFrames = BrokerRequest.heartbeat.controlRequest().frames()
+    static let heartbeatFrames = BrokerRequest.heartbeat.frames()
 
     // MARK: Routing
 

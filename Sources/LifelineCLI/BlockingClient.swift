@@ -195,11 +195,11 @@ package final class BlockingClient {
                     break
                 }
                 counter += 1
-                let request = ClientRequest.publish(PublishRequest(batch: batch)).controlRequest(
-                    id: Array("k\(counter)".utf8))
+                let requestID = Array("k\(counter)".utf8)
                 try sendWaitingForConnection(
-                    request.frames(), until: SystemClock.monotonicNanoseconds() + timeout.wholeNanoseconds)
-                waiting[request.requestID] = (
+                    ClientRequest.publish(PublishRequest(batch: batch)).frames(id: requestID),
+                    until: SystemClock.monotonicNanoseconds() + timeout.wholeNanoseconds)
+                waiting[requestID] = (
                     sent, SystemClock.monotonicNanoseconds() + timeout.wholeNanoseconds
                 )
                 sent += 1

@@ -35,6 +35,14 @@ package struct ControlRequest: Sendable, Equatable {
         self.payload = payload
     }
 
+    /// A request from frames this peer wrote, its header read back into a tree (for tests and logs).
+    package init(written frames: [[UInt8]]) {
+        self.init(
+            Command(rawValue: String(decoding: frames[1], as: UTF8.self)), requestID: frames[2],
+            header: (try? JSONParser.parse(frames[3])) ?? .emptyObject,
+            payload: frames.count > 4 ? frames[4] : nil)
+    }
+
     /// The frames to send (without any routing envelope).
     public func frames() -> [[UInt8]] {
         var frames = [

@@ -31,7 +31,7 @@ struct PublishQueueTests {
         let first = queue.add(member("a.x", 0, waiter: 0), now: 0, makeID: ids.make)
         let request = try! #require(first.batch?.request)
         #expect(request.count == 1 && request.event == "a.x" && request.publishID == "t.1")
-        #expect(request.frames(id: [1]) != nil, "a single event's PUBLISH, as the general path sends it")
+        #expect(request.frames(id: [1]).count == 5, "a single event's PUBLISH, as the general path sends it")
         for n in 1...5 {
             #expect(queue.add(member("a.x", n, waiter: n), now: 0, makeID: ids.make).batch == nil)
         }

@@ -34,12 +34,24 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if case .request(let request) = message {
             if let typed = try? ClientRequest.decode(request) {
                 checkHeaderCache(frames, request, typed)
-                // The writers without a tree must write what the tree's writer does.
+                // What a request's one declaration writes reads back as the same request, and is
+                // written as the tree's writer would write its header.
+                let written = typed.frames(id: request.requestID)
                 precondition(
-                    typed.frames(id: request.requestID) == typed.controlRequest(id: request.requestID).frames(),
+                    written == typed.controlRequest(id: request.requestID).frames(),
                     "a request written without a tree differs: \(frames)")
+                guard case .request(let again)? = try? ControlMessage.decode(written[...]),
+                    let back = try? ClientRequest.decode(again), normalized(back) == normalized(typed)
+                else { fatalError("a request written from its declaration reads back otherwise: \(frames)") }
             }
-            _ = try? BrokerRequest.decode(request)
+            if let typed = try? BrokerRequest.decode(request) {
+                guard case .request(let again)? = try? ControlMessage.decode(typed.frames(id: [])[...]),
+                    let back = try? BrokerRequest.decode(again), back == typed
+                else {
+                    fatalError(
+                        "a broker request written from its declaration reads back otherwise: \(frames)")
+                }
+            }
         }
         if case .reply(let reply) = message { _ = try? reply.json() }
     }
@@ -53,13 +65,21 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
+/// A DISPATCH keeps its payload frame as received: compared by the payload it holds.
+private func normalized(_ request: ClientRequest) -> ClientRequest {
+    guard case .dispatch(var dispatch) = request else { return request }
+    dispatch.payloadBytes = []
+    return .dispatch(dispatch)
+}
+
 /// A member read in place must be the parsed object's (or say it cannot be read so).
 private func checkFieldReader(_ bytes: [UInt8], _ parsed: JSONValue?) {
     let field = JSONFieldReader.value(of: "k", in: bytes)
     guard case .object(let members)? = parsed else { return }
     switch field {
     case .none: precondition(members["k"] == nil, "the field reader missed a member: \(bytes)")
-    case .some(.some(let value)): precondition(value == members["k"], "the field reader read another value: \(bytes)")
+    case .some(.some(let value)):
+        precondition(value == members["k"], "the field reader read another value: \(bytes)")
     case .some(.none): break
     }
 }

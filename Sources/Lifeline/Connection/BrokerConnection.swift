@@ -278,7 +278,7 @@ package struct BrokerConnection {
         internalRequests[id] = .unregister
         let request = ClientRequest.unregister(
             UnregisterRequest(name: registration.name, instance: registration.instance))
-        effects.append(.sendControl(request.controlRequest(id: id).frames()))
+        effects.append(.sendControl(request.frames(id: id)))
         phase = .leaving(deadline: now &+ UInt64(configuration.unregisterTimeoutMilliseconds) * 1_000_000)
     }
 
@@ -315,7 +315,7 @@ package struct BrokerConnection {
             // A CALL unanswered may be a slow service, or a leader that is gone: a HELLO tells.
             let id = nextID("s")
             internalRequests[id] = .probe
-            effects.append(.sendControl(ClientRequest.hello.controlRequest(id: id).frames()))
+            effects.append(.sendControl(ClientRequest.hello.frames(id: id)))
             probeDeadline = now &+ UInt64(min(configuration.greetingTimeoutMilliseconds, 1000)) * 1_000_000
         }
         switch phase {
@@ -358,7 +358,7 @@ package struct BrokerConnection {
         return deadline
     }
 
-    static let heartbeatFrames = ClientRequest.heartbeat(dropped: nil).controlRequest().frames()
+    static let heartbeatFrames = ClientRequest.heartbeat(dropped: nil).frames(id: [])
 
     /// A heartbeat, with what the handlers dropped, have queued and have run, when there is any.
     var heartbeatFrames: [[UInt8]] {
@@ -374,7 +374,7 @@ package struct BrokerConnection {
             dropped: dropped == 0 ? nil : dropped, queued: report.queued == 0 ? nil : report.queued,
             handled: report.handled.isEmpty ? nil : report.handled, name: name,
             undecodable: report.undecodable == 0 ? nil : report.undecodable
-        ).controlRequest().frames()
+        ).frames(id: [])
     }
 
     /// The bus endpoint as this client can reach it: a wildcard host (`0.0.0.0`, `*`) announced by the

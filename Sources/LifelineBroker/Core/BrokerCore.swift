@@ -134,7 +134,7 @@ struct BrokerCore {
     }
 
     mutating func send(_ peer: [UInt8], _ request: BrokerRequest, id: [UInt8] = []) {
-        output.append(.send(peer: peer, frames: request.controlRequest(id: id).frames()))
+        output.append(.send(peer: peer, frames: request.frames(id: id)))
     }
 
     /// Sends a message already in frames (a hot path that writes its own).

@@ -41,43 +41,50 @@ package enum BrokerRequest: Sendable, Equatable {
         let fields = HeaderFields(request)
         switch request.command {
         case .heartbeat: return .heartbeat
-        case .disconnect: return .disconnect(reason: try fields.optionalString("reason") ?? "no reason given")
+        case .disconnect: return .disconnect(reason: try DisconnectHeader(fields).reason ?? "no reason given")
         case .call:
             var call = try ServiceCall(fields)
             call.body = request.payload ?? []
             return .call(call)
         case .offer: return .offer(try DispatchOffer(fields, payload: request.payload))
-        case .event: return .event(try JournalEvent.decode(fields, payload: request.payload))
+        case .event:
+            var event = try JournalEvent(fields)
+            event.message.payload = request.payload ?? []
+            return .event(event.message)
         case .app: return .app(try AppCallbackRequest(fields, arguments: request.payload))
         case .intercept: return .intercept(try AppStart(fields, replacesRoot: false))
-        case .start: return .start(name: try fields.string("name"))
+        case .start: return .start(name: try StartHeader(fields).name)
         case .boot: return .boot(try BootTaskRun(fields))
         default: throw fields.problem("a client does not accept \(request.command)")
         }
     }
 
-    /// The request on the wire, with request id `id`.
-    public func controlRequest(id: [UInt8] = []) -> ControlRequest {
+    /// The request on the wire with request id `id`: its frames, each header written from its one
+    /// declaration (``HeaderMessage``) straight to bytes.
+    public func frames(id: [UInt8] = []) -> [[UInt8]] {
         switch self {
-        case .heartbeat: ControlRequest(.heartbeat, requestID: id)
-        case .disconnect(let reason):
-            ControlRequest(.disconnect, requestID: id, header: ["reason": .string(reason)])
-        case .call(let call): call.controlRequest(id: id, payload: call.body)
-        case .offer(let offer): offer.controlRequest(id: id, payload: JSONWriter.encode(offer.payload))
-        case .event(let message):
-            ControlRequest(
-                .event, requestID: id, header: JournalEvent.header(of: message), payload: message.payload)
-        case .app(let callback):
-            callback.controlRequest(id: id, payload: JSONWriter.encode(callback.arguments))
+        case .heartbeat: [ProtocolID.controlBytes, command.bytes, id, ClientRequest.emptyHeader]
+        case .disconnect(let reason): DisconnectHeader(reason: reason).frames(id: id)
+        case .call(let call): call.frames(id: id)
+        case .offer(let offer): offer.frames(id: id, payload: JSONWriter.encode(offer.payload))
+        case .event(let message): JournalEvent(message).frames(id: id, payload: message.payload)
+        case .app(let callback): callback.frames(id: id, payload: JSONWriter.encode(callback.arguments))
         case .intercept(let start):
             ControlRequest(
                 .intercept, requestID: id,
                 header: [
                     "app": .string(start.app), "params": start.params, "mode": .string(start.mode.rawValue),
                     "clearTop": .bool(start.clearTop), "parent": start.parent.map { .string($0) } ?? .null,
-                ])
-        case .start(let name): ControlRequest(.start, requestID: id, header: ["name": .string(name)])
-        case .boot(let run): run.controlRequest(id: id)
+                ]
+            ).frames()
+        case .start(let name): StartHeader(name: name).frames(id: id)
+        case .boot(let run): run.frames(id: id)
         }
+    }
+
+    /// The request as a service receives it, with request id `id` (its header as a tree: for tests
+    /// and logs; ``frames(id:)`` is what is sent).
+    public func controlRequest(id: [UInt8] = []) -> ControlRequest {
+        ControlRequest(written: frames(id: id))
     }
 }

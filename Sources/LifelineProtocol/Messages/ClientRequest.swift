@@ -76,33 +76,22 @@ package enum ClientRequest: Sendable, Equatable {
         switch request.command {
         case .hello: return .hello
         case .heartbeat:
-            var handled: [String: UInt64]?
-            if let counts = fields.value("handled")?.objectValue {
-                handled = [:]
-                for (event, count) in counts.prefix(1000) {
-                    handled?[event] = UInt64(max(0, count.intValue ?? 0))
-                }
-            }
+            let heartbeat = try HeartbeatHeader(fields)
             return .heartbeat(
-                dropped: fields.value("dropped")?.intValue.map { UInt64(max(0, $0)) },
-                queued: fields.value("queued")?.intValue.map { UInt64(max(0, $0)) }, handled: handled,
-                name: try fields.optionalString("name"),
-                undecodable: fields.value("undecodable")?.intValue.map { UInt64(max(0, $0)) })
+                dropped: heartbeat.dropped, queued: heartbeat.queued, handled: heartbeat.handled,
+                name: heartbeat.name, undecodable: heartbeat.undecodable)
         case .list: return .list
         case .register: return .register(try RegisterRequest(fields))
         case .unregister:
             return .unregister(try UnregisterRequest(fields))
-        case .lookup: return .lookup(name: try fields.string("name"))
+        case .lookup: return .lookup(name: try LookupHeader(fields).name)
         case .call:
             var call = try ServiceCall(fields)
             call.body = request.payload ?? []
             return .call(call)
         case .publish:
             return .publish(try PublishRequest(fields, payload: request.payload))
-        case .attach:
-            let token = try fields.optionalString("token") ?? ""
-            guard !token.isEmpty else { throw fields.problem("ATTACH needs a string 'token'") }
-            return .attach(token: token)
+        case .attach: return .attach(token: try AttachHeader(fields).token)
         case .dispatch: return .dispatch(try DispatchRequest(fields, payload: request.payload))
         case .replay: return .replay(try ReplayRequest(fields))
         case .ack: return .acknowledge(try Acknowledgement(fields))
@@ -114,16 +103,11 @@ package enum ClientRequest: Sendable, Equatable {
             return .apps(try AppsRequest(fields), operationID: operationID)
         case .boot: return .boot(try BootRequest(fields))
         case .stats: return .stats
-        case .trace:
-            guard let seconds = fields.value("seconds")?.intValue, (1...300).contains(seconds) else {
-                throw fields.problem("TRACE needs 'seconds' within 1...300")
-            }
-            return .trace(seconds: Int(seconds))
+        case .trace: return .trace(seconds: try TraceHeader(fields).seconds)
         case .release:
-            let key = try fields.string("key")
-            if let problem = ActorKey.problem(key) { throw fields.problem("RELEASE 'key': \(problem)") }
-            return .release(service: try fields.string("service"), key: key)
-        case .actors: return .actors(service: try fields.optionalString("service"))
+            let release = try ReleaseHeader(fields)
+            return .release(service: release.service, key: release.key)
+        case .actors: return .actors(service: try ActorsHeader(fields).service)
         default:
             throw fields.problem("\(request.command) is sent by the broker only")
         }
@@ -135,53 +119,40 @@ package enum ClientRequest: Sendable, Equatable {
         if case .apps(_, operationID: _?) = self { true } else { false }
     }
 
-    /// The frames of ``controlRequest(id:)``; the header of a CALL and of a single event's PUBLISH is
-    /// written without a tree.
+    /// The request on the wire with request id `id`: its frames, each header written from its one
+    /// declaration (``HeaderMessage``) straight to bytes.
     public func frames(id: [UInt8]) -> [[UInt8]] {
         switch self {
-        case .call(let call): return call.frames(id: id)
-        case .publish(let publish): return publish.frames(id: id) ?? controlRequest(id: id).frames()
-        case .acknowledge(let ack): return ack.frames(id: id)
-        default: return controlRequest(id: id).frames()
+        case .hello, .list, .stats: [ProtocolID.controlBytes, command.bytes, id, Self.emptyHeader]
+        case .trace(let seconds): TraceHeader(seconds: seconds).frames(id: id)
+        case .heartbeat(let dropped, let queued, let handled, let name, let undecodable):
+            HeartbeatHeader(
+                dropped: dropped, handled: handled, name: name, queued: queued, undecodable: undecodable
+            ).frames(id: id)
+        case .register(let register):
+            ControlRequest(.register, requestID: id, header: register.json).frames()
+        case .unregister(let unregister): unregister.frames(id: id)
+        case .lookup(let name): LookupHeader(name: name).frames(id: id)
+        case .call(let call): call.frames(id: id)
+        case .publish(let publish): publish.frames(id: id)
+        case .attach(let token): AttachHeader(token: token).frames(id: id)
+        case .dispatch(let dispatch): dispatch.frames(id: id, payload: JSONWriter.encode(dispatch.payload))
+        case .replay(let replay): replay.frames(id: id)
+        case .acknowledge(let ack): ack.frames(id: id)
+        case .apps(let apps, let operationID):
+            ControlRequest(.apps, requestID: id, header: apps.json(operationID: operationID)).frames()
+        case .boot(let boot): ControlRequest(.boot, requestID: id, header: boot.json).frames()
+        case .release(let service, let key): ReleaseHeader(key: key, service: service).frames(id: id)
+        case .actors(let service): ActorsHeader(service: service).frames(id: id)
         }
     }
 
-    /// The request on the wire, with request id `id`.
+    static let emptyHeader = Array("{}".utf8)
+
+    /// The request as a peer receives it, with request id `id` (its header as a tree: for tests and
+    /// logs; ``frames(id:)`` is what is sent).
     public func controlRequest(id: [UInt8] = []) -> ControlRequest {
-        switch self {
-        case .hello, .list, .stats: ControlRequest(command, requestID: id)
-        case .trace(let seconds):
-            ControlRequest(.trace, requestID: id, header: ["seconds": .int(Int64(seconds))])
-        case .heartbeat(let dropped, let queued, let handled, let name, let undecodable):
-            ControlRequest(
-                .heartbeat, requestID: id,
-                header: .object(
-                    [
-                        "dropped": dropped.map { .int(Int64($0)) }, "queued": queued.map { .int(Int64($0)) },
-                        "handled": handled.map { .object($0.mapValues { .int(Int64($0)) }) },
-                        "name": name.map { .string($0) }, "undecodable": undecodable.map { .int(Int64($0)) },
-                    ].compactMapValues { $0 }))
-        case .register(let register): ControlRequest(.register, requestID: id, header: register.json)
-        case .unregister(let unregister): unregister.controlRequest(id: id)
-        case .lookup(let name): ControlRequest(.lookup, requestID: id, header: ["name": .string(name)])
-        case .call(let call): call.controlRequest(id: id, payload: call.body)
-        case .publish(let publish):
-            ControlRequest(.publish, requestID: id, header: publish.header, payload: publish.frame)
-        case .attach(let token): ControlRequest(.attach, requestID: id, header: ["token": .string(token)])
-        case .dispatch(let dispatch):
-            dispatch.controlRequest(id: id, payload: JSONWriter.encode(dispatch.payload))
-        case .replay(let replay): replay.controlRequest(id: id)
-        case .acknowledge(let ack): ack.controlRequest(id: id)
-        case .apps(let apps, let operationID):
-            ControlRequest(.apps, requestID: id, header: apps.json(operationID: operationID))
-        case .boot(let boot): ControlRequest(.boot, requestID: id, header: boot.json)
-        case .release(let service, let key):
-            ControlRequest(
-                .release, requestID: id, header: ["service": .string(service), "key": .string(key)])
-        case .actors(let service):
-            ControlRequest(
-                .actors, requestID: id, header: service.map { ["service": .string($0)] } ?? .emptyObject)
-        }
+        ControlRequest(written: frames(id: id))
     }
 }
 

@@ -76,74 +76,94 @@ package struct PublishRequest: Sendable, Equatable {
     /// True when the events do not all have the same name.
     public var isMixed: Bool { rest.contains { $0.name != event } }
 
+    /// Reads a PUBLISH: its header (``PublishHeader``), and its payload frame — one event's payload,
+    /// or a batch's packed payloads (see ``PackedPayloads``).
+    /// - Throws: ``ProtocolError`` (400) naming the field and what was wrong.
     init(_ fields: HeaderFields, payload: [UInt8]?) throws(ProtocolError) {
-        let events = try Self.events(fields, payload: payload)
-        let publishID = try fields.optionalString("publishId")
-        if let publishID, publishID.isEmpty || publishID.utf8.count > Self.maximumPublishIDLength {
-            throw fields.problem("PUBLISH 'publishId' must be 1...\(Self.maximumPublishIDLength) bytes")
-        }
+        let header = try PublishHeader(fields)
+        let events = try Self.events(header, fields: fields, payload: payload)
         self.init(
-            event: events[0].name, payload: events[0].payload, acknowledged: try fields.optionalBool("ack"),
-            timeoutMilliseconds: try fields.optionalInteger("timeoutMs", in: 1...3_600_000),
-            force: try fields.bool("force", default: false), reply: try fields.bool("reply", default: true),
-            publishID: publishID)
+            event: events[0].name, payload: events[0].payload, acknowledged: header.ack,
+            timeoutMilliseconds: header.timeoutMs, force: header.force, reply: header.reply,
+            publishID: header.publishId)
         rest = Array(events.dropFirst())
     }
 
     /// The events of a PUBLISH: one (`event`, the payload frame as it is), or a batch (`event` and
-    /// `count`, or `events`; the payload frame packed, see ``PackedPayloads``).
-    private static func events(_ fields: HeaderFields, payload: [UInt8]?) throws(ProtocolError)
-        -> [PublishedEvent]
+    /// `count`, or `events`; the payload frame packed).
+    private static func events(_ header: PublishHeader, fields: HeaderFields, payload: [UInt8]?)
+        throws(ProtocolError) -> [PublishedEvent]
     {
-        let names = fields.value("events") == nil ? nil : try fields.strings("events")
-        if names != nil, fields.value("event") != nil {
+        let names = header.events.isEmpty && fields.value("events") == nil ? nil : header.events
+        if names != nil, header.event != nil {
             throw fields.problem("PUBLISH takes 'event' or 'events', not both")
         }
         if let names, names.isEmpty || names.count > maximumBatch {
             throw fields.problem("PUBLISH 'events' names 1...\(maximumBatch) events")
         }
-        let count = try fields.optionalInteger("count", in: 1...maximumBatch) ?? names?.count
+        let count = header.count ?? names?.count
         if let names, names.count != count {
             throw fields.problem("PUBLISH 'events' names \(names.count) events but 'count' is \(count ?? 0)")
         }
         guard let count else {
-            return [PublishedEvent(EventName(rawValue: try fields.string("event")), payload: payload ?? [])]
+            guard let name = header.event else { throw fields.problem("PUBLISH needs a string 'event'") }
+            return [PublishedEvent(EventName(rawValue: name), payload: payload ?? [])]
         }
         let payloads = try PackedPayloads.unpack(payload ?? [], count: count, what: "PUBLISH payloads frame")
         if let names {
             return zip(names, payloads).map { PublishedEvent(EventName(rawValue: $0), payload: $1) }
         }
-        let name = EventName(rawValue: try fields.string("event"))
-        return payloads.map { PublishedEvent(name, payload: $0) }
+        guard let name = header.event else { throw fields.problem("PUBLISH needs a string 'event'") }
+        return payloads.map { PublishedEvent(EventName(rawValue: name), payload: $0) }
     }
 
-    /// A single event's PUBLISH with request id `id`: the frames of its ControlRequest, its header
-    /// written without a tree (nil for a batch).
-    public func frames(id: [UInt8]) -> [[UInt8]]? {
-        guard rest.isEmpty else { return nil }
-        var header = JSONObjectWriter(capacity: 32 + event.rawValue.utf8.count)
-        if let acknowledged { header.add("ack", acknowledged) }
-        header.add("event", event.rawValue)
-        if force { header.add("force", true) }
-        if let publishID { header.add("publishId", publishID) }
-        if !reply { header.add("reply", false) }
-        if let timeoutMilliseconds { header.add("timeoutMs", Int64(timeoutMilliseconds)) }
-        return [ProtocolID.controlBytes, Self.commandBytes, id, header.finish(), payload]
+    /// The PUBLISH with request id `id`: its header (``PublishHeader``) and its payload frame.
+    public func frames(id: [UInt8]) -> [[UInt8]] { PublishHeader(self).frames(id: id, payload: frame) }
+}
+
+/// PUBLISH's header, declared once: the events' names (`event`, or for a batch of several names
+/// `events`; `count` for a batch) and how the publisher wants them delivered and answered.
+struct PublishHeader: HeaderMessage {
+    var ack: Bool?
+    var count: Int?
+    var event: String?
+    var events: [String] = []
+    var force = false
+    var publishId: String?
+    var reply = true
+    var timeoutMs: Int?
+
+    static let command = Command.publish
+    static let blank = PublishHeader()
+
+    init() {}
+
+    /// The header of `request`.
+    init(_ request: PublishRequest) {
+        ack = request.acknowledged
+        count = request.count > 1 ? request.count : nil
+        if request.isMixed {
+            events = request.events.map(\.name.rawValue)
+        } else {
+            event = request.event.rawValue
+        }
+        force = request.force
+        publishId = request.publishID
+        reply = request.reply
+        timeoutMs = request.timeoutMilliseconds
     }
 
-    private static let commandBytes = Array(Command.publish.rawValue.utf8)
-
-    var header: JSONValue {
-        var members: [String: JSONValue] =
-            isMixed
-            ? ["events": .array(events.map { .string($0.name.rawValue) })]
-            : ["event": .string(event.rawValue)]
-        if count > 1 { members["count"] = .int(Int64(count)) }
-        if let acknowledged { members["ack"] = .bool(acknowledged) }
-        if let timeoutMilliseconds { members["timeoutMs"] = .int(Int64(timeoutMilliseconds)) }
-        if force { members["force"] = true }
-        if !reply { members["reply"] = false }
-        if let publishID { members["publishId"] = .string(publishID) }
-        return .object(members)
+    mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("ack", &ack)
+        try visitor.field("count", &count, in: 1...PublishRequest.maximumBatch)
+        try visitor.field("event", &event)
+        try visitor.field("events", &events)
+        try visitor.field("force", &force, default: false)
+        try visitor.field("publishId", &publishId)
+        try visitor.check(
+            publishId.map { $0.isEmpty || $0.utf8.count > PublishRequest.maximumPublishIDLength } == true
+                ? "'publishId' must be 1...\(PublishRequest.maximumPublishIDLength) bytes" : nil)
+        try visitor.field("reply", &reply, default: true)
+        try visitor.field("timeoutMs", &timeoutMs, in: 1...3_600_000)
     }
 }
