@@ -34,10 +34,7 @@ extension Event {
 }
 
 extension LifelineEvent {
-    /// The payload this value publishes.
-    /// - Throws: `EncodingError` for a number JSON cannot hold (NaN, infinity).
-    func payload() throws -> JSONValue { try JSONValueEncoder.encode(self) }
-
     /// The payload's JSON text, written straight from the value.
+    /// - Throws: `EncodingError` for a number JSON cannot hold (NaN, infinity).
     func text() throws -> [UInt8] { try JSONBytesEncoder.encode(self) }
 }

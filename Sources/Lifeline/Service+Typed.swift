@@ -88,13 +88,13 @@ extension Answer {
     /// Continue with a rewritten value (openURL's new URL) that the next services see.
     /// - Throws: `EncodingError` for a number JSON cannot hold.
     public static func `continue`<E: LifelineEvent>(rewriting value: E) throws -> Answer {
-        .continue(rewriting: try value.payload())
+        Answer(.continue, text: try value.text(), completionText: nil)
     }
 
     /// Continue, contributing `completion` (any `Encodable`, e.g. a `Bool` or a reply struct) to the
     /// event's combined completion.
     /// - Throws: `EncodingError` for a number JSON cannot hold.
     public static func completed<T: Encodable>(with completion: T) throws -> Answer {
-        .completed(try JSONValueEncoder.encode(completion))
+        Answer(.continue, text: nil, completionText: try JSONBytesEncoder.encode(completion))
     }
 }

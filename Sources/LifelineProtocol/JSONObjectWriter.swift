@@ -46,6 +46,12 @@ package struct JSONObjectWriter {
         bytes.append(contentsOf: JSONWriter.encode(value))
     }
 
+    /// Adds the member `name` with `text`, JSON its writer checked (a typed value's encoding).
+    public mutating func add(_ name: StaticString, text: [UInt8]) {
+        key(name)
+        bytes.append(contentsOf: text)
+    }
+
     /// The finished object.
     public mutating func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))

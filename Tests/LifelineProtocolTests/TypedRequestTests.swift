@@ -232,6 +232,13 @@ struct TypedRequestTests {
             try Answer(json: Answer(.returnNO, payload: ["u": 1], completion: "newData").json)
                 == Answer(.returnNO, payload: ["u": 1], completion: "newData"))
         #expect(throws: ProtocolError.self) { try Answer(json: ["result": "maybe"]) }
+        // A typed answer carries its payload and completion as text, written into the body as is.
+        let typed = Answer(
+            .continue, text: Array(#"{"url":"app://y"}"#.utf8), completionText: Array("true".utf8))
+        let tree = Answer(.continue, payload: ["url": "app://y"], completion: true)
+        #expect(typed == tree && typed.payload == ["url": "app://y"])
+        #expect(try JSONParser.parse(typed.body) == tree.json && typed.body == JSONWriter.encode(tree.json))
+        #expect(try Answer(json: JSONParser.parse(typed.body)) == tree)
     }
 
     @Test("a PUBLISH written directly has the frames of the typed request, whatever its options")

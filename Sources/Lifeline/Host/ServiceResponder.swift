@@ -126,6 +126,17 @@ struct ServiceResponder: Sendable {
         }
     }
 
+    /// ``replying(_:_:_:)`` for a body that is JSON text already.
+    private func replyingText(_ id: [UInt8], _ what: String, _ body: () async throws -> [UInt8]) async
+        -> ControlReply
+    {
+        do {
+            return ControlReply(requestID: id, status: .ok, body: try await body())
+        } catch {
+            return Self.reply(to: error, id: id, what)
+        }
+    }
+
     /// The error reply for what a handler threw: a ``ServiceError`` with its own status, anything
     /// else as 500 saying `what` failed.
     private static func reply(to error: any Error, id: [UInt8], _ what: String) -> ControlReply {
@@ -141,22 +152,22 @@ struct ServiceResponder: Sendable {
     private func answer(_ offer: DispatchOffer, id: [UInt8]) async -> ControlReply {
         let received = SystemClock.monotonicNanoseconds()
         guard let handler = service.eventHandlers[offer.event] else {
-            return ControlReply(requestID: id, json: Answer.continue.json)
+            return ControlReply(requestID: id, status: .ok, body: Answer.continue.body)
         }
-        return await replying(id, "\(name) failed to handle \(offer.event)") {
+        return await replyingText(id, "\(name) failed to handle \(offer.event)") {
             let message = BusMessage(
                 name: offer.event,
                 header: BusHeader(
                     epoch: 0, sequence: 0, topicSequence: 0,
                     publishedWallNanoseconds: SystemClock.wallNanoseconds(),
                     publishedMonotonicNanoseconds: received),
-                payload: [])
+                payload: offer.payloadText)
             let event = Event(
-                message, payload: offer.payload, receivedAt: received, context: context,
+                message, receivedAt: received, context: context,
                 dispatchID: offer.dispatch,
                 stepTimeout: offer.timeoutMilliseconds)
             do {
-                return try await handler.run(event).json
+                return try await handler.run(event).body
             } catch {
                 handled.countIfUndecodable(error)
                 throw error

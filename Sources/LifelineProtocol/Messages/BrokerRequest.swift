@@ -66,7 +66,7 @@ package enum BrokerRequest: Sendable, Equatable {
         case .heartbeat: [ProtocolID.controlBytes, command.bytes, id, ClientRequest.emptyHeader]
         case .disconnect(let reason): DisconnectHeader(reason: reason).frames(id: id)
         case .call(let call): call.frames(id: id)
-        case .offer(let offer): offer.frames(id: id, payload: JSONWriter.encode(offer.payload))
+        case .offer(let offer): offer.frames(id: id, payload: offer.payloadText)
         case .event(let message): JournalEvent(message).frames(id: id, payload: message.payload)
         case .app(let callback): callback.frames(id: id, payload: JSONWriter.encode(callback.arguments))
         case .intercept(let start):

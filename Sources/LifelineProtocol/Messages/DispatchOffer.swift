@@ -17,8 +17,9 @@ package struct DispatchOffer: HeaderMessage, Equatable {
     public var mode: DispatchMode
     /// The completion rule, for events with a completion.
     public var completion: CompletionRule?
-    /// The event's JSON object (as rewritten by the services before this one).
-    public var payload: JSONValue
+    /// The event's JSON object as text (as rewritten by the services before this one): a typed
+    /// handler decodes it straight from the text.
+    public var payloadText: [UInt8]
 
     public init(
         event: EventName, dispatch: UInt64, step: Int, timeoutMilliseconds: Int, mode: DispatchMode,
@@ -30,19 +31,23 @@ package struct DispatchOffer: HeaderMessage, Equatable {
         self.timeoutMilliseconds = timeoutMilliseconds
         self.mode = mode
         self.completion = completion
-        self.payload = payload
+        self.payloadText = JSONWriter.encode(payload)
     }
 
-    /// Reads an OFFER: its header, and `payload`, the event's JSON object.
+    /// Reads an OFFER: its header, and `payload`, the event's JSON object as text (checked to be
+    /// JSON, not parsed).
     /// - Throws: ``ProtocolError`` (400) naming the field and what was wrong.
     init(_ fields: HeaderFields, payload: [UInt8]?) throws(ProtocolError) {
         var offer = Self.blank
         var reader = HeaderReader(fields)
         try offer.visit(&reader)
-        do {
-            offer.payload = try JSONValue.payload(payload, fallback: .emptyObject)
-        } catch {
-            throw fields.problem("OFFER payload is not JSON: \(error)")
+        if let payload, !payload.isEmpty {
+            do {
+                _ = try JSONValidator.topLevelType(of: payload)
+            } catch {
+                throw fields.problem("OFFER payload is not JSON: \(error)")
+            }
+            offer.payloadText = payload
         }
         self = offer
     }

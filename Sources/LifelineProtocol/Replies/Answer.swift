@@ -4,13 +4,32 @@
 /// WatchKit requests: a reply object). It is the OFFER reply of the wire protocol.
 public struct Answer: Sendable, Equatable {
     public var result: CallbackResult
-    public var payload: JSONValue?
-    public var completion: JSONValue?
+    /// The rewritten payload: a tree, or the text a typed value was written to (read as a tree only
+    /// when asked for).
+    package var payloadFragment: JSONFragment?
+    package var completionFragment: JSONFragment?
+
+    public var payload: JSONValue? {
+        get { payloadFragment?.value }
+        set { payloadFragment = newValue.map(JSONFragment.value) }
+    }
+
+    public var completion: JSONValue? {
+        get { completionFragment?.value }
+        set { completionFragment = newValue.map(JSONFragment.value) }
+    }
 
     public init(_ result: CallbackResult, payload: JSONValue? = nil, completion: JSONValue? = nil) {
         self.result = result
-        self.payload = payload
-        self.completion = completion
+        self.payloadFragment = payload.map(JSONFragment.value)
+        self.completionFragment = completion.map(JSONFragment.value)
+    }
+
+    /// An answer whose payload or completion is JSON text already (a typed value's encoding).
+    package init(_ result: CallbackResult, text payloadText: [UInt8]?, completionText: [UInt8]?) {
+        self.result = result
+        self.payloadFragment = payloadText.map(JSONFragment.text)
+        self.completionFragment = completionText.map(JSONFragment.text)
     }
 
     /// Reads the reply body; a missing result means `continue`, an unknown one is an error.
@@ -21,8 +40,8 @@ public struct Answer: Sendable, Equatable {
                 .badRequest, "answered '\(text)'; expected continue, return, returnYES or returnNO")
         }
         self.result = result
-        if let payload = json["payload"], case .object = payload { self.payload = payload }
-        completion = json["completion"]
+        if let payload = json["payload"], case .object = payload { self.payloadFragment = .value(payload) }
+        completionFragment = json["completion"].map(JSONFragment.value)
     }
 
     package var json: JSONValue {
@@ -30,5 +49,40 @@ public struct Answer: Sendable, Equatable {
         if let payload { members["payload"] = payload }
         if let completion { members["completion"] = completion }
         return .object(members)
+    }
+
+    /// The reply body, written without a tree: a typed payload or completion goes in as its text.
+    package var body: [UInt8] {
+        var writer = JSONObjectWriter(capacity: 32)
+        if let completionFragment { writer.add("completion", text: completionFragment.text) }
+        if let payloadFragment { writer.add("payload", text: payloadFragment.text) }
+        writer.add("result", result.rawValue)
+        return writer.finish()
+    }
+
+    public static func == (left: Answer, right: Answer) -> Bool {
+        left.result == right.result && left.payload == right.payload && left.completion == right.completion
+    }
+}
+
+/// A JSON value held as a tree or as text, each turned into the other only when asked for.
+package enum JSONFragment: Sendable {
+    case value(JSONValue)
+    case text([UInt8])
+
+    /// The tree (null for text that is not JSON).
+    package var value: JSONValue {
+        switch self {
+        case .value(let value): value
+        case .text(let text): (try? JSONParser.parse(text)) ?? .null
+        }
+    }
+
+    /// The text.
+    package var text: [UInt8] {
+        switch self {
+        case .value(let value): JSONWriter.encode(value)
+        case .text(let text): text
+        }
     }
 }
