@@ -47,19 +47,11 @@ extension LifelineClient {
         return try Self.decodeAnswer(reply.body, as: Reply.self)
     }
 
-    /// Kept out of line, as ``decodeAnswer(_:as:)-(JSONValue,_)``.
+    /// Kept out of line: decoding inlined into the async caller once crashed the release compiler.
     @inline(never)
     static func decodeAnswer<Reply: Decodable>(_ text: [UInt8], as type: Reply.Type)
         throws(PayloadDecodingError) -> Reply
     {
         try JSONBytesDecoder.decode(type, from: text)
-    }
-
-    /// Kept out of line: decoding inlined into the async caller once crashed the release compiler.
-    @inline(never)
-    package static func decodeAnswer<Reply: Decodable>(_ answer: JSONValue, as type: Reply.Type)
-        throws(PayloadDecodingError) -> Reply
-    {
-        try JSONValueDecoder.decode(type, from: answer)
     }
 }

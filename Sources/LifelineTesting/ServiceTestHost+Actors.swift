@@ -19,9 +19,11 @@ extension ServiceTestHost {
                 [weak self] address, method, body, timeout in
                 guard let self else { throw LifelineError(.unavailable, "the test host is gone") }
                 let id = LifelineActorSystem.ActorID(stringLiteral: address)
-                return try await call(
-                    method, body, service: id.service == name ? nil : id.service, key: id.key,
+                let reply = await call(
+                    method, text: body, service: id.service == name ? nil : id.service, key: id.key,
                     timeout: timeout)
+                guard reply.status.isSuccess else { throw LifelineError(reply: reply) }
+                return reply.body
             }
             actors = made
             return made

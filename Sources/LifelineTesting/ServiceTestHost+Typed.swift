@@ -7,7 +7,7 @@ extension ServiceTestHost {
     ///   `EncodingError` for a number JSON cannot hold.
     @discardableResult
     public func publish<E: LifelineEvent>(_ event: E) async throws -> UInt64 {
-        try await publish(E.name, try Self.encode(event))
+        try await publish(E.name, text: try Self.encode(event))
     }
 
     /// Offers the typed `event` as one step of a dispatch and returns the handler's answer.
@@ -15,7 +15,7 @@ extension ServiceTestHost {
     public func dispatch<E: LifelineEvent>(_ event: E, timeout: Duration = .seconds(5)) async throws
         -> DispatchAnswer
     {
-        try await dispatch(E.name, try Self.encode(event), timeout: timeout)
+        try await dispatch(E.name, text: try Self.encode(event), timeout: timeout)
     }
 
     /// Calls `method` with typed arguments and decodes the answer as `Reply`.
@@ -25,11 +25,19 @@ extension ServiceTestHost {
         _ method: String, _ arguments: Arguments, returning reply: Reply.Type, service: String? = nil,
         key: String? = nil, timeout: Duration = .seconds(5)
     ) async throws -> Reply {
-        let answer = try await call(
-            method, try Self.encode(arguments), service: service, key: key, timeout: timeout)
-        return try LifelineClient.decodeAnswer(answer, as: reply)
+        let answer = await call(
+            method, text: try Self.encode(arguments), service: service, key: key, timeout: timeout)
+        guard answer.status.isSuccess else { throw LifelineError(reply: answer) }
+        return try Self.decode(answer.body, as: reply)
     }
 
+    /// Kept out of line, as the client's typed calls are (their typed-throwing coding inlined into an
+    /// async caller once crashed the release compiler).
     @inline(never)
-    static func encode<T: Encodable>(_ value: T) throws -> JSONValue { try JSONValueEncoder.encode(value) }
+    static func encode<T: Encodable>(_ value: T) throws -> [UInt8] { try JSONBytesEncoder.encode(value) }
+
+    @inline(never)
+    static func decode<T: Decodable>(_ text: [UInt8], as type: T.Type) throws(PayloadDecodingError) -> T {
+        try JSONBytesDecoder.decode(type, from: text)
+    }
 }

@@ -150,6 +150,11 @@ public final class ServiceTestHost: Sendable {
     /// - Throws: ``HandlerFailure`` when the handler threw.
     @discardableResult
     public func publish(_ event: EventName, _ payload: JSONValue = .emptyObject) async throws -> UInt64 {
+        try await publish(event, text: JSONWriter.encode(payload))
+    }
+
+    /// ``publish(_:_:)`` with the payload as JSON text (a typed event's encoding).
+    func publish(_ event: EventName, text payload: [UInt8]) async throws -> UInt64 {
         let message = stamp(event, payload, flags: 1)
         let error = await withCheckedContinuation { continuation in
             state.withLock { $0.acknowledgements[message.header.sequence] = continuation }
@@ -167,6 +172,12 @@ public final class ServiceTestHost: Sendable {
     )
         async throws -> DispatchAnswer
     {
+        try await dispatch(event, text: JSONWriter.encode(payload), timeout: timeout)
+    }
+
+    /// ``dispatch(_:_:timeout:)`` with the payload as JSON text (a typed event's encoding).
+    func dispatch(_ event: EventName, text payload: [UInt8], timeout: Duration) async throws -> DispatchAnswer
+    {
         let reply = await ask(offer(event, payload, timeout: timeout))
         return try Self.dispatchAnswer(of: reply).get()
     }
@@ -181,11 +192,21 @@ public final class ServiceTestHost: Sendable {
         _ method: String, _ body: JSONValue = .null, service: String? = nil, key: String? = nil,
         timeout: Duration = .seconds(5)
     ) async throws -> JSONValue {
-        let call = ServiceCall(
-            service: service ?? name, method: method, key: key,
-            timeoutMilliseconds: timeout.wholeMilliseconds,
-            body: JSONWriter.encode(body))
-        return try Self.body(of: await ask(.call(call)))
+        try Self.body(
+            of: await call(
+                method, text: JSONWriter.encode(body), service: service, key: key, timeout: timeout))
+    }
+
+    /// ``call(_:_:service:key:timeout:)`` with the body as JSON text; the reply as it came (typed
+    /// calls and the actor system decode its text).
+    func call(_ method: String, text body: [UInt8], service: String?, key: String?, timeout: Duration) async
+        -> ControlReply
+    {
+        await ask(
+            .call(
+                ServiceCall(
+                    service: service ?? name, method: method, key: key,
+                    timeoutMilliseconds: timeout.wholeMilliseconds, body: body)))
     }
 
     /// Runs the service's start hook, as the broker does when it starts the service.
@@ -295,7 +316,7 @@ public final class ServiceTestHost: Sendable {
         delivering.withLock { _ in connection.deliver(event) }
     }
 
-    private func stamp(_ event: EventName, _ payload: JSONValue, flags: UInt64) -> BusMessage {
+    private func stamp(_ event: EventName, _ payload: [UInt8], flags: UInt64) -> BusMessage {
         let header = state.withLock { state -> BusHeader in
             state.sequence += 1
             state.topicSequences[event.rawValue, default: 0] += 1
@@ -305,7 +326,7 @@ public final class ServiceTestHost: Sendable {
                 flags: flags, publishedWallNanoseconds: state.wallNanoseconds,
                 publishedMonotonicNanoseconds: state.monotonicNanoseconds)
         }
-        return BusMessage(name: event, header: header, payload: JSONWriter.encode(payload))
+        return BusMessage(name: event, header: header, payload: payload)
     }
 
     private func ask(_ request: BrokerRequest) async -> ControlReply {
@@ -317,12 +338,13 @@ public final class ServiceTestHost: Sendable {
     }
 
     /// The OFFER of one dispatch step.
-    private func offer(_ event: EventName, _ payload: JSONValue, timeout: Duration) -> BrokerRequest {
-        .offer(
-            DispatchOffer(
-                event: event, dispatch: state.withLock { $0.sequence } + 1, step: 0,
-                timeoutMilliseconds: timeout.wholeMilliseconds, mode: .chain,
-                completion: EventCatalog.descriptor(for: event)?.completion, payload: payload))
+    private func offer(_ event: EventName, _ payload: [UInt8], timeout: Duration) -> BrokerRequest {
+        var offer = DispatchOffer(
+            event: event, dispatch: state.withLock { $0.sequence } + 1, step: 0,
+            timeoutMilliseconds: timeout.wholeMilliseconds, mode: .chain,
+            completion: EventCatalog.descriptor(for: event)?.completion, payload: .emptyObject)
+        offer.payloadText = payload
+        return .offer(offer)
     }
 
     /// The answer to an OFFER. This and ``body(of:)`` stay out of line: inlined into the async
@@ -338,7 +360,7 @@ public final class ServiceTestHost: Sendable {
     }
 
     @inline(never)
-    private static func body(of reply: ControlReply) throws -> JSONValue {
+    static func body(of reply: ControlReply) throws -> JSONValue {
         guard reply.status.isSuccess else { throw LifelineError(reply: reply) }
         return try reply.json()
     }

@@ -121,8 +121,9 @@ struct DistributedActorTests {
     func callBodies() async throws {
         let sent = Mutex<[(String, String, JSONValue)]>([])
         let system = LifelineActorSystem(timeout: .seconds(1)) { service, method, body, _ in
-            sent.withLock { $0.append((service, method, body)) }
-            return method == "add" ? 5 : method == "label" ? "3kg" : .null
+            let tree = try JSONParser.parse(body)
+            sent.withLock { $0.append((service, method, tree)) }
+            return Array((method == "add" ? "5" : method == "label" ? #""3kg""# : "null").utf8)
         }
         let calculator = try Calculator.resolve(id: "calc", using: system)
         #expect(try await calculator.add(2, to: 3) == 5)
@@ -200,7 +201,7 @@ struct DistributedActorTests {
     func errorAllowList() async throws {
         struct Unlisted: Error, Codable, Equatable { var code: Int }
         let named = Mutex<String?>(nil)
-        let system = LifelineActorSystem(timeout: .seconds(1)) { _, _, _, _ throws -> JSONValue in
+        let system = LifelineActorSystem(timeout: .seconds(1)) { _, _, _, _ throws -> [UInt8] in
             let name = named.withLock { $0 } ?? _mangledTypeName(CalculatorError.self)!
             throw LifelineError(
                 .internalError, "refused",
@@ -238,7 +239,7 @@ struct DistributedActorTests {
 
     @Test("a hosted actor is found locally by its service name; other actors of the system stay local")
     func localResolve() throws {
-        let system = LifelineActorSystem(timeout: .seconds(1), transport: nil)
+        let system = LifelineActorSystem(timeout: .seconds(1), textTransport: nil)
         let hosted = LifelineActorSystem.$hostingClaim.withValue(HostingClaim("calc")) {
             Calculator(actorSystem: system)
         }

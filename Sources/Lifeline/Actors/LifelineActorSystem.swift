@@ -34,11 +34,6 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
         @Sendable (_ service: String, _ method: String, _ body: [UInt8], _ timeout: Duration) async throws
         -> [UInt8]
 
-    /// A transport in trees: a test host's, or a test's.
-    package typealias TreeTransport =
-        @Sendable (_ service: String, _ method: String, _ body: JSONValue, _ timeout: Duration) async throws
-        -> JSONValue
-
     /// The deadline of a remote call that does not set its own with ``withTimeout(_:isolation:_:)``.
     public let defaultTimeout: Duration
     private let transport: Transport?
@@ -87,23 +82,6 @@ public final class LifelineActorSystem: DistributedActorSystem, Sendable {
     package init(timeout: Duration = .seconds(5), textTransport transport: Transport?) {
         self.defaultTimeout = timeout
         self.transport = transport
-    }
-
-    /// A system whose remote calls go through `transport`, which takes and gives trees.
-    package convenience init(timeout: Duration = .seconds(5), transport: TreeTransport?) {
-        guard let transport else {
-            self.init(timeout: timeout, textTransport: nil)
-            return
-        }
-        self.init(timeout: timeout, textTransport: Self.text(transport))
-    }
-
-    /// `transport` speaking text.
-    private static func text(_ transport: @escaping TreeTransport) -> Transport {
-        { service, method, body, timeout in
-            let tree = body.isEmpty ? JSONValue.null : try JSONParser.parse(body)
-            return JSONWriter.encode(try await transport(service, method, tree, timeout))
-        }
     }
 
     @TaskLocal private static var timeoutOverride: Duration?
