@@ -21,35 +21,49 @@ package struct ControlRequest: Sendable, Equatable {
 
     public var command: Command
     public var requestID: [UInt8]
-    /// A JSON object with the command's parameters.
-    public var header: JSONValue
+    /// The header, a JSON object with the command's parameters, as read once (``JSONTape``): a
+    /// request's fields are read from it one by one (``HeaderFields``), without a tree.
+    let document: JSONTape
     /// The opaque payload frame of PUBLISH and CALL (JSON text by convention).
     public var payload: [UInt8]?
 
     public init(
         _ command: Command, requestID: [UInt8] = [], header: JSONValue = .emptyObject, payload: [UInt8]? = nil
     ) {
+        // The writer's own output is JSON.
+        self.init(
+            command, requestID: requestID, document: try! JSONTape(JSONWriter.encode(header)),
+            payload: payload)
+    }
+
+    init(_ command: Command, requestID: [UInt8], document: JSONTape, payload: [UInt8]?) {
         self.command = command
         self.requestID = requestID
-        self.header = header
+        self.document = document
         self.payload = payload
     }
 
-    /// A request from frames this peer wrote, its header read back into a tree (for tests and logs).
+    /// A request from frames this peer wrote, its header read once.
     package init(written frames: [[UInt8]]) {
         self.init(
             Command(rawValue: String(decoding: frames[1], as: UTF8.self)), requestID: frames[2],
-            header: (try? JSONParser.parse(frames[3])) ?? .emptyObject,
+            document: (try? JSONTape(frames[3])) ?? (try! JSONTape(Array("{}".utf8))),
             payload: frames.count > 4 ? frames[4] : nil)
     }
 
+    /// The header as a tree (for tests and logs; a request's reader does not build it).
+    public var header: JSONValue { document.value(at: 0) }
+
     /// The frames to send (without any routing envelope).
     public func frames() -> [[UInt8]] {
-        var frames = [
-            ProtocolID.controlBytes, Array(command.rawValue.utf8), requestID, JSONWriter.encode(header),
-        ]
+        var frames = [ProtocolID.controlBytes, Array(command.rawValue.utf8), requestID, document.bytes]
         if let payload { frames.append(payload) }
         return frames
+    }
+
+    public static func == (left: ControlRequest, right: ControlRequest) -> Bool {
+        left.command == right.command && left.requestID == right.requestID && left.payload == right.payload
+            && (left.document.bytes == right.document.bytes || left.header == right.header)
     }
 }
 
@@ -176,23 +190,22 @@ package enum ControlMessage: Sendable, Equatable {
                 requestID: requestID)
         }
         let headerBytes = frames[frames.startIndex + 3]
-        var header = JSONValue.emptyObject
-        if !headerBytes.isEmpty {
-            do {
-                header = try JSONParser.parse(headerBytes)
-            } catch {
-                throw ProtocolError(
-                    .badRequest, "\(command) header is not JSON: \(error)", requestID: requestID)
-            }
-            guard case .object = header else {
-                throw ProtocolError(
-                    .badRequest, "\(command) header must be a JSON object, not \(header.typeName)",
-                    requestID: requestID)
-            }
+        let document: JSONTape
+        do {
+            document = try JSONTape(headerBytes.isEmpty ? Self.emptyObject : headerBytes)
+        } catch {
+            throw ProtocolError(.badRequest, "\(command) header is not JSON: \(error)", requestID: requestID)
+        }
+        guard document[0].kind == .object else {
+            throw ProtocolError(
+                .badRequest, "\(command) header must be a JSON object, not \(document.value(at: 0).typeName)",
+                requestID: requestID)
         }
         let payload = frames.count == 5 ? frames[frames.startIndex + 4] : nil
-        return ControlRequest(command, requestID: requestID, header: header, payload: payload)
+        return ControlRequest(command, requestID: requestID, document: document, payload: payload)
     }
+
+    private static let emptyObject = Array("{}".utf8)
 
     /// A frame shown in an error: its text when printable, else its first bytes in hex.
     static func printable(_ frame: [UInt8]) -> String {

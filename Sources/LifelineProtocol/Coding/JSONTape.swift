@@ -80,6 +80,20 @@ struct JSONTape {
         }
     }
 
+    /// The index of the value of member `key` of the object at `index` (its last, as a tree keeps
+    /// the last of repeated keys); nil when it has none.
+    func member(_ key: String, of index: Int = 0) -> Int? {
+        guard nodes[index].kind == .object else { return nil }
+        var found: Int?
+        var child = index + 1
+        while child < nodes[index].next {
+            let valueIndex = nodes[child].next
+            if string(at: child, equals: key) { found = valueIndex }
+            child = nodes[valueIndex].next
+        }
+        return found
+    }
+
     /// The value at `index` as a tree (for a `JSONValue` member, and for error messages).
     func value(at index: Int) -> JSONValue {
         let node = nodes[index]

@@ -2,20 +2,25 @@
 /// and what was wrong. The only place that reads a header by key.
 struct HeaderFields {
     let what: String
-    let object: [String: JSONValue]
+    let document: JSONTape
     let requestID: [UInt8]
 
     init(_ request: ControlRequest, what: String? = nil) {
         self.what = what ?? request.command.rawValue
-        self.object = request.header.objectValue ?? [:]
+        self.document = request.document
         self.requestID = request.requestID
     }
 
     init(_ json: JSONValue, what: String, requestID: [UInt8] = []) {
         self.what = what
-        self.object = json.objectValue ?? [:]
+        // The writer's own output is JSON.
+        self.document = try! JSONTape(
+            JSONWriter.encode(json.objectValue.map(JSONValue.object) ?? .emptyObject))
         self.requestID = requestID
     }
+
+    /// Every field, as a tree (for a message that reads the header whole: REGISTER).
+    var object: [String: JSONValue] { document.value(at: 0).objectValue ?? [:] }
 
     func problem(_ message: String) -> ProtocolError {
         ProtocolError(.badRequest, message, requestID: requestID)
@@ -23,8 +28,8 @@ struct HeaderFields {
 
     /// The raw value of `key`, nil when absent or JSON null.
     func value(_ key: String) -> JSONValue? {
-        guard let value = object[key], value != .null else { return nil }
-        return value
+        guard let index = document.member(key), document[index].kind != .null else { return nil }
+        return document.value(at: index)
     }
 
     func string(_ key: String) throws(ProtocolError) -> String {

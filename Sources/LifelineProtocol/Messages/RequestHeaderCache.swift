@@ -53,7 +53,8 @@ package struct RequestHeaderCache: Sendable {
         let header = frames[frames.startIndex + 3]
         switch decoded {
         case .publish(var publish)
-        where publish.rest.isEmpty && request.header["count"] == nil && request.header["events"] == nil:
+        where publish.rest.isEmpty && request.document.member("count") == nil
+            && request.document.member("events") == nil:
             publish.payload = []
             self.publish = Slot(header: header, request: .publish(publish))
         case .call(var call):
