@@ -109,15 +109,32 @@ struct CancellationTests {
     }
 
     @Test(
-        "cancelling Service.run() leaves as stop() does: willDestroy runs, the connection is closed, run() returns"
+        "cancelling Service.run() leaves as stop() does: willDestroy, the connection shut down (UNREGISTER), the handler in flight drained, then run() returns"
     )
     func serviceRun() async throws {
         let journal = Journal()
-        let service = Service("svc").willDestroy { _ in journal.add("willDestroy") }
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let service = Service("svc")
+            .on("app.tick") { _ in
+                journal.add("handler started")
+                for await _ in gate { break }
+                journal.add("handler done")
+            }
+            .willDestroy { _ in journal.add("willDestroy") }
         let host = await HostHarness(service)
+        host.event("app.tick", sequence: 1)
+        while !journal.all.contains("handler started") { try await Task.sleep(for: .milliseconds(1)) }
         host.running.cancel()
+        // The connection is told to shut down, which sends UNREGISTER, while the handler still runs.
+        guard case .shutdown = await host.connection.nextCommand() else {
+            Issue.record("leaving did not shut the connection down")
+            return
+        }
+        #expect(journal.all == ["handler started", "willDestroy"])
+        open.yield()
         try await host.running.value
-        #expect(journal.all == ["willDestroy"])
+        #expect(
+            journal.all == ["handler started", "willDestroy", "handler done"], "run() waits for the handler")
         await host.connection.finished()
     }
 }
