@@ -117,31 +117,15 @@ extension LifelineClient {
         PublishRequest(batch: events, publishID: publishing.nextID())
     }
 
-    /// Sends `publication` until it is answered or `deadline` passes, as the coalescer sends its
-    /// batches: each attempt waits at most `eachAttempt` (the coalescer's; the whole remaining time
-    /// when nil), and one not answered (or not sent: no broker) goes again, with its id (the broker
-    /// publishes it once), after ``PublishCoalescer/retryPause``.
+    /// Sends `publication` until it is answered or `deadline` passes, by the coalescer's one retry
+    /// rule (``PublishCoalescer/publish(_:deadline:wholeTime:)``): attempts of the coalescer's
+    /// length (all the time left with `wholeTime`), sent again with their id (the broker publishes
+    /// it once) after ``PublishCoalescer/retryPause``.
     func publishUntilAnswered(
-        _ publication: PublishRequest, until deadline: ContinuousClock.Instant, eachAttempt: Duration?
+        _ publication: PublishRequest, until deadline: ContinuousClock.Instant, wholeTime: Bool = false
     ) async throws -> PublishReceipt {
-        let clock = ContinuousClock()
-        while true {
-            let remaining = deadline - clock.now
-            do {
-                let attempt = eachAttempt.map { min(remaining, $0) } ?? remaining
-                return try PublishReceipt(body: await request(.publish(publication), timeout: attempt).body)
-            } catch let error as LifelineError where error.status == .timeout || error.status == .unavailable
-            {
-                guard clock.now + PublishCoalescer.retryPause < deadline else { throw error }
-                try await Task.sleep(for: PublishCoalescer.retryPause)
-            }
-        }
-    }
-
-    /// ``publishUntilAnswered(_:until:eachAttempt:)`` with the coalescer's attempt.
-    func publishUntilAnswered(_ publication: PublishRequest, until deadline: ContinuousClock.Instant)
-        async throws -> PublishReceipt
-    {
-        try await publishUntilAnswered(publication, until: deadline, eachAttempt: publishing.attempt)
+        let left = max(.zero, deadline - ContinuousClock.now)
+        return try await publishing.publish(
+            publication, deadline: PublishCoalescer.deadline(after: left), wholeTime: wholeTime)
     }
 }

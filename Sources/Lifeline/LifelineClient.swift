@@ -60,6 +60,10 @@ public final class LifelineClient: Sendable {
                 .request(
                     .publish(publication), ticket: ticket,
                     timeoutMilliseconds: max(1, timeout.wholeMilliseconds)))
+            return {
+                pending.discard(ticket)
+                connection.post(.cancel(ticket: ticket))
+            }
         }
     }
 
@@ -148,8 +152,7 @@ public final class LifelineClient: Sendable {
             event: event, payload: published.payload, acknowledged: acknowledged ? true : nil,
             publishID: publishing.nextID())
         // An acknowledged publish waits for its handlers: one attempt takes the whole time.
-        return try await publishUntilAnswered(
-            publish, until: deadline, eachAttempt: acknowledged ? nil : publishing.attempt)
+        return try await publishUntilAnswered(publish, until: deadline, wholeTime: acknowledged)
     }
 
     /// Publishes `event` with `payload` (a JSON object) without waiting for its receipt: returns as

@@ -46,21 +46,29 @@ struct CancellationTests {
         await #expect(throws: CancellationError.self) { try await early.value }
     }
 
-    @Test("a cancelled call is given back: the connection is told to forget its ticket")
+    @Test(
+        "a cancelled call or acknowledged publish is given back: the connection is told to forget its ticket"
+    )
     func releases() async throws {
         let (client, connection) = Self.silentClient()
-        let call = Task { try await client.call("svc", "slow", timeout: .seconds(3600)) }
-        guard case .request(_, let ticket, _) = await connection.nextCommand() else {
-            Issue.record("the call was not sent")
-            return
+        let requests: [@Sendable () async throws -> Void] = [
+            { _ = try await client.call("svc", "slow", timeout: .seconds(3600)) },
+            { _ = try await client.publish("com.example.y", acknowledged: true, timeout: .seconds(3600)) },
+        ]
+        for request in requests {
+            let task = Task { try await request() }
+            guard case .request(_, let ticket, _) = await connection.nextCommand() else {
+                Issue.record("the request was not sent")
+                return
+            }
+            task.cancel()
+            await #expect(throws: CancellationError.self) { try await task.value }
+            guard case .cancel(let forgotten) = await connection.nextCommand() else {
+                Issue.record("no cancel command followed")
+                return
+            }
+            #expect(forgotten == ticket)
         }
-        call.cancel()
-        await #expect(throws: CancellationError.self) { try await call.value }
-        guard case .cancel(let forgotten) = await connection.nextCommand() else {
-            Issue.record("no cancel command followed")
-            return
-        }
-        #expect(forgotten == ticket)
     }
 
     @Test("a cancelled publish that waits its turn leaves the queue: it is never sent")

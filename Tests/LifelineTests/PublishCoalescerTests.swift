@@ -46,6 +46,14 @@ private final class FakeBroker: Sendable {
     func send(
         _ request: PublishRequest, _ timeout: Duration,
         _ completion: @escaping @Sendable (Result<ControlReply, LifelineError>) -> Void
+    ) -> @Sendable () -> Void {
+        send(request, timeout, completion, nothing: ())
+        return {}
+    }
+
+    private func send(
+        _ request: PublishRequest, _ timeout: Duration,
+        _ completion: @escaping @Sendable (Result<ControlReply, LifelineError>) -> Void, nothing: Void
     ) {
         let dropping = state.withLock { state in
             state.sent += 1

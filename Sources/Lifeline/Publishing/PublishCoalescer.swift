@@ -10,12 +10,12 @@ import Synchronization
 final class PublishCoalescer: Sendable {
     typealias Receipt = CancellableWaiter<PublishReceipt>
     typealias Queue = PublishQueue<Receipt, CancellableWaiter<Void>>
-    /// Sends a PUBLISH and calls back with its answer (on any thread).
+    /// Sends a PUBLISH and calls back with its answer (on any thread); returns what gives the
+    /// request back (the connection forgets it, and calls back no more).
     typealias Send =
         @Sendable (
             PublishRequest, Duration, @escaping @Sendable (Result<ControlReply, LifelineError>) -> Void
-        ) ->
-        Void
+        ) -> @Sendable () -> Void
 
     private struct State {
         var queue: Queue
@@ -203,22 +203,103 @@ final class PublishCoalescer: Sendable {
 
     private var isClosed: Bool { state.withLock { $0.closed } }
 
-    private func launch(_ batch: consuming Queue.Batch) {
+    /// Publishes `request` — not queued: an acknowledged event, or a batch of
+    /// ``LifelineClient/publish(contentsOf:timeout:)`` — by the one retry rule the queue's batches
+    /// follow, and returns its receipt (the whole request's). `wholeTime`: one attempt takes all the
+    /// time left (an acknowledged event waits for its handlers).
+    /// - Throws: ``LifelineError``: the broker's refusal, or `.timeout` / `.unavailable` when no
+    ///   answer came before `deadline` (monotonic nanoseconds); `CancellationError` at once when the
+    ///   task is cancelled (a request on its way may still be published).
+    func publish(_ request: PublishRequest, deadline: UInt64, wholeTime: Bool) async throws -> PublishReceipt
+    {
+        try await CancellableWaiter.wait { waiter in
+            let member = Queue.Member(
+                event: request.event(at: 0), waiter: waiter, deadline: deadline, alone: true)
+            let control = FlightControl(wholeTime: wholeTime) {}
+            self.launch(Queue.Batch(request: request, members: [member]), control)
+            // Given back at once: not sent again, and the connection forgets the attempt out.
+            waiter.whenCancelled { control.cancel() }
+        }
+    }
+
+    /// The one retry rule. Sends `batch` — each attempt waiting at most ``attempt`` (all the time
+    /// left with `wholeTime`) — and, when it is not answered, sends it again with its id after
+    /// ``retryPause`` while a member's deadline is ahead, failing those whose deadline passed. A
+    /// refused batch of several members goes again one event at a time. Then `done` runs (by default
+    /// the queue sends its next batch).
+    private func launch(_ batch: consuming Queue.Batch, _ control: FlightControl = .queue) {
         let remaining = Int64(clamping: batch.deadline) &- Int64(clamping: SystemClock.monotonicNanoseconds())
-        let attempt = min(attempt, .nanoseconds(max(1_000_000, remaining)))
+        let left = Duration.nanoseconds(max(1_000_000, remaining))
         let request = batch.request
         // Boxed once: the answer's handler holds the batch without a copy of each member.
-        let flight = InFlight(batch)
-        send(request, attempt) { result in self.finish(flight.batch, result) }
+        let flight = InFlight(batch, control)
+        control.sent {
+            send(request, control.wholeTime ? left : min(attempt, left)) { result in
+                self.finish(flight, result)
+            }
+        }
     }
 
     /// A batch on its way, held by the handler of its answer.
     private final class InFlight: Sendable {
         let batch: Queue.Batch
-        init(_ batch: consuming Queue.Batch) { self.batch = batch }
+        let control: FlightControl
+
+        init(_ batch: consuming Queue.Batch, _ control: FlightControl) {
+            self.batch = batch
+            self.control = control
+        }
     }
 
-    private func finish(_ batch: Queue.Batch, _ result: Result<ControlReply, LifelineError>) {
+    /// What one publication's attempts share: how long each waits, what runs once it is settled (nil:
+    /// the queue sends its next batch), and its cancellation.
+    private final class FlightControl: Sendable {
+        let wholeTime: Bool
+        let done: (@Sendable () -> Void)?
+        private let attempt = Mutex<(cancelled: Bool, giveBack: (@Sendable () -> Void)?)>((false, nil))
+
+        /// A queue batch's: attempts of the coalescer's length, then the next batch; not cancelled
+        /// (a queued publish that is cancelled leaves the queue; one on its way is published).
+        static let queue = FlightControl(wholeTime: false, done: nil)
+
+        init(wholeTime: Bool, done: (@Sendable () -> Void)?) {
+            self.wholeTime = wholeTime
+            self.done = done
+        }
+
+        /// Sends an attempt with `send` (which returns what gives it back), unless cancelled. The
+        /// answer may come before `send` returns: nothing is locked meanwhile.
+        func sent(_ send: () -> @Sendable () -> Void) {
+            guard done != nil else {
+                _ = send()
+                return
+            }
+            guard !isCancelled else { return }
+            let giveBack = send()
+            let cancelled = attempt.withLock { attempt in
+                if !attempt.cancelled { attempt.giveBack = giveBack }
+                return attempt.cancelled
+            }
+            if cancelled { giveBack() }
+        }
+
+        var isCancelled: Bool { attempt.withLock { $0.cancelled } }
+
+        /// No attempt from now on; the one out is given back.
+        func cancel() {
+            let giveBack = attempt.withLock { attempt in
+                attempt.cancelled = true
+                defer { attempt.giveBack = nil }
+                return attempt.giveBack
+            }
+            giveBack?()
+        }
+    }
+
+    private func finish(_ flight: InFlight, _ result: Result<ControlReply, LifelineError>) {
+        let batch = flight.batch
+        let control = flight.control
+        let settled = { if let done = control.done { done() } else { self.batchDone() } }
         switch result {
         case .success(let reply):
             // Posted events need no receipt: a loop of posts is not made to cut one per event.
@@ -235,7 +316,7 @@ final class PublishCoalescer: Sendable {
                         LifelineError(.unavailable, "the broker's receipt is not JSON: \(error)"))
                 }
             }
-            batchDone()
+            settled()
         case .failure(let error) where error.status == .timeout || error.status == .unavailable:
             let retryAt = SystemClock.monotonicNanoseconds() &+ Self.retryPause.wholeNanoseconds
             let closed = isClosed
@@ -249,20 +330,21 @@ final class PublishCoalescer: Sendable {
             }
             fail(expired, closed ? Self.closedError : error)
             guard again.members.contains(where: { !$0.givenUp }) else {
-                batchDone()
+                settled()
                 return
             }
             Task {
                 try? await Task.sleep(for: Self.retryPause)
-                self.launch(again)
+                if control.isCancelled { return settled() }
+                self.launch(again, control)
             }
-        case .failure(let error) where batch.request.count == 1:
+        case .failure(let error) where batch.members.count == 1:
             fail(batch.members, error)
-            batchDone()
+            settled()
         case .failure:
             Task {
                 await self.publishOneByOne(batch.members)
-                self.batchDone()
+                settled()
             }
         }
     }
@@ -276,41 +358,7 @@ final class PublishCoalescer: Sendable {
                     event: member.event.name, payload: member.event.payload, publishID: nextID()),
                 members: [member])
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                sendAlone(alone) { done.resume() }
-            }
-        }
-    }
-
-    /// Sends a one-event batch until it is answered, refused or its deadline passes, then calls `done`.
-    private func sendAlone(_ batch: Queue.Batch, done: @escaping @Sendable () -> Void) {
-        let remaining = Int64(clamping: batch.deadline) &- Int64(clamping: SystemClock.monotonicNanoseconds())
-        let attempt = min(attempt, .nanoseconds(max(1_000_000, remaining)))
-        send(batch.request, attempt) { result in
-            switch result {
-            case .success(let reply):
-                do {
-                    let receipt = try PublishReceipt(body: reply.body)
-                    batch.members[0].waiter?.resume(returning: receipt)
-                } catch {
-                    self.fail(
-                        batch.members,
-                        LifelineError(.unavailable, "the broker's receipt is not JSON: \(error)"))
-                }
-                done()
-            case .failure(let error) where error.status == .timeout || error.status == .unavailable:
-                let retryAt = SystemClock.monotonicNanoseconds() &+ Self.retryPause.wholeNanoseconds
-                guard batch.deadline > retryAt, !self.isClosed else {
-                    self.fail(batch.members, self.isClosed ? Self.closedError : error)
-                    done()
-                    return
-                }
-                Task {
-                    try? await Task.sleep(for: Self.retryPause)
-                    self.sendAlone(batch, done: done)
-                }
-            case .failure(let error):
-                self.fail(batch.members, error)
-                done()
+                launch(alone, FlightControl(wholeTime: false) { done.resume() })
             }
         }
     }
