@@ -9,9 +9,10 @@ import ZeroMQ
 /// use ``LifelineClient`` there.
 package final class BlockingClient {
     /// The broker endpoint in use: one of a group's, once the leader is found.
-    package private(set) var brokerEndpoint: String
-    /// The endpoints given (a broker group's members, or one broker).
-    private let endpoints: [String]
+    package var brokerEndpoint: String { members.current }
+    /// The broker, or a broker group's members, and which one is in use: the SDK's rule of
+    /// leader-following.
+    private var members: GroupMembers
     private var socket: ZMQSocket
     private var counter: UInt64 = 0
     /// The CURVE keys of this client, also used by its bus subscribers.
@@ -24,10 +25,9 @@ package final class BlockingClient {
     package init(
         broker: String, credentials: LifelineClient.Credentials? = LifelineClient.Credentials.environment
     ) throws {
-        endpoints = ConnectionConfiguration.split(broker)
-        brokerEndpoint = endpoints[0]
+        members = GroupMembers(ConnectionConfiguration.split(broker))
         self.credentials = credentials
-        socket = try Self.connect(endpoints[0], credentials)
+        socket = try Self.connect(members.current, credentials)
     }
 
     private static func connect(_ endpoint: String, _ credentials: LifelineClient.Credentials?) throws
@@ -45,12 +45,11 @@ package final class BlockingClient {
         }
     }
 
-    /// Moves to `endpoint` (a group's leader, or the next member on the list).
-    private func move(to endpoint: String) throws {
-        let next = try Self.connect(endpoint, credentials)
+    /// Connects to the member ``members`` names now (a group's leader, or the next on the list).
+    private func reconnect() throws {
+        let next = try Self.connect(members.current, credentials)
         socket.close()
         socket = next
-        brokerEndpoint = endpoint
     }
 
     /// How long a request waits for a connection to the broker before it says none answered.
@@ -59,12 +58,11 @@ package final class BlockingClient {
     /// Sends `request` and waits up to `timeout` for its reply, whatever its status.
     /// Throws ``LifelineError`` (504) when the broker does not answer in time.
     package func send(_ request: ClientRequest, timeout: Duration = .seconds(5)) throws -> ControlReply {
-        guard endpoints.count > 1 else {
+        guard members.isGroup else {
             let reply = try sendOnce(request, timeout: timeout)
             // One member of a group named alone: a standby's word on the leader is followed once.
-            guard let leader = reply.leaderHint, leader != brokerEndpoint
-            else { return reply }
-            try move(to: leader)
+            guard let leader = reply.leaderHint, members.follow(leader) else { return reply }
+            try reconnect()
             return try sendOnce(request, timeout: timeout)
         }
         // A group: a member that is down or not connected is skipped, a standby's word on the
@@ -79,16 +77,16 @@ package final class BlockingClient {
             do {
                 let reply = try sendOnce(request, timeout: timeout)
                 guard reply.status == .unavailable else { return reply }
-                if let leader = reply.leaderHint, !tried.contains(leader) {
-                    try move(to: leader)
+                if let leader = reply.leaderHint, !tried.contains(leader), members.follow(leader) {
+                    try reconnect()
                     continue
                 }
                 refusal = .success(reply)
             } catch let error as LifelineError where error.status == .unavailable {
                 refusal = .failure(error)
             }
-            if let next = endpoints.first(where: { !tried.contains($0) }) {
-                try move(to: next)
+            if members.advance(avoiding: tried) {
+                try reconnect()
                 continue
             }
             guard SystemClock.monotonicNanoseconds() + 100_000_000 < deadline else {
@@ -177,7 +175,7 @@ package final class BlockingClient {
         batchSize: Int, window: Int, timeout: Duration, next: (Int) -> [PublishedEvent]
     ) throws -> [PublishReceipt] {
         // A group: find the leader first (batches are not moved between members half way).
-        if endpoints.count > 1 { _ = try send(.hello, timeout: timeout) }
+        if members.isGroup { _ = try send(.hello, timeout: timeout) }
         let size = min(max(1, batchSize), PublishRequest.maximumBatch)
         var receipts: [PublishReceipt] = []
         var waiting: [[UInt8]: (index: Int, deadline: UInt64)] = [:]
@@ -230,7 +228,7 @@ package final class BlockingClient {
 
     /// Sends `frames`, waiting (until `deadline`, and at most ``connectionWait``) for a connection.
     private func sendWaitingForConnection(_ frames: [[UInt8]], until deadline: UInt64) throws {
-        let wait = endpoints.count > 1 ? Duration.milliseconds(300) : Self.connectionWait
+        let wait = members.isGroup ? Duration.milliseconds(300) : Self.connectionWait
         let connectionDeadline = min(deadline, SystemClock.monotonicNanoseconds() + wait.wholeNanoseconds)
         var writable = ZMQPoller()
         writable.add(socket, events: .writable)

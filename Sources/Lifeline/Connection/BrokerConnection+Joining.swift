@@ -205,14 +205,9 @@ extension BrokerConnection {
     ) {
         // A group's endpoints are tried in turn; a standby's word on the leader goes first.
         if let hint {
-            leaderHint = hint
-        } else if configuration.brokerEndpoints.count > 1 {
-            let lost = currentEndpoint
-            leaderHint = nil
-            for _ in configuration.brokerEndpoints {
-                endpointIndex = (endpointIndex + 1) % configuration.brokerEndpoints.count
-                if configuration.brokerEndpoints[endpointIndex] != lost { break }
-            }
+            _ = members.follow(hint)
+        } else if members.isGroup {
+            members.advance()
         }
         for (id, request) in outstanding where request.repeatable == nil {
             let error = LifelineError(

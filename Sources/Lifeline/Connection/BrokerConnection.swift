@@ -44,12 +44,10 @@ package struct BrokerConnection {
     private let heartbeatInterval: UInt64
     var phase: Phase = .idle
     var busEndpoint: String?
-    /// Which of a group's endpoints the connection uses (see ``currentEndpoint``).
-    var endpointIndex = 0
-    /// Where a standby said the leader is: used for the next connection, then forgotten.
-    var leaderHint: String?
+    /// Which of a group's endpoints the connection uses.
+    var members: GroupMembers
     /// The endpoint the control socket connects to now.
-    var currentEndpoint: String { leaderHint ?? configuration.brokerEndpoints[endpointIndex] }
+    var currentEndpoint: String { members.current }
     /// The epoch of the broker the connection last joined.
     var epoch: UInt64?
     /// The highest sequence delivered in this epoch (where a reconnect resumes).
@@ -89,6 +87,7 @@ package struct BrokerConnection {
 
     init(configuration: ConnectionConfiguration) {
         self.configuration = configuration
+        self.members = GroupMembers(configuration.brokerEndpoints)
         self.registers = configuration.registration != nil
         self.heartbeatInterval = configuration.registration?.heartbeat.intervalNanoseconds ?? 0
         self.backoffMilliseconds = configuration.initialBackoffMilliseconds
