@@ -60,13 +60,13 @@ struct MemoryLimitTests {
             + Array("\"}".utf8)
         // 100 MiB in steps of 1000 events, each step taken by the running subscriber before the next:
         // it never lags, while the stopped one falls behind by everything.
-        let client = try blockingClient(broker: broker.control, credentials: nil)
+        let client = LifelineClient(broker: broker.control, credentials: nil)
         let (steps, step) = (50, 1000)
         var (received, inOrder) = (0, true)
         var peak = before
         for round in 1...steps {
-            try client.publish(
-                contentsOf: (0..<step).lazy.map { _ in PublishedEvent("load.tick", payload: payload) },
+            _ = try await client.publish(
+                contentsOf: (0..<step).map { _ in PublishedEvent("load.tick", payload: payload) },
                 batchSize: 500, window: 2, timeout: .seconds(30))
             while received < round * step, let message = try subscriber.next(timeout: .seconds(20)) {
                 received += 1
@@ -74,6 +74,7 @@ struct MemoryLimitTests {
             }
             peak = max(peak, try Self.residentKiB(broker.process.pid))
         }
+        await client.close()
         print(
             "broker RSS \(before) KiB before, at most \(peak) KiB while 100 MiB went by a stopped subscriber")
         #expect(received == steps * step && inOrder, "the running subscriber got every event once, in order")

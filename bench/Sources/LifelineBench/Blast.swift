@@ -10,13 +10,17 @@ import ZeroMQ
 enum Blast {
     /// `publish(contentsOf:)` with `batch` events to a PUBLISH and `window` of them outstanding.
     static func batched(broker: String, count: Int, batch: Int, window: Int, event: String) throws -> Double {
-        let client = try BlockingClient(broker: broker, credentials: nil)
+        let client = LifelineClient(broker: broker, credentials: nil)
         let payload = Payload.json(key: 1, size: 64, quiet: true)
         let start = SystemClock.monotonicNanoseconds()
-        let events = (0..<count).lazy.map { _ in PublishedEvent(EventName(rawValue: event), payload: payload)
+        let events = (0..<count).map { _ in PublishedEvent(EventName(rawValue: event), payload: payload) }
+        _ = try AsyncBridge.run {
+            try await client.publish(
+                contentsOf: events, batchSize: batch, window: window, timeout: .seconds(30))
         }
-        try client.publish(contentsOf: events, batchSize: batch, window: window, timeout: .seconds(30))
-        return Double(count) / (Double(SystemClock.monotonicNanoseconds() - start) / 1e9)
+        let rate = Double(count) / (Double(SystemClock.monotonicNanoseconds() - start) / 1e9)
+        AsyncBridge.run { await client.close() }
+        return rate
     }
 
     /// A loop of `LifelineClient.post`, one event per call, then `flush()`: the rate of the natural

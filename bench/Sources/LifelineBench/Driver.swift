@@ -487,23 +487,33 @@ final class Driver {
         }
 
         // Lifeline, batched: publish(contentsOf:), 1000 events to a PUBLISH, 4 batches outstanding.
+        let batching = LifelineClient(broker: topology.brokerControl, credentials: nil)
+        defer { AsyncBridge.run { await batching.close() } }
         try throughputOfEvents(
             topology, system: "lifeline batched", label: "lifeline (batched)",
             mode: "publish(contentsOf:), 1000 events per PUBLISH, 4 PUBLISH outstanding", send: lifelineSend
         ) { events in
-            try topology.client.publish(contentsOf: events, batchSize: 1000, window: 4, timeout: .seconds(30))
+            _ = try AsyncBridge.run {
+                try await batching.publish(
+                    contentsOf: events, batchSize: 1000, window: 4, timeout: .seconds(30))
+            }
         }
 
         // The same batches to a three-broker group's leader: each PUBLISH answered, and its events
         // sent, once a majority holds them.
-        if let group = topology.groupClient {
+        if let group = topology.groupClient, let leader = topology.groupLeader {
+            let leading = LifelineClient(broker: leader, credentials: nil)
+            defer { AsyncBridge.run { await leading.close() } }
             try throughputOfEvents(
                 topology, system: "lifeline group batched", label: "lifeline group (batched)",
                 mode:
                     "publish(contentsOf:) to a group's leader, 1000 events per PUBLISH, 4 PUBLISH outstanding",
                 send: { key in _ = try group.publish("bench.n1", payload: Payload.json(key: key, size: 64)) }
             ) { events in
-                try group.publish(contentsOf: events, batchSize: 1000, window: 4, timeout: .seconds(30))
+                _ = try AsyncBridge.run {
+                    try await leading.publish(
+                        contentsOf: events, batchSize: 1000, window: 4, timeout: .seconds(30))
+                }
             }
         }
 

@@ -14,13 +14,18 @@ extension Driver {
         let name = EventName(rawValue: "bench.n\(fanout)")
         let topic = Array(name.rawValue.utf8) + [0]
         let seconds = settings.quick ? 3.0 : 10.0
+        let client = LifelineClient(broker: topology.brokerControl, credentials: nil)
+        defer { AsyncBridge.run { await client.close() } }
         let lifeline = Load(
             system: "lifeline",
             send: { events in
-                try topology.client.publish(
-                    contentsOf: events.map {
-                        PublishedEvent(name, payload: Payload.json(key: $0.key, size: 64, quiet: !$0.sampled))
-                    }, batchSize: 1000, window: 4, timeout: .seconds(30))
+                let published = events.map {
+                    PublishedEvent(name, payload: Payload.json(key: $0.key, size: 64, quiet: !$0.sampled))
+                }
+                _ = try AsyncBridge.run {
+                    try await client.publish(
+                        contentsOf: published, batchSize: 1000, window: 4, timeout: .seconds(30))
+                }
             })
         let proxy = Load(
             system: "zmq_proxy",

@@ -19,6 +19,8 @@ final class BenchTopology {
     private(set) var secureClient: BlockingClient?
     /// A client of a broker group's leader (nil without `group`, or without etcd).
     private(set) var groupClient: BlockingClient?
+    /// The control endpoint of the group's leader (nil without a group).
+    private(set) var groupLeader: String?
     let brokerControl: String
     let proxyPub: ZMQSocket
     let directPub: ZMQSocket
@@ -241,6 +243,7 @@ final class BenchTopology {
                 roles["lifeline group subscribers"] = Array(started[firstService...])
                 // Straight to the leader, as the single broker's client: only the replication differs.
                 groupClient = try BlockingClient(broker: leader, credentials: nil)
+                groupLeader = leader
             } else {
                 skipped.append("etcd is not installed (apt-get install -y etcd-server): no group rows")
             }
