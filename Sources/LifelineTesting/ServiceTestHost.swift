@@ -391,7 +391,8 @@ public final class ServiceTestHost: Sendable {
                         "count": .int(Int64(events.count)), "subscribers": 0,
                     ]))
         case .apps(let apps, let operationID):
-            state.withLock { $0.stackChanges.append(apps.json(operationID: operationID)) }
+            let header = ClientRequest.apps(apps, operationID: operationID).controlRequest().header
+            state.withLock { $0.stackChanges.append(header) }
             return .success(ControlReply(requestID: [], json: ["stack": []]))
         case .hello, .heartbeat, .acknowledge:
             return .success(ControlReply(requestID: [], json: .emptyObject))

@@ -56,6 +56,27 @@ struct HeaderMessageTests {
             BootTaskRun(
                 task: "push.start", kind: .start, condition: .launchOption("url"), launchOptions: ["a": 1]),
             keys: ["condition", "kind", "launchOptions", "op", "task"])
+        var apps = AppsHeader()
+        (apps.action, apps.all, apps.animated, apps.app, apps.body) = ("save", true, false, "home", [1])
+        (apps.clearTop, apps.force, apps.mode, apps.op, apps.opId) = (
+            true, true, "pushNoAnimation", "start", "o1"
+        )
+        (apps.params, apps.parent, apps.result, apps.session) = (["a": 1], "s1", ["ok": true], "s2")
+        try Self.check(
+            apps,
+            keys: [
+                "action", "all", "animated", "app", "body", "clearTop", "force", "mode", "op", "opId",
+                "params",
+                "parent", "result", "session",
+            ])
+        try Self.check(
+            InterceptHeader(
+                AppStart(
+                    app: "home", params: ["a": 1], mode: .presentNoAnimation, clearTop: true, parent: "s1")),
+            keys: ["app", "clearTop", "mode", "params", "parent"])
+        try Self.check(
+            BootHeader(launchOptions: ["url": "x"], op: "start", task: "t"),
+            keys: ["launchOptions", "op", "task"])
     }
 
     @Test("fields at their defaults are not written; required ones are")

@@ -47,62 +47,110 @@ package enum AppsRequest: Sendable, Equatable {
         }
     }
 
-    init(_ fields: HeaderFields) throws(ProtocolError) {
-        let operation = try fields.optionalString("op") ?? ""
+    /// Reads an APPS header: its operation and that operation's fields.
+    /// - Throws: ``ProtocolError`` (400) naming the operation, the field and what was wrong.
+    init(_ header: AppsHeader, _ fields: HeaderFields) throws(ProtocolError) {
+        let operation = header.op ?? ""
         switch operation {
         case "list": self = .list
         case "current": self = .current
         case "find":
-            guard let app = fields.value("app")?.stringValue else {
-                throw fields.problem("APPS find needs a string 'app'")
-            }
-            self = .find(app: app, all: fields.value("all")?.boolValue == true)
-        case "start", "setRoot": self = .start(try AppStart(fields, replacesRoot: operation == "setRoot"))
+            guard let app = header.app else { throw fields.problem("APPS find needs a string 'app'") }
+            self = .find(app: app, all: header.all)
+        case "start", "setRoot":
+            self = .start(
+                try AppStart(
+                    app: header.app, mode: header.mode, params: header.params, clearTop: header.clearTop,
+                    parent: header.parent, replacesRoot: operation == "setRoot", fields))
         case "exit":
             self = .exit(
                 AppExit(
-                    target: SessionTarget(fields), force: fields.value("force")?.boolValue ?? false,
-                    result: fields.value("result"), animated: fields.value("animated")?.boolValue ?? true))
+                    target: SessionTarget(session: header.session, app: header.app), force: header.force,
+                    result: header.result, animated: header.animated))
         case "exitAll": self = .exitAll
         case "dismiss": self = .dismiss
         case "popToRoot": self = .popToRoot
         case "action":
-            guard let action = fields.value("action")?.stringValue else {
+            guard let action = header.action else {
                 throw fields.problem("APPS action needs a string 'action'")
             }
-            self = .action(target: SessionTarget(fields), action: action, body: fields.value("body") ?? .null)
+            self = .action(
+                target: SessionTarget(session: header.session, app: header.app), action: action,
+                body: header.body ?? .null)
         default:
             throw fields.problem(
                 "unknown APPS op '\(operation)'; ops: \(Self.operations.joined(separator: ", "))")
         }
     }
 
-    /// The APPS header (with `opId` when given).
-    package func json(operationID: String?) -> JSONValue {
-        var members: [String: JSONValue] = ["op": .string(operation)]
-        if let operationID { members["opId"] = .string(operationID) }
+    /// The APPS header of this operation (with `opId` when given).
+    package func header(operationID: String?) -> AppsHeader {
+        var header = AppsHeader()
+        header.op = operation
+        header.opId = operationID
         switch self {
         case .list, .current, .exitAll, .dismiss, .popToRoot: break
         case .find(let app, let all):
-            members["app"] = .string(app)
-            if all { members["all"] = true }
+            header.app = app
+            header.all = all
         case .start(let start):
-            members["app"] = .string(start.app)
-            members["params"] = start.params
-            members["mode"] = .string(start.mode.rawValue)
-            if start.clearTop { members["clearTop"] = true }
-            if let parent = start.parent { members["parent"] = .string(parent) }
+            header.app = start.app
+            header.params = start.params
+            header.mode = start.mode.rawValue
+            header.clearTop = start.clearTop
+            header.parent = start.parent
         case .exit(let exit):
-            exit.target?.write(into: &members)
-            if exit.force { members["force"] = true }
-            if let result = exit.result { members["result"] = result }
-            if !exit.animated { members["animated"] = false }
+            exit.target?.write(into: &header)
+            header.force = exit.force
+            header.result = exit.result
+            header.animated = exit.animated
         case .action(let target, let action, let body):
-            target?.write(into: &members)
-            members["action"] = .string(action)
-            members["body"] = body
+            target?.write(into: &header)
+            header.action = action
+            header.body = body
         }
-        return .object(members)
+        return header
+    }
+}
+
+/// APPS's header, declared once: the operation, its id, and the fields of every operation (each
+/// reads its own).
+package struct AppsHeader: HeaderMessage, Equatable {
+    var action: String?
+    var all = false
+    var animated = true
+    var app: String?
+    var body: JSONValue?
+    var clearTop = false
+    var force = false
+    var mode: String?
+    var op: String?
+    var opId: String?
+    var params: JSONValue?
+    var parent: String?
+    var result: JSONValue?
+    var session: String?
+
+    package static let command = Command.apps
+    package static let blank = AppsHeader()
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("action", &action)
+        try visitor.field("all", &all, default: false)
+        try visitor.field("animated", &animated, default: true)
+        try visitor.field("app", &app)
+        try visitor.field("body", any: &body)
+        try visitor.field("clearTop", &clearTop, default: false)
+        try visitor.field("force", &force, default: false)
+        try visitor.field("mode", &mode)
+        try visitor.field("op", &op)
+        try visitor.field("opId", &opId)
+        try visitor.check(
+            opId.map { $0.isEmpty || $0.utf8.count > 128 } == true ? "'opId' must be 1...128 bytes" : nil)
+        try visitor.field("params", any: &params)
+        try visitor.field("parent", &parent)
+        try visitor.field("result", any: &result)
+        try visitor.field("session", &session)
     }
 }
 
@@ -123,21 +171,22 @@ package enum SessionTarget: Sendable, Equatable {
         }
     }
 
-    init?(_ fields: HeaderFields) {
-        if let id = fields.value("session")?.stringValue {
-            self = id == "top" ? .top : .session(id)
-        } else if let app = fields.value("app")?.stringValue {
+    /// The target a header names: `session` (an id, or `top`), else `app`; nil for neither.
+    init?(session: String?, app: String?) {
+        if let session {
+            self = session == "top" ? .top : .session(session)
+        } else if let app {
             self = .app(app)
         } else {
             return nil
         }
     }
 
-    func write(into members: inout [String: JSONValue]) {
+    func write(into header: inout AppsHeader) {
         switch self {
-        case .top: members["session"] = "top"
-        case .session(let id): members["session"] = .string(id)
-        case .app(let app): members["app"] = .string(app)
+        case .top: header.session = "top"
+        case .session(let id): header.session = id
+        case .app(let app): header.app = app
         }
     }
 }
@@ -165,27 +214,60 @@ package struct AppStart: Sendable, Equatable {
         self.replacesRoot = replacesRoot
     }
 
-    init(_ fields: HeaderFields, replacesRoot: Bool) throws(ProtocolError) {
+    /// The start a header's fields name (APPS start or setRoot, or INTERCEPT).
+    /// - Throws: ``ProtocolError`` (400) naming what is missing or wrong.
+    init(
+        app: String?, mode: String?, params: JSONValue?, clearTop: Bool, parent: String?, replacesRoot: Bool,
+        _ fields: HeaderFields
+    ) throws(ProtocolError) {
         let operation = replacesRoot ? "setRoot" : "start"
-        guard let app = fields.value("app")?.stringValue else {
-            throw fields.problem("APPS \(operation) needs a string 'app'")
-        }
-        var mode = LaunchMode.pushWithAnimation
-        if let text = fields.value("mode")?.stringValue {
-            guard let parsed = LaunchMode(rawValue: text) else {
+        guard let app else { throw fields.problem("APPS \(operation) needs a string 'app'") }
+        var launchMode = LaunchMode.pushWithAnimation
+        if let mode {
+            guard let parsed = LaunchMode(rawValue: mode) else {
                 throw fields.problem(
-                    "unknown launch mode '\(text)'; modes: \(LaunchMode.allCases.map(\.rawValue).joined(separator: ", "))"
+                    "unknown launch mode '\(mode)'; modes: \(LaunchMode.allCases.map(\.rawValue).joined(separator: ", "))"
                 )
             }
-            mode = parsed
+            launchMode = parsed
         }
-        let params = fields.value("params") ?? .emptyObject
+        let params = params ?? .emptyObject
         guard case .object = params else {
             throw fields.problem("APPS \(operation) 'params' must be a JSON object")
         }
         self.init(
-            app: app, params: params, mode: mode, clearTop: fields.value("clearTop")?.boolValue ?? false,
-            parent: fields.value("parent")?.stringValue, replacesRoot: replacesRoot)
+            app: app, params: params, mode: launchMode, clearTop: clearTop, parent: parent,
+            replacesRoot: replacesRoot)
+    }
+}
+
+/// INTERCEPT's header (broker → interceptor), declared once: the start to allow, change or refuse.
+struct InterceptHeader: HeaderMessage, Equatable {
+    var app: String?
+    var clearTop = false
+    var mode: String?
+    var params: JSONValue?
+    var parent: String?
+
+    static let command = Command.intercept
+    static let blank = InterceptHeader()
+
+    init() {}
+
+    init(_ start: AppStart) {
+        app = start.app
+        clearTop = start.clearTop
+        mode = start.mode.rawValue
+        params = start.params
+        parent = start.parent
+    }
+
+    mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("app", &app)
+        try visitor.field("clearTop", &clearTop, default: false)
+        try visitor.field("mode", &mode)
+        try visitor.field("params", any: &params)
+        try visitor.field("parent", &parent)
     }
 }
 

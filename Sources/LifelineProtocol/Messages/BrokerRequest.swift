@@ -52,7 +52,12 @@ package enum BrokerRequest: Sendable, Equatable {
             event.message.payload = request.payload ?? []
             return .event(event.message)
         case .app: return .app(try AppCallbackRequest(fields, arguments: request.payload))
-        case .intercept: return .intercept(try AppStart(fields, replacesRoot: false))
+        case .intercept:
+            let header = try InterceptHeader(fields)
+            return .intercept(
+                try AppStart(
+                    app: header.app, mode: header.mode, params: header.params, clearTop: header.clearTop,
+                    parent: header.parent, replacesRoot: false, fields))
         case .start: return .start(name: try StartHeader(fields).name)
         case .boot: return .boot(try BootTaskRun(fields))
         default: throw fields.problem("a client does not accept \(request.command)")
@@ -69,14 +74,7 @@ package enum BrokerRequest: Sendable, Equatable {
         case .offer(let offer): offer.frames(id: id, payload: offer.payloadText)
         case .event(let message): JournalEvent(message).frames(id: id, payload: message.payload)
         case .app(let callback): callback.frames(id: id, payload: JSONWriter.encode(callback.arguments))
-        case .intercept(let start):
-            ControlRequest(
-                .intercept, requestID: id,
-                header: [
-                    "app": .string(start.app), "params": start.params, "mode": .string(start.mode.rawValue),
-                    "clearTop": .bool(start.clearTop), "parent": start.parent.map { .string($0) } ?? .null,
-                ]
-            ).frames()
+        case .intercept(let start): InterceptHeader(start).frames(id: id)
         case .start(let name): StartHeader(name: name).frames(id: id)
         case .boot(let run): run.frames(id: id)
         }

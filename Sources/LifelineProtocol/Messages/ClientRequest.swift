@@ -96,11 +96,8 @@ package enum ClientRequest: Sendable, Equatable {
         case .replay: return .replay(try ReplayRequest(fields))
         case .ack: return .acknowledge(try Acknowledgement(fields))
         case .apps:
-            let operationID = try fields.optionalString("opId")
-            if let operationID, operationID.isEmpty || operationID.utf8.count > 128 {
-                throw fields.problem("APPS 'opId' must be 1...128 bytes")
-            }
-            return .apps(try AppsRequest(fields), operationID: operationID)
+            let header = try AppsHeader(fields)
+            return .apps(try AppsRequest(header, fields), operationID: header.opId)
         case .boot: return .boot(try BootRequest(fields))
         case .stats: return .stats
         case .trace: return .trace(seconds: try TraceHeader(fields).seconds)
@@ -139,9 +136,8 @@ package enum ClientRequest: Sendable, Equatable {
         case .dispatch(let dispatch): dispatch.frames(id: id, payload: JSONWriter.encode(dispatch.payload))
         case .replay(let replay): replay.frames(id: id)
         case .acknowledge(let ack): ack.frames(id: id)
-        case .apps(let apps, let operationID):
-            ControlRequest(.apps, requestID: id, header: apps.json(operationID: operationID)).frames()
-        case .boot(let boot): ControlRequest(.boot, requestID: id, header: boot.json).frames()
+        case .apps(let apps, let operationID): apps.header(operationID: operationID).frames(id: id)
+        case .boot(let boot): boot.header.frames(id: id)
         case .release(let service, let key): ReleaseHeader(key: key, service: service).frames(id: id)
         case .actors(let service): ActorsHeader(service: service).frames(id: id)
         }

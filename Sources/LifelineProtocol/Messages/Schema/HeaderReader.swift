@@ -76,6 +76,10 @@ package struct HeaderReader: HeaderVisitor {
         value = try fields.optionalObject(key.description)
     }
 
+    package mutating func field(_ key: StaticString, any value: inout JSONValue?) throws(ProtocolError) {
+        value = fields.value(key.description)
+    }
+
     package mutating func field(_ key: StaticString, any value: inout JSONValue, default fallback: JSONValue)
         throws(ProtocolError)
     {

@@ -30,6 +30,8 @@ package protocol HeaderVisitor {
         throws(Failure)
     /// A JSON object, or absent.
     mutating func field(_ key: StaticString, object value: inout JSONValue?) throws(Failure)
+    /// Any JSON value, or absent (or null).
+    mutating func field(_ key: StaticString, any value: inout JSONValue?) throws(Failure)
     /// Any JSON value; absent means `fallback`, which is written all the same.
     mutating func field(_ key: StaticString, any value: inout JSONValue, default fallback: JSONValue)
         throws(Failure)

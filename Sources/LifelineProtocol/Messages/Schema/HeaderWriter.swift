@@ -53,6 +53,10 @@ package struct HeaderWriter: HeaderVisitor {
         if let value { object.add(key, value) }
     }
 
+    package mutating func field(_ key: StaticString, any value: inout JSONValue?) {
+        if let value { object.add(key, value) }
+    }
+
     package mutating func field(_ key: StaticString, any value: inout JSONValue, default fallback: JSONValue)
     {
         object.add(key, value)
