@@ -51,7 +51,14 @@ enum Roles {
         }
         var service = Service("bench-\(index)")
         for topic in topics { service = service.onInline(topic, perform: handle) }
-        for topic in poolTopics { service = service.on(topic) { handle($0) } }
+        // The untyped handler reads the fields the typed one decodes (k, q and the text of p): the
+        // typed rows are compared with the same work per event.
+        for topic in poolTopics {
+            service = service.on(topic) { event in
+                let text = event["p"]?.stringValue
+                settle(key: UInt64(event["k"]?.intValue ?? 0), quiet: event["q"] != nil && text != nil, event)
+            }
+        }
         service = service.typed(typedTopics, settle)
         await service.methodInline("echo") { $0.body }.method("echo-pool") { $0.body }
             .method("echo-typed") { (body: EchoBody, _) async throws -> EchoBody in body }
