@@ -49,7 +49,8 @@ let package = Package(
         .executableTarget(
             name: "lifeline-bench",
             dependencies: [
-                "Lifeline", "LifelineBroker", "LifelineCLI", "LifelineProtocol", "LifelineSupport", "ZeroMQ",
+                "Lifeline", "LifelineBroker", "LifelineCLI", "LifelineProtocol", "LifelineSupport",
+                "LifelineTesting", "ZeroMQ",
             ],
             path: "bench/Sources/LifelineBench"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),

@@ -2,6 +2,7 @@ import Lifeline
 import LifelineBroker
 import LifelineProtocol
 import LifelineSupport
+import LifelineTesting
 
 /// CPU cost of the runtime's own code on the hot path, without sockets: what a publish costs the
 /// broker and what an event costs a subscriber before its handler runs.
@@ -97,6 +98,7 @@ enum Micro {
                 _ = try BusMessage.decode(event)
             })
         results += try typedCoding(iterations: iterations)
+        results += try hostedCalls(iterations: max(1000, iterations / 10))
         return results
     }
 
@@ -123,5 +125,29 @@ enum Micro {
                 _ = JSONWriter.encode(try JSONValueEncoder.encode(value))
             },
         ]
+    }
+
+    /// One call answered by a service host in this process (no sockets: `ServiceTestHost`), the
+    /// same body to a typed method and to a distributed actor's func: what the actor path costs
+    /// the host beyond the typed one.
+    private static func hostedCalls(iterations: Int) throws -> [(String, Double)] {
+        try AsyncBridge.run {
+            let host = try await ServiceTestHost(
+                Service("echo")
+                    .method("echo-typed") { (body: EchoBody, _) async throws -> EchoBody in body }
+                    .actor { EchoActor(actorSystem: $0.actorSystem) })
+            let body: JSONValue = ["k": 7, "p": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"]
+            var results: [(String, Double)] = []
+            for (name, method) in [("typed method", "echo-typed"), ("distributed actor func", "echoActor")] {
+                for _ in 0..<1000 { _ = try await host.call(method, body) }
+                let start = SystemClock.monotonicNanoseconds()
+                for _ in 0..<iterations { _ = try await host.call(method, body) }
+                let elapsed = Double(SystemClock.monotonicNanoseconds() - start)
+                results.append(
+                    ("host: a call to a \(name), in process (ServiceTestHost)", elapsed / Double(iterations)))
+            }
+            try await host.stop()
+            return results
+        }
     }
 }
