@@ -45,11 +45,13 @@ package final class BlockingClient {
         }
     }
 
-    /// Connects to the member ``members`` names now (a group's leader, or the next on the list).
-    private func reconnect() throws {
-        let next = try Self.connect(members.current, credentials)
+    /// Moves to the member `moved` names now (a group's leader, or the next on the list): the
+    /// socket first, then the record of where it is, so that a failed connect changes neither.
+    private func reconnect(to moved: GroupMembers) throws {
+        let next = try Self.connect(moved.current, credentials)
         socket.close()
         socket = next
+        members = moved
     }
 
     /// How long a request waits for a connection to the broker before it says none answered.
@@ -61,8 +63,9 @@ package final class BlockingClient {
         guard members.isGroup else {
             let reply = try sendOnce(request, timeout: timeout)
             // One member of a group named alone: a standby's word on the leader is followed once.
-            guard let leader = reply.leaderHint, members.follow(leader) else { return reply }
-            try reconnect()
+            var moved = members
+            guard let leader = reply.leaderHint, moved.follow(leader) else { return reply }
+            try reconnect(to: moved)
             return try sendOnce(request, timeout: timeout)
         }
         // A group: a member that is down or not connected is skipped, a standby's word on the
@@ -77,16 +80,18 @@ package final class BlockingClient {
             do {
                 let reply = try sendOnce(request, timeout: timeout)
                 guard reply.status == .unavailable else { return reply }
-                if let leader = reply.leaderHint, !tried.contains(leader), members.follow(leader) {
-                    try reconnect()
+                var moved = members
+                if let leader = reply.leaderHint, !tried.contains(leader), moved.follow(leader) {
+                    try reconnect(to: moved)
                     continue
                 }
                 refusal = .success(reply)
             } catch let error as LifelineError where error.status == .unavailable {
                 refusal = .failure(error)
             }
-            if members.advance(avoiding: tried) {
-                try reconnect()
+            var moved = members
+            if moved.advance(avoiding: tried) {
+                try reconnect(to: moved)
                 continue
             }
             guard SystemClock.monotonicNanoseconds() + 100_000_000 < deadline else {

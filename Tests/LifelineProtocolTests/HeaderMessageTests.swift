@@ -107,4 +107,29 @@ struct HeaderMessageTests {
         #expect(reading(Acknowledgement.self, ["name": "a", "sequence": 1, "epoch": -1]) == nil)
         #expect(reading(UnregisterRequest.self, [:]) == "UNREGISTER needs a string 'name'")
     }
+
+    @Test("tolerant fields take a value of another kind as absent; the others refuse it")
+    func tolerance() throws {
+        func read<Message: HeaderMessage>(_ type: Message.Type, _ header: JSONValue) throws -> Message {
+            try Message(HeaderFields(header, what: Message.command.rawValue))
+        }
+        let beat = try read(
+            HeartbeatHeader.self, ["dropped": -4, "queued": "many", "handled": 3, "name": "svc"])
+        #expect(beat.dropped == 0 && beat.queued == nil && beat.handled == nil && beat.name == "svc")
+        let ack = try read(Acknowledgement.self, ["name": "a", "sequence": 2, "epoch": "x", "error": 5])
+        #expect(ack == Acknowledgement(sequence: 2, epoch: nil, service: "a"))
+        let list = try read(AppsHeader.self, ["op": "list", "force": "yes", "parent": 3, "all": "true"])
+        #expect(!list.force && list.parent == nil && !list.all)
+        let offer = try read(DispatchOffer.self, ["event": "x", "completion": "someNewRule"])
+        #expect(offer.completion == nil, "a completion rule a newer broker sends is read as none")
+        #expect(throws: ProtocolError.self) { try read(AppsHeader.self, ["op": 5]) }
+    }
+
+    @Test("INTERCEPT writes all five fields, clearTop false and parent null too")
+    func interceptWritesEveryField() throws {
+        let header = InterceptHeader(AppStart(app: "home")).header
+        #expect(try Self.keys(of: header) == ["app", "clearTop", "mode", "params", "parent"])
+        #expect(
+            try JSONParser.parse(header)["parent"] == .null && JSONParser.parse(header)["clearTop"] == false)
+    }
 }

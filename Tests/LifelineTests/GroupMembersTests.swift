@@ -36,6 +36,11 @@ struct GroupMembersTests {
         #expect(skipped && members.current == "tcp://c:1")
         let stayed = members.advance(avoiding: ["tcp://a:1", "tcp://b:1"])
         #expect(!stayed && members.current == "tcp://c:1")
+        // Following a leader that is not listed, with every member avoided: the leader stays.
+        var led = GroupMembers(["tcp://a:1", "tcp://b:1"])
+        _ = led.follow("tcp://z:1")
+        let kept = led.advance(avoiding: ["tcp://a:1", "tcp://b:1"])
+        #expect(!kept && led.current == "tcp://z:1")
         let one = GroupMembers(["ipc:///tmp/broker"])
         #expect(!one.isGroup && one.current == "ipc:///tmp/broker")
     }

@@ -34,11 +34,11 @@ package struct GroupMembers: Sendable {
     @discardableResult
     package mutating func advance(avoiding: Set<String> = []) -> Bool {
         let avoid = avoiding.union([current])
-        leader = nil
         for step in 1...endpoints.count {
             let candidate = (index + step) % endpoints.count
             if !avoid.contains(endpoints[candidate]) {
                 index = candidate
+                leader = nil
                 return true
             }
         }

@@ -204,7 +204,7 @@ final class PublishCoalescer: Sendable {
     private var isClosed: Bool { state.withLock { $0.closed } }
 
     /// Publishes `request` — not queued: an acknowledged event, or a batch of
-    /// ``LifelineClient/publish(contentsOf:timeout:)`` — by the one retry rule the queue's batches
+    /// ``LifelineClient/publish(contentsOf:batchSize:window:timeout:)`` — by the one retry rule the queue's batches
     /// follow, and returns its receipt (the whole request's). `wholeTime`: one attempt takes all the
     /// time left (an acknowledged event waits for its handlers).
     /// - Throws: ``LifelineError``: the broker's refusal, or `.timeout` / `.unavailable` when no

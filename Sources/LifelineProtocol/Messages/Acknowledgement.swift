@@ -22,9 +22,10 @@ package struct Acknowledgement: HeaderMessage, Equatable {
     package static let blank = Acknowledgement(sequence: 0, epoch: nil, service: "")
 
     package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
-        // An epoch is taken back by its bit pattern: the writer writes one above Int64.max so.
-        try visitor.field("epoch", &epoch, bitPattern: true)
-        try visitor.field("error", &error)
+        // An epoch is taken back by its bit pattern: the writer writes one above Int64.max so. A
+        // malformed epoch or error does not cost the acknowledgement.
+        try visitor.field("epoch", tolerant: &epoch, bitPattern: true)
+        try visitor.field("error", tolerant: &error)
         try visitor.field("name", &service)
         try visitor.field("sequence", &sequence, bitPattern: false)
     }

@@ -135,22 +135,23 @@ package struct AppsHeader: HeaderMessage, Equatable {
     package static let blank = AppsHeader()
 
     package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
-        try visitor.field("action", &action)
-        try visitor.field("all", &all, default: false)
-        try visitor.field("animated", &animated, default: true)
-        try visitor.field("app", &app)
+        // Each operation reads its own fields; those of the others are not held against it.
+        try visitor.field("action", tolerant: &action)
+        try visitor.field("all", tolerant: &all, default: false)
+        try visitor.field("animated", tolerant: &animated, default: true)
+        try visitor.field("app", tolerant: &app)
         try visitor.field("body", any: &body)
-        try visitor.field("clearTop", &clearTop, default: false)
-        try visitor.field("force", &force, default: false)
-        try visitor.field("mode", &mode)
+        try visitor.field("clearTop", tolerant: &clearTop, default: false)
+        try visitor.field("force", tolerant: &force, default: false)
+        try visitor.field("mode", tolerant: &mode)
         try visitor.field("op", &op)
         try visitor.field("opId", &opId)
         try visitor.check(
             opId.map { $0.isEmpty || $0.utf8.count > 128 } == true ? "'opId' must be 1...128 bytes" : nil)
         try visitor.field("params", any: &params)
-        try visitor.field("parent", &parent)
+        try visitor.field("parent", tolerant: &parent)
         try visitor.field("result", any: &result)
-        try visitor.field("session", &session)
+        try visitor.field("session", tolerant: &session)
     }
 }
 
@@ -263,11 +264,16 @@ struct InterceptHeader: HeaderMessage, Equatable {
     }
 
     mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
-        try visitor.field("app", &app)
-        try visitor.field("clearTop", &clearTop, default: false)
-        try visitor.field("mode", &mode)
+        try visitor.field("app", tolerant: &app)
+        // All five are written, `clearTop` false and `parent` null too, as interceptors read them.
+        var clear = JSONValue.bool(clearTop)
+        try visitor.field("clearTop", any: &clear, default: false)
+        clearTop = clear.boolValue ?? false
+        try visitor.field("mode", tolerant: &mode)
         try visitor.field("params", any: &params)
-        try visitor.field("parent", &parent)
+        var parentValue = parent.map(JSONValue.string) ?? .null
+        try visitor.field("parent", any: &parentValue, default: .null)
+        parent = parentValue.stringValue
     }
 }
 

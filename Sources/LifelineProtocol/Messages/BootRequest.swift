@@ -43,6 +43,6 @@ struct BootHeader: HeaderMessage, Equatable {
     mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
         try visitor.field("launchOptions", any: &launchOptions)
         try visitor.field("op", &op)
-        try visitor.field("task", &task)
+        try visitor.field("task", tolerant: &task)
     }
 }

@@ -1,6 +1,6 @@
 /// A request the broker sends to a service or host: one case per command, each with its fields read
-/// and checked. ``decode(_:)`` is the only reader of these headers and ``controlRequest(id:)`` the
-/// only writer.
+/// and checked. ``decode(_:)`` is the only reader of these headers and ``frames(id:)`` the only
+/// writer (each header from its one declaration, ``HeaderMessage``).
 package enum BrokerRequest: Sendable, Equatable {
     /// The broker is alive; never answered.
     case heartbeat

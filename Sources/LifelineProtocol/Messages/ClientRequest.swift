@@ -1,6 +1,6 @@
 /// A request a client or a service sends to the broker: one case per command, each with its fields
 /// already read and checked. ``decode(_:)`` is the only reader of these headers and
-/// ``controlRequest(id:)`` the only writer.
+/// ``frames(id:)`` the only writer (each header from its one declaration, ``HeaderMessage``).
 package enum ClientRequest: Sendable, Equatable {
     /// Where is the bus, what are the heartbeat rules.
     case hello

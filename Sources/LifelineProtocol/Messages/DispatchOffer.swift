@@ -58,7 +58,10 @@ package struct DispatchOffer: HeaderMessage, Equatable {
         completion: nil, payload: .emptyObject)
 
     package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
-        try visitor.field("completion", &completion)
+        // A completion rule this peer does not know (a newer broker's) is read as none.
+        var rule = completion?.rawValue
+        try visitor.field("completion", &rule)
+        completion = rule.flatMap(CompletionRule.init(rawValue:))
         var dispatch: UInt64? = dispatch
         try visitor.field("dispatch", &dispatch, bitPattern: false)
         self.dispatch = dispatch ?? 0

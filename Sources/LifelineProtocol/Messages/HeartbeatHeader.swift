@@ -11,9 +11,10 @@ struct HeartbeatHeader: HeaderMessage {
     static let blank = HeartbeatHeader()
 
     mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
-        try visitor.field("dropped", &dropped, bitPattern: false)
+        // A heartbeat is never answered: what it reports is read tolerantly, never refused.
+        try visitor.field("dropped", tolerant: &dropped, bitPattern: false)
         var counts = handled.map { JSONValue.object($0.mapValues { .int(Int64(clamping: $0)) }) }
-        try visitor.field("handled", object: &counts)
+        try visitor.field("handled", any: &counts)
         handled = counts?.objectValue.map { members in
             var handled: [String: UInt64] = [:]
             for (event, count) in members.prefix(1000) {
@@ -22,7 +23,7 @@ struct HeartbeatHeader: HeaderMessage {
             return handled
         }
         try visitor.field("name", &name)
-        try visitor.field("queued", &queued, bitPattern: false)
-        try visitor.field("undecodable", &undecodable, bitPattern: false)
+        try visitor.field("queued", tolerant: &queued, bitPattern: false)
+        try visitor.field("undecodable", tolerant: &undecodable, bitPattern: false)
     }
 }

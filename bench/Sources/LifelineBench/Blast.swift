@@ -11,6 +11,7 @@ enum Blast {
     /// `publish(contentsOf:)` with `batch` events to a PUBLISH and `window` of them outstanding.
     static func batched(broker: String, count: Int, batch: Int, window: Int, event: String) throws -> Double {
         let client = LifelineClient(broker: broker, credentials: nil)
+        defer { AsyncBridge.run { await client.close() } }
         let payload = Payload.json(key: 1, size: 64, quiet: true)
         let start = SystemClock.monotonicNanoseconds()
         let events = (0..<count).map { _ in PublishedEvent(EventName(rawValue: event), payload: payload) }
@@ -18,9 +19,7 @@ enum Blast {
             try await client.publish(
                 contentsOf: events, batchSize: batch, window: window, timeout: .seconds(30))
         }
-        let rate = Double(count) / (Double(SystemClock.monotonicNanoseconds() - start) / 1e9)
-        AsyncBridge.run { await client.close() }
-        return rate
+        return Double(count) / (Double(SystemClock.monotonicNanoseconds() - start) / 1e9)
     }
 
     /// A loop of `LifelineClient.post`, one event per call, then `flush()`: the rate of the natural

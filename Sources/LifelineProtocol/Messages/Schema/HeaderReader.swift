@@ -113,6 +113,24 @@ package struct HeaderReader: HeaderVisitor {
         value = choice
     }
 
+    package mutating func field(_ key: StaticString, tolerant value: inout String?) throws(ProtocolError) {
+        value = fields.value(key.description)?.stringValue
+    }
+
+    package mutating func field(_ key: StaticString, tolerant value: inout Bool, default fallback: Bool)
+        throws(ProtocolError)
+    {
+        value = fields.value(key.description)?.boolValue ?? fallback
+    }
+
+    package mutating func field(_ key: StaticString, tolerant value: inout UInt64?, bitPattern: Bool)
+        throws(ProtocolError)
+    {
+        value = fields.value(key.description)?.intValue.map {
+            bitPattern ? UInt64(bitPattern: $0) : UInt64(max(0, $0))
+        }
+    }
+
     package mutating func check(_ problem: @autoclosure () -> String?) throws(ProtocolError) {
         if let problem = problem() { throw fields.problem("\(fields.what) \(problem)") }
     }

@@ -42,6 +42,16 @@ package protocol HeaderVisitor {
     /// One of an enumeration's names, or absent.
     mutating func field<Choice: RawRepresentable & CaseIterable>(_ key: StaticString, _ value: inout Choice?)
         throws(Failure) where Choice.RawValue == String
+    /// Tolerant fields, for what a peer may add or get wrong without harm (counts in a heartbeat, an
+    /// operation's fields it does not use): a value of another kind is read as absent, not refused.
+    /// A string, or absent.
+    mutating func field(_ key: StaticString, tolerant value: inout String?) throws(Failure)
+    /// `true` or `false`; absent (or another kind) means `fallback`, which is not written.
+    mutating func field(_ key: StaticString, tolerant value: inout Bool, default fallback: Bool)
+        throws(Failure)
+    /// An unsigned 64-bit number, or absent: a negative integer is read as 0 (with `bitPattern`, as
+    /// its 64 bits), anything else as absent.
+    mutating func field(_ key: StaticString, tolerant value: inout UInt64?, bitPattern: Bool) throws(Failure)
     /// A rule over the fields read so far: a reader refuses the header with `problem` (prefixed with
     /// the command) when it is not nil; a writer does nothing.
     mutating func check(_ problem: @autoclosure () -> String?) throws(Failure)

@@ -75,5 +75,17 @@ package struct HeaderWriter: HeaderVisitor {
         if let value { object.add(key, value.rawValue) }
     }
 
+    package mutating func field(_ key: StaticString, tolerant value: inout String?) {
+        if let value { object.add(key, value) }
+    }
+
+    package mutating func field(_ key: StaticString, tolerant value: inout Bool, default fallback: Bool) {
+        if value != fallback { object.add(key, value) }
+    }
+
+    package mutating func field(_ key: StaticString, tolerant value: inout UInt64?, bitPattern: Bool) {
+        if let value { object.add(key, Int64(bitPattern: value)) }
+    }
+
     package mutating func check(_ problem: @autoclosure () -> String?) {}
 }
