@@ -36,6 +36,18 @@ struct ConsoleBrowserTests {
                 "the boot",
                 #"return document.getElementById("boot-text").textContent.includes("critical chain")"#
             )
+            // The epoch, a 64-bit number past 2^53, as exact as `lifeline status` has it.
+            let status = try await broker.cli(["status"])
+            let epoch =
+                status.output.split(separator: "\n").first { $0.hasPrefix("epoch:") }
+                .map { $0.dropFirst("epoch:".count).trimmingCharacters(in: .whitespaces) } ?? "?"
+            let shownEpoch = try await browser.waitFor(
+                "the broker's epoch",
+                #"const m = document.getElementById("broker").textContent.match(/epoch ([0-9]+)/); return m ? m[1] : null"#
+            )
+            #expect(
+                shownEpoch.stringValue == epoch,
+                "the page shows epoch \(shownEpoch), lifeline status \(epoch)")
 
             // A service started after the page loaded appears without a reload (the views poll every second).
             let push = try await broker.service("lifeline-push")

@@ -6,6 +6,11 @@ extension ConsoleAssets {
         const token = document.querySelector('meta[name="lifeline-token"]').content;
         const $ = (id) => document.getElementById(id);
         const colors = ["#2f5bd3", "#d0392b", "#1a7f37", "#b26b00", "#7b3fc4", "#00838f"];
+        // Epochs and sequences are 64-bit: an integer past 2^53 would lose its last digits as a
+        // double, so it is kept as the digits the broker wrote (the reviver's source text).
+        const exactJSON = (text) => JSON.parse(text, (key, value, context) =>
+          typeof value === "number" && !Number.isSafeInteger(value) && context && /^-?[0-9]+$/.test(context.source)
+            ? context.source : value);
 
         function el(tag, attributes, ...children) {
           const element = document.createElement(tag);
@@ -193,7 +198,7 @@ extension ConsoleAssets {
           },
         };
         for (const [name, handler] of Object.entries(handlers)) {
-          views.addEventListener(name, (event) => handler(JSON.parse(event.data)));
+          views.addEventListener(name, (event) => handler(exactJSON(event.data)));
         }
 
         function entryRow(entry) {
@@ -215,7 +220,7 @@ extension ConsoleAssets {
           const filter = $("tail-filter").value.trim();
           tail = new EventSource("/tail" + (filter ? "?filter=" + encodeURIComponent(filter) : ""));
           tail.addEventListener("tail", (event) => {
-            const update = JSON.parse(event.data);
+            const update = exactJSON(event.data);
             if (paused) { missed += update.events.length + update.skipped; }
             else {
               prepend($("tail"), update.events, 200);
@@ -238,7 +243,7 @@ extension ConsoleAssets {
         $("trace-details").addEventListener("toggle", () => {
           if ($("trace-details").open) {
             trace = new EventSource("/trace");
-            trace.addEventListener("trace", (event) => prepend($("trace"), JSON.parse(event.data).events, 300));
+            trace.addEventListener("trace", (event) => prepend($("trace"), exactJSON(event.data).events, 300));
           } else if (trace) {
             trace.close();
             trace = null;
