@@ -17,6 +17,15 @@ enum DistributedFunctionTable {
         let function: DistributedFunction
         /// The mangled name of its distributed thunk: the target `executeDistributedTarget` runs.
         let identifier: String
+        /// Its signature, read once, to run it without demangling its name on every call (nil when
+        /// the runtime cannot give it: `executeDistributedTarget` runs it then).
+        let target: DistributedTarget?
+
+        init(function: DistributedFunction, identifier: String) {
+            self.function = function
+            self.identifier = identifier
+            self.target = DistributedTarget.signature(of: identifier)
+        }
     }
 
     /// What the table found for one actor type.

@@ -62,9 +62,13 @@ final class HostedActor<A: DistributedActor>: HostedActorBox where A.ActorSystem
     {
         var decoder = try LifelineActorSystem.InvocationDecoder(function: entry.function, text: text)
         let handler = LifelineActorSystem.ResultHandler()
-        try await actor.actorSystem.executeDistributedTarget(
-            on: actor, target: RemoteCallTarget(entry.identifier), invocationDecoder: &decoder,
-            handler: handler)
+        if let target = entry.target {
+            try await target.execute(on: actor, decoder: &decoder, handler: handler)
+        } else {
+            try await actor.actorSystem.executeDistributedTarget(
+                on: actor, target: RemoteCallTarget(entry.identifier), invocationDecoder: &decoder,
+                handler: handler)
+        }
         if let failure = decoder.failure {
             throw ServiceError(.badRequest, "\(entry.function.signature): \(failure)")
         }
