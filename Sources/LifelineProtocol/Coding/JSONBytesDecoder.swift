@@ -99,7 +99,10 @@ extension TapeDecoder: SingleValueDecodingContainer {
     /// A number's rules are the tree's: the number read from the text, judged by ``ValueDecoder``.
     func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
         guard node.kind == .number else { throw mismatch("an integer") }
-        return try ValueDecoder(value: tape.tape.number(at: index), path: path).integer(type)
+        let number = tape.tape.number(at: index)
+        // The usual case, an integer that fits, without putting the coding path together.
+        if case .int(let value) = number, let exact = T(exactly: value) { return exact }
+        return try ValueDecoder(value: number, path: path).integer(type)
     }
 
     func decode(_ type: Int.Type) throws -> Int { try integer(type) }
@@ -185,8 +188,55 @@ struct TapeObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try member(key).decode(type) }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        try present(key)?.decode(type)
+    }
+
+    /// The decoder of `key`'s value, nil when the object has none or it is null: one look for the
+    /// member (the protocol's own `decodeIfPresent` of a scalar looks three times).
+    private func present(_ key: Key) -> TapeDecoder? {
         guard let value = valueIndex(key), tape.tape[value].kind != .null else { return nil }
-        return try TapeDecoder(tape: tape, index: value, parent: path, key: key).decode(type)
+        return TapeDecoder(tape: tape, index: value, parent: path, key: key)
+    }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        try present(key)?.decode(type)
+    }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        try present(key)?.decode(type)
+    }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        try present(key)?.decode(type)
+    }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+        try present(key)?.decode(type)
+    }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try present(key)?.decode(type) }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? {
+        try present(key)?.decode(type)
+    }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? {
+        try present(key)?.decode(type)
+    }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
+        try present(key)?.decode(type)
+    }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+        try present(key)?.decode(type)
+    }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
+        try present(key)?.decode(type)
+    }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
+        try present(key)?.decode(type)
+    }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? {
+        try present(key)?.decode(type)
+    }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? {
+        try present(key)?.decode(type)
+    }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
+        try present(key)?.decode(type)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
