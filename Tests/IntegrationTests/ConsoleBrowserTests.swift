@@ -121,6 +121,23 @@ struct ConsoleBrowserTests {
             )
             print("console: a killed service was marked gone after \(ContinuousClock.now - killed)")
 
+            // The broker killed: every figure it gave turns stale at once; back, the page is live
+            // again by itself (no reload).
+            broker.process.kill(SIGKILL)
+            let died = ContinuousClock.now
+            try await browser.waitFor(
+                "the page stale",
+                #"return document.getElementById("connection").textContent === "stale" && [...document.querySelectorAll('#services tr[data-name]')].every(tr => tr.dataset.stale === "true") && document.querySelector('#services tr[data-name]') !== null"#
+            )
+            print("console: the page turned stale \(ContinuousClock.now - died) after the broker died")
+            let again = try await BrokerProcess(
+                control: broker.control, bus: broker.bus, ["--launcher", "launcher"])
+            children.append(again.process)
+            try await browser.waitFor(
+                "the page live again",
+                #"return document.getElementById("connection").textContent === "live" && document.querySelector('#services tr[data-stale]') === null"#
+            )
+
             if let path = ProcessInfo.processInfo.environment["LIFELINE_CONSOLE_SCREENSHOT"] {
                 try await browser.screenshot().write(to: URL(fileURLWithPath: path))
             }

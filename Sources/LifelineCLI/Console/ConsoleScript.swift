@@ -62,13 +62,36 @@ extension ConsoleAssets {
 
         // MARK: views
 
+        // While the broker does not answer, every figure it gave is stale: the badge says so and the
+        // rows are marked (data-stale), until it answers again.
+        let streamOpen = false;
+        let brokerDown = false;
+        let lastServices = null;
+        function showConnection() {
+          const [text, state] = !streamOpen ? ["reconnecting", "down"] : brokerDown ? ["stale", "down"] : ["live", "live"];
+          $("connection").textContent = text;
+          $("connection").className = "pill " + state;
+          $("connection").title = brokerDown ? "the broker does not answer: the figures below are the last it gave" : "";
+          if (brokerDown) document.body.dataset.stale = "true"; else delete document.body.dataset.stale;
+        }
+
         function renderBroker(broker) {
           if (broker.error) {
             problem("broker", "the broker does not answer: " + broker.error);
             $("lifecycle").textContent = "";
+            if (!brokerDown) {
+              brokerDown = true;
+              showConnection();
+              if (lastServices) renderServices(lastServices);
+            }
             return;
           }
           problem("broker", null);
+          if (brokerDown) {
+            brokerDown = false;
+            showConnection();
+            if (lastServices) renderServices(lastServices);
+          }
           const process = broker.broker || {};
           $("broker").textContent = broker.endpoint + " · pid " + process.pid + " on " + process.host +
             " · epoch " + broker.epoch + " · sequence " + broker.sequence;
@@ -76,24 +99,27 @@ extension ConsoleAssets {
         }
 
         function renderServices(view) {
+          lastServices = view;
+          const stale = brokerDown ? "true" : undefined;
           $("services-note").textContent = view.error ? view.error : (view.statsError ? "calls: " + view.statsError : "");
           const services = view.services || [];
           const up = services.filter((s) => s.state !== "gone").length;
-          $("services-count").textContent = up + " registered" + (up === services.length ? "" : ", " + (services.length - up) + " gone");
-          replaceRows($("services"), services.map((s) => el("tr", { "data-name": s.name, "data-state": s.state },
-            cell(s.name), cell(s.state === "gone" ? "gone " + duration(s.goneForMs) + " ago" : s.state, "state"),
+          $("services-count").textContent = up + " registered" + (up === services.length ? "" : ", " + (services.length - up) + " gone") +
+            (stale ? " (stale: the broker does not answer)" : "");
+          replaceRows($("services"), services.map((s) => el("tr", { "data-name": s.name, "data-state": s.state, "data-stale": stale },
+            cell(s.name), cell(stale ? "unknown" : s.state === "gone" ? "gone " + duration(s.goneForMs) + " ago" : s.state, "state"),
             el("td", { class: "num", title: (s.instances || []).map((i) => "pid " + i.pid + " on " + i.host +
               (i.inFlight === undefined ? "" : ": " + i.inFlight + " in flight") +
               (i.connected === false ? ", connection closed" : "")).join("\n") }, String((s.instances || []).length)),
             cell(s.pid, "num"), cell(s.host),
             el("td", { class: "list", title: (s.events || []).join("\n") }, list(s.events, 3)),
             el("td", { class: "list", title: (s.methods || []).join("\n") }, list(s.methods, 3)),
-            cell(duration(s.uptimeMs)), cell(duration(s.heartbeatAgeMs) + " ago"),
+            cell(stale ? "—" : duration(s.uptimeMs)), cell(stale ? "—" : duration(s.heartbeatAgeMs) + " ago"),
             cell(s.handled, "num"), cell(s.dropped, "num"))));
           const calls = [];
           for (const s of services) {
             for (const [method, c] of Object.entries(s.calls || {}).sort()) {
-              calls.push(el("tr", { "data-name": s.name + "." + method, "data-state": s.state },
+              calls.push(el("tr", { "data-name": s.name + "." + method, "data-state": s.state, "data-stale": stale },
                 cell(s.name), cell(method), cell(c.requests, "num"), cell(c.errors, "num"), cell(c.timeouts, "num"),
                 cell(c.p50Ms, "num"), cell(c.p99Ms, "num")));
             }
@@ -188,8 +214,8 @@ extension ConsoleAssets {
         // MARK: streams
 
         const views = new EventSource("/events");
-        views.onopen = () => { $("connection").textContent = "live"; $("connection").className = "pill live"; };
-        views.onerror = () => { $("connection").textContent = "reconnecting"; $("connection").className = "pill down"; };
+        views.onopen = () => { streamOpen = true; showConnection(); };
+        views.onerror = () => { streamOpen = false; showConnection(); };
         const handlers = {
           broker: renderBroker, services: renderServices, actors: renderActors, stack: renderStack, boot: renderBoot, rates: addRates,
           bus: (bus) => problem("bus", bus.error ? "the bus: " + bus.error : null),

@@ -12,6 +12,7 @@ extension ConsoleAssets {
         .pill { border-radius: 10px; padding: 1px 9px; background: #3a4256; font-size: 12px; }
         .pill.live { background: var(--up); }
         .pill.down { background: var(--gone); }
+        tr[data-stale="true"] { opacity: 0.5; }
         #banner { background: #fdecea; color: var(--gone); padding: 8px 18px; border-bottom: 1px solid #f5c2bd; }
         main { display: grid; grid-template-columns: repeat(auto-fit, minmax(560px, 1fr)); gap: 14px; padding: 14px 18px; }
         section { background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: 10px 14px;
