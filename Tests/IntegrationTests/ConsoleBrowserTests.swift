@@ -75,6 +75,21 @@ struct ConsoleBrowserTests {
                 #"const row = document.querySelector('#rates tr[data-name="com.example.consoleTest"]'); return row && row.cells[2].textContent === "6" ? row.cells[2].textContent : null"#
             )
             #expect(minute == "6")
+            // The chart's axes: round numbers per second (its top 1, 2 or 5 times a power of ten,
+            // the middle half of it), and a tick a minute back to five minutes ago.
+            let ticks = try await browser.run(
+                #"return document.getElementById("chart").dataset.ticks ?? null"#)
+            let labels = (ticks.stringValue ?? "").split(separator: ",").map(String.init)
+            let numbers = labels.compactMap { Double($0.replacingOccurrences(of: "/s", with: "")) }
+            #expect(labels.count == 3 && numbers.count == 3, "chart ticks \(ticks)")
+            if numbers.count == 3 {
+                let power = pow(10, floor(log10(numbers[2])))
+                #expect(numbers[0] == 0 && numbers[1] * 2 == numbers[2], "chart ticks \(labels)")
+                #expect([1.0, 2.0, 5.0].contains(numbers[2] / power), "chart top \(labels)")
+            }
+            #expect(
+                try await browser.run(#"return document.getElementById("chart").dataset.times ?? null"#)
+                    == "−5 min,−4 min,−3 min,−2 min,−1 min,now")
             let shown = try await browser.waitFor(
                 "the hostile payload in the tail",
                 #"return [...document.querySelectorAll('#tail li[data-event="com.example.consoleTest"] .payload')].map(e => e.textContent).find(t => t.includes("pwned")) ?? null"#

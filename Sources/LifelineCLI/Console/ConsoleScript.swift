@@ -177,6 +177,21 @@ extension ConsoleAssets {
           drawChart(newest, names.slice(0, colors.length - 1));
         }
 
+        // The smallest of 1, 2, 5, 10, 20, 50… at or above `value` (1 when idle): a round top for the
+        // chart, whose half is round too.
+        function niceCeiling(value) {
+          if (value <= 1) return 1;
+          const power = Math.pow(10, Math.floor(Math.log10(value)));
+          for (const step of [1, 2, 5, 10]) if (step * power >= value) return step * power;
+          return 10 * power;
+        }
+
+        function perSecond(value) {
+          if (value >= 1e6) return +(value / 1e6).toFixed(1) + "M/s";
+          if (value >= 1e3) return +(value / 1e3).toFixed(1) + "k/s";
+          return +value.toFixed(1) + "/s";
+        }
+
         function drawChart(newest, names) {
           const canvas = $("chart");
           const context = canvas.getContext("2d");
@@ -184,21 +199,35 @@ extension ConsoleAssets {
           context.clearRect(0, 0, width, height);
           const series = [{ name: "all", color: "#1d2330", value: (c) => Object.values(c).reduce((a, b) => a + b, 0) }]
             .concat(names.map((name, i) => ({ name, color: colors[i], value: (c) => c[name] || 0 })));
-          let top = 1;
-          for (const counts of seconds.values()) top = Math.max(top, series[0].value(counts));
+          let highest = 0;
+          for (const counts of seconds.values()) highest = Math.max(highest, series[0].value(counts));
+          const top = niceCeiling(highest);
           context.strokeStyle = "#e3e6ec";
           context.fillStyle = "#6b7385";
           context.font = "11px sans-serif";
-          for (const fraction of [0, 0.5, 1]) {
-            const y = height - 14 - fraction * (height - 24);
+          const ticks = [0, top / 2, top].map((value) => perSecond(value));
+          ticks.forEach((label, i) => {
+            const y = height - 14 - (i / 2) * (height - 24);
             context.beginPath(); context.moveTo(0, y); context.lineTo(width, y); context.stroke();
-            context.fillText(Math.round(top * fraction) + "/s", 4, y - 2);
+            context.fillText(label, 4, y - 2);
+          });
+          canvas.dataset.ticks = ticks.join(",");
+          // The time axis: a tick a minute, from five minutes ago to now.
+          const times = [];
+          for (let minutes = 5; minutes >= 0; minutes--) {
+            const x = (span - minutes * 60) / span * width;
+            const label = minutes === 0 ? "now" : "−" + minutes + " min";
+            context.beginPath(); context.moveTo(x, height - 14); context.lineTo(x, height - 10); context.stroke();
+            const measured = context.measureText(label).width;
+            context.fillText(label, Math.min(Math.max(0, x - measured / 2), width - measured), height - 1);
+            times.push(label);
           }
-          context.fillText("5 min ago", 4, height - 2);
-          context.fillText("now", width - 24, height - 2);
-          for (const line of series) {
+          canvas.dataset.times = times.join(",");
+          series.forEach((line, i) => {
             context.strokeStyle = line.color;
             context.lineWidth = line.name === "all" ? 2 : 1.2;
+            // Series of the same rate would be drawn one over the other: every other one is dashed.
+            context.setLineDash(i > 0 && i % 2 === 0 ? [5, 3] : []);
             context.beginPath();
             for (let second = newest - span; second <= newest; second++) {
               const x = (second - (newest - span)) / span * width;
@@ -206,7 +235,8 @@ extension ConsoleAssets {
               if (second === newest - span) context.moveTo(x, y); else context.lineTo(x, y);
             }
             context.stroke();
-          }
+          });
+          context.setLineDash([]);
           $("legend").replaceChildren(...series.map((line) => el("span", {}, el("i", { style: null }), line.name)));
           $("legend").querySelectorAll("i").forEach((swatch, i) => { swatch.style.background = series[i].color; });
         }
