@@ -177,7 +177,10 @@ enum BootCommand: CLICommand {
             })
         var lines = [
             "boot #\(report["boot"]?.intValue ?? 0) \(report["state"]?.stringValue ?? "") in \(report["durationMs"]?.intValue ?? 0) ms"
-                + (report["launchOptions"].map { $0 == .emptyObject ? "" : " (launch options \($0))" } ?? ""),
+                + (report["launchOptions"].map {
+                    $0 == .emptyObject || $0 == .null ? "" : " (launch options \($0))"
+                }
+                    ?? ""),
             "phases: "
                 + (report["phases"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: " → "),
         ]

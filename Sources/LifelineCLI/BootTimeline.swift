@@ -16,6 +16,18 @@ enum BootTimeline {
 
     static func svg(_ report: JSONValue) -> String {
         let tasks = report["tasks"]?.arrayValue ?? []
+        if tasks.isEmpty && (report["boot"]?.intValue ?? 0) == 0 {
+            return """
+                <svg xmlns="http://www.w3.org/2000/svg" width="1000" height="60" font-family="Helvetica, Arial, sans-serif" font-size="13">
+                <rect width="100%" height="100%" fill="white"/>
+                <text x="20" y="35" fill="#555">No boot has run yet: lifeline boot start runs one.</text>
+                </svg>
+
+                """
+        }
+        let launchOptions = report["launchOptions"].flatMap {
+            $0 == .null || $0 == .emptyObject ? nil : "; launch options \(escape($0.description))"
+        }
         let phases = (report["phases"]?.arrayValue ?? []).compactMap(\.stringValue)
         let chain = Set((report["criticalChain"]?.arrayValue ?? []).compactMap(\.stringValue))
         let services = Array(Set(tasks.compactMap { $0["service"]?.stringValue })).sorted { a, b in
@@ -44,7 +56,7 @@ enum BootTimeline {
             <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" font-family="Helvetica, Arial, sans-serif" font-size="12">
             <rect width="100%" height="100%" fill="white"/>
             <text x="20" y="28" font-size="17" font-weight="bold">Boot #\(report["boot"]?.intValue ?? 0): \(escape(report["state"]?.stringValue ?? "")) in \(report["durationMs"]?.intValue ?? 0) ms</text>
-            <text x="20" y="48" fill="#555">one row per task, grouped by process; colour = phase; thick red outline = critical chain; launch options \(escape((report["launchOptions"] ?? .null).description))</text>
+            <text x="20" y="48" fill="#555">one row per task, grouped by process; colour = phase; thick red outline = critical chain\(launchOptions ?? "")</text>
             <text x="\(left + plot / 2)" y="\(top - 34)" text-anchor="middle" fill="#333">time since the boot started (ms)</text>
 
             """
