@@ -71,7 +71,9 @@ public enum CLI {
             Console.error("lifeline \(name): \(error.message)\ntry 'lifeline \(name) --help'")
             return 2
         } catch let error as LifelineError {
-            Console.error("lifeline \(name): \(error.message)")
+            // A refusal of the key says so with its status, as a refused call does.
+            let status = error.status == .forbidden ? "\(error.status): " : ""
+            Console.error("lifeline \(name): \(status)\(error.message)")
             return 1
         } catch {
             Console.error("lifeline \(name): \(error)")

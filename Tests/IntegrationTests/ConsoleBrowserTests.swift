@@ -180,6 +180,9 @@ struct ConsoleBrowserTests {
             _ = try await browser.runAction("publish", "com.example.allowed", expecting: 0)
             let refused = try await browser.runAction("publish", "com.example.forbidden", expecting: 1)
             #expect(refused.contains("may not publish"), "\(refused)")
+            #expect(
+                refused.contains("403"),
+                "a refused publish shows its status, as a refused call does: \(refused)")
             #expect(refused.contains("console"), "the denial names the key: \(refused)")
             #expect(try await browser.severeLogs() == [])
         }
