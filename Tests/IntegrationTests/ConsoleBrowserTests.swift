@@ -107,6 +107,21 @@ struct ConsoleBrowserTests {
                 #"const items = [...document.querySelectorAll('#tail li')]; return items.length === 6 && items.every(li => li.dataset.event === "com.example.consoleTest")"#
             )
 
+            // Pause holds the tail still; what arrives meanwhile is added on Resume.
+            try await browser.click("#tail-pause")
+            #expect(try await broker.cli(["publish", "com.example.consoleTest", "held:=1"]).status == 0)
+            try await browser.waitFor(
+                "the paused note",
+                #"return document.getElementById("tail-note").textContent === "paused, 1 new""#)
+            #expect(
+                try await browser.run(#"return document.querySelectorAll('#tail li').length"#) == 6,
+                "nothing is added while paused")
+            try await browser.click("#tail-pause")
+            try await browser.waitFor(
+                "the held event",
+                #"const items = [...document.querySelectorAll('#tail li')]; return items.length === 7 && items[0].textContent.includes("held") ? true : null"#
+            )
+
             // An apps action from the page changes the stack on screen.
             _ = try await browser.runAction(
                 "apps", #"action login signIn '{"user": "ana", "password": "secret"}'"#, expecting: 0)

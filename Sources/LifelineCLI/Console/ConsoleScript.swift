@@ -268,16 +268,22 @@ extension ConsoleAssets {
           while (list.children.length > limit) list.lastChild.remove();
         }
 
-        let tail = null, paused = false, missed = 0;
+        // While paused the tail stands still; what arrives meanwhile is kept (the newest 200, as the
+        // list shows) and added on Resume.
+        let tail = null, paused = false, missed = 0, held = [];
         function openTail() {
           if (tail) tail.close();
           $("tail").replaceChildren();
           missed = 0;
+          held = [];
           const filter = $("tail-filter").value.trim();
           tail = new EventSource("/tail" + (filter ? "?filter=" + encodeURIComponent(filter) : ""));
           tail.addEventListener("tail", (event) => {
             const update = exactJSON(event.data);
-            if (paused) { missed += update.events.length + update.skipped; }
+            if (paused) {
+              missed += update.events.length + update.skipped;
+              held = held.concat(update.events).slice(-200);
+            }
             else {
               prepend($("tail"), update.events, 200);
               if (update.skipped) missed += update.skipped;
@@ -290,8 +296,15 @@ extension ConsoleAssets {
         $("tail-pause").addEventListener("click", () => {
           paused = !paused;
           $("tail-pause").textContent = paused ? "Resume" : "Pause";
-          if (!paused) missed = 0;
-          $("tail-note").textContent = paused ? "paused" : "";
+          if (paused) {
+            $("tail-note").textContent = "paused";
+            return;
+          }
+          prepend($("tail"), held, 200);
+          $("tail-note").textContent = missed > held.length
+            ? missed + " arrived while paused; the newest " + held.length + " are shown" : "";
+          missed = 0;
+          held = [];
         });
         openTail();
 
