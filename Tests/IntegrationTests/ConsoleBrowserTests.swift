@@ -151,6 +151,11 @@ struct ConsoleBrowserTests {
             )
             print("console: a killed service was marked gone after \(ContinuousClock.now - killed)")
 
+            // The screenshot in docs/ (LIFELINE_CONSOLE_SCREENSHOT=docs/console.png): the live page.
+            if let path = ProcessInfo.processInfo.environment["LIFELINE_CONSOLE_SCREENSHOT"] {
+                try await browser.screenshot().write(to: URL(fileURLWithPath: path))
+            }
+
             // The broker killed: every figure it gave turns stale at once; back, the page is live
             // again by itself (no reload).
             broker.process.kill(SIGKILL)
@@ -168,9 +173,6 @@ struct ConsoleBrowserTests {
                 #"return document.getElementById("connection").textContent === "live" && document.querySelector('#services tr[data-stale]') === null"#
             )
 
-            if let path = ProcessInfo.processInfo.environment["LIFELINE_CONSOLE_SCREENSHOT"] {
-                try await browser.screenshot().write(to: URL(fileURLWithPath: path))
-            }
             #expect(try await browser.severeLogs() == [], "no script error, no failed load")
         }
     }
