@@ -58,6 +58,34 @@ struct ConsoleBrowserTests {
                 #"return document.querySelector('#services tr[data-name="push"][data-state="up"]') !== null"#)
             print("console: a started service appeared after \(ContinuousClock.now - appeared)")
 
+            // The services table sorts by a clicked column (again: the other way) and filters by name.
+            func names() async throws -> String {
+                try await browser.run(
+                    #"return [...document.querySelectorAll('#services tr[data-name]')].map(tr => tr.dataset.name).join(",")"#
+                ).stringValue ?? ""
+            }
+            let byName = try await names()
+            #expect(
+                byName.split(separator: ",").sorted() == byName.split(separator: ","), "by name: \(byName)")
+            try await browser.click(#"#services th[data-sort="name"]"#)
+            try await browser.waitFor(
+                "names the other way",
+                #"return document.querySelector('#services th[data-sort="name"]').dataset.order === "descending" ? true : null"#
+            )
+            let reversed = try await names()
+            #expect(
+                reversed.split(separator: ",") == byName.split(separator: ",").reversed(),
+                "reversed: \(reversed)")
+            try await browser.type("#services-filter", "gate")
+            try await browser.waitFor(
+                "only the gateway",
+                #"return [...document.querySelectorAll('#services tr[data-name]')].map(tr => tr.dataset.name).join(",") === "gateway""#
+            )
+            _ = try await browser.run(
+                #"const f = document.getElementById("services-filter"); f.value = ""; f.dispatchEvent(new Event("input")); return true"#
+            )
+            try await browser.click(#"#services th[data-sort="name"]"#)
+
             // Published events move the rate and the tail; a payload with markup is shown as text.
             let hostile = #"<script>window.pwned=1</script><img src=x onerror="window.pwned=2">"#
             for index in 0..<5 {

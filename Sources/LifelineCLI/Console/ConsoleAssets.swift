@@ -25,9 +25,13 @@ enum ConsoleAssets {
         <div id="banner" hidden></div>
         <main>
           <section id="services-panel" class="wide">
-            <h2>Services <small id="services-count"></small></h2>
-            <table id="services"><thead><tr><th>name</th><th>state</th><th>instances</th><th>pid</th><th>host</th><th>events</th>
-              <th>methods</th><th>uptime</th><th>heartbeat</th><th>handled</th><th>dropped</th></tr></thead><tbody></tbody></table>
+            <h2>Services <small id="services-count"></small>
+              <input id="services-filter" placeholder="filter by name" aria-label="filter services by name"></h2>
+            <table id="services"><thead><tr><th data-sort="name">name</th><th data-sort="state">state</th>
+              <th data-sort="instances">instances</th><th data-sort="pid">pid</th><th data-sort="host">host</th>
+              <th data-sort="events">events</th><th data-sort="methods">methods</th><th data-sort="uptime">uptime</th>
+              <th data-sort="heartbeat">heartbeat</th><th data-sort="handled">handled</th><th data-sort="dropped">dropped</th>
+              </tr></thead><tbody></tbody></table>
             <p id="services-note" class="muted"></p>
             <h3>Calls by method</h3>
             <table id="calls"><thead><tr><th>service</th><th>method</th><th>requests</th><th>errors</th><th>timeouts</th>

@@ -98,13 +98,31 @@ extension ConsoleAssets {
           $("lifecycle").textContent = broker.lifecycle;
         }
 
+        // The services table sorts by the column whose header was clicked last (again: the other
+        // way) and shows the names that contain the filter's text.
+        let serviceOrder = { column: "name", descending: false };
+        const serviceKeys = {
+          name: (s) => s.name, state: (s) => s.state, instances: (s) => (s.instances || []).length, pid: (s) => s.pid,
+          host: (s) => s.host, events: (s) => (s.events || []).length, methods: (s) => (s.methods || []).length,
+          uptime: (s) => s.uptimeMs, heartbeat: (s) => s.heartbeatAgeMs, handled: (s) => s.handled, dropped: (s) => s.dropped,
+        };
+        function compareServices(a, b) {
+          const key = serviceKeys[serviceOrder.column];
+          const [x, y] = [key(a), key(b)];
+          const order = typeof x === "number" && typeof y === "number" ? x - y : String(x ?? "").localeCompare(String(y ?? ""));
+          return (serviceOrder.descending ? -order : order) || a.name.localeCompare(b.name);
+        }
+
         function renderServices(view) {
           lastServices = view;
           const stale = brokerDown ? "true" : undefined;
           $("services-note").textContent = view.error ? view.error : (view.statsError ? "calls: " + view.statsError : "");
-          const services = view.services || [];
-          const up = services.filter((s) => s.state !== "gone").length;
-          $("services-count").textContent = up + " registered" + (up === services.length ? "" : ", " + (services.length - up) + " gone") +
+          const filter = $("services-filter").value.trim().toLowerCase();
+          const all = view.services || [];
+          const services = all.filter((s) => !filter || s.name.toLowerCase().includes(filter)).sort(compareServices);
+          const up = all.filter((s) => s.state !== "gone").length;
+          $("services-count").textContent = up + " registered" + (up === all.length ? "" : ", " + (all.length - up) + " gone") +
+            (services.length < all.length ? ", " + services.length + " shown" : "") +
             (stale ? " (stale: the broker does not answer)" : "");
           replaceRows($("services"), services.map((s) => el("tr", { "data-name": s.name, "data-state": s.state, "data-stale": stale },
             cell(s.name), cell(stale ? "unknown" : s.state === "gone" ? "gone " + duration(s.goneForMs) + " ago" : s.state, "state"),
@@ -240,6 +258,17 @@ extension ConsoleAssets {
           $("legend").replaceChildren(...series.map((line) => el("span", {}, el("i", { style: null }), line.name)));
           $("legend").querySelectorAll("i").forEach((swatch, i) => { swatch.style.background = series[i].color; });
         }
+
+        for (const header of document.querySelectorAll("#services th[data-sort]")) {
+          header.addEventListener("click", () => {
+            const column = header.dataset.sort;
+            serviceOrder = { column, descending: serviceOrder.column === column && !serviceOrder.descending };
+            for (const other of document.querySelectorAll("#services th[data-sort]")) delete other.dataset.order;
+            header.dataset.order = serviceOrder.descending ? "descending" : "ascending";
+            if (lastServices) renderServices(lastServices);
+          });
+        }
+        $("services-filter").addEventListener("input", () => { if (lastServices) renderServices(lastServices); });
 
         // MARK: streams
 

@@ -13,6 +13,10 @@ extension ConsoleAssets {
         .pill.live { background: var(--up); }
         .pill.down { background: var(--gone); }
         tr[data-stale="true"] { opacity: 0.5; }
+        th[data-sort] { cursor: pointer; user-select: none; }
+        th[data-order="ascending"]::after { content: " ▲"; }
+        th[data-order="descending"]::after { content: " ▼"; }
+        #services-filter { margin-left: 12px; font-size: 13px; padding: 2px 6px; }
         #banner { background: #fdecea; color: var(--gone); padding: 8px 18px; border-bottom: 1px solid #f5c2bd; }
         main { display: grid; grid-template-columns: repeat(auto-fit, minmax(560px, 1fr)); gap: 14px; padding: 14px 18px; }
         section { background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: 10px 14px;
