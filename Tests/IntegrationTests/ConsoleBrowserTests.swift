@@ -205,6 +205,36 @@ struct ConsoleBrowserTests {
         }
     }
 
+    @Test("a page opened after events were published shows them: the console counts with no page open")
+    func historyWithoutAPage() async throws {
+        let broker = try await BrokerProcess()
+        let console = try await ConsoleProcess(broker: broker.control)
+        defer { for child in [console.process, broker.process] { child.kill() } }
+        // The console has sampled the broker's counts once: what comes next is counted.
+        var counting = JSONValue.null
+        let deadline = ContinuousClock.now + .seconds(30)
+        while (counting["samples"]?.intValue ?? 0) < 1 && ContinuousClock.now < deadline {
+            counting =
+                try JSONParser.parse(Array(try await console.fetch("/api/state").body.utf8))["counting"]
+                ?? .null
+            if (counting["samples"]?.intValue ?? 0) < 1 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(
+            (counting["samples"]?.intValue ?? 0) >= 1, "the console samples the broker's counts: \(counting)")
+        for index in 0..<5 {
+            #expect(try await broker.cli(["publish", "com.example.before", "index:=\(index)"]).status == 0)
+        }
+        try await Browser.with { browser in
+            try await browser.open(console.url)
+            let minute = try await browser.waitFor(
+                "the events published before the page opened",
+                #"const row = document.querySelector('#rates tr[data-name="com.example.before"]'); return row && row.cells[2].textContent === "5" ? row.cells[2].textContent : null"#
+            )
+            #expect(minute == "5")
+            #expect(try await browser.severeLogs() == [])
+        }
+    }
+
     @Test("with CURVE the page shows what its key may; an action the key may not do shows the broker's 403")
     func forbidden() async throws {
         let keys = try SecuritySetup(keys: ["console", "push"])

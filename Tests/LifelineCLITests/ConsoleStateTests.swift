@@ -45,17 +45,24 @@ struct ConsoleStateTests {
                     "… (5000 bytes)") == true)
     }
 
-    @Test("rates count each name per whole second; quiet seconds are listed empty; traces are not counted")
+    @Test(
+        "rates come from the broker's counts: what was published since the last sample, per whole second; quiet seconds are listed empty; traces and events before the first sample are not counted"
+    )
     func rates() {
         let state = ConsoleState()
-        for _ in 0..<3 { state.record(sequence: 1, name: "a", publishedAt: 0, payload: [], now: 10_100) }
-        state.record(sequence: 2, name: "b", publishedAt: 0, payload: [], now: 10_900)
-        state.record(sequence: 3, name: "a", publishedAt: 0, payload: [], now: 12_500)
-        state.record(sequence: 4, name: "callDidFinish", publishedAt: 0, payload: [], now: 12_500)
+        state.recordCounts(["a": 40, "old": 7], epoch: 5, now: 9_000)
+        state.recordCounts(["a": 43, "b": 1, "old": 7], epoch: 5, now: 10_100)
+        state.record(sequence: 1, name: "a", publishedAt: 0, payload: [], now: 10_500)
+        state.recordCounts(["a": 43, "b": 1, "old": 7], epoch: 5, now: 11_100)
+        state.recordCounts(["a": 44, "b": 1, "old": 7, "callDidFinish": 9], epoch: 5, now: 12_500)
         let rates = state.rates(after: 9, now: 13_000)
         #expect(rates.map(\.second) == [10, 11, 12])
-        #expect(rates.map(\.counts) == [["a": 3, "b": 1], [:], ["a": 1]])
+        #expect(
+            rates.map(\.counts) == [["a": 3, "b": 1], [:], ["a": 1]], "bus events seen do not count twice")
         #expect(state.rates(after: 12, now: 13_999).isEmpty)
+        // A new epoch (the broker restarted) counts from 0.
+        state.recordCounts(["a": 2], epoch: 6, now: 14_200)
+        #expect(state.rates(after: 13, now: 15_000).map(\.counts) == [["a": 2]])
     }
 
     @Test(

@@ -4,10 +4,12 @@ import LifelineProtocol
 import LifelineSupport
 import Synchronization
 
-/// Keeps a ``ConsoleState`` current from the broker, on two threads of its own (each with its own
+/// Keeps a ``ConsoleState`` current from the broker, on threads of its own (each with its own
 /// broker sockets): one asks for the views (status, services and their calls, the micro-app stack,
-/// the boot) every second while a page is open and every 5 s otherwise; one reads the bus while a
-/// page is open, and holds a TRACE lease while a trace view is.
+/// the boot) every second while a page is open and every 5 s otherwise; one samples the broker's
+/// counts of events published by name (STATS) every second, page or not, for the rates and the
+/// chart; one reads the bus for the tail while a page is open, and holds a TRACE lease while a
+/// trace view is.
 final class ConsoleFeed: Sendable {
     let broker: String
     let credentials: LifelineClient.Credentials?
@@ -33,6 +35,40 @@ final class ConsoleFeed: Sendable {
             ThreadName.set("ll-console-bus")
             busLoop()
         }.start()
+        Thread { [self] in
+            ThreadName.set("ll-console-rate")
+            rateLoop()
+        }.start()
+    }
+
+    // MARK: Rates
+
+    /// Samples the broker's published counts every second, whether or not a page is open, so that
+    /// a page opened after a busy period shows it.
+    private func rateLoop() {
+        var client: BlockingClient?
+        var samples = 0
+        while !isStopped {
+            let started = SystemClock.monotonicNanoseconds()
+            do {
+                let current = try client ?? BlockingClient(broker: broker, credentials: credentials)
+                client = current
+                let stats = try current.request(.stats, timeout: .seconds(2)).json()
+                var counts: [String: UInt64] = [:]
+                for (name, count) in stats["events"]?.objectValue ?? [:] {
+                    counts[name] = UInt64(max(0, count.intValue ?? 0))
+                }
+                let epoch = UInt64(bitPattern: stats["broker"]?["epoch"]?.intValue ?? 0)
+                state.recordCounts(counts, epoch: epoch, now: Self.now())
+                samples += 1
+                state.update("counting", ["samples": .int(Int64(samples))])
+            } catch {
+                // The client's socket reconnects by itself; a key that may not observe is told here.
+                state.update("counting", ["samples": .int(Int64(samples)), "error": .string(Self.sentence(error))])
+            }
+            let spent = Double(SystemClock.monotonicNanoseconds() - started) / 1e9
+            Thread.sleep(forTimeInterval: max(0.05, 1 - spent))
+        }
     }
 
     /// Ends both threads within about a second.

@@ -44,6 +44,10 @@ final class ConsoleState: Sendable {
         var viewers = 0
         var traceViewers = 0
         var lastViewerMilliseconds: Int64 = 0
+        /// The broker's published counts by name at the last sample, and its epoch (nil before the
+        /// first sample).
+        var lastCounts: [String: UInt64] = [:]
+        var lastEpoch: UInt64?
     }
 
     private let inner = Mutex(Inner())
@@ -90,13 +94,30 @@ final class ConsoleState: Sendable {
             if inner.entries.count > Self.retained + Self.retained / 4 {
                 inner.entries.removeFirst(inner.entries.count - Self.retained)
             }
-            guard !isTrace else { return }
+        }
+    }
+
+    /// Records the broker's own counts of events published by name in `epoch` (STATS), sampled at
+    /// `now` whether or not a page is open: what was published since the last sample is counted in
+    /// this second. The first sample, and the first of a new epoch, set where counting starts (a new
+    /// epoch's counts start from 0). Trace events are not counted.
+    func recordCounts(_ counts: [String: UInt64], epoch: UInt64, now: Int64) {
+        inner.withLock { inner in
+            defer { (inner.lastCounts, inner.lastEpoch) = (counts, epoch) }
+            guard let lastEpoch = inner.lastEpoch else { return }
+            var added: [String: Int] = [:]
+            for (name, count) in counts
+            where name != EventName.dispatchDidStep.rawValue && name != EventName.callDidFinish.rawValue {
+                let before = lastEpoch == epoch ? inner.lastCounts[name] ?? 0 : 0
+                if count > before { added[name] = Int(clamping: count - before) }
+            }
+            guard !added.isEmpty else { return }
             let second = now / 1000
             if inner.seconds.last?.second != second {
                 inner.seconds.append((second, [:]))
                 if inner.seconds.count > Self.rateSeconds + 1 { inner.seconds.removeFirst() }
             }
-            inner.seconds[inner.seconds.count - 1].counts[name, default: 0] += 1
+            inner.seconds[inner.seconds.count - 1].counts.merge(added, uniquingKeysWith: +)
         }
     }
 
