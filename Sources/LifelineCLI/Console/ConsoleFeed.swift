@@ -64,7 +64,8 @@ final class ConsoleFeed: Sendable {
                 state.update("counting", ["samples": .int(Int64(samples))])
             } catch {
                 // The client's socket reconnects by itself; a key that may not observe is told here.
-                state.update("counting", ["samples": .int(Int64(samples)), "error": .string(Self.sentence(error))])
+                state.update(
+                    "counting", ["samples": .int(Int64(samples)), "error": .string(Self.sentence(error))])
             }
             let spent = Double(SystemClock.monotonicNanoseconds() - started) / 1e9
             Thread.sleep(forTimeInterval: max(0.05, 1 - spent))
