@@ -231,6 +231,27 @@ struct ConsoleBrowserTests {
                 #"const row = document.querySelector('#rates tr[data-name="com.example.before"]'); return row && row.cells[2].textContent === "5" ? row.cells[2].textContent : null"#
             )
             #expect(minute == "5")
+            // The tail reads the bus; hidden, it no longer does (after the console's 10 s grace).
+            func subscribed() async throws -> Bool? {
+                try JSONParser.parse(Array(try await console.fetch("/api/state").body.utf8))["bus"]?[
+                    "subscribed"]?
+                    .boolValue
+            }
+            let shown = ContinuousClock.now + .seconds(30)
+            while try await subscribed() != true && ContinuousClock.now < shown {
+                try await Task.sleep(for: .milliseconds(200))  // polling the console's view with a deadline
+            }
+            #expect(try await subscribed() == true, "the page's tail reads the bus")
+            try await browser.click("#tail-toggle")
+            let hidden = ContinuousClock.now + .seconds(40)
+            while try await subscribed() != false && ContinuousClock.now < hidden {
+                try await Task.sleep(for: .milliseconds(200))  // polling the console's view with a deadline
+            }
+            #expect(try await subscribed() == false, "with the tail hidden the console leaves the bus")
+            try await browser.click("#tail-toggle")
+            try await browser.waitFor(
+                "the tail again",
+                #"return document.getElementById("tail-toggle").textContent === "Hide" ? true : null"#)
             #expect(try await browser.severeLogs() == [])
         }
     }

@@ -48,6 +48,7 @@ enum ConsoleAssets {
             <div class="controls">
               <input id="tail-filter" placeholder="filter: part of a name, or a pattern (did*, com.example.*)" autocomplete="off">
               <button id="tail-pause" type="button">Pause</button>
+              <button id="tail-toggle" type="button" title="the console reads the bus only while a tail or the traces are shown">Hide</button>
               <span id="tail-note" class="muted"></span>
             </div>
             <ol id="tail"></ol>

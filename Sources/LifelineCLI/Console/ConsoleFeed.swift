@@ -8,8 +8,8 @@ import Synchronization
 /// broker sockets): one asks for the views (status, services and their calls, the micro-app stack,
 /// the boot) every second while a page is open and every 5 s otherwise; one samples the broker's
 /// counts of events published by name (STATS) every second, page or not, for the rates and the
-/// chart; one reads the bus for the tail while a page is open, and holds a TRACE lease while a
-/// trace view is.
+/// chart; one reads the bus while a page's tail or trace view is open, and holds a TRACE lease
+/// while a trace view is.
 final class ConsoleFeed: Sendable {
     let broker: String
     let credentials: LifelineClient.Credentials?
@@ -160,7 +160,7 @@ final class ConsoleFeed: Sendable {
         while !isStopped {
             let viewers = state.viewers
             let wanted =
-                viewers.pages + viewers.traces > 0 || Self.now() - viewers.lastChangeMilliseconds < 10_000
+                viewers.tails + viewers.traces > 0 || Self.now() - viewers.lastChangeMilliseconds < 10_000
             guard wanted else {
                 if subscriber != nil { state.update("bus", ["subscribed": false]) }
                 subscriber = nil

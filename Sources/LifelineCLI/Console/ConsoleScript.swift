@@ -335,6 +335,23 @@ extension ConsoleAssets {
           missed = 0;
           held = [];
         });
+        // A hidden tail closes its stream: with no tail and no trace view open, the console stops
+        // reading the bus (the rates come from the broker's counters).
+        $("tail-toggle").addEventListener("click", () => {
+          const hiding = tail !== null;
+          if (hiding) {
+            tail.close();
+            tail = null;
+            $("tail").replaceChildren();
+            $("tail-note").textContent = "hidden: the bus is not read for it";
+          } else {
+            $("tail-note").textContent = "";
+            openTail();
+          }
+          $("tail-toggle").textContent = hiding ? "Show" : "Hide";
+          $("tail-pause").disabled = hiding;
+          $("tail-filter").disabled = hiding;
+        });
         openTail();
 
         let trace = null;

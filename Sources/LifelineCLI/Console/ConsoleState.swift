@@ -42,6 +42,7 @@ final class ConsoleState: Sendable {
         /// Events per name in each whole second (milliseconds / 1000), oldest first.
         var seconds: [(second: Int64, counts: [String: Int])] = []
         var viewers = 0
+        var tailViewers = 0
         var traceViewers = 0
         var lastViewerMilliseconds: Int64 = 0
         /// The broker's published counts by name at the last sample, and its epoch (nil before the
@@ -159,24 +160,29 @@ final class ConsoleState: Sendable {
 
     // MARK: Viewers
 
-    /// A page's stream opened (`trace`: the trace view's); the feed works while any is open.
-    func viewerJoined(trace: Bool = false, now: Int64) {
+    /// Which of a page's streams: its views, its tail (the bus), or its trace view.
+    enum Viewer: Sendable { case page, tail, trace }
+
+    /// A page's stream of `kind` opened: the feed asks for the views while a page is open, reads
+    /// the bus while a tail or trace view is.
+    func viewerJoined(_ kind: Viewer, now: Int64) { count(kind, by: 1, now: now) }
+
+    /// A page's stream of `kind` closed.
+    func viewerLeft(_ kind: Viewer, now: Int64) { count(kind, by: -1, now: now) }
+
+    private func count(_ kind: Viewer, by change: Int, now: Int64) {
         inner.withLock {
-            if trace { $0.traceViewers += 1 } else { $0.viewers += 1 }
+            switch kind {
+            case .page: $0.viewers += change
+            case .tail: $0.tailViewers += change
+            case .trace: $0.traceViewers += change
+            }
             $0.lastViewerMilliseconds = now
         }
     }
 
-    /// A page's stream closed.
-    func viewerLeft(trace: Bool = false, now: Int64) {
-        inner.withLock {
-            if trace { $0.traceViewers -= 1 } else { $0.viewers -= 1 }
-            $0.lastViewerMilliseconds = now
-        }
-    }
-
-    /// How many page streams and trace views are open, and when one last opened or closed.
-    var viewers: (pages: Int, traces: Int, lastChangeMilliseconds: Int64) {
-        inner.withLock { ($0.viewers, $0.traceViewers, $0.lastViewerMilliseconds) }
+    /// How many page streams, tails and trace views are open, and when one last opened or closed.
+    var viewers: (pages: Int, tails: Int, traces: Int, lastChangeMilliseconds: Int64) {
+        inner.withLock { ($0.viewers, $0.tailViewers, $0.traceViewers, $0.lastViewerMilliseconds) }
     }
 }

@@ -27,9 +27,15 @@ struct ConsoleStream {
         let head =
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"
         guard HTTPResponse.write(Array(head.utf8), to: client) else { return }
-        let isTrace = if case .trace = kind { true } else { false }
-        state.viewerJoined(trace: isTrace, now: ConsoleFeed.now())
-        defer { state.viewerLeft(trace: isTrace, now: ConsoleFeed.now()) }
+        let viewer: ConsoleState.Viewer =
+            switch kind {
+            case .views: .page
+            case .tail: .tail
+            case .trace: .trace
+            }
+        let isTrace = viewer == .trace
+        state.viewerJoined(viewer, now: ConsoleFeed.now())
+        defer { state.viewerLeft(viewer, now: ConsoleFeed.now()) }
         var version: UInt64 = 0
         var index: UInt64 = 0
         var second = ConsoleFeed.now() / 1000 - Int64(ConsoleState.rateSeconds) - 1
