@@ -41,7 +41,7 @@ public final class ServiceTestHost: Sendable {
         public var description: String { "the handler of \(event) failed: \(message)" }
     }
 
-    private struct State {
+    struct State {
         var sequence: UInt64 = 0
         var topicSequences: [String: UInt64] = [:]
         var wallNanoseconds: UInt64
@@ -306,7 +306,7 @@ public final class ServiceTestHost: Sendable {
     // MARK: The in-memory broker
 
     /// The broker's state, shared with the task that answers the service's client.
-    private final class Shared: Sendable {
+    final class Shared: Sendable {
         private let state: Mutex<State>
         init(_ state: State) { self.state = Mutex(state) }
         func withLock<T: Sendable>(_ body: (inout State) -> T) -> T { state.withLock { body(&$0) } }
@@ -363,48 +363,5 @@ public final class ServiceTestHost: Sendable {
     static func body(of reply: ControlReply) throws -> JSONValue {
         guard reply.status.isSuccess else { throw LifelineError(reply: reply) }
         return try reply.json()
-    }
-
-    /// What the in-memory broker answers to a request of the service's client.
-    private static func answer(_ request: ClientRequest, state: Shared) -> Result<
-        ControlReply, LifelineError
-    > {
-        switch request {
-        case .publish(let publish):
-            let events =
-                [(publish.event, publish.payload)] + publish.rest.map { ($0.name, $0.payload) }
-            let sequence = state.withLock { state -> UInt64 in
-                for (event, bytes) in events {
-                    let payload =
-                        bytes.isEmpty ? .emptyObject : (try? JSONParser.parse(bytes)) ?? .emptyObject
-                    state.published.append(Publication(event: event.rawValue, payload: payload))
-                    state.sequence += 1
-                }
-                return state.sequence
-            }
-            return .success(
-                ControlReply(
-                    requestID: [],
-                    json: [
-                        "event": .string(events[events.count - 1].0.rawValue),
-                        "sequence": .int(Int64(sequence)),
-                        "count": .int(Int64(events.count)), "subscribers": 0,
-                    ]))
-        case .apps(let apps, let operationID):
-            let header = ClientRequest.apps(apps, operationID: operationID).controlRequest().header
-            state.withLock { $0.stackChanges.append(header) }
-            return .success(ControlReply(requestID: [], json: ["stack": []]))
-        case .hello, .heartbeat, .acknowledge:
-            return .success(ControlReply(requestID: [], json: .emptyObject))
-        case .release:
-            // One process holds every key here: a deactivated key is simply activated again.
-            return .success(ControlReply(requestID: [], json: ["released": true]))
-        default:
-            return .success(
-                .error(
-                    .unavailable,
-                    "the in-memory broker of ServiceTestHost does not answer \(request.command.rawValue)",
-                    requestID: []))
-        }
     }
 }
