@@ -109,7 +109,7 @@ public final class LifelineClient: Sendable {
     /// Where the bus is, the broker's epoch and heartbeat rules.
     /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer.
     package func hello() async throws -> BrokerInfo {
-        try BrokerInfo(json: try await request(.hello).json())
+        try BrokerInfo(bytes: try await request(.hello).body)
     }
 
     /// Publishes `event` with `payload` (a JSON object); returns its sequence and subscriber count.
@@ -258,7 +258,7 @@ public final class LifelineClient: Sendable {
             force: force)
         var wait = stepTimeout.map { $0 * 20 + .seconds(5) } ?? .seconds(10)
         if EventCatalog.descriptor(for: event)?.completion != nil { wait = max(wait, .seconds(40)) }
-        return DispatchOutcome(json: try await request(.dispatch(dispatch), timeout: wait).json())
+        return try DispatchOutcome(bytes: try await request(.dispatch(dispatch), timeout: wait).body)
     }
 
     /// Unregisters (for services), closes the sockets and waits for the socket thread to end.

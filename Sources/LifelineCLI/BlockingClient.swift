@@ -135,7 +135,7 @@ package final class BlockingClient {
     /// HELLO: where the bus is, the epoch, the heartbeat rules.
     /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer.
     package func hello(timeout: Duration = .seconds(5)) throws -> BrokerInfo {
-        try BrokerInfo(json: try request(.hello, timeout: timeout).json())
+        try BrokerInfo(bytes: try request(.hello, timeout: timeout).body)
     }
 
     /// Publishes `event`; the payload bytes must be a JSON object.
@@ -201,8 +201,7 @@ package final class BlockingClient {
     package func dispatch(_ dispatch: DispatchRequest, timeout: Duration = .seconds(5)) throws
         -> DispatchOutcome
     {
-        DispatchOutcome(
-            json: try request(.dispatch(dispatch), timeout: timeout).json())
+        try DispatchOutcome(bytes: try request(.dispatch(dispatch), timeout: timeout).body)
     }
 
     /// An operation on the Context's micro-app stack; the reply once its callbacks have run.

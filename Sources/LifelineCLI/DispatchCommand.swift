@@ -46,7 +46,7 @@ enum DispatchCommand: CLICommand {
             Console.out(body.description)
             return 0
         }
-        let outcome = DispatchOutcome(json: body)
+        let outcome = try DispatchOutcome(json: body)
         var lines = [
             "\(outcome.event) dispatch #\(outcome.dispatch): \(outcome.result.rawValue)"
                 + (outcome.decidedBy.map { " (decided by \($0))" } ?? " (nobody decided)")

@@ -22,25 +22,14 @@ package struct HeartbeatSettings: Sendable, Equatable {
     /// The interval in nanoseconds.
     public var intervalNanoseconds: UInt64 { UInt64(intervalMilliseconds) * 1_000_000 }
 
-    public var json: JSONValue {
-        ["intervalMs": .int(Int64(intervalMilliseconds)), "liveness": .int(Int64(liveness))]
-    }
+}
 
-    /// Reads `{"intervalMs": N, "liveness": N}`, checking the ranges.
-    public init(json: JSONValue) throws(ProtocolError) {
-        guard let interval = json["intervalMs"]?.intValue, let liveness = json["liveness"]?.intValue else {
-            throw ProtocolError(.badRequest, "heartbeat needs integer fields intervalMs and liveness")
-        }
-        guard HeartbeatSettings.intervalRange.contains(Int(interval)) else {
-            throw ProtocolError(
-                .badRequest,
-                "heartbeat intervalMs must be within \(HeartbeatSettings.intervalRange), got \(interval)")
-        }
-        guard HeartbeatSettings.livenessRange.contains(Int(liveness)) else {
-            throw ProtocolError(
-                .badRequest,
-                "heartbeat liveness must be within \(HeartbeatSettings.livenessRange), got \(liveness)")
-        }
-        self.init(intervalMilliseconds: Int(interval), liveness: Int(liveness))
+extension HeartbeatSettings: WireRecord {
+    package static var blank: HeartbeatSettings { .standard }
+    package static var recordName: String { "heartbeat" }
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("intervalMs", &intervalMilliseconds, in: Self.intervalRange)
+        try visitor.field("liveness", &liveness, in: Self.livenessRange)
     }
 }

@@ -10,7 +10,15 @@ package struct JSONObjectWriter {
         bytes.append(UInt8(ascii: "{"))
     }
 
+    #if DEBUG
+        private var lastKey: String?
+    #endif
+
     private mutating func key(_ key: StaticString) {
+        #if DEBUG
+            assert(lastKey.map { $0 < key.description } ?? true, "'\(key)' written after '\(lastKey ?? "")'")
+            lastKey = key.description
+        #endif
         if !empty { bytes.append(UInt8(ascii: ",")) }
         empty = false
         bytes.append(UInt8(ascii: "\""))

@@ -8,7 +8,7 @@ public enum LaunchMode: String, Sendable, CaseIterable {
 }
 
 /// Where a micro-app session stands.
-public enum SessionState: String, Sendable {
+public enum SessionState: String, Sendable, CaseIterable {
     /// Being created and launched.
     case launching
     /// On top of the stack, what the user sees.

@@ -45,28 +45,6 @@ public struct ServiceRecord: Sendable, Equatable {
             self.connected = connected
             self.dropped = dropped
         }
-
-        package var json: JSONValue {
-            [
-                "instance": .string(instance), "pid": .int(Int64(pid)), "host": .string(host),
-                "registeredAt": .int(registeredAtMilliseconds),
-                "lastHeartbeatMsAgo": .int(lastSeenMillisecondsAgo),
-                "inFlight": .int(Int64(inFlight)), "connected": .bool(connected),
-                "dropped": .int(Int64(dropped)),
-            ]
-        }
-
-        package init?(json: JSONValue) {
-            guard let instance = json["instance"]?.stringValue else { return nil }
-            self.init(
-                instance: instance, pid: Int(json["pid"]?.intValue ?? 0),
-                host: json["host"]?.stringValue ?? "",
-                registeredAtMilliseconds: json["registeredAt"]?.intValue ?? 0,
-                lastSeenMillisecondsAgo: json["lastHeartbeatMsAgo"]?.intValue ?? 0,
-                inFlight: Int(json["inFlight"]?.intValue ?? 0),
-                connected: json["connected"]?.boolValue ?? true,
-                dropped: UInt64(max(0, json["dropped"]?.intValue ?? 0)))
-        }
     }
 
     package init(
@@ -121,6 +99,29 @@ public struct ServiceRecord: Sendable, Equatable {
             uptimeMilliseconds: json["uptimeMs"]?.intValue ?? 0,
             started: json["started"]?.boolValue ?? false,
             dropped: UInt64(max(0, json["dropped"]?.intValue ?? 0)))
-        instances = json["instances"]?.arrayValue?.compactMap { Instance(json: $0) } ?? []
+        instances = try (json["instances"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in
+            try Instance(json: value)
+        }
+    }
+}
+
+extension ServiceRecord.Instance: WireRecord {
+    package static var blank: Self {
+        Self(
+            instance: "", pid: 0, host: "", registeredAtMilliseconds: 0, lastSeenMillisecondsAgo: 0,
+            inFlight: 0,
+            connected: true, dropped: 0)
+    }
+    package static var recordName: String { "an instance of a service record" }
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("connected", always: &connected, default: true)
+        try visitor.field("dropped", &dropped, default: 0, bitPattern: false)
+        try visitor.field("host", &host, default: "")
+        try visitor.field("inFlight", &inFlight, in: 0...Int.max, default: 0)
+        try visitor.field("instance", &instance)
+        try visitor.field("lastHeartbeatMsAgo", &lastSeenMillisecondsAgo, default: 0)
+        try visitor.field("pid", &pid, in: 0...Int.max, default: 0)
+        try visitor.field("registeredAt", &registeredAtMilliseconds, default: 0)
     }
 }

@@ -36,31 +36,29 @@ public struct SessionRecord: Sendable, Equatable {
         self.updatedAt = updatedAt
         self.root = root
     }
+}
 
-    package var json: JSONValue {
-        var members: [String: JSONValue] = [
-            "id": .string(id), "app": .string(app), "params": params, "mode": .string(mode.rawValue),
-            "host": .string(host),
-            "state": .string(state.rawValue), "parent": parent.map { .string($0) } ?? .null,
-            "createdAt": .int(createdAt),
-            "updatedAt": .int(updatedAt), "root": root,
-        ]
-        // Left out for a host of one process, so its records are as they always were.
-        if let instance { members["instance"] = .string(instance) }
-        return .object(members)
+extension SessionRecord: WireRecord {
+    package static var blank: SessionRecord {
+        SessionRecord(
+            id: "", app: "", params: .emptyObject, mode: .pushWithAnimation, host: "", state: .launching,
+            parent: nil, createdAt: 0,
+            updatedAt: 0)
     }
+    package static var recordName: String { "a session record" }
 
-    /// Reads a record (a reply, or the broker's state file).
-    package init(json: JSONValue) throws(ProtocolError) {
-        guard let id = json["id"]?.stringValue, let app = json["app"]?.stringValue,
-            let host = json["host"]?.stringValue,
-            let mode = json["mode"]?.stringValue.flatMap(LaunchMode.init(rawValue:)),
-            let state = json["state"]?.stringValue.flatMap(SessionState.init(rawValue:))
-        else { throw ProtocolError(.badRequest, "a session record needs id, app, host, mode and state") }
-        self.init(
-            id: id, app: app, params: json["params"] ?? .emptyObject, mode: mode, host: host, state: state,
-            parent: json["parent"]?.stringValue, createdAt: json["createdAt"]?.intValue ?? 0,
-            updatedAt: json["updatedAt"]?.intValue ?? 0,
-            root: json["root"] ?? .null, instance: json["instance"]?.stringValue)
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("app", &app)
+        try visitor.field("createdAt", &createdAt, default: 0)
+        try visitor.field("host", &host)
+        try visitor.field("id", &id)
+        // Left out for a host of one process, so its records are as they always were.
+        try visitor.field("instance", &instance)
+        try visitor.field("mode", choice: &mode)
+        try visitor.field("params", any: &params, default: .emptyObject)
+        try visitor.field("parent", nullable: &parent)
+        try visitor.field("root", any: &root, default: .null)
+        try visitor.field("state", choice: &state)
+        try visitor.field("updatedAt", &updatedAt, default: 0)
     }
 }

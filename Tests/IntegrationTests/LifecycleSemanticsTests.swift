@@ -36,7 +36,7 @@ struct LifecycleSemanticsTests {
 
         let result = try await broker.cli(["dispatch", "openURL", "url=app://original", "--json"])
         #expect(result.status == 0)
-        let outcome = DispatchOutcome(json: try JSONParser.parse(result.output))
+        let outcome = try DispatchOutcome(json: try JSONParser.parse(result.output))
         #expect(outcome.trace.map(\.service) == ["rewriter", "reader", "decider"])
         #expect(outcome.result == .returnYES && outcome.returnValue == true && outcome.decidedBy == "decider")
         #expect(outcome.payload == ["url": "app://rewritten"])

@@ -65,7 +65,7 @@ extension BrokerConnection {
             follow(hint, now: now, into: &effects)
             return
         }
-        guard reply.status.isSuccess, let body = try? reply.json(), let info = try? BrokerInfo(json: body)
+        guard reply.status.isSuccess, let info = try? BrokerInfo(bytes: reply.body)
         else {
             // A standby of a group with no leader yet: the next member, soon (one is being elected).
             let soon = configuration.brokerEndpoints.count > 1 && reply.status == .unavailable
@@ -131,7 +131,7 @@ extension BrokerConnection {
                 into: &effects)
             return
         }
-        guard let body = try? reply.json(), let snapshot = try? JoinSnapshot(json: body) else {
+        guard let snapshot = try? JoinSnapshot(bytes: reply.body) else {
             lose("the broker's REGISTER reply was not a snapshot", retryAt: nil, now: now, into: &effects)
             return
         }
@@ -177,7 +177,7 @@ extension BrokerConnection {
     }
 
     mutating func recovered(_ reply: ControlReply, into effects: inout [ConnectionEffect]) {
-        let result = ReplayResult(json: (try? reply.json()) ?? .null)
+        let result = (try? ReplayResult(bytes: reply.body)) ?? .blank
         if let notice = result.gap {
             effects.append(
                 .deliver(.log("could not recover the gap after #\(notice.after): \(notice.reason)")))

@@ -146,6 +146,11 @@ struct BrokerCore {
         send(peer, ControlReply(requestID: id, json: json))
     }
 
+    /// Answers with a record declared once, written straight to bytes.
+    mutating func reply(_ peer: [UInt8], _ id: [UInt8], _ record: some WireRecord) {
+        send(peer, ControlReply(requestID: id, status: .ok, body: record.bytes))
+    }
+
     mutating func fail(_ peer: [UInt8], _ id: [UInt8], _ status: Status, _ message: String) {
         send(peer, ControlReply.error(status, message, requestID: id))
     }

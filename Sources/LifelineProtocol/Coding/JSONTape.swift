@@ -94,6 +94,19 @@ struct JSONTape {
         return found
     }
 
+    /// The indexes of the children of the container at `index` (an object's: keys and values
+    /// alternating).
+    func children(of index: Int) -> [Int] {
+        var result: [Int] = []
+        result.reserveCapacity(nodes[index].count)
+        var child = index + 1
+        while child < nodes[index].next {
+            result.append(child)
+            child = nodes[child].next
+        }
+        return result
+    }
+
     /// The value at `index` as a tree (for a `JSONValue` member, and for error messages).
     func value(at index: Int) -> JSONValue {
         let node = nodes[index]

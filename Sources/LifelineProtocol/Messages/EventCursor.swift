@@ -9,8 +9,6 @@ public struct EventCursor: Sendable, Equatable, CustomStringConvertible {
         self.sequence = sequence
     }
 
-    package var json: JSONValue { ["epoch": .int(Int64(epoch)), "sequence": .int(Int64(sequence))] }
-
     public var description: String { "\(epoch):\(sequence)" }
 
     /// Reads `epoch:sequence`.
@@ -26,10 +24,10 @@ public struct EventCursor: Sendable, Equatable, CustomStringConvertible {
 /// The broker could not give a service everything it missed: events `after`…`sequence` are lost
 /// (journal trimmed, or the broker restarted). The service continues from the current state.
 public struct GapNotice: Sendable, Equatable {
-    public let after: UInt64
-    public let reason: String
-    public let epoch: UInt64
-    public let sequence: UInt64
+    public private(set) var after: UInt64
+    public private(set) var reason: String
+    public private(set) var epoch: UInt64
+    public private(set) var sequence: UInt64
 
     public init(after: UInt64, reason: String, epoch: UInt64, sequence: UInt64) {
         self.after = after
@@ -37,18 +35,28 @@ public struct GapNotice: Sendable, Equatable {
         self.epoch = epoch
         self.sequence = sequence
     }
+}
 
-    package init(json: JSONValue) {
-        after = UInt64(json["after"]?.intValue ?? 0)
-        reason = json["reason"]?.stringValue ?? "events were lost"
-        epoch = UInt64(json["epoch"]?.intValue ?? 0)
-        sequence = UInt64(json["sequence"]?.intValue ?? 0)
+extension EventCursor: WireRecord {
+    package static var blank: EventCursor { EventCursor(epoch: 0, sequence: 0) }
+    package static var recordName: String { "a cursor" }
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("epoch", &epoch, bitPattern: true)
+        try visitor.field("sequence", &sequence, bitPattern: false)
     }
+}
 
-    package var json: JSONValue {
-        [
-            "after": .int(Int64(after)), "reason": .string(reason), "epoch": .int(Int64(epoch)),
-            "sequence": .int(Int64(sequence)),
-        ]
+extension GapNotice: WireRecord {
+    package static var blank: GapNotice {
+        GapNotice(after: 0, reason: "events were lost", epoch: 0, sequence: 0)
+    }
+    package static var recordName: String { "a gap notice" }
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("after", &after, default: 0, bitPattern: false)
+        try visitor.field("epoch", &epoch, default: 0, bitPattern: true)
+        try visitor.field("reason", &reason, default: "events were lost")
+        try visitor.field("sequence", &sequence, default: 0, bitPattern: false)
     }
 }

@@ -4,11 +4,71 @@ struct HeaderFields {
     let what: String
     let document: JSONTape
     let requestID: [UInt8]
+    /// The object whose members these are: the document itself, or an object inside it.
+    let root: Int
 
     init(_ request: ControlRequest, what: String? = nil) {
         self.what = what ?? request.command.rawValue
         self.document = request.document
         self.requestID = request.requestID
+        self.root = 0
+    }
+
+    /// The fields of the JSON object `bytes`.
+    /// - Throws: ``ProtocolError`` (400) when `bytes` are not JSON or not an object.
+    init(object bytes: [UInt8], what: String) throws(ProtocolError) {
+        guard let document = try? JSONTape(bytes) else {
+            throw ProtocolError(.badRequest, "\(what) is not JSON")
+        }
+        guard document[0].kind == .object else {
+            throw ProtocolError(.badRequest, "\(what) must be a JSON object")
+        }
+        self.what = what
+        self.document = document
+        self.requestID = []
+        self.root = 0
+    }
+
+    private init(_ document: JSONTape, root: Int, what: String, requestID: [UInt8]) {
+        self.what = what
+        self.document = document
+        self.root = root
+        self.requestID = requestID
+    }
+
+    /// The fields of the object that is the value of `key`; nil when absent or null.
+    /// - Throws: ``ProtocolError`` (400) when the value is not an object.
+    func nested(_ key: String) throws(ProtocolError) -> HeaderFields? {
+        guard let index = document.member(key, of: root), document[index].kind != .null else { return nil }
+        return try nested(at: index, what: "\(what) '\(key)'")
+    }
+
+    /// The fields of the object at `index` of the document, called `what` in errors.
+    /// - Throws: ``ProtocolError`` (400) when the value there is not an object.
+    func nested(at index: Int, what: String) throws(ProtocolError) -> HeaderFields {
+        guard document[index].kind == .object else { throw problem("\(what) must be a JSON object") }
+        return HeaderFields(document, root: index, what: what, requestID: requestID)
+    }
+
+    /// The indexes of the elements of the array that is the value of `key` (empty when absent or
+    /// null).
+    /// - Throws: ``ProtocolError`` (400) when the value is not an array.
+    func elements(_ key: String) throws(ProtocolError) -> [Int] {
+        guard let index = document.member(key, of: root), document[index].kind != .null else { return [] }
+        guard document[index].kind == .array else { throw problem("\(what) '\(key)' must be an array") }
+        return document.children(of: index)
+    }
+
+    /// The members of the object that is the value of `key`, as (name, index of the value) (empty
+    /// when absent or null).
+    /// - Throws: ``ProtocolError`` (400) when the value is not an object.
+    func members(_ key: String) throws(ProtocolError) -> [(name: String, index: Int)] {
+        guard let index = document.member(key, of: root), document[index].kind != .null else { return [] }
+        guard document[index].kind == .object else { throw problem("\(what) '\(key)' must be a JSON object") }
+        let children = document.children(of: index)
+        return stride(from: 0, to: children.count, by: 2).map {
+            (document.string(at: children[$0]), children[$0 + 1])
+        }
     }
 
     init(_ json: JSONValue, what: String, requestID: [UInt8] = []) {
@@ -17,10 +77,11 @@ struct HeaderFields {
         self.document = try! JSONTape(
             JSONWriter.encode(json.objectValue.map(JSONValue.object) ?? .emptyObject))
         self.requestID = requestID
+        self.root = 0
     }
 
     /// Every field, as a tree (for a message that reads the header whole: REGISTER).
-    var object: [String: JSONValue] { document.value(at: 0).objectValue ?? [:] }
+    var object: [String: JSONValue] { document.value(at: root).objectValue ?? [:] }
 
     func problem(_ message: String) -> ProtocolError {
         ProtocolError(.badRequest, message, requestID: requestID)
@@ -28,7 +89,7 @@ struct HeaderFields {
 
     /// The raw value of `key`, nil when absent or JSON null.
     func value(_ key: String) -> JSONValue? {
-        guard let index = document.member(key), document[index].kind != .null else { return nil }
+        guard let index = document.member(key, of: root), document[index].kind != .null else { return nil }
         return document.value(at: index)
     }
 

@@ -30,27 +30,25 @@ package struct ActorPlacement: Sendable, Equatable {
         self.inFlight = inFlight
         self.waiting = waiting
     }
+}
 
-    public var json: JSONValue {
-        [
-            "service": .string(service), "key": .string(key), "instance": .string(instance),
-            "host": .string(host), "pid": .int(Int64(pid)), "sinceMs": .int(sinceMilliseconds),
-            "calls": .int(Int64(clamping: calls)), "inFlight": .int(Int64(inFlight)),
-            "waiting": .bool(waiting),
-        ]
+extension ActorPlacement: WireRecord {
+    package static var blank: ActorPlacement {
+        ActorPlacement(
+            service: "", key: "", instance: "", host: "", pid: 0, sinceMilliseconds: 0, calls: 0, inFlight: 0,
+            waiting: false)
     }
+    package static var recordName: String { "an ACTORS entry" }
 
-    /// Reads one entry of the ACTORS reply.
-    /// - Throws: ``ProtocolError`` when `service`, `key` or `instance` is missing.
-    public init(json: JSONValue) throws(ProtocolError) {
-        guard let service = json["service"]?.stringValue, let key = json["key"]?.stringValue,
-            let instance = json["instance"]?.stringValue
-        else { throw ProtocolError(.badRequest, "an ACTORS entry needs 'service', 'key' and 'instance'") }
-        self.init(
-            service: service, key: key, instance: instance, host: json["host"]?.stringValue ?? "",
-            pid: Int(json["pid"]?.intValue ?? 0), sinceMilliseconds: json["sinceMs"]?.intValue ?? 0,
-            calls: UInt64(max(0, json["calls"]?.intValue ?? 0)),
-            inFlight: Int(json["inFlight"]?.intValue ?? 0),
-            waiting: json["waiting"]?.boolValue ?? false)
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("calls", &calls, default: 0, bitPattern: false)
+        try visitor.field("host", &host, default: "")
+        try visitor.field("inFlight", &inFlight, in: 0...Int.max, default: 0)
+        try visitor.field("instance", &instance)
+        try visitor.field("key", &key)
+        try visitor.field("pid", &pid, in: 0...Int.max, default: 0)
+        try visitor.field("service", &service)
+        try visitor.field("sinceMs", &sinceMilliseconds, default: 0)
+        try visitor.field("waiting", always: &waiting, default: false)
     }
 }

@@ -11,18 +11,18 @@ package struct AttachReceipt: Sendable, Equatable {
         self.sequence = sequence
         self.lifecycle = lifecycle
     }
+}
 
-    public init(json: JSONValue) {
-        bus = json["bus"]?.stringValue ?? ""
-        epoch = UInt64(bitPattern: json["epoch"]?.intValue ?? 0)
-        sequence = UInt64(max(0, json["sequence"]?.intValue ?? 0))
-        lifecycle = json["lifecycle"]?.stringValue.flatMap(LifecycleState.init(rawValue:)) ?? .notRunning
+extension AttachReceipt: WireRecord {
+    package static var blank: AttachReceipt {
+        AttachReceipt(bus: "", epoch: 0, sequence: 0, lifecycle: .notRunning)
     }
+    package static var recordName: String { "the ATTACH reply" }
 
-    public var json: JSONValue {
-        [
-            "bus": .string(bus), "epoch": .int(Int64(epoch)), "sequence": .int(Int64(sequence)),
-            "lifecycle": .string(lifecycle.rawValue),
-        ]
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("bus", &bus, default: "")
+        try visitor.field("epoch", &epoch, default: 0, bitPattern: true)
+        try visitor.field("lifecycle", &lifecycle, default: .notRunning)
+        try visitor.field("sequence", &sequence, default: 0, bitPattern: false)
     }
 }

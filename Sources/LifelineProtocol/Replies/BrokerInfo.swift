@@ -27,6 +27,10 @@ package struct BrokerInfo: Sendable, Equatable {
     public var pid: Int
     public var host: String
     public var version: String
+    /// Requests the broker has handled since it started.
+    public var requestsHandled: UInt64 = 0
+    /// Whether its sockets take CURVE clients only.
+    public var secure = false
 
     public init(
         buses: [String], epoch: UInt64, sequence: UInt64, lifecycle: LifecycleState,
@@ -45,41 +49,66 @@ package struct BrokerInfo: Sendable, Equatable {
         self.host = host
         self.version = version
     }
+}
 
-    public init(json: JSONValue) throws(ProtocolError) {
-        guard let bus = json["bus"]?.stringValue, let epoch = json["epoch"]?.intValue else {
-            throw ProtocolError(.badRequest, "the broker's HELLO reply lacks 'bus' or 'epoch'")
+extension BrokerInfo: WireRecord {
+    /// Who the broker is: the HELLO reply's `broker` member.
+    package struct Process: WireRecord, Equatable {
+        var pid = 0
+        var host = ""
+        var version = ""
+
+        package static var blank: Process { Process() }
+        package static var recordName: String { "the HELLO reply's broker" }
+
+        package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure)
+        {
+            try visitor.field("host", &host, default: "")
+            try visitor.field("pid", &pid, in: 0...Int.max, default: 0)
+            try visitor.field("version", &version, default: "")
         }
-        self.bus = bus
-        self.buses = (json["buses"]?.arrayValue ?? [.string(bus)]).compactMap(\.stringValue)
-        self.epoch = UInt64(bitPattern: epoch)
-        self.sequence = UInt64(max(0, json["sequence"]?.intValue ?? 0))
-        self.lifecycle = json["lifecycle"]?.stringValue.flatMap(LifecycleState.init(rawValue:)) ?? .notRunning
-        self.heartbeat = (try? HeartbeatSettings(json: json["heartbeat"] ?? .null)) ?? .standard
-        self.maximumMessageBytes = Int(json["maxMessageBytes"]?.intValue ?? 0)
-        let journal = json["journal"]
-        self.journal = Journal(
-            events: Int(journal?["events"]?.intValue ?? 0),
-            firstSequence: UInt64(max(0, journal?["firstSequence"]?.intValue ?? 0)),
-            capacity: Int(journal?["capacity"]?.intValue ?? 0),
-            maximumAgeMilliseconds: Int(journal?["maxAgeMs"]?.intValue ?? 0))
-        self.pid = Int(json["broker"]?["pid"]?.intValue ?? 0)
-        self.host = json["broker"]?["host"]?.stringValue ?? ""
-        self.version = json["broker"]?["version"]?.stringValue ?? ""
     }
 
-    public var json: JSONValue {
-        [
-            "protocol": .string(ProtocolID.control), "bus": .string(bus),
-            "buses": .array(buses.map { .string($0) }),
-            "epoch": .int(Int64(epoch)), "sequence": .int(Int64(sequence)), "heartbeat": heartbeat.json,
-            "maxMessageBytes": .int(Int64(maximumMessageBytes)), "lifecycle": .string(lifecycle.rawValue),
-            "journal": [
-                "events": .int(Int64(journal.events)), "firstSequence": .int(Int64(journal.firstSequence)),
-                "capacity": .int(Int64(journal.capacity)),
-                "maxAgeMs": .int(Int64(journal.maximumAgeMilliseconds)),
-            ],
-            "broker": ["pid": .int(Int64(pid)), "host": .string(host), "version": .string(version)],
-        ]
+    package static var blank: BrokerInfo {
+        BrokerInfo(
+            buses: [], epoch: 0, sequence: 0, lifecycle: .notRunning, heartbeat: .standard,
+            maximumMessageBytes: 0,
+            journal: Journal(events: 0, firstSequence: 0, capacity: 0, maximumAgeMilliseconds: 0), pid: 0,
+            host: "",
+            version: "")
+    }
+    package static var recordName: String { "the HELLO reply" }
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        var process = Process(pid: pid, host: host, version: version)
+        try visitor.field("broker", record: &process, default: Process())
+        (pid, host, version) = (process.pid, process.host, process.version)
+        try visitor.field("bus", &bus)
+        try visitor.field("buses", list: &buses)
+        if buses.isEmpty { buses = [bus] }
+        try visitor.field("curve", always: &secure, default: false)
+        try visitor.field("epoch", &epoch, bitPattern: true)
+        try visitor.field("heartbeat", record: &heartbeat, default: .standard)
+        try visitor.field("journal", record: &journal, default: Self.blank.journal)
+        try visitor.field("lifecycle", &lifecycle, default: .notRunning)
+        try visitor.field("maxMessageBytes", &maximumMessageBytes, in: 0...Int.max, default: 0)
+        var protocolName: String? = ProtocolID.control
+        try visitor.field("protocol", tolerant: &protocolName)
+        try visitor.field("requests", &requestsHandled, default: 0, bitPattern: false)
+        try visitor.field("sequence", &sequence, default: 0, bitPattern: false)
+    }
+}
+
+extension BrokerInfo.Journal: WireRecord {
+    package static var blank: Self {
+        Self(events: 0, firstSequence: 0, capacity: 0, maximumAgeMilliseconds: 0)
+    }
+    package static var recordName: String { "the HELLO reply's journal" }
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("capacity", &capacity, in: 0...Int.max, default: 0)
+        try visitor.field("events", &events, in: 0...Int.max, default: 0)
+        try visitor.field("firstSequence", &firstSequence, default: 0, bitPattern: false)
+        try visitor.field("maxAgeMs", &maximumAgeMilliseconds, in: 0...Int.max, default: 0)
     }
 }

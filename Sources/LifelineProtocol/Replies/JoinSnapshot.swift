@@ -26,29 +26,24 @@ package struct JoinSnapshot: Sendable, Equatable {
         self.replayed = replayed
         self.gap = gap
     }
+}
 
-    public init(json: JSONValue) throws(ProtocolError) {
-        guard let epoch = json["epoch"]?.intValue, let sequence = json["sequence"]?.intValue else {
-            throw ProtocolError(.badRequest, "the REGISTER reply lacks 'epoch' or 'sequence'")
-        }
-        self.epoch = UInt64(bitPattern: epoch)
-        self.sequence = UInt64(max(0, sequence))
-        lifecycle = json["lifecycle"]?.stringValue.flatMap(LifecycleState.init(rawValue:)) ?? .notRunning
-        bus = json["bus"]?.stringValue ?? ""
-        heartbeat = (try? HeartbeatSettings(json: json["heartbeat"] ?? .null)) ?? .standard
-        topics = TopicPositions(json: json["topics"])
-        replayed = json["replayed"]?.intValue.map { Int($0) }
-        gap = json["gap"].map(GapNotice.init(json:))
+extension JoinSnapshot: WireRecord {
+    package static var blank: JoinSnapshot {
+        JoinSnapshot(
+            epoch: 0, sequence: 0, lifecycle: .notRunning, bus: "", heartbeat: .standard,
+            topics: TopicPositions())
     }
+    package static var recordName: String { "the REGISTER reply" }
 
-    public var json: JSONValue {
-        var members: [String: JSONValue] = [
-            "epoch": .int(Int64(epoch)), "sequence": .int(Int64(sequence)),
-            "lifecycle": .string(lifecycle.rawValue),
-            "bus": .string(bus), "heartbeat": heartbeat.json, "topics": topics.json,
-        ]
-        if let replayed { members["replayed"] = .int(Int64(replayed)) }
-        if let gap { members["gap"] = gap.json }
-        return .object(members)
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("bus", &bus, default: "")
+        try visitor.field("epoch", &epoch, bitPattern: true)
+        try visitor.field("gap", record: &gap)
+        try visitor.field("heartbeat", record: &heartbeat, default: .standard)
+        try visitor.field("lifecycle", &lifecycle, default: .notRunning)
+        try visitor.field("replayed", &replayed, in: 0...Int.max)
+        try visitor.field("sequence", &sequence, bitPattern: false)
+        try visitor.field("topics", records: &topics.positions)
     }
 }

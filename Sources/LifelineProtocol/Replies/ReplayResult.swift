@@ -13,21 +13,19 @@ package struct ReplayResult: Sendable, Equatable {
         self.replayed = replayed
         self.gap = gap
     }
+}
 
-    public init(json: JSONValue) {
-        epoch = UInt64(bitPattern: json["epoch"]?.intValue ?? 0)
-        sequence = UInt64(max(0, json["sequence"]?.intValue ?? 0))
-        topics = TopicPositions(json: json["topics"])
-        replayed = json["replayed"]?.intValue.map { Int($0) }
-        gap = json["gap"].map(GapNotice.init(json:))
+extension ReplayResult: WireRecord {
+    package static var blank: ReplayResult {
+        ReplayResult(epoch: 0, sequence: 0, topics: TopicPositions(), replayed: nil, gap: nil)
     }
+    package static var recordName: String { "the REPLAY reply" }
 
-    public var json: JSONValue {
-        var members: [String: JSONValue] = [
-            "epoch": .int(Int64(epoch)), "sequence": .int(Int64(sequence)), "topics": topics.json,
-        ]
-        if let replayed { members["replayed"] = .int(Int64(replayed)) }
-        if let gap { members["gap"] = gap.json }
-        return .object(members)
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("epoch", &epoch, default: 0, bitPattern: true)
+        try visitor.field("gap", record: &gap)
+        try visitor.field("replayed", &replayed, in: 0...Int.max)
+        try visitor.field("sequence", &sequence, default: 0, bitPattern: false)
+        try visitor.field("topics", records: &topics.positions)
     }
 }

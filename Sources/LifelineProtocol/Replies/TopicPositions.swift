@@ -14,28 +14,14 @@ package struct TopicPositions: Sendable, Equatable {
     public var positions: [EventName: Position]
 
     public init(_ positions: [EventName: Position] = [:]) { self.positions = positions }
+}
 
-    public init(json: JSONValue?) {
-        var positions: [EventName: Position] = [:]
-        for (name, state) in json?.objectValue ?? [:] {
-            positions[EventName(rawValue: name)] = Position(
-                sequence: UInt64(state["sequence"]?.intValue ?? 0),
-                topicSequence: UInt64(state["topicSequence"]?.intValue ?? 0))
-        }
-        self.positions = positions
-    }
+extension TopicPositions.Position: WireRecord {
+    package static var blank: Self { Self(sequence: 0, topicSequence: 0) }
+    package static var recordName: String { "a topic position" }
 
-    public var json: JSONValue {
-        .object(
-            Dictionary(
-                uniqueKeysWithValues: positions.map { name, position in
-                    (
-                        name.rawValue,
-                        [
-                            "sequence": .int(Int64(position.sequence)),
-                            "topicSequence": .int(Int64(position.topicSequence)),
-                        ] as JSONValue
-                    )
-                }))
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("sequence", &sequence, default: 0, bitPattern: false)
+        try visitor.field("topicSequence", &topicSequence, default: 0, bitPattern: false)
     }
 }

@@ -198,43 +198,34 @@ struct DispatchFeature: BrokerFeature {
                     "durationMs": .double(Double(duration.wholeNanoseconds) / 1e6),
                 ])
         }
-        var entry: [String: JSONValue] = [
-            "service": .string(service), "event": .string(dispatch.phases[phase].event.rawValue),
-            "status": .string(status.rawValue),
-            "answer": answer.map { .string($0.rawValue) } ?? .null,
-            "durationUs": .int(Int64(duration.wholeNanoseconds / 1000)),
-        ]
-        if let error { entry["error"] = .string(error) }
         if status != .answered && dispatch.descriptor?.completion != nil { dispatch.failures += 1 }
-        dispatch.trace.append(.object(entry))
+        dispatch.trace.append(
+            DispatchOutcome.Step(
+                service: service, event: dispatch.phases[phase].event, status: status.rawValue,
+                answer: answer,
+                durationMicroseconds: Int64(duration.wholeNanoseconds / 1000), error: error))
         dispatches[id] = dispatch
     }
 
     private mutating func finish(_ dispatch: DispatchTable.Dispatch, in core: inout BrokerCore) {
         dispatches[dispatch.id] = nil
         let result = dispatch.decided?.result ?? .continue
-        let returnValue: JSONValue =
-            if dispatch.descriptor?.defaultReturn != nil {
-                .bool(dispatch.decided?.result.returnValue ?? dispatch.descriptor?.defaultReturn ?? false)
-            } else {
-                .null
-            }
-        var body: [String: JSONValue] = [
-            "event": .string(dispatch.event.rawValue), "dispatch": .int(Int64(dispatch.id)),
-            "result": .string(result.rawValue),
-            "returnValue": returnValue, "decidedBy": dispatch.decided.map { .string($0.service) } ?? .null,
-            "payload": dispatch.payload, "trace": .array(dispatch.trace),
-            "lifecycle": .string(core.lifecycle.rawValue),
-            "durationUs": .int(Int64((core.now - dispatch.startedAt).wholeNanoseconds / 1000)),
-            "handlers": .int(Int64(Set(dispatch.phases.flatMap { $0.steps.map(\.service) }).count)),
-        ]
-        if dispatch.event == .didFinishLaunching { body["launchEndedEarly"] = .bool(dispatch.endedEarly) }
+        let returnValue: Bool? =
+            dispatch.descriptor?.defaultReturn != nil
+            ? dispatch.decided?.result.returnValue ?? dispatch.descriptor?.defaultReturn ?? false : nil
+        var outcome = DispatchOutcome(
+            event: dispatch.event, dispatch: dispatch.id, result: result, returnValue: returnValue,
+            decidedBy: dispatch.decided?.service, payload: dispatch.payload, trace: dispatch.trace,
+            lifecycle: core.lifecycle.rawValue)
+        outcome.durationMicroseconds = Int64((core.now - dispatch.startedAt).wholeNanoseconds / 1000)
+        outcome.handlers = Set(dispatch.phases.flatMap { $0.steps.map(\.service) }).count
+        if dispatch.event == .didFinishLaunching { outcome.launchEndedEarly = dispatch.endedEarly }
         if let rule = dispatch.descriptor?.completion {
-            body["completion"] = rule.combine(
+            outcome.completion = rule.combine(
                 dispatch.completions.sorted { $0.key < $1.key }.map(\.value), failures: dispatch.failures)
-            body["completionRule"] = .string(rule.rawValue)
+            outcome.completionRule = rule.rawValue
         }
-        core.reply(dispatch.client, dispatch.requestID, .object(body))
+        core.reply(dispatch.client, dispatch.requestID, outcome)
         if !dispatch.endedEarly {
             EventChecks.announceLaunch(
                 dispatch.event, payload: JSONWriter.encode(dispatch.payload),

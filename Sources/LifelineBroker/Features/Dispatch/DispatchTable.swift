@@ -35,7 +35,7 @@ struct DispatchTable {
         var phase = 0
         var nextStep = 0
         var payload: JSONValue
-        var trace: [JSONValue] = []
+        var trace: [DispatchOutcome.Step] = []
         var decided: (service: String, result: CallbackResult)?
         /// Completions by step, combined in dispatch order whatever order the answers came in.
         var completions: [Int: JSONValue?] = [:]

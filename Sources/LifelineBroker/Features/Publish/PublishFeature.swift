@@ -70,7 +70,7 @@ struct PublishFeature: BrokerFeature {
             if let after = plan.replayAfter {
                 result.replayed = Replay.send(after: after, names: Set(replay.events), to: peer, in: &core)
             }
-            core.reply(peer, id, result.json)
+            core.reply(peer, id, result)
         default: break
         }
     }

@@ -47,26 +47,23 @@ struct RegistryFeature: BrokerFeature {
         }
     }
 
-    static func hello(_ core: BrokerCore) -> JSONValue {
+    static func hello(_ core: BrokerCore) -> BrokerInfo {
         let configuration = core.configuration
-        let info = BrokerInfo(
+        var info = BrokerInfo(
             buses: core.busEndpoints, epoch: core.epoch, sequence: core.sequence, lifecycle: core.lifecycle,
             heartbeat: configuration.heartbeat, maximumMessageBytes: configuration.maximumMessageBytes,
             journal: BrokerInfo.Journal(
                 events: core.journal.count, firstSequence: core.journal.firstRetainedSequence,
                 capacity: configuration.journalCapacity,
                 maximumAgeMilliseconds: configuration.journalMaximumAge.wholeMilliseconds),
-            pid: core.identity.pid, host: core.identity.host, version: core.identity.version
-        ).json
-        guard case .object(var members) = info else { return info }
-        members["requests"] = .int(Int64(truncatingIfNeeded: core.requestsHandled))
-        members["curve"] = .bool(core.secure)
-        return .object(members)
+            pid: core.identity.pid, host: core.identity.host, version: core.identity.version)
+        info.requestsHandled = UInt64(truncatingIfNeeded: core.requestsHandled)
+        info.secure = core.secure
+        return info
     }
 
-    static func attached(_ core: BrokerCore) -> JSONValue {
+    static func attached(_ core: BrokerCore) -> AttachReceipt {
         AttachReceipt(bus: core.bus, epoch: core.epoch, sequence: core.sequence, lifecycle: core.lifecycle)
-            .json
     }
 
     // MARK: Markers
@@ -248,7 +245,7 @@ struct RegistryFeature: BrokerFeature {
         default:
             core.log("\(registration.name) (pid \(registration.pid)) registered again after a reconnect")
         }
-        core.reply(peer, id, snapshot.json)
+        core.reply(peer, id, snapshot)
         if !registration.keyedMethods.isEmpty {
             core.announce(.holding(registration, peer: peer, keys: request.holding))
         }

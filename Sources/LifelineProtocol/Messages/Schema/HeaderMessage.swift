@@ -1,32 +1,16 @@
 /// A request whose header is declared once. ``visit(_:)`` names every header field, and that one
 /// declaration both reads a received header (``HeaderReader``) and writes one (``HeaderWriter``):
 /// adding a field is a stored property and a line in `visit`.
-package protocol HeaderMessage: Sendable {
+package protocol HeaderMessage: WireRecord {
     /// The command this message is sent as.
     static var command: Command { get }
-    /// The message before any field is read: every field at the value its absence means.
-    static var blank: Self { get }
-    /// Names each header field, in alphabetical order (the order a writer writes them).
-    mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure)
 }
 
 extension HeaderMessage {
-    /// Reads the message from a received header.
-    /// - Throws: ``ProtocolError`` (400) naming the command, the field and what was wrong.
-    init(_ fields: HeaderFields) throws(ProtocolError) {
-        var reader = HeaderReader(fields)
-        var message = Self.blank
-        try message.visit(&reader)
-        self = message
-    }
+    package static var recordName: String { command.rawValue }
 
     /// The header as JSON text, written without a tree.
-    package var header: [UInt8] {
-        var writer = HeaderWriter()
-        var copy = self
-        copy.visit(&writer)
-        return writer.finish()
-    }
+    package var header: [UInt8] { bytes }
 
     /// The message with request id `id` and `payload` (none when nil): the frames a peer sends.
     package func frames(id: [UInt8], payload: [UInt8]? = nil) -> [[UInt8]] {

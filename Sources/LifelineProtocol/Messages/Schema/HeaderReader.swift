@@ -131,6 +131,103 @@ package struct HeaderReader: HeaderVisitor {
         }
     }
 
+    package mutating func field(_ key: StaticString, _ value: inout String, default fallback: String)
+        throws(ProtocolError)
+    {
+        value = try fields.optionalString(key.description) ?? fallback
+    }
+
+    package mutating func field(_ key: StaticString, nullable value: inout String?) throws(ProtocolError) {
+        value = try fields.optionalString(key.description)
+    }
+
+    package mutating func field(_ key: StaticString, always value: inout Bool, default fallback: Bool)
+        throws(ProtocolError)
+    {
+        value = try fields.bool(key.description, default: fallback)
+    }
+
+    package mutating func field(_ key: StaticString, _ value: inout Int64, default fallback: Int64)
+        throws(ProtocolError)
+    {
+        guard let read = fields.value(key.description) else {
+            value = fallback
+            return
+        }
+        guard let number = read.intValue else {
+            throw fields.problem("\(fields.what) '\(key)' must be an integer, not \(read.typeName)")
+        }
+        value = number
+    }
+
+    package mutating func field(
+        _ key: StaticString, _ value: inout UInt64, default fallback: UInt64, bitPattern: Bool
+    ) throws(ProtocolError) {
+        var read: UInt64?
+        try field(key, &read, bitPattern: bitPattern)
+        value = read ?? fallback
+    }
+
+    package mutating func field<Choice: RawRepresentable & CaseIterable>(
+        _ key: StaticString, choice value: inout Choice
+    ) throws(ProtocolError) where Choice.RawValue == String {
+        var read: Choice?
+        try field(key, &read)
+        guard let read else { throw fields.problem("\(fields.what) needs a string '\(key)'") }
+        value = read
+    }
+
+    package mutating func field(_ key: StaticString, list value: inout [String]) throws(ProtocolError) {
+        value = try fields.strings(key.description)
+    }
+
+    package mutating func field<Record: WireRecord>(_ key: StaticString, record value: inout Record)
+        throws(ProtocolError)
+    {
+        guard let nested = try fields.nested(key.description) else {
+            throw fields.problem("\(fields.what) needs an object '\(key)'")
+        }
+        value = try Record(nested)
+    }
+
+    package mutating func field<Record: WireRecord>(
+        _ key: StaticString, record value: inout Record, default fallback: Record
+    ) throws(ProtocolError) {
+        value =
+            try fields.nested(key.description).map { (nested) throws(ProtocolError) in try Record(nested) }
+            ?? fallback
+    }
+
+    package mutating func field<Record: WireRecord>(_ key: StaticString, record value: inout Record?)
+        throws(ProtocolError)
+    {
+        value = try fields.nested(key.description).map { (nested) throws(ProtocolError) in try Record(nested)
+        }
+    }
+
+    package mutating func field<Record: WireRecord>(_ key: StaticString, records value: inout [Record])
+        throws(ProtocolError)
+    {
+        var records: [Record] = []
+        for (position, index) in try fields.elements(key.description).enumerated() {
+            records.append(try Record(fields.nested(at: index, what: "\(fields.what) '\(key)'[\(position)]")))
+        }
+        value = records
+    }
+
+    package mutating func field<Name: RawRepresentable & Hashable, Record: WireRecord>(
+        _ key: StaticString, records value: inout [Name: Record]
+    ) throws(ProtocolError) where Name.RawValue == String {
+        var records: [Name: Record] = [:]
+        for (name, index) in try fields.members(key.description) {
+            guard let typed = Name(rawValue: name) else {
+                throw fields.problem("\(fields.what) '\(key)' names '\(name)', which is not a valid name")
+            }
+            records[typed] = try Record(fields.nested(at: index, what: "\(fields.what) '\(key).\(name)'"))
+        }
+        value = records
+    }
+
     package mutating func check(_ problem: @autoclosure () -> String?) throws(ProtocolError) {
         if let problem = problem() { throw fields.problem("\(fields.what) \(problem)") }
     }

@@ -52,6 +52,40 @@ package protocol HeaderVisitor {
     /// An unsigned 64-bit number, or absent: a negative integer is read as 0 (with `bitPattern`, as
     /// its 64 bits), anything else as absent.
     mutating func field(_ key: StaticString, tolerant value: inout UInt64?, bitPattern: Bool) throws(Failure)
+    /// Fields of replies and records, each written whatever its value.
+    /// A string; absent means `fallback`.
+    mutating func field(_ key: StaticString, _ value: inout String, default fallback: String) throws(Failure)
+    /// A string, or null (written as null).
+    mutating func field(_ key: StaticString, nullable value: inout String?) throws(Failure)
+    /// `true` or `false`; absent means `fallback`.
+    mutating func field(_ key: StaticString, always value: inout Bool, default fallback: Bool) throws(Failure)
+    /// A 64-bit integer; absent means `fallback`.
+    mutating func field(_ key: StaticString, _ value: inout Int64, default fallback: Int64) throws(Failure)
+    /// An unsigned 64-bit number, as ``field(_:_:bitPattern:)-(_,UInt64,_)``; absent means `fallback`.
+    mutating func field(
+        _ key: StaticString, _ value: inout UInt64, default fallback: UInt64, bitPattern: Bool)
+        throws(Failure)
+    /// One of an enumeration's names, which must be present.
+    mutating func field<Choice: RawRepresentable & CaseIterable>(
+        _ key: StaticString, choice value: inout Choice)
+        throws(Failure) where Choice.RawValue == String
+    /// An array of strings; absent means empty.
+    mutating func field(_ key: StaticString, list value: inout [String]) throws(Failure)
+    /// An object declared as its own record, which must be present.
+    mutating func field<Record: WireRecord>(_ key: StaticString, record value: inout Record) throws(Failure)
+    /// An object declared as its own record; absent (or null) means `fallback`.
+    mutating func field<Record: WireRecord>(
+        _ key: StaticString, record value: inout Record, default fallback: Record
+    ) throws(Failure)
+    /// An object declared as its own record, or absent (not written when nil).
+    mutating func field<Record: WireRecord>(_ key: StaticString, record value: inout Record?) throws(Failure)
+    /// An array of records; absent means empty.
+    mutating func field<Record: WireRecord>(_ key: StaticString, records value: inout [Record])
+        throws(Failure)
+    /// An object whose members are records, by name; absent means empty.
+    mutating func field<Name: RawRepresentable & Hashable, Record: WireRecord>(
+        _ key: StaticString, records value: inout [Name: Record]
+    ) throws(Failure) where Name.RawValue == String
     /// A rule over the fields read so far: a reader refuses the header with `problem` (prefixed with
     /// the command) when it is not nil; a writer does nothing.
     mutating func check(_ problem: @autoclosure () -> String?) throws(Failure)

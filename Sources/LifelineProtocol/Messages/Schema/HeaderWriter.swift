@@ -87,5 +87,75 @@ package struct HeaderWriter: HeaderVisitor {
         if let value { object.add(key, Int64(bitPattern: value)) }
     }
 
+    package mutating func field(_ key: StaticString, _ value: inout String, default fallback: String) {
+        object.add(key, value)
+    }
+
+    package mutating func field(_ key: StaticString, nullable value: inout String?) {
+        if let value { object.add(key, value) } else { object.add(key, JSONValue.null) }
+    }
+
+    package mutating func field(_ key: StaticString, always value: inout Bool, default fallback: Bool) {
+        object.add(key, value)
+    }
+
+    package mutating func field(_ key: StaticString, _ value: inout Int64, default fallback: Int64) {
+        object.add(key, value)
+    }
+
+    package mutating func field(
+        _ key: StaticString, _ value: inout UInt64, default fallback: UInt64, bitPattern: Bool
+    ) {
+        object.add(key, Int64(bitPattern: value))
+    }
+
+    package mutating func field<Choice: RawRepresentable & CaseIterable>(
+        _ key: StaticString, choice value: inout Choice
+    ) where Choice.RawValue == String {
+        object.add(key, value.rawValue)
+    }
+
+    package mutating func field(_ key: StaticString, list value: inout [String]) {
+        object.add(key, .array(value.map { .string($0) }))
+    }
+
+    package mutating func field<Record: WireRecord>(_ key: StaticString, record value: inout Record) {
+        object.add(key, text: value.bytes)
+    }
+
+    package mutating func field<Record: WireRecord>(
+        _ key: StaticString, record value: inout Record, default fallback: Record
+    ) {
+        object.add(key, text: value.bytes)
+    }
+
+    package mutating func field<Record: WireRecord>(_ key: StaticString, record value: inout Record?) {
+        if let value { object.add(key, text: value.bytes) }
+    }
+
+    package mutating func field<Record: WireRecord>(_ key: StaticString, records value: inout [Record]) {
+        var text: [UInt8] = [UInt8(ascii: "[")]
+        for (index, record) in value.enumerated() {
+            if index > 0 { text.append(UInt8(ascii: ",")) }
+            text.append(contentsOf: record.bytes)
+        }
+        text.append(UInt8(ascii: "]"))
+        object.add(key, text: text)
+    }
+
+    package mutating func field<Name: RawRepresentable & Hashable, Record: WireRecord>(
+        _ key: StaticString, records value: inout [Name: Record]
+    ) where Name.RawValue == String {
+        var text: [UInt8] = [UInt8(ascii: "{")]
+        for (index, member) in value.sorted(by: { $0.key.rawValue < $1.key.rawValue }).enumerated() {
+            if index > 0 { text.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(member.key.rawValue, into: &text)
+            text.append(UInt8(ascii: ":"))
+            text.append(contentsOf: member.value.bytes)
+        }
+        text.append(UInt8(ascii: "}"))
+        object.add(key, text: text)
+    }
+
     package mutating func check(_ problem: @autoclosure () -> String?) {}
 }

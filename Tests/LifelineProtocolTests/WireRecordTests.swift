@@ -1,0 +1,129 @@
+import Testing
+
+@testable import LifelineProtocol
+
+/// The replies and records declared once (``WireRecord``): each writes its fields in sorted order,
+/// the same bytes a tree of it would give, and reads back what it wrote.
+@Suite("Wire records: one declaration reads and writes replies", .timeLimit(.minutes(1)))
+struct WireRecordTests {
+    /// Writes `record`, checks its keys are sorted and are `expected`, that its bytes are the tree
+    /// writer's for the same object, and reads it back from bytes and from a tree.
+    static func check<Record: WireRecord & Equatable>(_ record: Record, keys expected: [String]) throws {
+        let bytes = record.bytes
+        let keys = try HeaderMessageTests.keys(of: bytes)
+        #expect(keys == keys.sorted(), "\(Record.recordName) writes \(keys)")
+        #expect(keys == expected, "\(Record.recordName) writes \(keys)")
+        #expect(JSONWriter.encode(try JSONParser.parse(bytes)) == bytes, "\(Record.recordName)")
+        #expect(try Record(bytes: bytes) == record)
+        #expect(try Record(json: record.json) == record)
+    }
+
+    static let topics = TopicPositions([
+        .openURL: .init(sequence: 9, topicSequence: 4), "com.example.b": .init(sequence: 3, topicSequence: 1),
+    ])
+
+    @Test("every reply with its fields set is written in sorted order and read back")
+    func everyReply() throws {
+        var info = BrokerInfo(
+            buses: ["tcp://h:1", "ipc:///b"], epoch: UInt64.max - 1, sequence: 42, lifecycle: .active,
+            heartbeat: HeartbeatSettings(intervalMilliseconds: 250, liveness: 4),
+            maximumMessageBytes: 1 << 20,
+            journal: .init(events: 3, firstSequence: 40, capacity: 1000, maximumAgeMilliseconds: 60_000),
+            pid: 7,
+            host: "h", version: "1.2")
+        (info.requestsHandled, info.secure) = (99, true)
+        try Self.check(
+            info,
+            keys: [
+                "broker", "bus", "buses", "curve", "epoch", "heartbeat", "journal", "lifecycle",
+                "maxMessageBytes",
+                "protocol", "requests", "sequence",
+            ])
+        let gap = GapNotice(after: 3, reason: "journal trimmed", epoch: 5, sequence: 9)
+        try Self.check(
+            JoinSnapshot(
+                epoch: 5, sequence: 9, lifecycle: .background, bus: "tcp://h:1", heartbeat: .standard,
+                topics: Self.topics, replayed: 2, gap: gap),
+            keys: ["bus", "epoch", "gap", "heartbeat", "lifecycle", "replayed", "sequence", "topics"])
+        try Self.check(
+            ReplayResult(epoch: 5, sequence: 9, topics: Self.topics, replayed: nil, gap: gap),
+            keys: ["epoch", "gap", "sequence", "topics"])
+        try Self.check(
+            AttachReceipt(bus: "tcp://h:1", epoch: 5, sequence: 9, lifecycle: .active),
+            keys: ["bus", "epoch", "lifecycle", "sequence"])
+        try Self.check(
+            ActorPlacement(
+                service: "cart", key: "ana", instance: "i1", host: "h", pid: 4, sinceMilliseconds: 1_700_000,
+                calls: 12, inFlight: 1, waiting: true),
+            keys: ["calls", "host", "inFlight", "instance", "key", "pid", "service", "sinceMs", "waiting"])
+        try Self.check(
+            SessionRecord(
+                id: "s1", app: "home", params: ["a": 1], mode: .presentNoAnimation, host: "shell",
+                state: .running,
+                parent: nil, createdAt: 10, updatedAt: 11, root: ["title": "Home"], instance: "i2"),
+            keys: [
+                "app", "createdAt", "host", "id", "instance", "mode", "params", "parent", "root", "state",
+                "updatedAt",
+            ])
+        var outcome = DispatchOutcome(
+            event: .openURL, dispatch: 3, result: .returnYES, returnValue: true, decidedBy: "url",
+            payload: ["url": "x"],
+            trace: [
+                .init(
+                    service: "url", event: .openURL, status: "answered", answer: .returnYES,
+                    durationMicroseconds: 80,
+                    error: nil),
+                .init(
+                    service: "push", event: .openURL, status: "timeout", answer: nil,
+                    durationMicroseconds: 900,
+                    error: "no answer"),
+            ], lifecycle: "active")
+        (outcome.durationMicroseconds, outcome.handlers) = (1000, 2)
+        try Self.check(
+            outcome,
+            keys: [
+                "decidedBy", "dispatch", "durationUs", "event", "handlers", "lifecycle", "payload", "result",
+                "returnValue", "trace",
+            ])
+        try Self.check(
+            ServiceRecord.Instance(
+                instance: "i1", pid: 4, host: "h", registeredAtMilliseconds: 5, lastSeenMillisecondsAgo: 6,
+                inFlight: 0, connected: false, dropped: 2),
+            keys: [
+                "connected", "dropped", "host", "inFlight", "instance", "lastHeartbeatMsAgo", "pid",
+                "registeredAt",
+            ])
+    }
+
+    @Test("what a reply lacks takes the value its absence means; a wrong kind is refused, naming the field")
+    func absentAndWrong() throws {
+        let snapshot = try JoinSnapshot(bytes: Array(#"{"epoch":-2,"sequence":7}"#.utf8))
+        #expect(snapshot.epoch == UInt64.max - 1 && snapshot.sequence == 7 && snapshot.heartbeat == .standard)
+        #expect(snapshot.topics.positions.isEmpty && snapshot.gap == nil && snapshot.lifecycle == .notRunning)
+        let missing = #expect(throws: ProtocolError.self) {
+            try JoinSnapshot(bytes: Array(#"{"epoch":1}"#.utf8))
+        }
+        #expect(missing?.message == "the REGISTER reply needs an integer 'sequence'")
+        let nested = #expect(throws: ProtocolError.self) {
+            try JoinSnapshot(bytes: Array(#"{"epoch":1,"sequence":2,"topics":{"a":{"sequence":-1}}}"#.utf8))
+        }
+        #expect(
+            nested?.message
+                == "the REGISTER reply 'topics.a' 'sequence' must be a non-negative integer, not -1")
+        let step = #expect(throws: ProtocolError.self) {
+            try DispatchOutcome(bytes: Array(#"{"trace":[{"service":"a"},{"service":5}]}"#.utf8))
+        }
+        #expect(step?.message == "the DISPATCH reply 'trace'[1] 'service' must be a string, not number")
+        #expect(throws: ProtocolError.self) { try BrokerInfo(bytes: Array("[1]".utf8)) }
+        #expect(throws: ProtocolError.self) { try BrokerInfo(bytes: Array("{".utf8)) }
+        let session = #expect(throws: ProtocolError.self) {
+            try SessionRecord(json: [
+                "id": "s1", "app": "a", "host": "h", "mode": "sideways", "state": "running",
+            ])
+        }
+        #expect(
+            session?.message
+                == "a session record mode must be pushWithAnimation, pushNoAnimation, presentWithAnimation or presentNoAnimation, not 'sideways'"
+        )
+    }
+}
