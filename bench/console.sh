@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The web console, measured and pictured (release build):
-#   bench/console.sh cost [--rate N] [--seconds S]   the broker's CPU with and without an open page,
-#                                                    the bus at N events/s (default 10000), phases of
-#                                                    S seconds (default 20), interleaved: off, on, off, on
+#   bench/console.sh cost [--rate N] [--seconds S]   the broker's CPU with no page, with a page and its
+#                                                    tail, and with a page whose tail is hidden, the bus
+#                                                    at N events/s (default 10000), phases of S seconds
+#                                                    (default 20), in the order A B C C B A
 #   bench/console.sh screenshot FILE [URL]           a PNG of the page in headless Chromium (default URL:
 #                                                    the console deploy/launch.sh started)
 set -euo pipefail
@@ -48,6 +49,37 @@ browser_seconds() {
     echo "$total"
 }
 
+# Starts chromedriver; sets driver to its URL.
+driver=
+start_driver() {
+    chromedriver --port=0 >"$work/driver.log" 2>&1 &
+    pids+=($!)
+    local port
+    port=$(ready_line "$work/driver.log" "ChromeDriver was started" | sed 's/.*port \([0-9]*\)\..*/\1/')
+    driver="http://localhost:$port"
+}
+
+# Opens headless Chromium at $2 through the driver at $1; prints the session id.
+open_page() {
+    local session
+    session=$(curl -s -X POST "$1/session" -H 'Content-Type: application/json' -d "{\"capabilities\":
+        {\"alwaysMatch\": {\"goog:chromeOptions\": {\"args\": [\"--headless=new\", \"--no-sandbox\",
+        \"--disable-gpu\", \"--window-size=1400,1500\", \"--user-data-dir=$work/chromium\"]}}}}" |
+        grep -o '"sessionId":"[^"]*"' | cut -d'"' -f4)
+    [ -n "$session" ] || { say "console.sh: chromedriver made no session"; exit 1; }
+    curl -s -X POST "$1/session/$session/url" -H 'Content-Type: application/json' -d "{\"url\": \"$2\"}" >/dev/null
+    echo "$session"
+}
+
+# Clicks the element matching CSS selector $3 in session $2 of the driver at $1.
+click() {
+    local element
+    element=$(curl -s -X POST "$1/session/$2/element" -H 'Content-Type: application/json' \
+        -d "{\"using\": \"css selector\", \"value\": \"$3\"}" | grep -o '"element-[^"]*":"[^"]*"' | cut -d'"' -f4)
+    [ -n "$element" ] || { say "console.sh: no element $3 on the page"; exit 1; }
+    curl -s -X POST "$1/session/$2/element/$element/click" -H 'Content-Type: application/json' -d '{}' >/dev/null
+}
+
 cost() {
     local rate=10000 seconds=20
     while [ $# -gt 0 ]; do
@@ -73,25 +105,27 @@ cost() {
     pids+=("$console")
     local url
     url=$(ready_line "$work/console.out" "READY " | cut -d' ' -f2)
-    local phases=4 warm=3
-    local total=$(((seconds + warm + 12) * phases + 10))
+    start_driver
+    # Conditions: no page; a page with its tail open; a page whose tail was hidden (measured after
+    # the console's 10 s grace, once it has left the bus). In the order A B C C B A, so a drift of
+    # the broker's CPU over the run (its journal filling) weighs on each condition alike.
+    local conditions=(none tail hidden hidden tail none) warm=3 grace=12
+    local total=$(((seconds + warm + 2 * grace) * ${#conditions[@]} + 10))
     "$bin/lifeline-bench" blast --broker "$control" --rate "$rate" --count $((rate * total)) \
         --event com.example.load >"$work/blast.out" &
     pids+=($!)
     sleep 2
     printf '%-10s %12s %12s %12s %14s\n' "page" "broker CPU" "console CPU" "browser CPU" "/api/state p50"
-    local phase page chromium b0 c0 r0 b1 c1 r1 t0 t1 times
-    declare -A sums=([off]=0 [on]=0)
-    for phase in $(seq 1 $phases); do
-        page=off
-        [ $((phase % 2)) -eq 0 ] && page=on
-        chromium=
-        if [ $page = on ]; then
-            chromium --headless=new --no-sandbox --disable-gpu --user-data-dir="$work/chromium" "$url" \
-                >/dev/null 2>&1 &
-            chromium=$!
-        fi
+    local page session b0 c0 r0 b1 c1 r1 t0 t1 times span
+    declare -A sums=([none]=0 [tail]=0 [hidden]=0)
+    for page in "${conditions[@]}"; do
+        session=
+        if [ "$page" != none ]; then session=$(open_page "$driver" "$url"); fi
         sleep "$warm"
+        if [ "$page" = hidden ]; then
+            click "$driver" "$session" "#tail-toggle"
+            sleep "$grace"
+        fi
         b0=$(cpu_seconds "$broker"); c0=$(cpu_seconds "$console"); r0=$(browser_seconds); t0=$(date +%s.%N)
         times=()
         for _ in $(seq 1 "$seconds"); do
@@ -99,24 +133,23 @@ cost() {
             sleep 1
         done
         b1=$(cpu_seconds "$broker"); c1=$(cpu_seconds "$console"); r1=$(browser_seconds); t1=$(date +%s.%N)
-        local median
+        span=$(awk -v x="$t0" -v y="$t1" 'BEGIN { print y - x }')
+        local median share
         median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END { printf "%.1f ms", a[int((NR + 1) / 2)] * 1000 }')
-        local share
-        share=$(awk -v a="$b0" -v b="$b1" -v s="$(awk -v x="$t0" -v y="$t1" 'BEGIN { print y - x }')" 'BEGIN { printf "%.2f", (b - a) / s * 100 }')
+        share=$(awk -v a="$b0" -v b="$b1" -v s="$span" 'BEGIN { printf "%.2f", (b - a) / s * 100 }')
         sums[$page]=$(awk -v a="${sums[$page]}" -v b="$share" 'BEGIN { print a + b }')
         printf '%-10s %11s%% %11s%% %11s%% %14s\n' "$page" "$share" \
-            "$(awk -v a="$c0" -v b="$c1" -v s="$(awk -v x="$t0" -v y="$t1" 'BEGIN { print y - x }')" 'BEGIN { printf "%.2f", (b - a) / s * 100 }')" \
-            "$(awk -v a="$r0" -v b="$r1" -v s="$(awk -v x="$t0" -v y="$t1" 'BEGIN { print y - x }')" 'BEGIN { printf "%.2f", (b - a) / s * 100 }')" "$median"
-        if [ -n "$chromium" ]; then
-            pkill -f "user-data-dir=$work/chromium" 2>/dev/null || true
-            wait "$chromium" 2>/dev/null || true
-        fi
-        # The console keeps its bus subscription 10 s after the last page leaves.
-        sleep 12
+            "$(awk -v a="$c0" -v b="$c1" -v s="$span" 'BEGIN { printf "%.2f", (b - a) / s * 100 }')" \
+            "$(awk -v a="$r0" -v b="$r1" -v s="$span" 'BEGIN { printf "%.2f", (b - a) / s * 100 }')" "$median"
+        if [ -n "$session" ]; then curl -s -X DELETE "$driver/session/$session" >/dev/null; fi
+        pkill -f "user-data-dir=$work/chromium" 2>/dev/null || true
+        # The console keeps its bus subscription 10 s after the last tail closes.
+        sleep "$grace"
     done
-    awk -v off="${sums[off]}" -v on="${sums[on]}" -v n=$((phases / 2)) -v rate="$rate" 'BEGIN {
-        printf "broker at %d events/s: %.2f%% of a core without a page, %.2f%% with one open: the console adds %.2f%% of a core\n",
-            rate, off / n, on / n, (on - off) / n }'
+    awk -v none="${sums[none]}" -v tail="${sums[tail]}" -v hidden="${sums[hidden]}" -v rate="$rate" 'BEGIN {
+        printf "broker at %d events/s, %% of a core: %.2f without a page, %.2f with a page and its tail, %.2f with a page whose tail is hidden\n",
+            rate, none / 2, tail / 2, hidden / 2
+        printf "a page adds %.2f points with its tail open, %.2f with it hidden\n", (tail - none) / 2, (hidden - none) / 2 }'
     wait "${pids[-1]}" 2>/dev/null || true
     cat "$work/blast.out"
 }
@@ -128,19 +161,9 @@ screenshot() {
         url=$(sed -n 's/^READY //p' "$lifeline_root/run/console.log" 2>/dev/null | head -1)
         [ -n "$url" ] || { say "console.sh: no console running (deploy/launch.sh starts one); give its URL"; exit 1; }
     fi
-    chromedriver --port=0 >"$work/driver.log" 2>&1 &
-    pids+=($!)
-    local port
-    port=$(ready_line "$work/driver.log" "ChromeDriver was started" | sed 's/.*port \([0-9]*\)\..*/\1/')
-    local driver="http://localhost:$port"
     local session
-    session=$(curl -s -X POST "$driver/session" -H 'Content-Type: application/json' -d "{\"capabilities\":
-        {\"alwaysMatch\": {\"goog:chromeOptions\": {\"args\": [\"--headless=new\", \"--no-sandbox\",
-        \"--disable-gpu\", \"--window-size=1400,1500\", \"--user-data-dir=$work/chromium\"]}}}}" |
-        grep -o '"sessionId":"[^"]*"' | cut -d'"' -f4)
-    [ -n "$session" ] || { say "console.sh: chromedriver made no session"; exit 1; }
-    curl -s -X POST "$driver/session/$session/url" -H 'Content-Type: application/json' \
-        -d "{\"url\": \"$url\"}" >/dev/null
+    start_driver
+    session=$(open_page "$driver" "$url")
     # Let the views, the rates and the tail fill in.
     sleep 6
     curl -s "$driver/session/$session/screenshot" | sed 's/^{"value":"//; s/"}$//' | base64 -d >"$file"
