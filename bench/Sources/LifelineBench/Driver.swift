@@ -322,6 +322,8 @@ final class Driver {
         let asyncClient = LifelineClient(broker: topology.brokerControl, credentials: nil)
         let jsonPayload = try JSONParser.parse(payload)
         var directPublications = 0
+        // The legs of "lifeline async (legs)": posted → reply on the socket thread → task resumed.
+        var asyncLegs: [[UInt64]] = [[], []]
         var scenarios: [(String, [(String, () throws -> Void)])] = [
             (
                 "publish-ack",
@@ -333,6 +335,31 @@ final class Driver {
                             try AsyncBridge.run {
                                 _ = try await asyncClient.publish("bench.none", jsonPayload)
                             }
+                        }
+                    ),
+                    (
+                        // The request of "async direct", its reply handled on the socket thread,
+                        // which resumes the task: each sample's two legs are kept.
+                        "lifeline async (legs)",
+                        {
+                            directPublications += 1
+                            let id = "bench-legs.\(directPublications)"
+                            let legs = try AsyncBridge.run {
+                                let publication = PublishRequest(
+                                    event: "bench.none", payload: JSONWriter.encode(jsonPayload),
+                                    publishID: id)
+                                let sent = SystemClock.monotonicNanoseconds()
+                                let replied = try await withCheckedThrowingContinuation {
+                                    (done: CheckedContinuation<UInt64, any Error>) in
+                                    asyncClient.send(.publish(publication)) { result in
+                                        let replied = SystemClock.monotonicNanoseconds()
+                                        done.resume(with: result.map { _ in replied }.mapError { $0 })
+                                    }
+                                }
+                                return (replied - sent, SystemClock.monotonicNanoseconds() - replied)
+                            }
+                            asyncLegs[0].append(legs.0)
+                            asyncLegs[1].append(legs.1)
                         }
                     ),
                     (
@@ -405,6 +432,7 @@ final class Driver {
             progress("\(scenario) round trip \(topology.transport): \(settings.samples) per system")
             var samples = Array(repeating: [UInt64](), count: systems.count)
             for system in systems { for _ in 0..<settings.warmup { try system.1() } }
+            asyncLegs = [[], []]
             let perRound = max(1, settings.samples / settings.rounds)
             for _ in 0..<settings.rounds {
                 for (index, system) in systems.enumerated() {
@@ -421,6 +449,17 @@ final class Driver {
                         scenario: scenario, system: system.0, transport: topology.transport, fanout: 1,
                         size: size, metric: "rtt",
                         mode: "closed-loop", summary: Summary(samples[index])))
+            }
+            if scenario == "publish-ack" {
+                for (leg, name) in ["posted → reply (socket thread)", "reply → task resumed"].enumerated()
+                where !asyncLegs[leg].isEmpty {
+                    figures.append(
+                        Figure(
+                            scenario: "publish-ack leg", system: "lifeline async",
+                            transport: topology.transport,
+                            fanout: 1, size: size, metric: name, mode: "closed-loop",
+                            summary: Summary(asyncLegs[leg])))
+                }
             }
         }
     }
