@@ -256,6 +256,89 @@ struct ConsoleBrowserTests {
         }
     }
 
+    @Test(
+        "a service's page: its method's calls move, its events, boot tasks and description show, the range switches to an hour; an unknown service says so"
+    )
+    func servicePage() async throws {
+        let broker = try await BrokerProcess()
+        let push = try await broker.service("lifeline-push")
+        let console = try await ConsoleProcess(broker: broker.control)
+        defer { for child in [console.process, push, broker.process] { child.kill() } }
+        try await Browser.with { browser in
+            try await browser.open(console.url)
+            try await browser.waitFor(
+                "the push service",
+                #"return document.querySelector('#services tr[data-name="push"] a') !== null"#)
+            // The name is a link to the service's page (clicked in the page: the table is redrawn
+            // every second, so an element found by the driver may be gone by its click).
+            _ = try await browser.run(
+                #"document.querySelector('#services tr[data-name="push"] a').click(); return true"#)
+            try await browser.waitFor(
+                "the service's page",
+                #"return document.getElementById("service-view").dataset.state === "shown" && document.getElementById("services-panel").offsetParent === null ? true : null"#
+            )
+            #expect(try await browser.run("return location.hash") == "#service=push")
+            for _ in 0..<3 { #expect(try await broker.cli(["call", "push", "status"]).status == 0) }
+            let requests = try await browser.waitFor(
+                "three calls of push.status",
+                #"const cell = document.querySelector('#service-methods tr[data-method="status"] td.requests'); return cell && cell.textContent === "3" ? cell.textContent : null"#
+            )
+            #expect(requests == "3")
+            try await browser.waitFor(
+                "status in the chart",
+                #"return (document.getElementById("service-chart").dataset.series || "").split(",").includes("status") ? true : null"#
+            )
+            #expect(
+                try await browser.run(#"return document.getElementById("service-chart").dataset.times"#)
+                    == "−5 min,−4 min,−3 min,−2 min,−1 min,now")
+            let summary = try await browser.run(
+                #"return document.querySelector('#service-methods tr[data-method="status"]').cells[9].textContent"#
+            )
+            #expect(summary.stringValue?.hasPrefix("the device token") == true, "summary \(summary)")
+            #expect(
+                try await browser.run(
+                    #"return document.querySelector('#service-events tr[data-event="didRegisterForRemoteNotifications"]') !== null"#
+                ) == true)
+            #expect(
+                try await browser.run(
+                    #"return document.querySelector('#service-boot tr[data-task="push.registerAPNs"]') !== null"#
+                )
+                    == true)
+            #expect(
+                try await browser.run(#"return document.getElementById("service-describe").textContent"#)
+                    .stringValue?.contains("status(") == true)
+            // Its screenshot beside the live page's (LIFELINE_CONSOLE_SCREENSHOT=docs/console.png
+            // writes docs/console-service.png here).
+            if let path = ProcessInfo.processInfo.environment["LIFELINE_CONSOLE_SCREENSHOT"] {
+                let file = URL(fileURLWithPath: path).deletingPathExtension().path + "-service.png"
+                try await browser.screenshot().write(to: URL(fileURLWithPath: file))
+            }
+            // An hour, a point a minute; the calls are in the current minute's point once it is over,
+            // so only the axis is checked here.
+            try await browser.click(#"#service-view button[data-range="1h"]"#)
+            try await browser.waitFor(
+                "the hour range",
+                #"return document.getElementById("service-view").dataset.range === "1h" && document.getElementById("service-chart").dataset.times.startsWith("−60 min") ? true : null"#
+            )
+            // Back to every service, then a name nobody registered.
+            try await browser.click("#service-back")
+            try await browser.waitFor(
+                "the services again", #"return document.getElementById("service-view").hidden ? true : null"#)
+            _ = try await browser.run(##"location.hash = "#service=nosuch"; return true"##)
+            let note = try await browser.waitFor(
+                "the unknown service",
+                #"return document.getElementById("service-view").dataset.state === "missing" ? document.getElementById("service-note").textContent : null"#
+            )
+            #expect(note.stringValue?.contains("no service named 'nosuch' is registered") == true, "\(note)")
+            // The browser logs the 404 it was answered as a failed load: that one is expected.
+            let logs = try await browser.severeLogs().filter { !$0.contains("/api/service?name=nosuch") }
+            #expect(logs == [], "no script error, no other failed load")
+        }
+        // The page's data, as a client of the console reads it.
+        let bad = try await console.fetch("/api/service?name=push&range=1d")
+        #expect(bad.status == 400 && bad.body.contains("range must be 5m or 1h"))
+    }
+
     @Test("with CURVE the page shows what its key may; an action the key may not do shows the broker's 403")
     func forbidden() async throws {
         let keys = try SecuritySetup(keys: ["console", "push"])

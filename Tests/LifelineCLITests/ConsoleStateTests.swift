@@ -66,6 +66,56 @@ struct ConsoleStateTests {
     }
 
     @Test(
+        "a service's calls and handled events over time: per second for five minutes, per minute for an hour, from the broker's counters"
+    )
+    func serviceHistory() throws {
+        let state = ConsoleState()
+        func sample(
+            _ requests: Int64, errors: Int64 = 0, handled: Int64 = 0, epoch: UInt64 = 5, at now: Int64
+        ) {
+            let entry: JSONValue = [
+                "methods": ["status": ["requests": .int(requests), "errors": .int(errors)]],
+                "handled": ["didBecomeActive": .int(handled)],
+            ]
+            state.recordServices(
+                ["push": entry, "url": ["methods": ["resolve": ["requests": 9]]]], epoch: epoch, now: now)
+        }
+        sample(10, at: 1_000)
+        sample(13, errors: 1, handled: 2, at: 2_100)
+        sample(13, errors: 1, handled: 2, at: 3_100)
+        sample(14, errors: 1, handled: 2, at: 61_500)
+        // Per second: seconds 2 and 61 hold what grew; the series ends at the second before `now`'s.
+        let seconds = state.serviceHistory("push", perMinute: false, now: 62_000)
+        #expect(seconds.end == 61)
+        let requests = try #require(seconds.values["requests\tstatus"])
+        #expect(requests.count == 300 && requests[299] == 1 && requests[299 - 59] == 3)
+        #expect(seconds.values["errors\tstatus"]?[299 - 59] == 1)
+        #expect(seconds.values["handled\tdidBecomeActive"]?[299 - 59] == 2)
+        #expect(seconds.values.keys.allSatisfy { !$0.contains("resolve") }, "only push's counts")
+        // Per minute: minute 0 holds the first three, minute 1 the last.
+        let minutes = state.serviceHistory("push", perMinute: true, now: 121_000)
+        #expect(minutes.end == 1)
+        #expect(minutes.values["requests\tstatus"]?.suffix(2) == [3, 1])
+        // A new epoch (the broker restarted) counts from 0; more than five minutes on, the old
+        // seconds are gone.
+        sample(4, epoch: 6, at: 400_500)
+        let later = state.serviceHistory("push", perMinute: false, now: 401_000)
+        #expect(later.values["requests\tstatus"]?.reduce(0, +) == 4)
+    }
+
+    @Test("a service history follows at most its bound of names")
+    func boundedHistory() {
+        var history = CounterHistory()
+        var counts: [String: UInt64] = [:]
+        for index in 0..<(CounterHistory.names + 10) { counts["n\(index)"] = 0 }
+        history.record(counts, epoch: 1, now: 0)
+        for key in counts.keys { counts[key] = 1 }
+        history.record(counts, epoch: 1, now: 1_000)
+        let series = history.series(perMinute: false, now: 2_000) { _ in true }
+        #expect(series.values.count == CounterHistory.names)
+    }
+
+    @Test(
         "a service that misses heartbeats is silent; one that leaves the registry is gone, then leaves the view"
     )
     func services() {

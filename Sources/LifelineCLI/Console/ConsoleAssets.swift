@@ -24,6 +24,31 @@ enum ConsoleAssets {
         </header>
         <div id="banner" hidden></div>
         <main>
+          <section id="service-view" class="wide" hidden>
+            <h2><a href="#" id="service-back">← all services</a> <span id="service-title"></span>
+              <small id="service-summary"></small></h2>
+            <div class="controls">
+              <span class="muted">range</span>
+              <button type="button" data-range="5m" class="range">5 min</button>
+              <button type="button" data-range="1h" class="range">1 h</button>
+              <span id="service-note" class="muted"></span>
+            </div>
+            <canvas id="service-chart" width="900" height="170" aria-label="the service's calls and events over time"></canvas>
+            <div id="service-legend" class="legend"></div>
+            <h3>Instances</h3>
+            <table id="service-instances"><thead><tr><th>instance</th><th>pid</th><th>host</th><th>in flight</th>
+              <th>answered</th><th>connected</th><th>queued</th><th>dropped</th></tr></thead><tbody></tbody></table>
+            <h3>Methods</h3>
+            <table id="service-methods"><thead><tr><th>method</th><th>requests</th><th>errors</th><th>timeouts</th>
+              <th>mean ms</th><th>p50 ms</th><th>p99 ms</th><th>takes</th><th>answers</th><th>summary</th></tr></thead><tbody></tbody></table>
+            <h3>Events</h3>
+            <table id="service-events"><thead><tr><th>event</th><th>handled</th><th>priority</th><th>deadline ms</th></tr></thead><tbody></tbody></table>
+            <p id="service-figures" class="muted"></p>
+            <h3>Boot tasks</h3>
+            <table id="service-boot"><thead><tr><th>task</th><th>phase</th><th>priority</th><th>after</th><th>required</th><th>runs once</th></tr></thead><tbody></tbody></table>
+            <h3>Description</h3>
+            <pre id="service-describe"></pre>
+          </section>
           <section id="services-panel" class="wide">
             <h2>Services <small id="services-count"></small>
               <input id="services-filter" placeholder="filter by name" aria-label="filter services by name"></h2>

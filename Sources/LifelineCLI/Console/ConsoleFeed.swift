@@ -59,7 +59,9 @@ final class ConsoleFeed: Sendable {
                     counts[name] = UInt64(max(0, count.intValue ?? 0))
                 }
                 let epoch = UInt64(bitPattern: stats["broker"]?["epoch"]?.intValue ?? 0)
-                state.recordCounts(counts, epoch: epoch, now: Self.now())
+                let now = Self.now()
+                state.recordCounts(counts, epoch: epoch, now: now)
+                state.recordServices(stats["services"]?.objectValue ?? [:], epoch: epoch, now: now)
                 samples += 1
                 state.update("counting", ["samples": .int(Int64(samples))])
             } catch {
@@ -120,6 +122,12 @@ final class ConsoleFeed: Sendable {
         state.update("broker", .object(broker))
         do {
             let records = try client.services(timeout: timeout).map(\.json)
+            var details: [String: JSONValue] = [:]
+            for record in records {
+                guard let name = record["name"]?.stringValue else { continue }
+                details[name] = ["record": record, "stats": stats?["services"]?[name] ?? .null]
+            }
+            state.setDetails(details)
             var view: JSONValue = ["services": services.view(records: records, stats: stats, now: Self.now())]
             if let statsError {
                 view = ["services": view["services"] ?? .null, "statsError": .string(statsError)]

@@ -125,7 +125,8 @@ extension ConsoleAssets {
             (services.length < all.length ? ", " + services.length + " shown" : "") +
             (stale ? " (stale: the broker does not answer)" : "");
           replaceRows($("services"), services.map((s) => el("tr", { "data-name": s.name, "data-state": s.state, "data-stale": stale },
-            cell(s.name), cell(stale ? "unknown" : s.state === "gone" ? "gone " + duration(s.goneForMs) + " ago" : s.state, "state"),
+            el("td", {}, el("a", { href: "#service=" + encodeURIComponent(s.name) }, s.name)),
+            cell(stale ? "unknown" : s.state === "gone" ? "gone " + duration(s.goneForMs) + " ago" : s.state, "state"),
             el("td", { class: "num", title: (s.instances || []).map((i) => "pid " + i.pid + " on " + i.host +
               (i.inFlight === undefined ? "" : ": " + i.inFlight + " in flight") +
               (i.connected === false ? ", connection closed" : "")).join("\n") }, String((s.instances || []).length)),
@@ -269,6 +270,156 @@ extension ConsoleAssets {
           });
         }
         $("services-filter").addEventListener("input", () => { if (lastServices) renderServices(lastServices); });
+
+        // MARK: a service's page (#service=NAME)
+
+        // Its figures are asked every second while it is shown; the chart draws its calls and
+        // handled events over the last five minutes (per second) or the last hour (per minute).
+        let serviceRange = "5m";
+        let serviceTimer = null;
+        function serviceName() {
+          const match = location.hash.match(/^#service=(.+)$/);
+          return match ? decodeURIComponent(match[1]) : null;
+        }
+
+        function route() {
+          const name = serviceName();
+          clearTimeout(serviceTimer);
+          if (!name) {
+            delete document.body.dataset.view;
+            $("service-view").hidden = true;
+            return;
+          }
+          document.body.dataset.view = "service";
+          $("service-view").hidden = false;
+          $("service-title").textContent = name;
+          for (const button of document.querySelectorAll("#service-view button.range")) {
+            button.setAttribute("aria-pressed", String(button.dataset.range === serviceRange));
+          }
+          loadService();
+        }
+
+        async function loadService() {
+          clearTimeout(serviceTimer);
+          const name = serviceName();
+          if (!name) return;
+          try {
+            const response = await fetch("/api/service?name=" + encodeURIComponent(name) + "&range=" + serviceRange,
+              { headers: { "X-Lifeline-Token": token } });
+            const text = await response.text();
+            if (serviceName() !== name) return;
+            if (response.ok) {
+              renderService(exactJSON(text));
+            } else {
+              $("service-view").dataset.state = "missing";
+              $("service-note").textContent = response.status + " " + response.statusText + ": " + text.trim();
+            }
+          } catch (error) {
+            $("service-note").textContent = "the console does not answer: " + error.message;
+          }
+          serviceTimer = setTimeout(loadService, 1000);
+        }
+
+        function renderService(page) {
+          const view = $("service-view");
+          const record = page.record || {}, stats = page.stats || {};
+          view.dataset.state = "shown";
+          view.dataset.range = page.history.range;
+          $("service-note").textContent = "";
+          $("service-summary").textContent = [record.replicable ? "replicable" : null, record.lazy ? "lazy" : null,
+            "up " + duration(record.uptimeMs), (record.events || []).length + " events", (record.methods || []).length + " methods"]
+            .filter(Boolean).join(" · ");
+          const figures = new Map((stats.instances || []).map((i) => [i.instance, i]));
+          const instances = record.instances && record.instances.length ? record.instances
+            : [{ instance: record.instance, pid: record.pid, host: record.host, connected: true, dropped: record.dropped }];
+          replaceRows($("service-instances"), instances.map((i) => {
+            const f = figures.get(i.instance) || {};
+            return el("tr", { "data-instance": i.instance }, cell(i.instance), cell(i.pid, "num"), cell(i.host),
+              cell(i.inFlight ?? f.inFlight, "num"), cell(f.answered, "num"), cell(i.connected === false ? "no" : "yes"),
+              cell(f.queued ?? stats.queued, "num"), cell(i.dropped ?? f.dropped, "num"));
+          }));
+          const described = (record.describe && record.describe.methods) || {};
+          const calls = stats.methods || {};
+          const methods = [...new Set([...(record.methods || []), ...Object.keys(calls)])].sort();
+          replaceRows($("service-methods"), methods.map((m) => {
+            const c = calls[m] || {}, d = described[m] || {};
+            return el("tr", { "data-method": m }, cell(m), cell(c.requests ?? 0, "num requests"), cell(c.errors ?? 0, "num errors"),
+              cell(c.timeouts ?? 0, "num"), cell(c.meanMs, "num"), cell(c.p50Ms, "num"), cell(c.p99Ms, "num"),
+              cell(d.arguments || "-", "list"), cell(d.reply || "-", "list"), cell(d.summary || "-", "list"));
+          }));
+          const handled = stats.handled || {};
+          replaceRows($("service-events"), (record.events || []).map((e) => el("tr", { "data-event": e }, cell(e),
+            cell(handled[e] ?? 0, "num handled"), cell((record.priorities || {})[e] ?? 0, "num"), cell((record.deadlines || {})[e], "num"))));
+          $("service-figures").textContent = "queued " + (stats.queued ?? 0) + " · dropped " + (stats.dropped ?? 0) +
+            " · undecodable " + (stats.undecodable ?? 0) + " · dispatch steps " + (stats.dispatchSteps ?? 0);
+          replaceRows($("service-boot"), (record.bootTasks || []).map((t) => el("tr", { "data-task": t.name }, cell(t.name), cell(t.phase),
+            cell(t.priority, "num"), cell(list(t.after, 4)), cell(t.required ? "yes" : "no"), cell(t.runOnce ? "yes" : "no"))));
+          const lines = [];
+          for (const [m, d] of Object.entries(described).sort()) {
+            lines.push(m + "(" + (d.arguments || "") + ") → " + (d.reply || "-") + (d.summary ? "   " + d.summary : ""));
+          }
+          for (const [e, d] of Object.entries((record.describe && record.describe.events) || {}).sort()) {
+            lines.push(e + " " + JSON.stringify(d.fields || {}) + (d.summary ? "   " + d.summary : ""));
+          }
+          $("service-describe").textContent = lines.length ? lines.join("\n") : "(the service describes nothing)";
+          drawHistory(page.history);
+        }
+
+        // The service's counts over its range: requests per method (solid), errors (dashed) and
+        // events handled, as rates per second.
+        function drawHistory(history) {
+          const canvas = $("service-chart");
+          const context = canvas.getContext("2d");
+          const width = canvas.width, height = canvas.height, points = history.points, step = history.step;
+          context.clearRect(0, 0, width, height);
+          const names = Object.keys(history.series).sort((a, b) =>
+            history.series[b].reduce((x, y) => x + y, 0) - history.series[a].reduce((x, y) => x + y, 0)).slice(0, colors.length);
+          const label = (key) => { const [kind, name] = key.split("\t"); return kind === "requests" ? name : kind === "errors" ? name + " errors" : name + " handled"; };
+          let highest = 0;
+          for (const name of names) for (const value of history.series[name]) highest = Math.max(highest, value / step);
+          const top = niceCeiling(highest);
+          context.strokeStyle = "#e3e6ec"; context.fillStyle = "#6b7385"; context.font = "11px sans-serif";
+          const ticks = [0, top / 2, top].map((value) => perSecond(value));
+          ticks.forEach((text, i) => {
+            const y = height - 14 - (i / 2) * (height - 24);
+            context.beginPath(); context.moveTo(0, y); context.lineTo(width, y); context.stroke();
+            context.fillText(text, 4, y - 2);
+          });
+          canvas.dataset.ticks = ticks.join(",");
+          const times = [];
+          const every = step === 1 ? 60 : 600, span = points * step;
+          for (let back = span; back >= 0; back -= every) {
+            const x = (span - back) / span * width;
+            const text = back === 0 ? "now" : "−" + (back / 60) + " min";
+            context.beginPath(); context.moveTo(x, height - 14); context.lineTo(x, height - 10); context.stroke();
+            const measured = context.measureText(text).width;
+            context.fillText(text, Math.min(Math.max(0, x - measured / 2), width - measured), height - 1);
+            times.push(text);
+          }
+          canvas.dataset.times = times.join(",");
+          canvas.dataset.series = names.map(label).join(",");
+          names.forEach((name, i) => {
+            context.strokeStyle = colors[i];
+            context.lineWidth = 1.5;
+            context.setLineDash(name.startsWith("errors\t") ? [5, 3] : []);
+            context.beginPath();
+            history.series[name].forEach((value, index) => {
+              const x = (index + 1) / points * width;
+              const y = height - 14 - value / step / top * (height - 24);
+              if (index === 0) context.moveTo(x, y); else context.lineTo(x, y);
+            });
+            context.stroke();
+          });
+          context.setLineDash([]);
+          $("service-legend").replaceChildren(...names.map((name) => el("span", {}, el("i", {}), label(name))));
+          $("service-legend").querySelectorAll("i").forEach((swatch, i) => { swatch.style.background = colors[i]; });
+        }
+
+        for (const button of document.querySelectorAll("#service-view button.range")) {
+          button.addEventListener("click", () => { serviceRange = button.dataset.range; route(); });
+        }
+        window.addEventListener("hashchange", route);
+        route();
 
         // MARK: streams
 

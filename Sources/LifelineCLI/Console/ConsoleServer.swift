@@ -79,6 +79,15 @@ final class ConsoleServer: Sendable {
         case "/console.css": respond(asset(ConsoleAssets.style, "text/css; charset=utf-8"), to: client)
         case "/favicon.ico": respond(HTTPResponse(status: 204), to: client)
         case "/api/state": respond(json(snapshot()), to: client)
+        case "/api/service":
+            do {
+                let page = try ServicePage.view(
+                    name: request.query["name"], range: request.query["range"], state: state,
+                    now: ConsoleFeed.now())
+                respond(json(page), to: client)
+            } catch {
+                respond(.text(error.status, error.message), to: client)
+            }
         case "/api/boot.svg":
             let report = state.section("boot")?["report"] ?? ["state": "none"]
             respond(asset(BootTimeline.svg(report), "image/svg+xml"), to: client)

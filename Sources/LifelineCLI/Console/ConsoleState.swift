@@ -49,6 +49,10 @@ final class ConsoleState: Sendable {
         /// first sample).
         var lastCounts: [String: UInt64] = [:]
         var lastEpoch: UInt64?
+        /// Each service's calls (requests, errors) by method and events handled by name, over time.
+        var services = CounterHistory()
+        /// Each service's LIST record and STATS entry, by name, as last asked.
+        var details: [String: JSONValue] = [:]
     }
 
     private let inner = Mutex(Inner())
@@ -121,6 +125,50 @@ final class ConsoleState: Sendable {
             inner.seconds[inner.seconds.count - 1].counts.merge(added, uniquingKeysWith: +)
         }
     }
+
+    // MARK: Services over time
+
+    /// Records a sample of the broker's per-service counters (STATS `services`): each method's
+    /// requests and errors, each event's handled count, taken at `now` in broker life `epoch`.
+    func recordServices(_ services: [String: JSONValue], epoch: UInt64, now: Int64) {
+        var counts: [String: UInt64] = [:]
+        func add(_ kind: String, _ service: String, _ name: String, _ value: JSONValue?) {
+            counts["\(kind)\t\(service)\t\(name)"] = UInt64(max(0, value?.intValue ?? 0))
+        }
+        for (service, entry) in services {
+            for (method, figures) in entry["methods"]?.objectValue ?? [:] {
+                add("requests", service, method, figures["requests"])
+                add("errors", service, method, figures["errors"])
+            }
+            for (event, count) in entry["handled"]?.objectValue ?? [:] {
+                add("handled", service, event, count)
+            }
+        }
+        inner.withLock { $0.services.record(counts, epoch: epoch, now: now) }
+    }
+
+    /// Service `name`'s counts over time (per second over five minutes, or per minute over an hour):
+    /// keyed `requests\tMETHOD`, `errors\tMETHOD` and `handled\tEVENT`.
+    func serviceHistory(_ name: String, perMinute: Bool, now: Int64) -> (end: Int64, values: [String: [Int]])
+    {
+        let history = inner.withLock { $0.services }
+        let (end, values) = history.series(perMinute: perMinute, now: now) {
+            $0.split(separator: "\t", omittingEmptySubsequences: false).dropFirst().first.map(String.init)
+                == name
+        }
+        var byKind: [String: [Int]] = [:]
+        for (key, series) in values {
+            let parts = key.split(separator: "\t", omittingEmptySubsequences: false)
+            byKind["\(parts[0])\t\(parts[2])"] = series
+        }
+        return (end, byKind)
+    }
+
+    /// Keeps each service's LIST record and STATS entry (`{"record", "stats"}` by name).
+    func setDetails(_ details: [String: JSONValue]) { inner.withLock { $0.details = details } }
+
+    /// Service `name`'s LIST record and STATS entry, if it is registered.
+    func details(of name: String) -> JSONValue? { inner.withLock { $0.details[name] } }
 
     /// The entries after `index` that `trace` selects (trace events, or every other event) and
     /// `pattern` matches (nil: all), at most `limit` of the newest: the ones left out are counted in
