@@ -56,7 +56,7 @@ extension Broker {
             }
             services[name] = .object(record)
         }
-        return [
+        var report: [String: JSONValue] = [
             "broker": [
                 "uptimeMs": .int(Int64((core.now - core.startedAt).wholeMilliseconds)),
                 "requests": .int(Int64(truncatingIfNeeded: core.requestsHandled)),
@@ -72,6 +72,8 @@ extension Broker {
             "events": .object(eventCounts.mapValues { .int(Int64($0)) }),
             "services": .object(services),
         ]
+        if let groupStatus { report["group"] = groupStatus() }
+        return .object(report)
     }
 
     /// The STATS reply as a key sees it: an admin key everything; any other only the events its

@@ -29,6 +29,8 @@ package struct Broker {
     private var repeatedHeaders = RequestHeaderCache()
     /// Things worth a log line that happened while the broker was created (e.g. an unreadable state file).
     package private(set) var startupNotes: [String] = []
+    /// Where the broker's group stands (STATS `group`), when it leads one.
+    var groupStatus: (() -> JSONValue)?
 
     /// Creates the Context of a broker that started at `monotonic` (and `wall` nanoseconds since 1970),
     /// with the micro-app stack (`sessions`), boot state, durable journal (`journal`, the bytes of

@@ -176,6 +176,7 @@ package final class BrokerServer {
         for note in core.startupNotes { log(note) }
         output = core.takeStartupOutput()
         if let group {
+            core.groupStatus = { group.status(now: SystemClock.monotonicNanoseconds()) }
             core.beginGroupTerm(rejoinWindow: GroupLeader.rejoinWindow(configuration), now: SystemClock.now)
             release(group.beginTerm())
         }

@@ -339,6 +339,51 @@ struct ConsoleBrowserTests {
         #expect(bad.status == 400 && bad.body.contains("range must be 5m or 1h"))
     }
 
+    @Test(
+        "a broker group: the page shows its leader, term, standbys' positions and etcd's lease; a kill -9 of the leader shows the new one",
+        .enabled(
+            if: EtcdProcess.available, "etcd is not installed (deploy/test.sh installs etcd-server as root)"))
+    func group() async throws {
+        let rig = try await GroupRig(services: 1, events: 100)
+        defer { rig.stop() }
+        let console = try await ConsoleProcess(broker: rig.brokers)
+        defer { console.process.kill() }
+        try await rig.showingLogs {
+            try await Browser.with { browser in
+                try await browser.open(console.url)
+                let first = try await browser.waitFor(
+                    "the group's leader and two standbys",
+                    #"const p = document.getElementById("group-panel"); return !p.hidden && document.querySelectorAll('#group tr[data-state="standby"]').length === 2 && document.querySelector('#group tr[data-state="leader"]') ? p.dataset.leader + " " + p.dataset.term : null"#
+                )
+                let parts = (first.stringValue ?? "").split(separator: " ").map(String.init)
+                let (leader, term) = (parts.first ?? "", parts.last ?? "")
+                #expect(
+                    leader == rig.leader?.name,
+                    "the page says \(leader) leads; the members say \(rig.leader?.name ?? "-")")
+                #expect(
+                    try await browser.run(#"return document.getElementById("group-etcd").textContent"#)
+                        .stringValue?
+                        .contains("lease is valid for") == true)
+                if let path = ProcessInfo.processInfo.environment["LIFELINE_CONSOLE_SCREENSHOT"] {
+                    let file = URL(fileURLWithPath: path).deletingPathExtension().path + "-group.png"
+                    try await browser.screenshot().write(to: URL(fileURLWithPath: file))
+                }
+                let killed = try #require(rig.leader)
+                killed.process.kill(SIGKILL)
+                let after = try await browser.waitFor(
+                    "a new leader under a later term", seconds: 60,
+                    #"const p = document.getElementById("group-panel"); return p.dataset.leader && p.dataset.leader !== arguments[0] && BigInt(p.dataset.term) > BigInt(arguments[1]) ? p.dataset.leader : null"#,
+                    [.string(leader), .string(term)])
+                print("console: the group view shows \(after) leading after the kill of \(leader)")
+                try await browser.waitFor(
+                    "the killed member unreached", seconds: 30,
+                    #"return document.querySelector('#group tr[data-member="' + arguments[0] + '"]')?.dataset.state === "unreached" ? true : null"#,
+                    [.string(leader)])
+                #expect(try await browser.severeLogs() == [], "no script error, no failed load")
+            }
+        }
+    }
+
     @Test("with CURVE the page shows what its key may; an action the key may not do shows the broker's 403")
     func forbidden() async throws {
         let keys = try SecuritySetup(keys: ["console", "push"])

@@ -39,6 +39,43 @@ package final class GroupLeader {
         max(.nanoseconds(Int64(configuration.heartbeat.expiryNanoseconds) * 2), .seconds(5))
     }
 
+    /// Where the group stands, as STATS `group` reports it: this member leads under ``term``; each
+    /// member's role and how far it holds the log (a standby's acknowledged index, its lag behind
+    /// the last entry, when it was last heard); and the etcd lease this leader's fencing rests on.
+    func status(now: UInt64) -> JSONValue {
+        let configuration = member.configuration
+        // A standby that joined again may still be listed under its earlier connection: the one heard last.
+        let followers = Dictionary(log.followers.values.map { ($0.member, $0) }) {
+            $0.heard >= $1.heard ? $0 : $1
+        }
+        let members = configuration.members.map { name -> JSONValue in
+            if name == configuration.member {
+                return [
+                    "member": .string(name), "role": "leader", "index": .int(Int64(log.lastIndex)), "lag": 0,
+                ]
+            }
+            guard let follower = followers[name] else {
+                return ["member": .string(name), "role": "unreached"]
+            }
+            return [
+                "member": .string(name), "role": "standby", "index": .int(Int64(follower.match)),
+                "lag": .int(Int64(log.lastIndex &- min(follower.match, log.lastIndex))),
+                "heardMsAgo": .int(Int64((now &- min(follower.heard, now)) / 1_000_000)),
+            ]
+        }
+        let validUntil = member.leadership.validUntil
+        return [
+            "name": .string(configuration.name), "member": .string(configuration.member),
+            "term": .int(Int64(bitPattern: term)), "commit": .int(Int64(log.commitIndex)),
+            "last": .int(Int64(log.lastIndex)), "members": .array(members),
+            "etcd": [
+                "endpoints": .array(configuration.etcd.map { .string($0) }),
+                "leaseValidMs": .int(Int64(validUntil > now ? (validUntil - now) / 1_000_000 : 0)),
+                "healthy": .bool(validUntil > now),
+            ],
+        ]
+    }
+
     /// The first entry of the term: nothing leaves before a majority holds it.
     func beginTerm() -> [ReplicationLog<BrokerOutput>.Entry] {
         add([.beginTerm(term)], output: [])

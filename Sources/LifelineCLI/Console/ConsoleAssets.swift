@@ -62,6 +62,12 @@ enum ConsoleAssets {
             <table id="calls"><thead><tr><th>service</th><th>method</th><th>requests</th><th>errors</th><th>timeouts</th>
               <th>p50 ms</th><th>p99 ms</th></tr></thead><tbody></tbody></table>
           </section>
+          <section id="group-panel" class="wide" hidden>
+            <h2>Broker group <span id="group-name"></span> <small id="group-summary"></small></h2>
+            <table id="group"><thead><tr><th>member</th><th>role</th><th>holds up to</th><th>behind by</th>
+              <th>last heard</th></tr></thead><tbody></tbody></table>
+            <p id="group-etcd" class="muted"></p>
+          </section>
           <section id="bus-panel">
             <h2>Bus <small id="bus-rate"></small></h2>
             <canvas id="chart" width="640" height="150" aria-label="events per second by name"></canvas>

@@ -117,6 +117,8 @@ final class ConsoleFeed: Sendable {
         }
         guard case .object(var broker) = info else { return }
         broker["endpoint"] = .string(self.broker)
+        // A broker group's leader says where the group stands; a single broker has no `group`.
+        if let stats { state.update("group", stats["group"] ?? .null) }
         broker["published"] = stats?["broker"]?["published"] ?? .null
         broker["delivered"] = stats?["broker"]?["delivered"] ?? .null
         state.update("broker", .object(broker))

@@ -146,6 +146,24 @@ extension ConsoleAssets {
           replaceRows($("calls"), calls);
         }
 
+        // A broker group, as its leader reports it (STATS `group`): hidden for a single broker.
+        function renderGroup(group) {
+          $("group-panel").hidden = !group;
+          if (!group) return;
+          const stale = brokerDown ? "true" : undefined;
+          $("group-name").textContent = group.name;
+          $("group-summary").textContent = "led by " + group.member + " · term " + group.term + " · commit " + group.commit +
+            (stale ? " (stale: the broker does not answer)" : "");
+          $("group-panel").dataset.leader = group.member;
+          $("group-panel").dataset.term = String(group.term);
+          replaceRows($("group"), (group.members || []).map((m) => el("tr", { "data-member": m.member, "data-state": m.role, "data-stale": stale },
+            cell(m.member), cell(m.role, "state"), cell(m.index, "num"), cell(m.lag, "num"),
+            cell(m.heardMsAgo === undefined ? "-" : duration(m.heardMsAgo) + " ago"))));
+          const etcd = group.etcd || {};
+          $("group-etcd").textContent = "etcd " + (etcd.endpoints || []).join(", ") + ": " +
+            (etcd.healthy ? "the leader's lease is valid for " + duration(etcd.leaseValidMs) : "the leader's lease is not known to be valid");
+        }
+
         function renderStack(stack) {
           $("stack-note").textContent = stack.error ? stack.error : (stack.stack && stack.stack.length ? "" : "no sessions");
           const sessions = stack.stack || [];
@@ -427,7 +445,7 @@ extension ConsoleAssets {
         views.onopen = () => { streamOpen = true; showConnection(); };
         views.onerror = () => { streamOpen = false; showConnection(); };
         const handlers = {
-          broker: renderBroker, services: renderServices, actors: renderActors, stack: renderStack, boot: renderBoot, rates: addRates,
+          broker: renderBroker, services: renderServices, group: renderGroup, actors: renderActors, stack: renderStack, boot: renderBoot, rates: addRates,
           bus: (bus) => problem("bus", bus.error ? "the bus: " + bus.error : null),
           trace: (trace) => {
             $("trace-note").textContent = trace.error ? trace.error : (trace.leased ? "traced while this is open" : "");

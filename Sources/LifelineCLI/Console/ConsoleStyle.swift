@@ -34,6 +34,9 @@ extension ConsoleAssets {
         .state { font-weight: 600; }
         tr[data-state="up"] .state, tr[data-state="running"] .state { color: var(--up); }
         tr[data-state="silent"] .state, tr[data-state="paused"] .state { color: var(--warn); }
+        tr[data-state="leader"] .state { color: var(--accent); }
+        tr[data-state="standby"] .state { color: var(--up); }
+        tr[data-state="unreached"] .state { color: var(--gone); }
         tr[data-state="gone"] { color: var(--muted); text-decoration: line-through; }
         tr[data-state="gone"] .state { color: var(--gone); text-decoration: none; }
         tr.top td:first-child::after { content: " ← top"; color: var(--accent); font-weight: 600; }
