@@ -1,4 +1,5 @@
 import Foundation
+import Lifeline
 import LifelineProtocol
 import Testing
 
@@ -320,6 +321,36 @@ struct ConsoleBrowserTests {
                 "the hour range",
                 #"return document.getElementById("service-view").dataset.range === "1h" && document.getElementById("service-chart").dataset.times.startsWith("−60 min") ? true : null"#
             )
+            // What a service says of itself is shown as text: a summary and shapes with markup.
+            let hostile = #"<img src=x onerror="window.pwned=3"><script>window.pwned=4</script>"#
+            var options = ServiceRunner.Options()
+            options.broker = broker.control
+            let runner = ServiceRunner(
+                Service("hostile").method("probe", summary: hostile, arguments: hostile, reply: hostile) { _ in
+                    ["ok": true]
+                }, options: options)
+            let running = Task { try await runner.run() }
+            defer {
+                runner.stop()
+                running.cancel()
+            }
+            try await browser.click("#service-back")
+            try await browser.waitFor(
+                "the hostile service registered",
+                #"return document.querySelector('#services tr[data-name="hostile"]') !== null"#)
+            _ = try await browser.run(##"location.hash = "#service=hostile"; return true"##)
+            let shown = try await browser.waitFor(
+                "the hostile summary",
+                #"const row = document.querySelector('#service-methods tr[data-method="probe"]'); return row ? row.cells[9].textContent : null"#
+            )
+            #expect(shown.stringValue == hostile)
+            #expect(
+                try await browser.run(#"return document.getElementById("service-describe").textContent"#)
+                    .stringValue?.contains(hostile) == true)
+            #expect(
+                try await browser.run(
+                    ##"return window.pwned === undefined && document.querySelector("#service-view img, #service-view script") === null"##
+                ) == true, "markup from a service is shown, never run")
             // Back to every service, then a name nobody registered.
             try await browser.click("#service-back")
             try await browser.waitFor(
