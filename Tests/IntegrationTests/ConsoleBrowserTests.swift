@@ -232,6 +232,16 @@ struct ConsoleBrowserTests {
                 #"const row = document.querySelector('#rates tr[data-name="com.example.before"]'); return row && row.cells[2].textContent === "5" ? row.cells[2].textContent : null"#
             )
             #expect(minute == "5")
+            // The last hour, a point a minute (the current minute's so far): the same five events.
+            try await browser.click(#"#bus-panel button[data-range="1h"]"#)
+            try await browser.waitFor(
+                "the hour's chart with the events",
+                #"const c = document.getElementById("chart"); return c.dataset.times.startsWith("−60 min") && (c.dataset.series || "").split(",").includes("com.example.before") ? true : null"#
+            )
+            try await browser.click(#"#bus-panel button[data-range="5m"]"#)
+            try await browser.waitFor(
+                "five minutes again",
+                #"return document.getElementById("chart").dataset.times.startsWith("−5 min") ? true : null"#)
             // The tail reads the bus; hidden, it no longer does (after the console's 10 s grace).
             func subscribed() async throws -> Bool? {
                 try JSONParser.parse(Array(try await console.fetch("/api/state").body.utf8))["bus"]?[
@@ -326,7 +336,8 @@ struct ConsoleBrowserTests {
             var options = ServiceRunner.Options()
             options.broker = broker.control
             let runner = ServiceRunner(
-                Service("hostile").method("probe", summary: hostile, arguments: hostile, reply: hostile) { _ in
+                Service("hostile").method("probe", summary: hostile, arguments: hostile, reply: hostile) {
+                    _ in
                     ["ok": true]
                 }, options: options)
             let running = Task { try await runner.run() }

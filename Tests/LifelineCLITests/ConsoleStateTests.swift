@@ -92,10 +92,11 @@ struct ConsoleStateTests {
         #expect(seconds.values["errors\tstatus"]?[299 - 59] == 1)
         #expect(seconds.values["handled\tdidBecomeActive"]?[299 - 59] == 2)
         #expect(seconds.values.keys.allSatisfy { !$0.contains("resolve") }, "only push's counts")
-        // Per minute: minute 0 holds the first three, minute 1 the last.
+        // Per minute: minute 0 holds the first three, minute 1 the last; the current minute (2) is
+        // the last point, so far.
         let minutes = state.serviceHistory("push", perMinute: true, now: 121_000)
-        #expect(minutes.end == 1)
-        #expect(minutes.values["requests\tstatus"]?.suffix(2) == [3, 1])
+        #expect(minutes.end == 2)
+        #expect(minutes.values["requests\tstatus"]?.suffix(3) == [3, 1, 0])
         // A new epoch (the broker restarted) counts from 0; more than five minutes on, the old
         // seconds are gone.
         sample(4, epoch: 6, at: 400_500)

@@ -70,8 +70,13 @@ enum ConsoleAssets {
           </section>
           <section id="bus-panel">
             <h2>Bus <small id="bus-rate"></small></h2>
+            <div class="controls">
+              <span class="muted">range</span>
+              <button type="button" data-range="5m" class="range" aria-pressed="true">5 min</button>
+              <button type="button" data-range="1h" class="range" aria-pressed="false">1 h</button>
+            </div>
             <canvas id="chart" width="640" height="150" aria-label="events per second by name"></canvas>
-            <div id="legend"></div>
+            <div id="legend" class="legend"></div>
             <table id="rates"><thead><tr><th>event</th><th>last second</th><th>last minute</th></tr></thead><tbody></tbody></table>
           </section>
           <section id="tail-panel">

@@ -211,7 +211,7 @@ extension ConsoleAssets {
           const names = Object.keys(minute).sort((a, b) => minute[b] - minute[a]);
           replaceRows($("rates"), names.map((name) => el("tr", { "data-name": name },
             cell(name), cell(lastSecond[name] || 0, "num rate"), cell(minute[name], "num"))));
-          drawChart(newest, names.slice(0, colors.length - 1));
+          if (busRange === "5m") drawChart(newest, names.slice(0, colors.length - 1));
         }
 
         // The smallest of 1, 2, 5, 10, 20, 50… at or above `value` (1 when idle): a round top for the
@@ -385,14 +385,13 @@ extension ConsoleAssets {
 
         // The service's counts over its range: requests per method (solid), errors (dashed) and
         // events handled, as rates per second.
-        function drawHistory(history) {
-          const canvas = $("service-chart");
+        function drawHistory(history, canvasId = "service-chart", legendId = "service-legend", label = serviceLabel) {
+          const canvas = $(canvasId);
           const context = canvas.getContext("2d");
           const width = canvas.width, height = canvas.height, points = history.points, step = history.step;
           context.clearRect(0, 0, width, height);
           const names = Object.keys(history.series).sort((a, b) =>
             history.series[b].reduce((x, y) => x + y, 0) - history.series[a].reduce((x, y) => x + y, 0)).slice(0, colors.length);
-          const label = (key) => { const [kind, name] = key.split("\t"); return kind === "requests" ? name : kind === "errors" ? name + " errors" : name + " handled"; };
           let highest = 0;
           for (const name of names) for (const value of history.series[name]) highest = Math.max(highest, value / step);
           const top = niceCeiling(highest);
@@ -429,8 +428,39 @@ extension ConsoleAssets {
             context.stroke();
           });
           context.setLineDash([]);
-          $("service-legend").replaceChildren(...names.map((name) => el("span", {}, el("i", {}), label(name))));
-          $("service-legend").querySelectorAll("i").forEach((swatch, i) => { swatch.style.background = colors[i]; });
+          $(legendId).replaceChildren(...names.map((name) => el("span", {}, el("i", {}), label(name))));
+          $(legendId).querySelectorAll("i").forEach((swatch, i) => { swatch.style.background = colors[i]; });
+        }
+
+        function serviceLabel(key) {
+          const [kind, name] = key.split("\t");
+          return kind === "requests" ? name : kind === "errors" ? name + " errors" : name + " handled";
+        }
+
+        // The bus chart's range: the last five minutes from the stream, or the last hour per minute
+        // (asked every 5 s while shown).
+        let busRange = "5m";
+        let busTimer = null;
+        async function loadBusHour() {
+          clearTimeout(busTimer);
+          if (busRange !== "1h") return;
+          try {
+            const response = await fetch("/api/rates", { headers: { "X-Lifeline-Token": token } });
+            if (response.ok && busRange === "1h") drawHistory(exactJSON(await response.text()), "chart", "legend", (name) => name);
+          } catch (error) {
+            problem("rates", "the console does not answer: " + error.message);
+          }
+          busTimer = setTimeout(loadBusHour, 5000);
+        }
+        for (const button of document.querySelectorAll("#bus-panel button.range")) {
+          button.addEventListener("click", () => {
+            busRange = button.dataset.range;
+            $("chart").dataset.range = busRange;
+            for (const other of document.querySelectorAll("#bus-panel button.range")) {
+              other.setAttribute("aria-pressed", String(other === button));
+            }
+            if (busRange === "1h") loadBusHour(); else if (seconds.size) renderRates(Math.max(...seconds.keys()));
+          });
         }
 
         for (const button of document.querySelectorAll("#service-view button.range")) {

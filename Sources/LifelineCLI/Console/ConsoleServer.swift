@@ -79,6 +79,14 @@ final class ConsoleServer: Sendable {
         case "/console.css": respond(asset(ConsoleAssets.style, "text/css; charset=utf-8"), to: client)
         case "/favicon.ico": respond(HTTPResponse(status: 204), to: client)
         case "/api/state": respond(json(snapshot()), to: client)
+        case "/api/rates":
+            let (end, values) = state.eventHistory(now: ConsoleFeed.now())
+            respond(
+                json([
+                    "range": "1h", "step": 60, "points": .int(Int64(CounterHistory.minutes)),
+                    "end": .int(end * 60_000),
+                    "series": .object(values.mapValues { .array($0.map { .int(Int64($0)) }) }),
+                ]), to: client)
         case "/api/service":
             do {
                 let page = try ServicePage.view(

@@ -51,6 +51,8 @@ final class ConsoleState: Sendable {
         var lastEpoch: UInt64?
         /// Each service's calls (requests, errors) by method and events handled by name, over time.
         var services = CounterHistory()
+        /// Events published by name, over time (the bus chart's hour).
+        var events = CounterHistory()
         /// Each service's LIST record and STATS entry, by name, as last asked.
         var details: [String: JSONValue] = [:]
     }
@@ -108,6 +110,10 @@ final class ConsoleState: Sendable {
     /// epoch's counts start from 0). Trace events are not counted.
     func recordCounts(_ counts: [String: UInt64], epoch: UInt64, now: Int64) {
         inner.withLock { inner in
+            inner.events.record(
+                counts.filter {
+                    $0.key != EventName.dispatchDidStep.rawValue && $0.key != EventName.callDidFinish.rawValue
+                }, epoch: epoch, now: now)
             defer { (inner.lastCounts, inner.lastEpoch) = (counts, epoch) }
             guard let lastEpoch = inner.lastEpoch else { return }
             var added: [String: Int] = [:]
@@ -162,6 +168,11 @@ final class ConsoleState: Sendable {
             byKind["\(parts[0])\t\(parts[2])"] = series
         }
         return (end, byKind)
+    }
+
+    /// Events published by name per minute over the last hour, the current minute last.
+    func eventHistory(now: Int64) -> (end: Int64, values: [String: [Int]]) {
+        inner.withLock { $0.events }.series(perMinute: true, now: now) { _ in true }
     }
 
     /// Keeps each service's LIST record and STATS entry (`{"record", "stats"}` by name).

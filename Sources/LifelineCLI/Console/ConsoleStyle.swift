@@ -46,8 +46,6 @@ extension ConsoleAssets {
         button.range[aria-pressed="true"] { background: #1d2330; border-color: #1d2330; }
         .legend span { display: inline-block; margin: 4px 12px 4px 0; font-size: 12px; }
         .legend i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 4px; }
-        #legend span { display: inline-block; margin: 4px 12px 4px 0; font-size: 12px; }
-        #legend i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 4px; }
         .controls { display: flex; gap: 8px; align-items: center; margin-bottom: 6px; }
         input, select, button { font: inherit; padding: 4px 8px; border: 1px solid #c9ced8; border-radius: 4px; }
         input { flex: 1; min-width: 0; }

@@ -50,14 +50,15 @@ struct CounterHistory: Sendable {
     }
 
     /// The counts of the names `selected` keeps, per second over the last five minutes (`perMinute`
-    /// false) or per minute over the last hour, up to the unit before the one `now` is in: one array
-    /// per name, oldest first, and the unit the last element is for.
+    /// false: up to the second before the one `now` is in) or per minute over the last hour (up to
+    /// the minute `now` is in, so far): one array per name, oldest first, and the unit the last
+    /// element is for.
     func series(perMinute: Bool, now: Int64, selected: (String) -> Bool) -> (
         end: Int64, values: [String: [Int]]
     ) {
         let units = perMinute ? byMinute : bySecond
         let count = perMinute ? Self.minutes : Self.seconds
-        let end = (perMinute ? now / 60_000 : now / 1000) - 1
+        let end = perMinute ? now / 60_000 : now / 1000 - 1
         let first = end - Int64(count) + 1
         var values: [String: [Int]] = [:]
         for (unit, counts) in units where unit >= first && unit <= end {
