@@ -28,6 +28,7 @@ extension Broker {
                         ? .null : .double(calls.latency.sumSeconds / Double(calls.latency.count) * 1000),
                     "p50Ms": milliseconds(calls.latency.quantile(0.5)),
                     "p99Ms": milliseconds(calls.latency.quantile(0.99)),
+                    "buckets": .array(calls.latency.counts.map { .int(Int64(clamping: $0)) }),
                 ]
             }
             var record: [String: JSONValue] = [
@@ -68,6 +69,7 @@ extension Broker {
                 ],
                 "epoch": .int(Int64(bitPattern: core.epoch)), "sequence": .int(Int64(core.sequence)),
                 "curve": .bool(core.secure),
+                "latencyBoundsMs": .array(LatencyHistogram.bounds.map { .double($0 * 1000) }),
             ],
             "events": .object(eventCounts.mapValues { .int(Int64($0)) }),
             "services": .object(services),

@@ -302,6 +302,11 @@ struct ConsoleBrowserTests {
             #expect(
                 try await browser.run(#"return document.getElementById("service-chart").dataset.times"#)
                     == "−5 min,−4 min,−3 min,−2 min,−1 min,now")
+            // Its p50 and p99 over time, from the broker's latency buckets.
+            try await browser.waitFor(
+                "status's latency in its chart",
+                #"const s = (document.getElementById("service-latency").dataset.series || "").split(","); return s.includes("status p50") && s.includes("status p99") ? true : null"#
+            )
             let summary = try await browser.run(
                 #"return document.querySelector('#service-methods tr[data-method="status"]').cells[9].textContent"#
             )

@@ -1,4 +1,5 @@
 import LifelineProtocol
+import LifelineSupport
 import Testing
 
 @testable import LifelineCLI
@@ -70,20 +71,29 @@ struct ConsoleStateTests {
     )
     func serviceHistory() throws {
         let state = ConsoleState()
+        // Latency buckets up to 1 ms, up to 10 ms, and beyond.
         func sample(
-            _ requests: Int64, errors: Int64 = 0, handled: Int64 = 0, epoch: UInt64 = 5, at now: Int64
+            _ requests: Int64, errors: Int64 = 0, handled: Int64 = 0, buckets: [Int64], epoch: UInt64 = 5,
+            at now: Int64
         ) {
             let entry: JSONValue = [
-                "methods": ["status": ["requests": .int(requests), "errors": .int(errors)]],
+                "methods": [
+                    "status": [
+                        "requests": .int(requests), "errors": .int(errors),
+                        "buckets": .array(buckets.map { .int($0) }),
+                    ]
+                ],
                 "handled": ["didBecomeActive": .int(handled)],
             ]
             state.recordServices(
-                ["push": entry, "url": ["methods": ["resolve": ["requests": 9]]]], epoch: epoch, now: now)
+                ["push": entry, "url": ["methods": ["resolve": ["requests": 9]]]], bounds: [1, 10],
+                epoch: epoch,
+                now: now)
         }
-        sample(10, at: 1_000)
-        sample(13, errors: 1, handled: 2, at: 2_100)
-        sample(13, errors: 1, handled: 2, at: 3_100)
-        sample(14, errors: 1, handled: 2, at: 61_500)
+        sample(10, buckets: [10, 0, 0], at: 1_000)
+        sample(13, errors: 1, handled: 2, buckets: [12, 1, 0], at: 2_100)
+        sample(13, errors: 1, handled: 2, buckets: [12, 1, 0], at: 3_100)
+        sample(14, errors: 1, handled: 2, buckets: [12, 1, 1], at: 61_500)
         // Per second: seconds 2 and 61 hold what grew; the series ends at the second before `now`'s.
         let seconds = state.serviceHistory("push", perMinute: false, now: 62_000)
         #expect(seconds.end == 61)
@@ -92,6 +102,22 @@ struct ConsoleStateTests {
         #expect(seconds.values["errors\tstatus"]?[299 - 59] == 1)
         #expect(seconds.values["handled\tdidBecomeActive"]?[299 - 59] == 2)
         #expect(seconds.values.keys.allSatisfy { !$0.contains("resolve") }, "only push's counts")
+        // p50 and p99 of each second's calls, from the buckets they fell in: second 2 had two calls
+        // within 1 ms and one within 10 ms; second 61 one beyond the last bound (shown as it).
+        state.setDetails(["push": ["record": ["name": "push"], "stats": .null]])
+        let page = try ServicePage.view(name: "push", range: "5m", state: state, now: 62_000)
+        let p50 = try #require(page["history"]?["latency"]?["p50\tstatus"]?.arrayValue)
+        let p99 = try #require(page["history"]?["latency"]?["p99\tstatus"]?.arrayValue)
+        #expect(p50[299 - 59] == .double(1) && p99[299 - 59] == .double(10))
+        #expect(p50[299] == .double(10) && p99[299] == .double(10))
+        #expect(p50[0] == .null, "no calls: no figure")
+        #expect(page["history"]?["series"]?["bucket\tstatus\t0"] == nil, "buckets are not sent as such")
+        #expect(throws: HTTPError.self) {
+            try ServicePage.view(name: "push", range: "2h", state: state, now: 0)
+        }
+        #expect(throws: HTTPError.self) {
+            try ServicePage.view(name: "nosuch", range: nil, state: state, now: 0)
+        }
         // Per minute: minute 0 holds the first three, minute 1 the last; the current minute (2) is
         // the last point, so far.
         let minutes = state.serviceHistory("push", perMinute: true, now: 121_000)
@@ -99,7 +125,7 @@ struct ConsoleStateTests {
         #expect(minutes.values["requests\tstatus"]?.suffix(3) == [3, 1, 0])
         // A new epoch (the broker restarted) counts from 0; more than five minutes on, the old
         // seconds are gone.
-        sample(4, epoch: 6, at: 400_500)
+        sample(4, buckets: [4, 0, 0], epoch: 6, at: 400_500)
         let later = state.serviceHistory("push", perMinute: false, now: 401_000)
         #expect(later.values["requests\tstatus"]?.reduce(0, +) == 4)
     }

@@ -35,6 +35,8 @@ enum ConsoleAssets {
             </div>
             <canvas id="service-chart" width="900" height="170" aria-label="the service's calls and events over time"></canvas>
             <div id="service-legend" class="legend"></div>
+            <canvas id="service-latency" width="900" height="140" aria-label="each method's p50 and p99 over time"></canvas>
+            <div id="service-latency-legend" class="legend"></div>
             <h3>Instances</h3>
             <table id="service-instances"><thead><tr><th>instance</th><th>pid</th><th>host</th><th>in flight</th>
               <th>answered</th><th>connected</th><th>queued</th><th>dropped</th></tr></thead><tbody></tbody></table>

@@ -61,7 +61,10 @@ final class ConsoleFeed: Sendable {
                 let epoch = UInt64(bitPattern: stats["broker"]?["epoch"]?.intValue ?? 0)
                 let now = Self.now()
                 state.recordCounts(counts, epoch: epoch, now: now)
-                state.recordServices(stats["services"]?.objectValue ?? [:], epoch: epoch, now: now)
+                state.recordServices(
+                    stats["services"]?.objectValue ?? [:],
+                    bounds: stats["broker"]?["latencyBoundsMs"]?.arrayValue?.compactMap(\.doubleValue) ?? [],
+                    epoch: epoch, now: now)
                 samples += 1
                 state.update("counting", ["samples": .int(Int64(samples))])
             } catch {

@@ -362,7 +362,7 @@ extension ConsoleAssets {
           replaceRows($("service-methods"), methods.map((m) => {
             const c = calls[m] || {}, d = described[m] || {};
             return el("tr", { "data-method": m }, cell(m), cell(c.requests ?? 0, "num requests"), cell(c.errors ?? 0, "num errors"),
-              cell(c.timeouts ?? 0, "num"), cell(c.meanMs, "num"), cell(c.p50Ms, "num"), cell(c.p99Ms, "num"),
+              cell(c.timeouts ?? 0, "num"), cell(c.meanMs == null ? "-" : +c.meanMs.toFixed(3), "num"), cell(c.p50Ms, "num"), cell(c.p99Ms, "num"),
               cell(d.arguments || "-", "list"), cell(d.reply || "-", "list"), cell(d.summary || "-", "list"));
           }));
           const handled = stats.handled || {};
@@ -381,22 +381,27 @@ extension ConsoleAssets {
           }
           $("service-describe").textContent = lines.length ? lines.join("\n") : "(the service describes nothing)";
           drawHistory(page.history);
+          drawHistory(page.history, "service-latency", "service-latency-legend", serviceLabel, page.history.latency || {}, true);
         }
 
         // The service's counts over its range: requests per method (solid), errors (dashed) and
         // events handled, as rates per second.
-        function drawHistory(history, canvasId = "service-chart", legendId = "service-legend", label = serviceLabel) {
+        // Draws `series` (name → one value per point, null for none) over the range of `history`:
+        // counts as rates per second (`latency`: milliseconds as they are), the largest first.
+        function drawHistory(history, canvasId = "service-chart", legendId = "service-legend", label = serviceLabel,
+          series = history.series, latency = false) {
           const canvas = $(canvasId);
           const context = canvas.getContext("2d");
           const width = canvas.width, height = canvas.height, points = history.points, step = history.step;
+          const scale = (value) => latency ? value : value / step;
           context.clearRect(0, 0, width, height);
-          const names = Object.keys(history.series).sort((a, b) =>
-            history.series[b].reduce((x, y) => x + y, 0) - history.series[a].reduce((x, y) => x + y, 0)).slice(0, colors.length);
+          const total = (name) => series[name].reduce((x, y) => x + (y ?? 0), 0);
+          const names = Object.keys(series).sort((a, b) => total(b) - total(a) || a.localeCompare(b)).slice(0, colors.length);
           let highest = 0;
-          for (const name of names) for (const value of history.series[name]) highest = Math.max(highest, value / step);
+          for (const name of names) for (const value of series[name]) if (value !== null) highest = Math.max(highest, scale(value));
           const top = niceCeiling(highest);
           context.strokeStyle = "#e3e6ec"; context.fillStyle = "#6b7385"; context.font = "11px sans-serif";
-          const ticks = [0, top / 2, top].map((value) => perSecond(value));
+          const ticks = [0, top / 2, top].map((value) => latency ? +value.toFixed(2) + " ms" : perSecond(value));
           ticks.forEach((text, i) => {
             const y = height - 14 - (i / 2) * (height - 24);
             context.beginPath(); context.moveTo(0, y); context.lineTo(width, y); context.stroke();
@@ -418,12 +423,21 @@ extension ConsoleAssets {
           names.forEach((name, i) => {
             context.strokeStyle = colors[i];
             context.lineWidth = 1.5;
-            context.setLineDash(name.startsWith("errors\t") ? [5, 3] : []);
+            context.setLineDash(name.startsWith("errors\t") || name.startsWith("p99\t") ? [5, 3] : []);
             context.beginPath();
-            history.series[name].forEach((value, index) => {
+            let drawing = false;
+            series[name].forEach((value, index) => {
+              if (value === null) { drawing = false; return; }
               const x = (index + 1) / points * width;
-              const y = height - 14 - value / step / top * (height - 24);
-              if (index === 0) context.moveTo(x, y); else context.lineTo(x, y);
+              const y = height - 14 - scale(value) / top * (height - 24);
+              if (!drawing) context.moveTo(x, y); else context.lineTo(x, y);
+              drawing = true;
+              // A point of its own (one second with calls) shows as a dot.
+              const before = series[name][index - 1], after = series[name][index + 1];
+              if ((before === null || before === undefined) && (after === null || after === undefined)) {
+                context.fillStyle = colors[i];
+                context.fillRect(x - 2, y - 2, 4, 4);
+              }
             });
             context.stroke();
           });
@@ -434,7 +448,7 @@ extension ConsoleAssets {
 
         function serviceLabel(key) {
           const [kind, name] = key.split("\t");
-          return kind === "requests" ? name : kind === "errors" ? name + " errors" : name + " handled";
+          return kind === "requests" ? name : kind === "errors" ? name + " errors" : kind === "handled" ? name + " handled" : name + " " + kind;
         }
 
         // The bus chart's range: the last five minutes from the stream, or the last hour per minute

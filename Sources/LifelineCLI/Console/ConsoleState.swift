@@ -53,6 +53,7 @@ final class ConsoleState: Sendable {
         var services = CounterHistory()
         /// Events published by name, over time (the bus chart's hour).
         var events = CounterHistory()
+        var latencyBounds: [Double] = []
         /// Each service's LIST record and STATS entry, by name, as last asked.
         var details: [String: JSONValue] = [:]
     }
@@ -135,8 +136,9 @@ final class ConsoleState: Sendable {
     // MARK: Services over time
 
     /// Records a sample of the broker's per-service counters (STATS `services`): each method's
-    /// requests and errors, each event's handled count, taken at `now` in broker life `epoch`.
-    func recordServices(_ services: [String: JSONValue], epoch: UInt64, now: Int64) {
+    /// requests, errors and latency buckets (whose upper bounds are `bounds`, in milliseconds), each
+    /// event's handled count, taken at `now` in broker life `epoch`.
+    func recordServices(_ services: [String: JSONValue], bounds: [Double], epoch: UInt64, now: Int64) {
         var counts: [String: UInt64] = [:]
         func add(_ kind: String, _ service: String, _ name: String, _ value: JSONValue?) {
             counts["\(kind)\t\(service)\t\(name)"] = UInt64(max(0, value?.intValue ?? 0))
@@ -145,16 +147,26 @@ final class ConsoleState: Sendable {
             for (method, figures) in entry["methods"]?.objectValue ?? [:] {
                 add("requests", service, method, figures["requests"])
                 add("errors", service, method, figures["errors"])
+                for (index, count) in (figures["buckets"]?.arrayValue ?? []).enumerated() {
+                    add("bucket", service, "\(method)\t\(index)", count)
+                }
             }
             for (event, count) in entry["handled"]?.objectValue ?? [:] {
                 add("handled", service, event, count)
             }
         }
-        inner.withLock { $0.services.record(counts, epoch: epoch, now: now) }
+        inner.withLock {
+            $0.services.record(counts, epoch: epoch, now: now)
+            if !bounds.isEmpty { $0.latencyBounds = bounds }
+        }
     }
 
+    /// The upper bounds of the broker's latency buckets, in milliseconds (the last bucket has none).
+    var latencyBounds: [Double] { inner.withLock { $0.latencyBounds } }
+
     /// Service `name`'s counts over time (per second over five minutes, or per minute over an hour):
-    /// keyed `requests\tMETHOD`, `errors\tMETHOD` and `handled\tEVENT`.
+    /// keyed `requests\tMETHOD`, `errors\tMETHOD`, `bucket\tMETHOD\tINDEX` (calls whose time fell in
+    /// latency bucket INDEX) and `handled\tEVENT`.
     func serviceHistory(_ name: String, perMinute: Bool, now: Int64) -> (end: Int64, values: [String: [Int]])
     {
         let history = inner.withLock { $0.services }
@@ -165,7 +177,7 @@ final class ConsoleState: Sendable {
         var byKind: [String: [Int]] = [:]
         for (key, series) in values {
             let parts = key.split(separator: "\t", omittingEmptySubsequences: false)
-            byKind["\(parts[0])\t\(parts[2])"] = series
+            byKind["\(parts[0])\t" + parts.dropFirst(2).joined(separator: "\t")] = series
         }
         return (end, byKind)
     }

@@ -42,6 +42,8 @@ extension ConsoleAssets {
         tr.top td:first-child::after { content: " ← top"; color: var(--accent); font-weight: 600; }
         #chart { width: 100%; max-width: 640px; height: 150px; border: 1px solid var(--line); border-radius: 4px; }
         #service-chart { width: 100%; max-width: 900px; height: 170px; border: 1px solid var(--line); border-radius: 4px; }
+        #service-latency { width: 100%; max-width: 900px; height: 140px; border: 1px solid var(--line); border-radius: 4px;
+          margin-top: 8px; }
         body[data-view="service"] main > section:not(#service-view) { display: none; }
         button.range[aria-pressed="true"] { background: #1d2330; border-color: #1d2330; }
         .legend span { display: inline-block; margin: 4px 12px 4px 0; font-size: 12px; }

@@ -24,7 +24,16 @@ enum ServicePage {
         let perMinute = range == "1h"
         let (end, values) = state.serviceHistory(name, perMinute: perMinute, now: now)
         var series: [String: JSONValue] = [:]
-        for (key, counts) in values { series[key] = .array(counts.map { .int(Int64($0)) }) }
+        var buckets: [String: [Int: [Int]]] = [:]
+        for (key, counts) in values {
+            let parts = key.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            if parts.count == 3, parts[0] == "bucket", let index = Int(parts[2]) {
+                buckets[parts[1], default: [:]][index] = counts
+            } else {
+                series[key] = .array(counts.map { .int(Int64($0)) })
+            }
+        }
+        let latency = Self.latency(buckets, bounds: state.latencyBounds)
         return [
             "name": .string(name), "record": details["record"] ?? .null, "stats": details["stats"] ?? .null,
             "history": [
@@ -32,7 +41,40 @@ enum ServicePage {
                 "points": .int(Int64(perMinute ? CounterHistory.minutes : CounterHistory.seconds)),
                 // The time of the last point's start, milliseconds since 1970.
                 "end": .int(end * (perMinute ? 60_000 : 1000)), "series": .object(series),
+                "latency": .object(latency),
             ],
         ]
+    }
+
+    /// Each method's p50 and p99 in each unit (`p50\tMETHOD`, `p99\tMETHOD`), in milliseconds, from
+    /// the calls whose time fell in each latency bucket in that unit: the upper bound of the bucket
+    /// holding the quantile (the last bound for the open bucket), null in a unit without calls.
+    static func latency(_ buckets: [String: [Int: [Int]]], bounds: [Double]) -> [String: JSONValue] {
+        var latency: [String: JSONValue] = [:]
+        for (method, byIndex) in buckets {
+            let points = byIndex.values.first?.count ?? 0
+            var p50: [JSONValue] = []
+            var p99: [JSONValue] = []
+            for point in 0..<points {
+                let counts = (0...bounds.count).map { byIndex[$0]?[point] ?? 0 }
+                p50.append(quantile(0.5, counts, bounds))
+                p99.append(quantile(0.99, counts, bounds))
+            }
+            latency["p50\t\(method)"] = .array(p50)
+            latency["p99\t\(method)"] = .array(p99)
+        }
+        return latency
+    }
+
+    private static func quantile(_ q: Double, _ counts: [Int], _ bounds: [Double]) -> JSONValue {
+        let total = counts.reduce(0, +)
+        guard total > 0, let last = bounds.last else { return .null }
+        let rank = max(1, Int((Double(total) * q).rounded(.up)))
+        var seen = 0
+        for (index, count) in counts.enumerated() {
+            seen += count
+            if seen >= rank { return .double(index < bounds.count ? bounds[index] : last) }
+        }
+        return .double(last)
     }
 }
