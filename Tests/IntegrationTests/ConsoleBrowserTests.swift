@@ -206,7 +206,9 @@ struct ConsoleBrowserTests {
         }
     }
 
-    @Test("a page opened after events were published shows them: the console counts with no page open")
+    @Test(
+        "a page opened after 30 s of load shows that load in its chart, and events published just before it: the console counts with no page open"
+    )
     func historyWithoutAPage() async throws {
         let broker = try await BrokerProcess()
         let console = try await ConsoleProcess(broker: broker.control)
@@ -222,11 +224,34 @@ struct ConsoleBrowserTests {
         }
         #expect(
             (counting["samples"]?.intValue ?? 0) >= 1, "the console samples the broker's counts: \(counting)")
+        // 30 s of load, 10 events a second, with no page open.
+        let load = LifelineClient(broker: broker.control, credentials: nil)
+        let clock = ContinuousClock()
+        let loadStarted = clock.now
+        var published = 0
+        while clock.now - loadStarted < .seconds(30) {
+            for _ in 0..<10 {
+                await load.post("com.example.load", ["n": .int(Int64(published))])
+                published += 1
+            }
+            try await Task.sleep(for: .seconds(1))  // the load's pace, not a wait for something
+        }
+        try await load.flush()
         for index in 0..<5 {
             #expect(try await broker.cli(["publish", "com.example.before", "index:=\(index)"]).status == 0)
         }
         try await Browser.with { browser in
             try await browser.open(console.url)
+            // Every event of the load in the chart's five minutes, spread over its seconds.
+            let charted = try await browser.waitFor(
+                "the load in the chart",
+                #"const c = document.getElementById("chart"); return Number(c.dataset.total) >= arguments[0] ? c.dataset.total + " " + c.dataset.busySeconds : null"#,
+                [.int(Int64(published + 5))])
+            let figures = (charted.stringValue ?? "").split(separator: " ").compactMap { Int($0) }
+            #expect(
+                figures.first == published + 5, "the chart holds \(charted), \(published) + 5 were published")
+            // Spread over its seconds (a sample the console took late counts two seconds as one).
+            #expect((figures.last ?? 0) >= 15, "the load's seconds in the chart: \(charted)")
             let minute = try await browser.waitFor(
                 "the events published before the page opened",
                 #"const row = document.querySelector('#rates tr[data-name="com.example.before"]'); return row && row.cells[2].textContent === "5" ? row.cells[2].textContent : null"#

@@ -236,8 +236,17 @@ extension ConsoleAssets {
           context.clearRect(0, 0, width, height);
           const series = [{ name: "all", color: "#1d2330", value: (c) => Object.values(c).reduce((a, b) => a + b, 0) }]
             .concat(names.map((name, i) => ({ name, color: colors[i], value: (c) => c[name] || 0 })));
-          let highest = 0;
-          for (const counts of seconds.values()) highest = Math.max(highest, series[0].value(counts));
+          let highest = 0, total = 0, busy = 0;
+          for (const [second, counts] of seconds) {
+            if (second <= newest - span) continue;
+            const all = series[0].value(counts);
+            highest = Math.max(highest, all);
+            total += all;
+            if (all > 0) busy += 1;
+          }
+          // What the chart holds, for a reader of the page: events and seconds with events.
+          canvas.dataset.total = String(total);
+          canvas.dataset.busySeconds = String(busy);
           const top = niceCeiling(highest);
           context.strokeStyle = "#e3e6ec";
           context.fillStyle = "#6b7385";
