@@ -7,27 +7,6 @@ public enum BootCondition: Sendable, Equatable {
     /// The service's own check decides (asked when the task would run).
     case check
 
-    package var json: JSONValue {
-        switch self {
-        case .launchOption(let key): ["launchOption": .string(key)]
-        case .environment(let name, let value):
-            ["env": .string(name), "equals": value.map { .string($0) } ?? .null]
-        case .check: ["check": true]
-        }
-    }
-
-    public init?(json: JSONValue) {
-        if let key = json["launchOption"]?.stringValue {
-            self = .launchOption(key)
-        } else if let name = json["env"]?.stringValue {
-            self = .environment(name, equals: json["equals"]?.stringValue)
-        } else if json["check"]?.boolValue == true {
-            self = .check
-        } else {
-            return nil
-        }
-    }
-
     public var description: String {
         switch self {
         case .launchOption(let key): "launch option '\(key)'"
@@ -94,32 +73,6 @@ package struct BootTask: Sendable, Equatable {
         self.runsOnce = runsOnce
     }
 
-    package var json: JSONValue {
-        [
-            "name": .string(name), "service": .string(service), "kind": .string(kind.rawValue),
-            "phase": .string(phase),
-            "priority": .int(Int64(priority)), "async": .bool(isAsynchronous),
-            "after": .array(after.map { .string($0) }),
-            "condition": condition?.json ?? .null, "deadlineMs": .int(Int64(deadlineMilliseconds)),
-            "required": .bool(isRequired),
-            "runOnce": .bool(runsOnce),
-        ]
-    }
-
-    /// Reads a task declared by `service` (names without a dot get the service's prefix).
-    package init(json: JSONValue, service: String) throws(ProtocolError) {
-        guard let raw = json["name"]?.stringValue, !raw.isEmpty else {
-            throw ProtocolError(.badRequest, "a boot task needs a 'name'")
-        }
-        let name = raw.contains(".") ? raw : "\(service).\(raw)"
-        if let problem = ServiceRegistration.nameProblem(name, what: "a boot task name") {
-            throw ProtocolError(.badRequest, problem)
-        }
-        var task = BootTask(name: name, service: service)
-        try task.apply(json)
-        self = task
-    }
-
     /// Applies the fields present in `json` (a declaration, or a topology override).
     public mutating func apply(_ json: JSONValue) throws(ProtocolError) {
         if let kind = json["kind"]?.stringValue {
@@ -143,13 +96,11 @@ package struct BootTask: Sendable, Equatable {
             if condition == .null {
                 self.condition = nil
             } else {
-                guard let parsed = BootCondition(json: condition) else {
-                    throw ProtocolError(
-                        .badRequest,
-                        "boot task \(name): 'condition' is {\"launchOption\": key}, {\"env\": NAME, \"equals\": value} or {\"check\": true}"
-                    )
+                do {
+                    self.condition = try Condition(json: condition).value
+                } catch {
+                    throw ProtocolError(.badRequest, "boot task \(name): \(error.message)")
                 }
-                self.condition = parsed
             }
         }
         if let deadline = json["deadlineMs"]?.intValue {
@@ -160,5 +111,60 @@ package struct BootTask: Sendable, Equatable {
         }
         if let required = json["required"]?.boolValue { isRequired = required }
         if let once = json["runOnce"]?.boolValue { runsOnce = once }
+    }
+}
+
+extension BootTask: WireRecord {
+    /// A task's condition on the wire: one of `{"launchOption": key}`, `{"env": NAME, "equals":
+    /// value or null}` and `{"check": true}`.
+    package struct Condition: WireRecord, Equatable {
+        package var value: BootCondition?
+
+        package init(_ value: BootCondition?) { self.value = value }
+
+        package static var blank: Condition { Condition(nil) }
+        package static var recordName: String { "'condition'" }
+
+        package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure)
+        {
+            var check: Bool? = value == .check ? true : nil
+            try visitor.field("check", &check)
+            var environment: String?
+            var equals: String?
+            if case .environment(let name, let wanted) = value { (environment, equals) = (name, wanted) }
+            try visitor.field("env", &environment)
+            if environment != nil { try visitor.field("equals", nullable: &equals) }
+            var launchOption: String?
+            if case .launchOption(let key) = value { launchOption = key }
+            try visitor.field("launchOption", &launchOption)
+            value =
+                if let launchOption { .launchOption(launchOption) } else if let environment {
+                    .environment(environment, equals: equals)
+                } else if check == true { .check } else { nil }
+            try visitor.check(
+                value == nil
+                    ? #"is {"launchOption": key}, {"env": NAME, "equals": value} or {"check": true}"# : nil)
+        }
+    }
+
+    package static var blank: BootTask { BootTask(name: "", service: "") }
+    package static var recordName: String { "a boot task" }
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("after", list: &after)
+        try visitor.field("async", always: &isAsynchronous, default: false)
+        var wire = condition.map(Condition.init)
+        try visitor.field("condition", nullableRecord: &wire)
+        condition = wire?.value
+        try visitor.field(
+            "deadlineMs", &deadlineMilliseconds, in: 1...3_600_000, default: Self.defaultDeadlineMilliseconds)
+        try visitor.field("kind", &kind, default: .task)
+        try visitor.field("name", &name)
+        try visitor.field("phase", &phase, default: "services")
+        try visitor.field("priority", &priority, in: Int.min...Int.max, default: 0)
+        try visitor.field("required", always: &isRequired, default: false)
+        try visitor.field("runOnce", always: &runsOnce, default: false)
+        // The declaring service's name (a REGISTER's tasks take the registration's).
+        try visitor.field("service", &service, default: "")
     }
 }

@@ -57,14 +57,15 @@ package struct ServiceDescription: Sendable, Equatable {
     }
 
     /// Reads REGISTER's `describe`; every described method must be one of `methods`.
+    /// - Throws: ``ProtocolError`` (400) saying what is wrong, without the command's name.
     public init(json: JSONValue, methods known: [String]) throws(ProtocolError) {
         guard JSONWriter.encode(json).count <= Self.maximumBytes else {
-            throw ProtocolError(.badRequest, "REGISTER 'describe' is at most \(Self.maximumBytes) bytes")
+            throw ProtocolError(.badRequest, "'describe' is at most \(Self.maximumBytes) bytes")
         }
         for (name, value) in json["methods"]?.objectValue ?? [:] {
             guard known.contains(name) else {
                 throw ProtocolError(
-                    .badRequest, "REGISTER 'describe' names the method '\(name)', which is not in 'methods'")
+                    .badRequest, "'describe' names the method '\(name)', which is not in 'methods'")
             }
             methods[name] = Method(
                 summary: value["summary"]?.stringValue ?? "",
@@ -75,7 +76,7 @@ package struct ServiceDescription: Sendable, Equatable {
             guard EventName(rawValue: name).isCustom else {
                 throw ProtocolError(
                     .badRequest,
-                    "REGISTER 'describe' may describe custom events only (with a namespace), not '\(name)'")
+                    "'describe' may describe custom events only (with a namespace), not '\(name)'")
             }
             var fields: [String: String] = [:]
             for (field, type) in value["fields"]?.objectValue ?? [:] {

@@ -80,30 +80,6 @@ package struct ServiceRegistration: Sendable, Equatable {
         return allowed ? nil : "\(what) '\(name)' may contain only letters, digits, '_', '-' and '.'"
     }
 
-    public var json: JSONValue {
-        var members: [String: JSONValue] = [
-            "name": .string(name), "instance": .string(instance), "pid": .int(Int64(pid)),
-            "host": .string(host),
-            "events": .array(events.map { .string($0.rawValue) }),
-            "methods": .array(methods.map { .string($0) }),
-            "heartbeat": heartbeat.json, "attach": .string(attachToken),
-            "priorities": .object(
-                Dictionary(uniqueKeysWithValues: priorities.map { ($0.key.rawValue, .int(Int64($0.value))) })),
-            "deadlines": .object(
-                Dictionary(uniqueKeysWithValues: deadlines.map { ($0.key.rawValue, .int(Int64($0.value))) })),
-            "apps": .array(apps.map { .string($0) }), "lazy": .bool(lazy),
-            "interceptor": interceptorPriority.map { ["priority": .int(Int64($0))] } ?? .null,
-            "bootTasks": .array(bootTasks.map(\.json)),
-            "describe": description.isEmpty ? .null : description.json,
-        ]
-        // Left out when unset, so a single-instance service's messages are as they always were.
-        if replicable { members["replicable"] = true }
-        if !idempotent.isEmpty { members["idempotent"] = .array(idempotent.map { .string($0) }) }
-        if !shared.isEmpty { members["shared"] = .array(shared.map { .string($0.rawValue) }) }
-        if !keyedMethods.isEmpty { members["keyed"] = .array(keyedMethods.map { .string($0) }) }
-        return .object(members)
-    }
-
     /// How this registration differs from `other`'s in what every instance of a name must share
     /// (events, methods, idempotent methods, micro-apps, priorities, deadlines, boot tasks, laziness,
     /// being replicable); nil when it does not.
@@ -143,136 +119,131 @@ package struct ServiceRegistration: Sendable, Equatable {
         if !missing.isEmpty { parts.append("no \(missing.joined(separator: ", "))") }
         return "its \(what) differ: this one has \(parts.joined(separator: " and "))"
     }
+}
 
-    private static func perEvent(
-        _ json: JSONValue?, _ field: String, events: [EventName], range: ClosedRange<Int>
-    ) throws(ProtocolError) -> [EventName: Int] {
-        var result: [EventName: Int] = [:]
-        for (key, value) in json?.objectValue ?? [:] {
-            let name = EventName(rawValue: key)
-            guard events.contains(name) else {
-                throw ProtocolError(.badRequest, "REGISTER '\(field)' names \(key), which is not in 'events'")
-            }
-            guard let number = value.intValue, range.contains(Int(number)) else {
-                throw ProtocolError(
-                    .badRequest, "REGISTER '\(field).\(key)' must be an integer within \(range)")
-            }
-            result[name] = Int(number)
+extension ServiceRegistration: WireRecord {
+    /// `interceptor`: `{"priority": N}` for a service that sees every start request first.
+    package struct Interceptor: WireRecord {
+        var priority = 0
+
+        package static var blank: Interceptor { Interceptor() }
+        package static var recordName: String { "REGISTER 'interceptor'" }
+
+        package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure)
+        {
+            try visitor.field("priority", &priority, in: -1_000_000...1_000_000)
         }
-        return result
     }
 
-    /// Reads and checks a REGISTER header.
-    public init(json: JSONValue) throws(ProtocolError) {
-        guard let name = json["name"]?.stringValue else {
-            throw ProtocolError(.badRequest, "REGISTER needs a string 'name'")
+    package static var blank: ServiceRegistration {
+        ServiceRegistration(
+            name: "", instance: "", pid: 0, host: "", events: [], methods: [], attachToken: "")
+    }
+    package static var recordName: String { "REGISTER" }
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        var resume: EventCursor?
+        var holding: [String] = []
+        try visit(&visitor, resume: &resume, holding: &holding)
+    }
+
+    /// The fields of REGISTER's header: this registration's, with a request's `resume` and
+    /// `holding` among them (in sorted order); then the rules between fields, checked once all are
+    /// read (a boot task, a priority or a described method names what other fields list).
+    mutating func visit<Visitor: HeaderVisitor>(
+        _ visitor: inout Visitor, resume: inout EventCursor?, holding: inout [String]
+    ) throws(Visitor.Failure) {
+        try visitor.field("apps", list: &apps)
+        try visitor.field("attach", &attachToken)
+        try visitor.field("bootTasks", records: &bootTasks)
+        try visitor.field("deadlines", &deadlines, in: 1...3_600_000)
+        var describe = description.isEmpty ? JSONValue.null : description.json
+        try visitor.field("describe", any: &describe, default: .null)
+        var eventNames = events.map(\.rawValue)
+        try visitor.field("events", list: &eventNames)
+        try visitor.field("heartbeat", record: &heartbeat, default: .standard)
+        try visitor.field("holding", &holding)
+        try visitor.field("host", &host, default: "")
+        try visitor.field("idempotent", &idempotent)
+        try visitor.field("instance", &instance)
+        var interceptor = interceptorPriority.map { Interceptor(priority: $0) }
+        try visitor.field("interceptor", nullableRecord: &interceptor)
+        interceptorPriority = interceptor?.priority
+        try visitor.field("keyed", &keyedMethods)
+        try visitor.field("lazy", always: &lazy, default: false)
+        try visitor.field("methods", list: &methods)
+        try visitor.field("name", &name)
+        try visitor.field("pid", &pid, in: Int.min...Int.max, default: 0)
+        try visitor.field("priorities", &priorities, in: -1_000_000...1_000_000)
+        try visitor.field("replicable", &replicable, default: false)
+        try visitor.field("resume", record: &resume)
+        var sharedNames = shared.map(\.rawValue)
+        try visitor.field("shared", &sharedNames)
+
+        try visitor.check(Self.nameProblem(name, what: "a service name"))
+        try visitor.check(
+            instance.isEmpty || instance.utf8.count > 100 ? "needs a string 'instance' of 1–100 bytes" : nil)
+        try visitor.check(
+            attachToken.isEmpty || attachToken.utf8.count > 100
+                ? "needs a string 'attach' token of 1–100 bytes" : nil)
+        try visitor.check(Self.eventsProblem(eventNames))
+        events = Set(eventNames).sorted().map(EventName.init(rawValue:))
+        try visitor.check(methods.lazy.compactMap { Self.nameProblem($0, what: "a method name") }.first)
+        methods = Array(Set(methods)).sorted()
+        try visitor.check(apps.lazy.compactMap { Self.nameProblem($0, what: "an app name") }.first)
+        apps = Array(Set(apps)).sorted()
+        for (field, table) in [("priorities", priorities), ("deadlines", deadlines)] {
+            let stray = table.keys.map(\.rawValue).sorted().first { !eventNames.contains($0) }
+            try visitor.check(stray.map { "'\(field)' names \($0), which is not in 'events'" })
         }
-        if let problem = ServiceRegistration.nameProblem(name, what: "a service name") {
-            throw ProtocolError(.badRequest, problem)
+        for index in bootTasks.indices {
+            let raw = bootTasks[index].name
+            bootTasks[index].service = name
+            if !raw.isEmpty && !raw.contains(".") { bootTasks[index].name = "\(name).\(raw)" }
         }
-        guard let instance = json["instance"]?.stringValue, !instance.isEmpty, instance.utf8.count <= 100
-        else {
-            throw ProtocolError(.badRequest, "REGISTER needs a string 'instance' of 1–100 bytes")
-        }
-        guard let attach = json["attach"]?.stringValue, !attach.isEmpty, attach.utf8.count <= 100 else {
-            throw ProtocolError(.badRequest, "REGISTER needs a string 'attach' token of 1–100 bytes")
-        }
-        let pid = Int(json["pid"]?.intValue ?? 0)
-        let host = json["host"]?.stringValue ?? ""
-        var events: [EventName] = []
-        for value in json["events"]?.arrayValue ?? [] {
-            guard let text = value.stringValue else {
-                throw ProtocolError(.badRequest, "REGISTER 'events' must be strings")
+        let service = name
+        try visitor.check(bootTasks.lazy.compactMap { Self.bootTaskProblem($0, of: service) }.first)
+        if describe != .null {
+            switch Result(catching: { () throws(ProtocolError) in
+                try ServiceDescription(json: describe, methods: methods)
+            }) {
+            case .success(let described): description = described
+            case .failure(let error): try visitor.check(error.message)
             }
-            do {
-                events.append(try EventCatalog.validateName(text))
-            } catch {
-                throw ProtocolError(.badRequest, error.message)
-            }
         }
-        var methods: [String] = []
-        for value in json["methods"]?.arrayValue ?? [] {
-            guard let method = value.stringValue else {
-                throw ProtocolError(.badRequest, "REGISTER 'methods' must be strings")
-            }
-            if let problem = ServiceRegistration.nameProblem(method, what: "a method name") {
-                throw ProtocolError(.badRequest, problem)
-            }
-            methods.append(method)
+        try visitor.check(
+            idempotent.contains { !methods.contains($0) }
+                ? "'idempotent' must name methods listed in 'methods'" : nil)
+        idempotent = Array(Set(idempotent)).sorted()
+        try visitor.check(
+            sharedNames.contains { !eventNames.contains($0) }
+                ? "'shared' must name events listed in 'events'" : nil)
+        shared = Set(sharedNames).sorted().map(EventName.init(rawValue:))
+        try visitor.check(
+            keyedMethods.contains { !methods.contains($0) }
+                ? "'keyed' must name methods listed in 'methods'" : nil)
+        keyedMethods = Array(Set(keyedMethods)).sorted()
+    }
+
+    /// What is wrong with the event names a service subscribes to (each must be a catalog event or
+    /// a custom one with a namespace), nil when nothing.
+    private static func eventsProblem(_ names: [String]) -> String? {
+        for name in names {
+            do { _ = try EventCatalog.validateName(name) } catch { return error.message }
         }
-        let heartbeat =
-            try json["heartbeat"].map { (value) throws(ProtocolError) in try HeartbeatSettings(json: value) }
-            ?? .standard
-        let priorities = try Self.perEvent(
-            json["priorities"], "priorities", events: events, range: -1_000_000...1_000_000)
-        let deadlines = try Self.perEvent(
-            json["deadlines"], "deadlines", events: events, range: 1...3_600_000)
-        var apps: [String] = []
-        for value in json["apps"]?.arrayValue ?? [] {
-            guard let app = value.stringValue else {
-                throw ProtocolError(.badRequest, "REGISTER 'apps' must be strings")
-            }
-            if let problem = ServiceRegistration.nameProblem(app, what: "an app name") {
-                throw ProtocolError(.badRequest, problem)
-            }
-            apps.append(app)
+        return nil
+    }
+
+    /// What is wrong with a boot task this service declares, nil when nothing.
+    private static func bootTaskProblem(_ task: BootTask, of name: String) -> String? {
+        if task.name.isEmpty { return "'bootTasks': a boot task needs a 'name'" }
+        if let problem = nameProblem(task.name, what: "a boot task name") { return problem }
+        if !task.name.hasPrefix(name + ".") {
+            return "'bootTasks': boot task \(task.name) of \(name) must be named \(name).something"
         }
-        let interceptor = json["interceptor"]?["priority"]?.intValue.map { Int($0) }
-        var bootTasks: [BootTask] = []
-        for value in json["bootTasks"]?.arrayValue ?? [] {
-            let task = try BootTask(json: value, service: name)
-            guard task.name.hasPrefix(name + ".") else {
-                throw ProtocolError(
-                    .badRequest, "boot task \(task.name) of \(name) must be named \(name).something")
-            }
-            guard task.kind != .launcher else {
-                throw ProtocolError(.badRequest, "boot task \(task.name): only the broker has launcher tasks")
-            }
-            bootTasks.append(task)
+        if task.kind == .launcher {
+            return "'bootTasks': boot task \(task.name): only the broker has launcher tasks"
         }
-        self.init(
-            name: name, instance: instance, pid: pid, host: host, events: Array(Set(events)).sorted(),
-            methods: Array(Set(methods)).sorted(), heartbeat: heartbeat, attachToken: attach,
-            priorities: priorities,
-            deadlines: deadlines, apps: Array(Set(apps)).sorted(), lazy: json["lazy"]?.boolValue ?? false,
-            interceptorPriority: interceptor,
-            bootTasks: bootTasks)
-        if let describe = json["describe"], describe != .null {
-            description = try ServiceDescription(json: describe, methods: self.methods)
-        }
-        if let replicable = json["replicable"], replicable != .null {
-            guard let flag = replicable.boolValue else {
-                throw ProtocolError(.badRequest, "REGISTER 'replicable' must be true or false")
-            }
-            self.replicable = flag
-        }
-        var idempotent: Set<String> = []
-        for value in json["idempotent"]?.arrayValue ?? [] {
-            guard let method = value.stringValue, self.methods.contains(method) else {
-                throw ProtocolError(
-                    .badRequest, "REGISTER 'idempotent' must name methods listed in 'methods'")
-            }
-            idempotent.insert(method)
-        }
-        self.idempotent = idempotent.sorted()
-        var shared: Set<EventName> = []
-        for value in json["shared"]?.arrayValue ?? [] {
-            guard let text = value.stringValue, self.events.contains(EventName(rawValue: text)) else {
-                throw ProtocolError(.badRequest, "REGISTER 'shared' must name events listed in 'events'")
-            }
-            shared.insert(EventName(rawValue: text))
-        }
-        self.shared = shared.sorted { $0.rawValue < $1.rawValue }
-        var keyed: Set<String> = []
-        for value in json["keyed"]?.arrayValue ?? [] {
-            guard let method = value.stringValue, self.methods.contains(method) else {
-                throw ProtocolError(.badRequest, "REGISTER 'keyed' must name methods listed in 'methods'")
-            }
-            keyed.insert(method)
-        }
-        if let value = json["keyed"], value != .null, value.arrayValue == nil {
-            throw ProtocolError(.badRequest, "REGISTER 'keyed' must be an array of method names")
-        }
-        self.keyedMethods = keyed.sorted()
+        return nil
     }
 }

@@ -149,7 +149,7 @@ struct ControlMessageTests {
         bad = registration.json.objectValue!
         bad["heartbeat"] = ["intervalMs": 1, "liveness": 3]
         let error = #expect(throws: ProtocolError.self) { try ServiceRegistration(json: .object(bad)) }
-        #expect(error?.message == "heartbeat intervalMs must be an integer within 10...600000")
+        #expect(error?.message == "REGISTER 'heartbeat' intervalMs must be an integer within 10...600000")
         bad = registration.json.objectValue!
         bad["name"] = "a/b"
         #expect(throws: ProtocolError.self) { try ServiceRegistration(json: .object(bad)) }

@@ -95,6 +95,65 @@ struct WireRecordTests {
             ])
     }
 
+    @Test(
+        "REGISTER: every field of a registration, a resume and held keys, written in sorted order and read back"
+    )
+    func register() throws {
+        var registration = ServiceRegistration(
+            name: "cart", instance: "i1", pid: 7, host: "h", events: ["com.example.added", .openURL],
+            methods: ["add", "list"], heartbeat: HeartbeatSettings(intervalMilliseconds: 200, liveness: 2),
+            attachToken: "t", priorities: [.openURL: 5], deadlines: ["com.example.added": 900],
+            apps: ["home"],
+            lazy: true, interceptorPriority: 3,
+            bootTasks: [
+                BootTask(name: "cart.warm", service: "cart", condition: .environment("WARM", equals: nil)),
+                BootTask(
+                    name: "cart.load", service: "cart", kind: .start, phase: "setup", priority: 2,
+                    isAsynchronous: true, after: ["cart.warm"], condition: .launchOption("url"),
+                    deadlineMilliseconds: 300, isRequired: true, runsOnce: true),
+            ])
+        registration.description.methods["add"] = .init(summary: "adds", arguments: "{}", reply: "{}")
+        (registration.replicable, registration.idempotent) = (true, ["list"])
+        (registration.shared, registration.keyedMethods) = (["com.example.added"], ["add"])
+        let request = RegisterRequest(
+            registration, resume: EventCursor(epoch: 9, sequence: 4), holding: ["ana"])
+        let header = request.header
+        let keys = try HeaderMessageTests.keys(of: header)
+        #expect(keys == keys.sorted(), "REGISTER writes \(keys)")
+        #expect(
+            keys == [
+                "apps", "attach", "bootTasks", "deadlines", "describe", "events", "heartbeat", "holding",
+                "host",
+                "idempotent", "instance", "interceptor", "keyed", "lazy", "methods", "name", "pid",
+                "priorities",
+                "replicable", "resume", "shared",
+            ])
+        #expect(JSONWriter.encode(try JSONParser.parse(header)) == header)
+        let back = try RegisterRequest(HeaderFields(try JSONParser.parse(header), what: "REGISTER"))
+        #expect(back == request)
+        // A task named without its service's prefix gets it; one of another service is refused.
+        var fields = try JSONParser.parse(header).objectValue!
+        fields["bootTasks"] = [["name": "short"]]
+        fields["holding"] = nil
+        let read = try ServiceRegistration(json: .object(fields))
+        #expect(read.bootTasks.map(\.name) == ["cart.short"] && read.bootTasks[0].service == "cart")
+        fields["bootTasks"] = [["name": "other.task"]]
+        let refused = #expect(throws: ProtocolError.self) { try ServiceRegistration(json: .object(fields)) }
+        #expect(
+            refused?.message
+                == "REGISTER 'bootTasks': boot task other.task of cart must be named cart.something")
+        fields["bootTasks"] = [["name": "cart.x", "condition": ["nothing": 1]]]
+        let condition = #expect(throws: ProtocolError.self) { try ServiceRegistration(json: .object(fields)) }
+        #expect(
+            condition?.message
+                == #"REGISTER 'bootTasks'[0] 'condition' is {"launchOption": key}, {"env": NAME, "equals": value} or {"check": true}"#
+        )
+        fields["bootTasks"] = []
+        fields["priorities"] = ["didBecomeActive": 1]
+        let stray = #expect(throws: ProtocolError.self) { try ServiceRegistration(json: .object(fields)) }
+        #expect(stray?.message == "REGISTER 'priorities' names didBecomeActive, which is not in 'events'")
+    }
+
     @Test("what a reply lacks takes the value its absence means; a wrong kind is refused, naming the field")
     func absentAndWrong() throws {
         let snapshot = try JoinSnapshot(bytes: Array(#"{"epoch":-2,"sequence":7}"#.utf8))

@@ -16,9 +16,9 @@ package struct BootTaskRun: HeaderMessage, Equatable {
     package static let blank = BootTaskRun(task: "", kind: .task, condition: nil, launchOptions: .emptyObject)
 
     package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
-        var condition = condition?.json ?? .null
-        try visitor.field("condition", any: &condition, default: .null)
-        self.condition = BootCondition(json: condition)
+        var wire = condition.map(BootTask.Condition.init)
+        try visitor.field("condition", nullableRecord: &wire)
+        condition = wire?.value
         try visitor.field("kind", &kind, default: .task)
         try visitor.field("launchOptions", any: &launchOptions, default: .emptyObject)
         // BOOT from the broker is always a run: a service reads no other.

@@ -126,8 +126,7 @@ package enum ClientRequest: Sendable, Equatable {
             HeartbeatHeader(
                 dropped: dropped, handled: handled, name: name, queued: queued, undecodable: undecodable
             ).frames(id: id)
-        case .register(let register):
-            ControlRequest(.register, requestID: id, header: register.json).frames()
+        case .register(let register): register.frames(id: id)
         case .unregister(let unregister): unregister.frames(id: id)
         case .lookup(let name): LookupHeader(name: name).frames(id: id)
         case .call(let call): call.frames(id: id)

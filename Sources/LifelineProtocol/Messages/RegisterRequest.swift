@@ -1,5 +1,5 @@
 /// REGISTER: a service's registration and, when it resumes, the cursor of the last event it handled.
-package struct RegisterRequest: Sendable, Equatable {
+package struct RegisterRequest: HeaderMessage, Equatable {
     public var registration: ServiceRegistration
     /// Epoch and sequence of the last event handled (section 6 of docs/PROTOCOL.md).
     public var resume: EventCursor?
@@ -13,34 +13,16 @@ package struct RegisterRequest: Sendable, Equatable {
         self.holding = holding
     }
 
-    init(_ fields: HeaderFields) throws(ProtocolError) {
-        do {
-            registration = try ServiceRegistration(json: .object(fields.object))
-        } catch {
-            throw ProtocolError(error.status, error.message, requestID: fields.requestID)
-        }
-        if let cursor = fields.value("resume") {
-            guard let epoch = cursor["epoch"]?.intValue, let sequence = cursor["sequence"]?.intValue,
-                sequence >= 0
-            else {
-                throw fields.problem("REGISTER 'resume' needs integer fields epoch and sequence")
-            }
-            resume = EventCursor(epoch: UInt64(bitPattern: epoch), sequence: UInt64(sequence))
-        }
-        holding = try fields.strings("holding")
-        if !holding.isEmpty && registration.keyedMethods.isEmpty {
-            throw fields.problem(
-                "REGISTER 'holding' names actor keys, but the service hosts no actors by key")
-        }
-        for key in holding {
-            if let problem = ActorKey.problem(key) { throw fields.problem("REGISTER 'holding': \(problem)") }
-        }
-    }
+    package static let command = Command.register
+    package static let blank = RegisterRequest(.blank)
 
-    var json: JSONValue {
-        var header = registration.json.objectValue ?? [:]
-        if let resume { header["resume"] = resume.json }
-        if !holding.isEmpty { header["holding"] = .array(holding.map { .string($0) }) }
-        return .object(header)
+    /// The registration's fields with `resume` and `holding` among them (one declaration:
+    /// ``ServiceRegistration/visit(_:resume:holding:)``), and the rules for `holding`.
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try registration.visit(&visitor, resume: &resume, holding: &holding)
+        try visitor.check(
+            !holding.isEmpty && registration.keyedMethods.isEmpty
+                ? "'holding' names actor keys, but the service hosts no actors by key" : nil)
+        try visitor.check(holding.lazy.compactMap { ActorKey.problem($0).map { "'holding': \($0)" } }.first)
     }
 }

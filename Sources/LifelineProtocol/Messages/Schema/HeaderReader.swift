@@ -205,6 +205,30 @@ package struct HeaderReader: HeaderVisitor {
         }
     }
 
+    package mutating func field<Record: WireRecord>(_ key: StaticString, nullableRecord value: inout Record?)
+        throws(ProtocolError)
+    {
+        try field(key, record: &value)
+    }
+
+    package mutating func field<Name: RawRepresentable & Hashable>(
+        _ key: StaticString, _ value: inout [Name: Int], in range: ClosedRange<Int>
+    ) throws(ProtocolError) where Name.RawValue == String {
+        var numbers: [Name: Int] = [:]
+        for (name, index) in try fields.members(key.description) {
+            guard let typed = Name(rawValue: name) else {
+                throw fields.problem("\(fields.what) '\(key)' names '\(name)', which is not a valid name")
+            }
+            guard let number = fields.document.value(at: index).intValue, range.contains(Int(number)) else {
+                throw fields.problem(
+                    "\(fields.what) '\(key).\(name)' must be an integer within \(range.lowerBound)...\(range.upperBound)"
+                )
+            }
+            numbers[typed] = Int(number)
+        }
+        value = numbers
+    }
+
     package mutating func field<Record: WireRecord>(_ key: StaticString, records value: inout [Record])
         throws(ProtocolError)
     {

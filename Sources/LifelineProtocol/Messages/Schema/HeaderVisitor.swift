@@ -79,6 +79,13 @@ package protocol HeaderVisitor {
     ) throws(Failure)
     /// An object declared as its own record, or absent (not written when nil).
     mutating func field<Record: WireRecord>(_ key: StaticString, record value: inout Record?) throws(Failure)
+    /// An object declared as its own record, or null (written as null when nil).
+    mutating func field<Record: WireRecord>(_ key: StaticString, nullableRecord value: inout Record?)
+        throws(Failure)
+    /// An object of integers within `range` by name; absent means empty.
+    mutating func field<Name: RawRepresentable & Hashable>(
+        _ key: StaticString, _ value: inout [Name: Int], in range: ClosedRange<Int>
+    ) throws(Failure) where Name.RawValue == String
     /// An array of records; absent means empty.
     mutating func field<Record: WireRecord>(_ key: StaticString, records value: inout [Record])
         throws(Failure)

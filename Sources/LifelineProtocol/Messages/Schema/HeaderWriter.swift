@@ -133,6 +133,25 @@ package struct HeaderWriter: HeaderVisitor {
         if let value { object.add(key, text: value.bytes) }
     }
 
+    package mutating func field<Record: WireRecord>(_ key: StaticString, nullableRecord value: inout Record?)
+    {
+        if let value { object.add(key, text: value.bytes) } else { object.add(key, JSONValue.null) }
+    }
+
+    package mutating func field<Name: RawRepresentable & Hashable>(
+        _ key: StaticString, _ value: inout [Name: Int], in range: ClosedRange<Int>
+    ) where Name.RawValue == String {
+        var text: [UInt8] = [UInt8(ascii: "{")]
+        for (index, member) in value.sorted(by: { $0.key.rawValue < $1.key.rawValue }).enumerated() {
+            if index > 0 { text.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(member.key.rawValue, into: &text)
+            text.append(UInt8(ascii: ":"))
+            JSONWriter.writeInteger(Int64(member.value), into: &text)
+        }
+        text.append(UInt8(ascii: "}"))
+        object.add(key, text: text)
+    }
+
     package mutating func field<Record: WireRecord>(_ key: StaticString, records value: inout [Record]) {
         var text: [UInt8] = [UInt8(ascii: "[")]
         for (index, record) in value.enumerated() {
