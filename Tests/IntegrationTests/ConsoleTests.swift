@@ -85,7 +85,10 @@ struct ConsoleTests {
         var state = JSONValue.null
         for _ in 0..<50 {
             state = try JSONParser.parse(Array(try await console.fetch("/api/state").body.utf8))
-            if state["services"]?["services"]?.arrayValue?.contains(where: { $0["name"] == "push" }) == true {
+            // Each view is asked of the broker on its own: wait until all three have arrived.
+            if state["services"]?["services"]?.arrayValue?.contains(where: { $0["name"] == "push" }) == true,
+                state["stack"]?["stack"] != nil, state["boot"]?["text"]?.stringValue?.isEmpty == false
+            {
                 break
             }
             try await Task.sleep(for: .milliseconds(100))  // polling the console's view with a deadline
