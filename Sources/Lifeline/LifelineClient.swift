@@ -69,6 +69,10 @@ public final class LifelineClient: Sendable {
 
     deinit { connection.post(.shutdown) }
 
+    /// The socket thread as an executor (nil for an in-memory connection): tasks that prefer it
+    /// get their replies without a thread hand-off (``SocketExecutor``).
+    var executor: (any TaskExecutor)? { connection.executor }
+
     /// Sends `request` and returns the broker's reply; a non-2xx reply throws ``LifelineError``.
     /// Cancelling the task ends the wait at once with `CancellationError` and forgets the request
     /// (one not sent yet is not sent; one sent already may still be carried out by the broker, and
@@ -78,12 +82,14 @@ public final class LifelineClient: Sendable {
     {
         let milliseconds = timeout.wholeMilliseconds
         let (pending, connection) = (self.pending, self.connection)
-        return try await CancellableWaiter.wait { waiter in
-            let ticket = pending.park(.continuation(waiter))
-            connection.post(.request(request, ticket: ticket, timeoutMilliseconds: max(1, milliseconds)))
-            waiter.whenCancelled {
-                pending.discard(ticket)
-                connection.post(.cancel(ticket: ticket))
+        return try await withTaskExecutorPreference(executor) {
+            try await CancellableWaiter.wait { waiter in
+                let ticket = pending.park(.continuation(waiter))
+                connection.post(.request(request, ticket: ticket, timeoutMilliseconds: max(1, milliseconds)))
+                waiter.whenCancelled {
+                    pending.discard(ticket)
+                    connection.post(.cancel(ticket: ticket))
+                }
             }
         }
     }
@@ -138,6 +144,15 @@ public final class LifelineClient: Sendable {
 
     /// ``publish(_:_:acknowledged:timeout:)`` for a payload that is JSON text already (a typed event's).
     func publish(_ published: PublishedEvent, acknowledged: Bool, timeout: Duration) async throws
+        -> PublishReceipt
+    {
+        try await withTaskExecutorPreference(executor) {
+            try await publishAwaited(published, acknowledged: acknowledged, timeout: timeout)
+        }
+    }
+
+    private func publishAwaited(_ published: PublishedEvent, acknowledged: Bool, timeout: Duration)
+        async throws
         -> PublishReceipt
     {
         let event = published.name

@@ -11,16 +11,17 @@ final class Flag: Sendable {
     var isFinished: Bool { value.withLock { $0 } }
 }
 
-/// Where a service's code runs, tried with real processes: slow handlers and methods run on the
-/// Swift pool and cannot stop heartbeats; an inline one that blocks is reported by name.
+/// Where a service's code runs, tried with real processes: a slow method's task is moved off the
+/// socket thread's loop (another thread takes the loop over) and slow event handlers hold only the
+/// handler thread, so neither stops heartbeats; an inline one that blocks is reported by name.
 @Suite(
     "Real processes: a busy service stays alive, a blocking inline handler is named", .serialized,
     .timeLimit(.minutes(1)))
 struct ExecutionModelTests {
     @Test(
-        "a method that awaits once and then computes for 6 s: the service stays registered, answers other calls and handles events meanwhile, and the call returns 200"
-    )
-    func busyMethod() async throws {
+        "a method that computes for 6 s (after an await, or from its first instruction): the service stays registered, answers other calls and handles events meanwhile, and the call returns 200",
+        arguments: [true, false])
+    func busyMethod(awaitsFirst: Bool) async throws {
         let broker = try await BrokerProcess()
         defer { broker.process.kill() }
         let probe = try await broker.service(
@@ -30,7 +31,8 @@ struct ExecutionModelTests {
         let spinning = Flag()
         let spin = Task {
             defer { spinning.set() }
-            return try await client.call("busy", "spin", ["ms": 6000], timeout: .seconds(30))
+            return try await client.call(
+                "busy", "spin", ["ms": 6000, "await": .bool(awaitsFirst)], timeout: .seconds(30))
         }
         // The spin has started once its 1 ms sleep is over; give the call a moment to arrive.
         let started = ContinuousClock.now
@@ -66,6 +68,8 @@ struct ExecutionModelTests {
             "during the 6 s computation: \(answeredDuring.count) calls answered (slowest \(slowest)), \(handledDuring) events handled"
         )
         #expect(!probe.lines(.stderr).contains { $0.contains("expired") || $0.contains("registered again") })
+        // The method's task ran on the socket thread until it held it: another thread took over.
+        #expect(probe.lines(.stderr).contains { $0.contains("a task has held the socket thread for") })
         let stopped = broker.process.lines(.stderr).contains {
             $0.contains("service busy") && $0.contains("expired")
         }
@@ -87,7 +91,8 @@ struct ExecutionModelTests {
             $0.contains("warning")
                 && $0.contains("the inline method blocky.block has held the socket thread for")
                 && $0.contains(
-                    "give slow work to .on (the service's handler thread) or .method (the Swift pool)")
+                    "give slow work to .on (the service's handler thread) or .method (a method that holds the socket thread has the loop moved to another one)"
+                )
         }
         try await probe.waitForLine(.stderr) {
             $0.contains("the inline method blocky.block returned after")

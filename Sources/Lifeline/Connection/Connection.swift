@@ -21,4 +21,11 @@ package protocol Connection: Sendable {
     func post(_ command: ConnectionCommand)
     /// Waits until the connection has closed.
     func finished() async
+    /// The thread that reads this connection's replies, as an executor for the tasks that await
+    /// them (nil: such tasks run on the Swift pool).
+    var executor: (any TaskExecutor)? { get }
+}
+
+extension Connection {
+    package var executor: (any TaskExecutor)? { nil }
 }

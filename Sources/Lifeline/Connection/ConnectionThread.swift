@@ -7,13 +7,20 @@ import ZeroMQ
 /// Owns the sockets of one ``BrokerConnection`` on a dedicated thread (the zactor pattern): a DEALER to
 /// the broker, a SUB on the bus, and a ``Mailbox`` for commands from other threads, all under one
 /// wait (``ReadinessPoller``: the mailbox and the sockets' `ZMQ_FD`), whose timeout drives the
-/// connection's timers. No ZeroMQ call runs anywhere else.
+/// connection's timers. No ZeroMQ call runs anywhere else. Between turns it runs the jobs of the
+/// tasks that prefer it (``SocketExecutor``); when one holds it, the loop — sockets included, which
+/// libzmq lets move between threads behind a memory barrier (the executor's lock) — goes on in a new
+/// thread.
 /// Request completions resume their waiters in `pending`; every other delivery leaves through
 /// `deliver`, called on the socket thread.
 final class ConnectionThread: Connection {
     private let mailbox: Mailbox<ConnectionCommand>
     private let done = ThreadCompletion()
     private let owner = OwnerThread()
+    /// Runs tasks on the socket thread between turns of its loop (see ``SocketExecutor``).
+    let socketExecutor: SocketExecutor
+
+    var executor: (any TaskExecutor)? { socketExecutor }
 
     /// Starts the thread and connects; `deliver` receives everything the connection produces but
     /// request completions, which resume their waiters in `pending`.
@@ -25,16 +32,42 @@ final class ConnectionThread: Connection {
         self.mailbox = mailbox
         let done = self.done
         let owner = self.owner
+        let executor = SocketExecutor(owner: owner, wake: { mailbox.wake() }, log: { deliver(.log($0)) })
+        socketExecutor = executor
         let thread = Thread {
             ThreadName.set(name)
-            owner.bindToCurrentThread()
-            var loop = SocketLoop(
-                configuration: configuration, mailbox: mailbox, pending: pending, deliver: deliver)
-            loop.run()
-            done.complete()
+            let loop = SocketLoop(
+                configuration: configuration, mailbox: mailbox, executor: executor, pending: pending,
+                deliver: deliver)
+            executor.onTakeOver { token in
+                let successor = Thread {
+                    ThreadName.set(name)
+                    Self.drive(loop, as: token, executor: executor, owner: owner, done: done)
+                }
+                successor.name = name
+                successor.start()
+            }
+            LoopMonitor.shared.watch(executor)
+            loop.start()
+            Self.drive(loop, as: 0, executor: executor, owner: owner, done: done)
         }
         thread.name = name
         thread.start()
+    }
+
+    /// Runs `loop` on this thread as its owner `token`, and the executor's jobs between its turns,
+    /// until the connection finishes or another thread takes the loop over.
+    private static func drive(
+        _ loop: SocketLoop, as token: UInt64, executor: SocketExecutor, owner: OwnerThread,
+        done: ThreadCompletion
+    ) {
+        owner.bindToCurrentThread()
+        while loop.turn() {
+            guard executor.runJobs(as: token) else { return }
+        }
+        loop.close()
+        executor.close()
+        done.complete()
     }
 
     /// Posts a command to the socket thread (from the socket thread itself without a wake-up: it
@@ -75,10 +108,12 @@ final class ThreadCompletion: Sendable {
     }
 }
 
-/// The loop run on the socket thread.
-private struct SocketLoop {
+/// The loop run on the socket thread. One thread at a time runs it: a thread that hands it over
+/// (``SocketExecutor``) does so between turns, under the executor's lock, and never touches it again.
+private final class SocketLoop: @unchecked Sendable {
     var connection: BrokerConnection
     let mailbox: Mailbox<ConnectionCommand>
+    let executor: SocketExecutor
     let pending: PendingReplies
     let deliver: @Sendable (ConnectionEvent) -> Void
     let context = ZMQContext.shared
@@ -104,47 +139,59 @@ private struct SocketLoop {
     let poller = ReadinessPoller()
 
     init(
-        configuration: ConnectionConfiguration, mailbox: Mailbox<ConnectionCommand>,
+        configuration: ConnectionConfiguration, mailbox: Mailbox<ConnectionCommand>, executor: SocketExecutor,
         pending: PendingReplies, deliver: @escaping @Sendable (ConnectionEvent) -> Void
     ) {
         self.connection = BrokerConnection(configuration: configuration)
         self.pending = pending
         self.mailbox = mailbox
+        self.executor = executor
         self.deliver = deliver
         poller.watch(mailbox.fileDescriptor, tag: 0)
     }
 
-    mutating func run() {
+    func start() {
         connection.start(now: SystemClock.monotonicNanoseconds(), into: &effects)
         apply()
-        while !finished {
-            // Before the timers: a connection made while this thread waited counts.
-            if linkMayHaveInput { drainLink() }
-            if controlMayHaveInput {
-                controlMayHaveInput = false
-                drainControl()
-            }
-            if busMayHaveInput {
-                busMayHaveInput = false
-                drainBus()
-            }
-            connection.tick(now: SystemClock.monotonicNanoseconds(), into: &effects)
-            apply()
-            if finished { break }
-            if mailbox.hasMessages {
-                handleCommands()
-                continue
-            }
-            if controlMayHaveInput || busMayHaveInput { continue }
-            let timeout = SystemClock.pollTimeout(
-                until: connection.nextDeadline, now: SystemClock.monotonicNanoseconds())
-            guard let (commands, controlReady, busReady, linkReady) = wait(timeoutMilliseconds: timeout)
-            else { break }
-            if linkReady { linkMayHaveInput = true }
-            if controlReady { controlMayHaveInput = true }
-            if busReady { busMayHaveInput = true }
-            if commands { handleCommands() }
+    }
+
+    /// One turn: reads what is ready, runs the timers, carries out commands, and waits when nothing
+    /// is left to do (not when jobs wait: the caller runs them, then turns again). False once the
+    /// connection has finished.
+    func turn() -> Bool {
+        guard !finished else { return false }
+        // Before the timers: a connection made while this thread waited counts.
+        if linkMayHaveInput { drainLink() }
+        if controlMayHaveInput {
+            controlMayHaveInput = false
+            drainControl()
         }
+        if busMayHaveInput {
+            busMayHaveInput = false
+            drainBus()
+        }
+        connection.tick(now: SystemClock.monotonicNanoseconds(), into: &effects)
+        apply()
+        if finished { return false }
+        if mailbox.hasMessages {
+            handleCommands()
+            return !finished
+        }
+        if controlMayHaveInput || busMayHaveInput || executor.hasJobs { return true }
+        let timeout = SystemClock.pollTimeout(
+            until: connection.nextDeadline, now: SystemClock.monotonicNanoseconds())
+        guard let (commands, controlReady, busReady, linkReady) = wait(timeoutMilliseconds: timeout) else {
+            return false
+        }
+        if linkReady { linkMayHaveInput = true }
+        if controlReady { controlMayHaveInput = true }
+        if busReady { busMayHaveInput = true }
+        if commands { handleCommands() }
+        return !finished
+    }
+
+    /// Closes the sockets (once the connection has finished).
+    func close() {
         try? control?.set(.linger, 200)
         control?.stopMonitor()
         control?.close()
@@ -165,7 +212,7 @@ private struct SocketLoop {
     }
 
     /// Reads the control socket's monitor events into the connection.
-    private mutating func drainLink() {
+    private func drainLink() {
         linkMayHaveInput = false
         guard let link else { return }
         while let frames = try? link.receiveFrames(dontWait: true), let event = frames.first {
@@ -181,7 +228,7 @@ private struct SocketLoop {
 
     /// Watches `socket`'s connects (before it connects): a plain client with one endpoint learns
     /// when its broker is not there at all.
-    private mutating func watchLink(of socket: ZMQSocket) throws {
+    private func watchLink(of socket: ZMQSocket) throws {
         if let link {
             poller.unwatch(linkDescriptor)
             link.close()
@@ -203,7 +250,7 @@ private struct SocketLoop {
         linkMayHaveInput = true
     }
 
-    private mutating func handleCommands() {
+    private func handleCommands() {
         let now = SystemClock.monotonicNanoseconds()
         for command in mailbox.drain() {
             switch command {
@@ -220,7 +267,7 @@ private struct SocketLoop {
         apply()
     }
 
-    private mutating func drainControl() {
+    private func drainControl() {
         guard let control else { return }
         while true {
             // This read settles what was possible before it; a send after it raises the flag again.
@@ -240,7 +287,7 @@ private struct SocketLoop {
     /// Receives what is waiting on the bus (up to 64 events, or one bus message of more) before
     /// handlers run, so that a burst is handled without a suspension per event and the handlers'
     /// queue never takes more than that at once; a single event goes straight through.
-    private mutating func drainBus() {
+    private func drainBus() {
         guard let bus else { return }
         var batch = 0
         var first = true
@@ -284,7 +331,7 @@ private struct SocketLoop {
         }
     }
 
-    private mutating func apply() {
+    private func apply() {
         for effect in effects {
             do {
                 try perform(effect)
@@ -295,7 +342,7 @@ private struct SocketLoop {
         effects.removeAll(keepingCapacity: true)
     }
 
-    private mutating func perform(_ effect: ConnectionEffect) throws {
+    private func perform(_ effect: ConnectionEffect) throws {
         switch effect {
         case .openControl, .reopenControlDiscardingQueue:
             if let control {

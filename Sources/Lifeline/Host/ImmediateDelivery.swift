@@ -39,6 +39,8 @@ final class ImmediateDelivery: Sendable {
     private let inbound: InboundQueue<ConnectionEvent>
     /// Which inline handler runs now (the runner reports one that holds up the heartbeats).
     let watch = InlineWatch()
+    /// The calls answered in tasks on the socket thread, not yet answered.
+    let calls = CallsInFlight()
     /// Set once the service's responder exists; until then every delivery goes the usual way.
     private let target = Mutex<Target?>(nil)
 
@@ -62,13 +64,24 @@ final class ImmediateDelivery: Sendable {
         target.withLock { $0 = attached }
     }
 
-    /// Answers `request` now and returns true when it is a call whose answer needs no suspension
-    /// (see ``ServiceResponder/answerNow(_:id:watch:)``); false when it must run in a task.
+    /// Takes `request` on the socket thread and returns true when it is a call: answered now when
+    /// its method is inline (``ServiceResponder/answerNow(_:id:watch:)``), else in a task that
+    /// prefers the socket thread (``SocketExecutor``), so that it runs right after this turn of the
+    /// loop and its answer leaves without a thread hand-off. False for anything else, and for calls
+    /// over a connection without such an executor: they go to the runner.
     func answer(_ request: BrokerRequest, id: [UInt8]) -> Bool {
-        guard case .call(let call) = request, let target = target.withLock({ $0 }),
-            let reply = target.responder.answerNow(call, id: id, watch: watch)
-        else { return false }
-        target.client.answer(reply)
+        guard case .call(let call) = request, let target = target.withLock({ $0 }) else { return false }
+        if let reply = target.responder.answerNow(call, id: id, watch: watch) {
+            target.client.answer(reply)
+            return true
+        }
+        guard let executor = target.client.executor else { return false }
+        let (responder, calls) = (target.responder, self.calls)
+        calls.begin()
+        Task(executorPreference: executor) {
+            await responder.respond(to: request, id: id)
+            calls.end()
+        }
         return true
     }
 

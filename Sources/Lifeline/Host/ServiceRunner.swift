@@ -6,11 +6,12 @@ import Synchronization
 /// concurrently, start after the first registration, and on ``stop()`` willDestroy, unregister, close.
 ///
 /// Everything it starts runs in one discarding task group — the ordered handler loop (on the
-/// service's handler thread, `ll-handlers`), one child per concurrent request, the re-registration of run-time
-/// services, and the leaving sequence — so a finished request leaves nothing behind (a plain task
-/// group keeps every finished child until it is awaited: a long-lived service would grow with its
-/// calls, and measured ~40 µs slower per call here); ``run()`` returns when the connection has
-/// closed and every child has ended.
+/// service's handler thread, `ll-handlers`), one child per request other than a call, the
+/// re-registration of run-time services, and the leaving sequence — so a finished request leaves
+/// nothing behind (a plain task group keeps every finished child until it is awaited: a long-lived
+/// service would grow with its calls, and measured ~40 µs slower per call here). Calls run in tasks
+/// the socket thread starts (``ImmediateDelivery``), counted by ``CallsInFlight``; ``run()`` returns
+/// when the connection has closed, every child has ended and every call has been answered.
 public final class ServiceRunner: Sendable {
     /// Makes the connection a runner talks through, given where its deliveries go.
     typealias Connect =
@@ -167,7 +168,7 @@ public final class ServiceRunner: Sendable {
                 if let late = watch.overdue(after: interval) {
                     Console.log(
                         name,
-                        "\(late.what) has held the socket thread for \(late.milliseconds) ms: heartbeats, calls and events wait for it (the broker drops a service silent for \(registration.heartbeat.intervalMilliseconds * registration.heartbeat.liveness) ms); give slow work to .on (the service's handler thread) or .method (the Swift pool)",
+                        "\(late.what) has held the socket thread for \(late.milliseconds) ms: heartbeats, calls and events wait for it (the broker drops a service silent for \(registration.heartbeat.intervalMilliseconds * registration.heartbeat.liveness) ms); give slow work to .on (the service's handler thread) or .method (a method that holds the socket thread has the loop moved to another one)",
                         level: .warning)
                 }
             }
@@ -175,9 +176,9 @@ public final class ServiceRunner: Sendable {
         defer { watchdog.cancel() }
         let handlerThread = HandlerThread(name: "ll-handlers")
         defer { handlerThread.close() }
-        // Event handlers run on the service's handler thread (one task consumes them: bus order),
-        // methods and hooks on the Swift pool; the socket thread (heartbeats, reading the bus and
-        // calls) runs only inline handlers.
+        // Event handlers run on the service's handler thread (one task consumes them: bus order);
+        // calls in tasks that prefer the socket thread (started by `immediate`, see
+        // `SocketExecutor`), hooks on the Swift pool; inline handlers inside the delivery.
         do {
             await withDiscardingTaskGroup { group in
                 group.addTask { [stops] in
@@ -227,6 +228,8 @@ public final class ServiceRunner: Sendable {
                 stops.continuation.finish()
             }
         }
+        // Calls answered on the socket thread run in tasks of their own: the runner ends after them.
+        await immediate.calls.drained()
         if let refusal { throw refusal }
     }
 
