@@ -1,0 +1,305 @@
+import Foundation
+import LifelineProtocol
+import LifelineSupport
+import Synchronization
+import ZeroMQ
+
+/// The loop run on the socket thread. One thread at a time runs it: a thread that hands it over
+/// (``SocketExecutor``) does so between turns, under the executor's lock, and never touches it again.
+final class SocketLoop: @unchecked Sendable {
+    var connection: BrokerConnection
+    let mailbox: Mailbox<ConnectionCommand>
+    let executor: SocketExecutor
+    let pending: PendingReplies
+    let deliver: @Sendable (ConnectionEvent) -> Void
+    let context = ZMQContext.shared
+    var control: ZMQSocket?
+    var bus: ZMQSocket?
+    var effects: [ConnectionEffect] = []
+    /// The bus message being handled, read in libzmq's buffers.
+    let busFrames = ZMQMultipart(capacity: 4)
+    var finished = false
+    /// The sockets' ZMQ_FD (see ``wait()``), read when each socket opens.
+    var controlDescriptor: Int32 = -1
+    var busDescriptor: Int32 = -1
+    /// A plain client's monitor of the control socket (``BrokerConnection/controlLink(connected:now:)``),
+    /// its ZMQ_FD (tag 3), and whether it may hold events.
+    var link: ZMQSocket?
+    var linkDescriptor: Int32 = -1
+    var linkMayHaveInput = false
+    /// True when a socket may hold input that its ZMQ_FD will not signal again: after its ZMQ_FD
+    /// was readable, after it opened, after we sent on it (a send may take in the signal).
+    var controlMayHaveInput = false
+    var busMayHaveInput = false
+    /// Waits on the mailbox (tag 0) and the sockets' ZMQ_FD (tags 1 and 2).
+    let poller = ReadinessPoller()
+
+    init(
+        configuration: ConnectionConfiguration, mailbox: Mailbox<ConnectionCommand>, executor: SocketExecutor,
+        pending: PendingReplies, deliver: @escaping @Sendable (ConnectionEvent) -> Void
+    ) {
+        self.connection = BrokerConnection(configuration: configuration)
+        self.pending = pending
+        self.mailbox = mailbox
+        self.executor = executor
+        self.deliver = deliver
+        poller.watch(mailbox.fileDescriptor, tag: 0)
+    }
+
+    func start() {
+        connection.start(now: SystemClock.monotonicNanoseconds(), into: &effects)
+        apply()
+    }
+
+    /// One turn: reads what is ready, runs the timers, carries out commands, and waits when nothing
+    /// is left to do (not when jobs wait: the caller runs them, then turns again). False once the
+    /// connection has finished.
+    func turn() -> Bool {
+        guard !finished else { return false }
+        // Before the timers: a connection made while this thread waited counts.
+        if linkMayHaveInput { drainLink() }
+        if controlMayHaveInput {
+            controlMayHaveInput = false
+            drainControl()
+        }
+        if busMayHaveInput {
+            busMayHaveInput = false
+            drainBus()
+        }
+        connection.tick(now: SystemClock.monotonicNanoseconds(), into: &effects)
+        apply()
+        if finished { return false }
+        if mailbox.hasMessages {
+            handleCommands()
+            return !finished
+        }
+        if controlMayHaveInput || busMayHaveInput || executor.hasJobs { return true }
+        let timeout = SystemClock.pollTimeout(
+            until: connection.nextDeadline, now: SystemClock.monotonicNanoseconds())
+        guard let (commands, controlReady, busReady, linkReady) = wait(timeoutMilliseconds: timeout) else {
+            return false
+        }
+        if linkReady { linkMayHaveInput = true }
+        if controlReady { controlMayHaveInput = true }
+        if busReady { busMayHaveInput = true }
+        if commands { handleCommands() }
+        return !finished
+    }
+
+    /// Closes the sockets (once the connection has finished).
+    func close() {
+        try? control?.set(.linger, 200)
+        control?.stopMonitor()
+        control?.close()
+        bus?.close()
+        link?.close()
+    }
+
+    /// One wait on the mailbox and the sockets' ZMQ_FD: a socket's descriptor turns readable when
+    /// libzmq has news for it, and the socket is then drained until it is empty. (`zmq_poll` would
+    /// look at every socket twice per wake-up, each look a system call; on a busy host of many
+    /// services those calls were most of a service's CPU per event.) Nil when waiting fails.
+    private func wait(timeoutMilliseconds: Int) -> (commands: Bool, control: Bool, bus: Bool, link: Bool)? {
+        guard let ready = poller.wait(timeoutMilliseconds: Int32(clamping: timeoutMilliseconds)) else {
+            deliver(.log("epoll_wait failed: \(String(cString: strerror(errno)))"))
+            return nil
+        }
+        return (ready & 1 != 0, ready & 2 != 0, ready & 4 != 0, ready & 8 != 0)
+    }
+
+    /// Reads the control socket's monitor events into the connection.
+    private func drainLink() {
+        linkMayHaveInput = false
+        guard let link else { return }
+        while let frames = try? link.receiveFrames(dontWait: true), let event = frames.first {
+            switch ZMQSocket.monitorEvent(event) {
+            case ZMQSocket.connectedEvent:
+                connection.controlLink(connected: true, now: SystemClock.monotonicNanoseconds())
+            case ZMQSocket.connectRetriedEvent:
+                connection.controlLink(connected: false, now: SystemClock.monotonicNanoseconds())
+            default: break
+            }
+        }
+    }
+
+    /// Watches `socket`'s connects (before it connects): a plain client with one endpoint learns
+    /// when its broker is not there at all.
+    private func watchLink(of socket: ZMQSocket) throws {
+        if let link {
+            poller.unwatch(linkDescriptor)
+            link.close()
+            self.link = nil
+            linkDescriptor = -1
+        }
+        guard !connection.configuration.joins, connection.configuration.brokerEndpoints.count == 1 else {
+            return
+        }
+        let endpoint = "inproc://lifeline-link-\(Environment.uniqueToken())"
+        try socket.monitor(endpoint, events: ZMQSocket.connectedEvent | ZMQSocket.connectRetriedEvent)
+        let pair = try ZMQSocket(context, type: .pair)
+        try pair.set(.linger, 0)
+        try pair.set(.receiveHighWaterMark, 0)
+        try pair.connect(endpoint)
+        link = pair
+        linkDescriptor = Int32(try pair.get(.fileDescriptor))
+        poller.watch(linkDescriptor, tag: 3)
+        linkMayHaveInput = true
+    }
+
+    private func handleCommands() {
+        let now = SystemClock.monotonicNanoseconds()
+        for command in mailbox.drain() {
+            switch command {
+            case .request(let request, let ticket, let timeout):
+                connection.submit(
+                    request, ticket: ticket, timeoutMilliseconds: timeout, now: now, into: &effects)
+            case .answer(let reply): connection.answer(reply, into: &effects)
+            case .acknowledge(let sequence, let epoch, let error):
+                connection.acknowledge(sequence: sequence, epoch: epoch, error: error, into: &effects)
+            case .cancel(let ticket): connection.cancel(ticket: ticket)
+            case .shutdown: connection.shutdown(now: now, into: &effects)
+            }
+        }
+        apply()
+    }
+
+    private func drainControl() {
+        guard let control else { return }
+        while true {
+            // This read settles what was possible before it; a send after it raises the flag again.
+            controlMayHaveInput = false
+            guard let frames = receive(control) else { break }
+            connection.handleControl(frames, now: SystemClock.monotonicNanoseconds(), into: &effects)
+            apply()
+            if self.control !== control { return }
+            // An answer a handler gave inside this delivery leaves now, not after the next receive.
+            if mailbox.hasMessages {
+                handleCommands()
+                if self.control !== control { return }
+            }
+        }
+    }
+
+    /// Receives what is waiting on the bus (up to 64 events, or one bus message of more) before
+    /// handlers run, so that a burst is handled without a suspension per event and the handlers'
+    /// queue never takes more than that at once; a single event goes straight through.
+    private func drainBus() {
+        guard let bus else { return }
+        var batch = 0
+        var first = true
+        while true {
+            busMayHaveInput = false
+            do {
+                guard try bus.receive(into: busFrames, dontWait: true) else { break }
+            } catch {
+                deliver(.log("receive failed: \(error)"))
+                break
+            }
+            let stamp = SystemClock.monotonicNanoseconds()
+            let frames = busFrames
+            batch += connection.handleBus(receivedAt: stamp, into: &effects) {
+                (lastName) throws(ProtocolError) in
+                try BusMessage.checkFrameCount(frames.count)
+                precondition(frames.capacity >= 4, "the bus holder keeps a message's four frames")
+                return try BusMessage.decodeBatch(
+                    topic: frames[0], protocolID: frames[1], headers: frames[2], payloads: frames[3],
+                    lastName: lastName)
+            }
+            busFrames.release()
+            // The first message of a wake-up is handled before the socket is read again (that read,
+            // usually empty, costs two system calls); a burst is then handled 64 events at a time.
+            if batch >= 64 || first {
+                first = false
+                apply()
+                if self.bus !== bus { return }
+                batch = 0
+            }
+        }
+        apply()
+    }
+
+    private func receive(_ socket: ZMQSocket) -> [[UInt8]]? {
+        do {
+            return try socket.receiveFrames(dontWait: true)
+        } catch {
+            deliver(.log("receive failed: \(error)"))
+            return nil
+        }
+    }
+
+    private func apply() {
+        for effect in effects {
+            do {
+                try perform(effect)
+            } catch {
+                deliver(.log("\(effect) failed: \(error)"))
+            }
+        }
+        effects.removeAll(keepingCapacity: true)
+    }
+
+    private func perform(_ effect: ConnectionEffect) throws {
+        switch effect {
+        case .openControl, .reopenControlDiscardingQueue:
+            if let control {
+                poller.unwatch(controlDescriptor)
+                if effect == .reopenControlDiscardingQueue { try? control.set(.linger, 0) }
+                control.stopMonitor()
+                control.close()
+                self.control = nil
+                controlDescriptor = -1
+            }
+            let socket = try ZMQSocket(context, type: .dealer)
+            try socket.set(.sendHighWaterMark, 100_000)
+            try socket.set(.receiveHighWaterMark, 100_000)
+            try connection.configuration.credentials?.secure(socket)
+            try watchLink(of: socket)
+            try socket.connect(connection.currentEndpoint)
+            control = socket
+            controlDescriptor = Int32(try socket.get(.fileDescriptor))
+            poller.watch(controlDescriptor, tag: 1)
+            controlMayHaveInput = true
+        case .sendControl(let frames):
+            guard let control else { return }
+            controlMayHaveInput = true
+            if try !control.send(frames: frames, dontWait: true) {
+                deliver(
+                    .log(
+                        "dropped a \(frames.count)-frame message: the control socket is not connected (or its queue is full)"
+                    ))
+            }
+        case .openBus(let endpoint, let subscriptions):
+            if let bus {
+                poller.unwatch(busDescriptor)
+                bus.close()
+                self.bus = nil
+                busDescriptor = -1
+            }
+            let socket = try ZMQSocket(context, type: .sub)
+            // Bounded: past it the broker's bus drops this subscriber's events, and the topic
+            // sequence gap makes the connection replay them from the journal.
+            try socket.set(.receiveHighWaterMark, 100_000)
+            try connection.configuration.credentials?.secure(socket)
+            try socket.connect(endpoint)
+            for topic in subscriptions { try socket.set(.subscribe, topic) }
+            bus = socket
+            busDescriptor = Int32(try socket.get(.fileDescriptor))
+            poller.watch(busDescriptor, tag: 2)
+            busMayHaveInput = true
+        case .deliver(.event(let event, let receivedAt, let replayed)):
+            deliver(
+                .event(
+                    event, receivedAt: receivedAt == 0 ? SystemClock.monotonicNanoseconds() : receivedAt,
+                    replayed: replayed))
+        case .deliver(.completion(let ticket, let result)): pending.resume(ticket, with: result)
+        case .deliver(let event):
+            switch event {
+            case .refused, .finished:
+                finished = true
+                pending.failAll(LifelineError(.unavailable, "the connection was closed"))
+            default: break
+            }
+            deliver(event)
+        }
+    }
+}
