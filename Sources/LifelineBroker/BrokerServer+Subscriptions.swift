@@ -24,11 +24,14 @@ extension BrokerServer {
             let topic = first.dropFirst()
             if zap != nil { note(sender, .bus) }
             var problem = BusSubscriptionRule.problem(topic)
+            let malformed = problem != nil
             if problem == nil, kind == 1, let policy = core.policy, let key = sender.userID {
                 problem = BusSubscriptionRule.denial(topic, key: key, in: policy)
             }
             let connection = busConnections.number(of: sender.fileDescriptor)
-            switch subscriptions.take(connection, subscribe: kind == 1, topic: topic, problem: problem) {
+            switch subscriptions.take(
+                connection, subscribe: kind == 1, topic: topic, problem: problem, malformed: malformed)
+            {
             case .apply: break
             case .ignore: continue
             case .refuse(let why, let first):

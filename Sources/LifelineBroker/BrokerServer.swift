@@ -119,6 +119,10 @@ package final class BrokerServer {
         // libzmq reads every queued notice of a connection into its tries at once: a short queue
         // bounds what one burst of refused subscriptions costs before the broker cuts the sender off.
         try bus.set(.receiveHighWaterMark, 32)
+        // Nothing but subscriptions flows towards the broker on the bus: a small kernel buffer bounds
+        // what a flooding connection has in flight when it is cut off (each notice in it still
+        // reaches libzmq's tries).
+        try bus.set(.receiveBuffer, 8192)
         try bus.set(.xpubVerbose, 1)
         // The broker applies each subscription itself (or refuses it): see BusSubscriptionRule.
         try bus.set(.xpubManual, 1)

@@ -16,6 +16,8 @@ public struct IntegerOption: Sendable, Hashable {
     public static let linger = IntegerOption(ZMQ_LINGER)
     public static let sendHighWaterMark = IntegerOption(ZMQ_SNDHWM)
     public static let receiveHighWaterMark = IntegerOption(ZMQ_RCVHWM)
+    /// The kernel's receive buffer (`SO_RCVBUF`) of each TCP connection, in bytes.
+    public static let receiveBuffer = IntegerOption(ZMQ_RCVBUF)
     public static let sendTimeout = IntegerOption(ZMQ_SNDTIMEO)
     public static let receiveTimeout = IntegerOption(ZMQ_RCVTIMEO)
     public static let immediate = IntegerOption(ZMQ_IMMEDIATE)

@@ -44,6 +44,19 @@ struct BusSubscriptionLedgerTests {
             "a new connection")
     }
 
+    @Test("a malformed notice (no Lifeline client sends one) cuts its connection off at once; others go on")
+    func malformed() {
+        var ledger = BusSubscriptionLedger(limit: 10, cutOffAfter: 32)
+        #expect(
+            ledger.take(1, subscribe: true, topic: Self.topic("x"), problem: "too long", malformed: true)
+                == .cutOff("it sent a subscription no client sends (too long)"))
+        #expect(ledger.take(1, subscribe: true, topic: Self.topic("a\0"), problem: nil) == .ignore)
+        #expect(ledger.take(2, subscribe: true, topic: Self.topic("a\0"), problem: nil) == .apply)
+        #expect(
+            ledger.take(0, subscribe: true, topic: Self.topic("x"), problem: "too long", malformed: true)
+                == .refuse("too long", first: true), "connection 0 is not cut off")
+    }
+
     @Test("connection 0 (inproc, not numbered by the monitor) is not limited")
     func unnumbered() {
         var ledger = BusSubscriptionLedger(limit: 1, cutOffAfter: 1)

@@ -1,8 +1,10 @@
 /// What each bus connection subscribed to and how often it was refused, so that no connection can
 /// make the broker (and libzmq's subscription tries, which keep every notice a connection sent until
-/// it closes) hold more than a bounded amount: a connection holds at most ``limit`` topics, and one
-/// refused ``cutOffAfter`` times is cut off. Connection 0 (not reported by the monitor: inproc) is
-/// not limited.
+/// it closes) hold more than a bounded amount: a connection holds at most ``limit`` topics, one
+/// refused ``cutOffAfter`` times is cut off, and one that sends a malformed notice (a topic longer
+/// than any event name, which no Lifeline client sends) is cut off at once — such notices are what
+/// costs libzmq's tries most per notice. Connection 0 (not reported by the monitor: inproc) is not
+/// limited.
 struct BusSubscriptionLedger {
     enum Verdict: Equatable {
         /// Apply the notice on the XPUB.
@@ -31,11 +33,17 @@ struct BusSubscriptionLedger {
     }
 
     /// Takes a subscription (or, `subscribe` false, an unsubscription) notice of `connection`;
-    /// `problem` is why the bus's rules refuse it (nil when they accept it).
-    mutating func take(_ connection: UInt32, subscribe: Bool, topic: ArraySlice<UInt8>, problem: String?)
-        -> Verdict
-    {
+    /// `problem` is why the bus's rules refuse it (nil when they accept it); `malformed`, that no
+    /// Lifeline client sends such a notice.
+    mutating func take(
+        _ connection: UInt32, subscribe: Bool, topic: ArraySlice<UInt8>, problem: String?,
+        malformed: Bool = false
+    ) -> Verdict {
         if cut.contains(connection) { return .ignore }
+        if let problem, malformed, connection != 0 {
+            cut.insert(connection)
+            return .cutOff("it sent a subscription no client sends (\(problem))")
+        }
         if let problem { return refuse(connection, problem) }
         guard connection != 0 else { return .apply }
         if !subscribe {
