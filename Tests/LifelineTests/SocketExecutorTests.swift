@@ -41,7 +41,8 @@ struct SocketExecutorTests {
                 loops.withLock { $0[token] = UInt(pthread_self()) }
                 while !stopped.load(ordering: .acquiring) {
                     guard executor.runJobs(as: token) else { return }
-                    woken.wait()
+                    // Jobs queued by the jobs just run (no wake-up on the loop's own thread).
+                    if !executor.hasJobs { woken.wait() }
                 }
             }
             thread.start()
@@ -134,5 +135,82 @@ struct SocketExecutorTests {
         rig.executor.takeOverIfHeld(now: SystemClock.monotonicNanoseconds() + 1_000_000_000, limit: 1_000_000)
         #expect(rig.logs.all.isEmpty)
         #expect(rig.loopThread(1) == nil)
+    }
+
+    @Test(
+        "the loop runs the jobs that wait when it looks, not those they queue: a task that keeps yielding leaves it its turns"
+    )
+    func jobsQueuedByJobsWaitForTheNextTurn() async throws {
+        let rig = Rig()
+        defer { rig.stop() }
+        let task = Task(executorPreference: rig.executor) {
+            for _ in 0..<3 { await Task.yield() }
+        }
+        let rounds = Mutex(0)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread { [rig] in
+            rig.owner.bindToCurrentThread()
+            while rig.executor.hasJobs {
+                _ = rig.executor.runJobs(as: 0)
+                rounds.withLock { $0 += 1 }
+            }
+            done.signal()
+        }
+        thread.start()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        await task.value
+        #expect(
+            rounds.withLock { $0 } >= 4,
+            "turns \(rounds.withLock { $0 }): each continuation the task queued waited for a turn of its own")
+    }
+
+    @Test(
+        "jobs that waited while the last thread the cap allows was taken over go to the pool, not to the new loop"
+    )
+    func jobsWaitingAtTheCapGoToThePool() async throws {
+        let rig = Rig()
+        defer { rig.stop() }
+        rig.startLoop(as: 0)
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        var held: [Task<Void, Never>] = []
+        for _ in 0..<SocketExecutor.maximumHeld {
+            held.append(
+                Task(executorPreference: rig.executor) {
+                    started.signal()
+                    gate.wait()
+                })
+            #expect(started.wait(timeout: .now() + 10) == .success)
+            if held.count == SocketExecutor.maximumHeld { break }
+            rig.executor.takeOverIfHeld(
+                now: SystemClock.monotonicNanoseconds() + 1_000_000_000, limit: 1_000_000)
+        }
+        // Queued behind the job that holds the loop now, while one more thread may still be held.
+        let waiting = Task(executorPreference: rig.executor) { Self.currentThread() }
+        rig.executor.takeOverIfHeld(now: SystemClock.monotonicNanoseconds() + 1_000_000_000, limit: 1_000_000)
+        let ranOn = await waiting.value
+        let loopThreads = Set(rig.loops.withLock { Array($0.values) })
+        #expect(!loopThreads.contains(ranOn))
+        #expect(rig.logs.all.count == SocketExecutor.maximumHeld)
+        for _ in held { gate.signal() }
+        for task in held { await task.value }
+    }
+
+    @Test("a clock read before the job started does not count as a held thread")
+    func earlierClockIsNotAHold() async throws {
+        let rig = Rig()
+        defer { rig.stop() }
+        rig.startLoop(as: 0)
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let task = Task(executorPreference: rig.executor) {
+            started.signal()
+            gate.wait()
+        }
+        #expect(started.wait(timeout: .now() + 10) == .success)
+        rig.executor.takeOverIfHeld(now: 1, limit: 1_000_000)
+        #expect(rig.logs.all.isEmpty)
+        gate.signal()
+        await task.value
     }
 }

@@ -70,15 +70,29 @@ final class SocketExecutor: TaskExecutor {
     /// True when jobs wait to run.
     var hasJobs: Bool { state.withLock { $0.queue.count > $0.head } }
 
-    /// Runs the waiting jobs on the loop's thread `token`; false when the loop was taken over while
-    /// one ran (this thread must then leave the loop alone).
+    /// Runs the jobs that wait now (not those they queue: the loop takes its turn first) on the
+    /// loop's thread `token`; false when the loop was taken over while one ran (this thread must
+    /// then leave the loop alone). While ``maximumHeld`` threads are held, the waiting jobs go to
+    /// the Swift pool instead.
     func runJobs(as token: UInt64) -> Bool {
+        let (end, overflow) = state.withLock { state -> (Int, ArraySlice<UnownedJob>) in
+            guard state.held >= Self.maximumHeld, state.head < state.queue.count else {
+                return (state.queue.count, [])
+            }
+            let waiting = state.queue[state.head...]
+            state.queue.removeAll(keepingCapacity: true)
+            state.head = 0
+            return (0, waiting)
+        }
+        for job in overflow { globalConcurrentExecutor.enqueue(job) }
         while true {
             let now = SystemClock.monotonicNanoseconds()
             let next = state.withLock { state -> UnownedJob? in
-                guard state.head < state.queue.count else {
-                    state.queue.removeAll(keepingCapacity: true)
-                    state.head = 0
+                guard state.head < end, state.head < state.queue.count else {
+                    if state.head >= state.queue.count {
+                        state.queue.removeAll(keepingCapacity: true)
+                        state.head = 0
+                    }
                     return nil
                 }
                 defer { state.head += 1 }
@@ -108,10 +122,12 @@ final class SocketExecutor: TaskExecutor {
     func takeOverIfHeld(now: UInt64, limit: UInt64) {
         let taken = state.withLock {
             state -> (start: @Sendable (UInt64) -> Void, token: UInt64, held: UInt64)? in
-            guard !state.closed, state.jobStarted != 0, now &- state.jobStarted > limit,
+            // `now` may have been read before the job started.
+            guard !state.closed, state.jobStarted != 0, now > state.jobStarted,
+                now - state.jobStarted > limit,
                 let start = state.takeOver
             else { return nil }
-            let held = now &- state.jobStarted
+            let held = now - state.jobStarted
             state.token &+= 1
             state.jobStarted = 0
             state.held += 1

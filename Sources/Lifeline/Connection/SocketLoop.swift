@@ -52,8 +52,8 @@ final class SocketLoop: @unchecked Sendable {
     }
 
     /// One turn: reads what is ready, runs the timers, carries out commands, and waits when nothing
-    /// is left to do (not when jobs wait: the caller runs them, then turns again). False once the
-    /// connection has finished.
+    /// is left to do (when jobs wait it only looks: the caller runs them, then turns again). False
+    /// once the connection has finished.
     func turn() -> Bool {
         guard !finished else { return false }
         // Before the timers: a connection made while this thread waited counts.
@@ -73,9 +73,13 @@ final class SocketLoop: @unchecked Sendable {
             handleCommands()
             return !finished
         }
-        if controlMayHaveInput || busMayHaveInput || executor.hasJobs { return true }
-        let timeout = SystemClock.pollTimeout(
-            until: connection.nextDeadline, now: SystemClock.monotonicNanoseconds())
+        if controlMayHaveInput || busMayHaveInput { return true }
+        // Jobs waiting: only look at what is ready (a task that keeps yielding must not hide the
+        // sockets from the loop).
+        let timeout =
+            executor.hasJobs
+            ? 0
+            : SystemClock.pollTimeout(until: connection.nextDeadline, now: SystemClock.monotonicNanoseconds())
         guard let (commands, controlReady, busReady, linkReady) = wait(timeoutMilliseconds: timeout) else {
             return false
         }

@@ -71,15 +71,18 @@ final class ImmediateDelivery: Sendable {
     /// over a connection without such an executor: they go to the runner.
     func answer(_ request: BrokerRequest, id: [UInt8]) -> Bool {
         guard case .call(let call) = request, let target = target.withLock({ $0 }) else { return false }
-        if let reply = target.responder.answerNow(call, id: id, watch: watch) {
+        let pending: ServiceResponder.PendingCall
+        switch target.responder.answerNow(call, id: id, watch: watch) {
+        case .now(let reply):
             target.client.answer(reply)
             return true
+        case .later(let found): pending = found
         }
         guard let executor = target.client.executor else { return false }
         let (responder, calls) = (target.responder, self.calls)
         calls.begin()
         Task(executorPreference: executor) {
-            await responder.respond(to: request, id: id)
+            await responder.respond(to: pending, id: id)
             calls.end()
         }
         return true

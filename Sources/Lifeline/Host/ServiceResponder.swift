@@ -248,12 +248,21 @@ struct ServiceResponder: Sendable {
 
     /// A call to one of the methods of this service or of one it registered at run time.
     private func answer(_ call: ServiceCall, id: [UInt8]) async -> ControlReply {
-        let target: Target
-        let request: CallRequest
         switch resolve(call, id: id) {
         case .failure(let refusal): return refusal.reply
-        case .success(let resolved): target = resolved
+        case .success(let target): return await answer(PendingCall(call: call, target: target), id: id)
         }
+    }
+
+    /// Runs the method `pending` reaches and answers its call.
+    func respond(to pending: PendingCall, id: [UInt8]) async {
+        client.answer(await answer(pending, id: id))
+    }
+
+    /// The answer of the method `pending` reaches.
+    private func answer(_ pending: PendingCall, id: [UInt8]) async -> ControlReply {
+        let (call, target) = (pending.call, pending.target)
+        let request: CallRequest
         switch self.request(for: call, to: target, id: id) {
         case .failure(let refusal): return refusal.reply
         case .success(let made): request = made
@@ -268,18 +277,34 @@ struct ServiceResponder: Sendable {
         return await replying(id, target.failure) { try await target.method.run(request) }
     }
 
+    /// What the socket thread does with a call: send its answer now, or run its method in a task.
+    enum CallAnswer {
+        /// The method is inline, or the call is refused: the reply to send at once.
+        case now(ControlReply)
+        /// The method runs in a task (``respond(to:id:)``); its body is not parsed here.
+        case later(PendingCall)
+    }
+
+    /// A call whose method has been found, to be run in a task.
+    struct PendingCall: Sendable {
+        let call: ServiceCall
+        fileprivate let target: Target
+    }
+
     /// The answer to `call` when it is given on the socket thread — the method is inline, or the call
-    /// is refused — for that thread to send at once; nil when the method runs in a task on the pool
-    /// (its body is then not parsed here). `watch` learns which inline method runs.
-    func answerNow(_ call: ServiceCall, id: [UInt8], watch: InlineWatch) -> ControlReply? {
+    /// is refused — for that thread to send at once; else the method it reaches, to run in a task.
+    /// `watch` learns which inline method runs.
+    func answerNow(_ call: ServiceCall, id: [UInt8], watch: InlineWatch) -> CallAnswer {
         let target: Target
         switch resolve(call, id: id) {
-        case .failure(let refusal): return refusal.reply
+        case .failure(let refusal): return .now(refusal.reply)
         case .success(let resolved): target = resolved
         }
-        guard let immediate = target.method.immediate else { return nil }
+        guard let immediate = target.method.immediate else {
+            return .later(PendingCall(call: call, target: target))
+        }
         switch request(for: call, to: target, id: id) {
-        case .failure(let refusal): return refusal.reply
+        case .failure(let refusal): return .now(refusal.reply)
         case .success(let request):
             do {
                 let answer = try watch.run(
@@ -287,9 +312,9 @@ struct ServiceResponder: Sendable {
                 ) {
                     try immediate(request)
                 }
-                return ControlReply(requestID: id, json: answer)
+                return .now(ControlReply(requestID: id, json: answer))
             } catch {
-                return Self.reply(to: error, id: id, target.failure)
+                return .now(Self.reply(to: error, id: id, target.failure))
             }
         }
     }
@@ -298,7 +323,7 @@ struct ServiceResponder: Sendable {
     private struct Refusal: Error { let reply: ControlReply }
 
     /// The method a call reaches, the context it runs in, and what to say if it fails.
-    private struct Target {
+    fileprivate struct Target: Sendable {
         let method: Service.Method
         let name: String
         let context: ServiceContext
