@@ -254,6 +254,9 @@ public final class LifelineClient: Sendable {
         }
     }
 
+    /// Hands `command` to the connection (the service host's flow control).
+    func tell(_ command: ConnectionCommand) { connection.post(command) }
+
     /// Answers a request the broker delivered (services only).
     func answer(_ reply: ControlReply) { connection.post(.answer(reply)) }
 

@@ -97,7 +97,7 @@ public final class ServiceTestHost: Sendable {
                 case .acknowledge(let sequence, _, let error):
                     let waiter = state.withLock { $0.acknowledgements.removeValue(forKey: sequence) }
                     waiter?.resume(returning: error)
-                case .cancel: break
+                case .cancel, .handlersFull, .handlersHaveRoom: break
                 case .shutdown: return
                 }
             }

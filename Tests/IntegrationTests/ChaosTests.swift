@@ -25,6 +25,60 @@ struct ChaosTests {
         try await streamThroughKills(posting: true)
     }
 
+    @Test(
+        "a service that resumes from its journal and falls behind (2 ms a handler, a queue of 20) drops nothing: killed -9 mid-stream and restarted onto a backlog of many queues, it handles each event once, in order"
+    )
+    func slowResumingServiceLosesNothing() async throws {
+        let total = 400
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-state-\(UUID().uuidString)")
+        let journal = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-probe-\(UUID().uuidString).journal")
+        defer {
+            try? FileManager.default.removeItem(at: state)
+            try? FileManager.default.removeItem(at: journal)
+        }
+        let broker = try await BrokerProcess(["--state-dir", state.path])
+        defer { broker.process.kill() }
+        let probeArguments = [
+            "--name", "counter", "--events", "test.tick", "--journal", journal.path, "--delay-ms", "2",
+            "--inbound-limit", "20", "--heartbeat-interval", "200", "--liveness", "2",
+        ]
+        var probe = try await broker.service("lifeline-probe", probeArguments)
+        var logs: [String] = []
+        let client = LifelineClient(broker: broker.control)
+        func post(_ numbers: ClosedRange<Int>) async throws {
+            for n in numbers { await client.post("test.tick", ["n": .int(Int64(n))], timeout: .seconds(30)) }
+            try await client.flush()
+        }
+        func handled() -> Int {
+            ((try? String(contentsOf: journal, encoding: .utf8)) ?? "").split(separator: "\n").count
+        }
+        try await post(1...(total / 2))
+        try await LifecycleSemanticsTests.poll(seconds: 60) { handled() >= total / 8 }
+        probe.kill(SIGKILL)
+        _ = try await probe.waitForExit()
+        logs += probe.lines(.stderr)
+        print("killed the service after it handled \(handled()) of \(total / 2) events")
+        try await post((total / 2 + 1)...total)
+        probe = try await broker.service("lifeline-probe", probeArguments)
+        try await LifecycleSemanticsTests.poll(seconds: 120) {
+            ((try? String(contentsOf: journal, encoding: .utf8)) ?? "").contains("{\"n\":\(total)}")
+        }
+        probe.kill(SIGTERM)
+        _ = try await probe.waitForExit()
+        logs += probe.lines(.stderr)
+        await client.close()
+        let (handledEvents, lost, duplicated, outOfOrder) = try Self.tally(journal, total: total)
+        let pauses = logs.filter { $0.contains("the handlers fell behind at #") }.count
+        print(
+            "slow resuming service: \(total) events, one kill -9: handled \(handledEvents.count), lost \(lost), duplicated \(duplicated), out of order \(outOfOrder); the handlers fell behind \(pauses) time(s)"
+        )
+        #expect(lost == 0 && duplicated == 0 && outOfOrder == 0)
+        #expect(pauses > 0, "the queue of 20 did fill: the events came again from the journal")
+        #expect(!logs.contains { $0.contains("dropped") }, "nothing was dropped")
+    }
+
     /// Publishes a numbered stream, each event awaited or posted, through broker and service kills,
     /// and checks what the service's journal holds.
     private func streamThroughKills(posting: Bool) async throws {

@@ -239,6 +239,51 @@ struct BrokerConnectionTests {
         #expect(harness.delivered.map(\.0) == [13])
     }
 
+    @Test(
+        "handlers full while resuming: nothing more is delivered, the snapshot does not pass what they refused, and room asks the journal for it"
+    )
+    func handlersFullWhileResuming() {
+        var harness = ConnectionHarness(resume: EventCursor(epoch: 77, sequence: 10))
+        let register = harness.join()
+        harness.journalEvent("app.a", sequence: 11, topicSequence: 11)
+        harness.journalEvent("app.b", sequence: 12, topicSequence: 1)
+        harness.journalEvent("app.a", sequence: 13, topicSequence: 12)
+        #expect(harness.delivered.map(\.0) == [13])
+        // The handlers had no room for #13 (told later, as the socket thread reads its mailbox).
+        harness.journalEvent("app.a", sequence: 14, topicSequence: 13)
+        harness.step { session, effects, _ in
+            session.handlersRefused("app.a", sequence: 13, topicSequence: 12, into: &effects)
+        }
+        harness.journalEvent("app.a", sequence: 15, topicSequence: 14)
+        #expect(harness.delivered.isEmpty, "nothing is delivered while the handlers are full")
+        // Room while still joining: the connection stays paused until it is registered.
+        harness.step { session, effects, _ in session.handlersHaveRoom(into: &effects) }
+        #expect(harness.sent.isEmpty)
+        harness.bus("app.a", sequence: 16, topicSequence: 15)
+        harness.reply(
+            to: register,
+            [
+                "epoch": 77, "sequence": 15, "replayed": 5,
+                "topics": [
+                    "app.a": ["sequence": 15, "topicSequence": 14],
+                    "app.b": ["sequence": 12, "topicSequence": 1],
+                ],
+            ])
+        #expect(harness.delivered.isEmpty, "the snapshot does not pass what the handlers refused")
+        #expect(
+            harness.session.cursor == EventCursor(epoch: 77, sequence: 12), "a reconnect resumes before #13")
+        let replay = harness.sent.first { $0.command == .replay }!
+        #expect(replay.header["after"] == 12 && replay.header["events"] == ["app.a"])
+        harness.bus("app.a", sequence: 17, topicSequence: 16)
+        #expect(harness.delivered.isEmpty, "live events wait for the replay")
+        for (sequence, topicSequence) in [(13, 12), (14, 13), (15, 14), (16, 15)] as [(UInt64, UInt64)] {
+            harness.journalEvent("app.a", sequence: sequence, topicSequence: topicSequence)
+            #expect(harness.delivered.map(\.0) == [sequence])
+        }
+        harness.reply(to: replay, ["replayed": 4, "sequence": 17, "epoch": 77])
+        #expect(harness.delivered.map(\.0) == [17], "then the live one held meanwhile, once")
+    }
+
     @Test("a silent broker is abandoned after interval × liveness and retried with doubling backoff, capped")
     func brokerSilenceAndBackoff() {
         var harness = ConnectionHarness()

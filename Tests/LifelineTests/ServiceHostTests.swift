@@ -407,6 +407,58 @@ struct SlowServiceTests {
                 "tick #7", "tick #8", "tick #9", "tick #10",
             ])
     }
+
+    @Test(
+        "a service that resumes from a cursor drops nothing when its handlers fall behind: the connection is told the first event refused, then that they have room"
+    )
+    func resumingServiceRefusesInsteadOfDropping() async throws {
+        let journal = Journal()
+        let gate = Gate()
+        var options = ServiceRunner.Options()
+        options.inboundLimit = 4
+        let service = Service("durable")
+            .on("app.tick") { event in
+                if event.sequence == 1 { await gate.wait() }
+                journal.add("tick #\(event.sequence)")
+            }
+            .onGap { notice, _ in journal.add("gap after #\(notice.after)") }
+            .resume { nil }
+        let connection = InMemoryConnection()
+        let runner = ServiceRunner(service, options: options) { _, pending, sink in
+            connection.attach(pending, sink)
+            return connection
+        }
+        let running = Task { try await runner.run() }
+        await connection.attached()
+        connection.deliver(.joined(epoch: 7, first: true, sequence: 0, lifecycle: "active"))
+        func tick(_ sequence: UInt64) {
+            let header = BusHeader(
+                epoch: 7, sequence: sequence, topicSequence: sequence, flags: 0, publishedWallNanoseconds: 0,
+                publishedMonotonicNanoseconds: 0)
+            connection.deliver(
+                .event(
+                    BusMessage(name: "app.tick", header: header, payload: Array("{}".utf8)), receivedAt: 0,
+                    replayed: false))
+        }
+        tick(1)
+        await gate.entered()
+        for sequence in 2...10 { tick(UInt64(sequence)) }
+        gate.open()
+        var told: [String] = []
+        while !told.contains("room") {
+            switch await connection.nextCommand() {
+            case .handlersFull(let name, let sequence, let topicSequence):
+                told.append("full \(name) #\(sequence)/\(topicSequence)")
+            case .handlersHaveRoom: told.append("room")
+            default: break
+            }
+        }
+        #expect(told == ["full app.tick #6/6", "room"], "told once per name, the first event refused")
+        runner.stop()
+        try await running.value
+        #expect(
+            journal.all == ["tick #1", "tick #2", "tick #3", "tick #4", "tick #5"], "no gap, nothing dropped")
+    }
 }
 
 /// A door a handler waits at until the test opens it.

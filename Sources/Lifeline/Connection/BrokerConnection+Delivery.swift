@@ -8,6 +8,10 @@ extension BrokerConnection {
         _ message: BusMessage, receivedAt: UInt64 = 0, into effects: inout [ConnectionEffect]
     ) {
         guard message.header.epoch == epoch else { return }
+        if handlersFull {
+            notDelivered(message)
+            return
+        }
         // The common case, the next event of its name, moves the cursor in place.
         if topics.advance(
             message.name, sequence: message.header.sequence, topicSequence: message.header.topicSequence)
@@ -68,12 +72,74 @@ extension BrokerConnection {
             epoch = message.header.epoch
         }
         if message.header.sequence <= (topics[message.name]?.sequence ?? 0) { return }
+        if handlersFull {
+            notDelivered(message)
+            return
+        }
         deliver(message, replayed: true, into: &effects)
     }
 
-    /// Takes the topics' positions from a snapshot (where the broker stands for each of our events).
+    /// The service's handlers had no room for the event of `name` at `sequence` and take no later
+    /// one: the name's position goes back to just before it, and nothing is delivered until
+    /// ``handlersHaveRoom(into:)``. (A reconnect resumes from before it too.)
+    mutating func handlersRefused(
+        _ name: EventName, sequence: UInt64, topicSequence: UInt64, into effects: inout [ConnectionEffect]
+    ) {
+        if !handlersFull {
+            effects.append(
+                .deliver(
+                    .log(
+                        "the handlers fell behind at #\(sequence): no more events until they have room, then the broker's journal sends them again"
+                    )))
+        }
+        handlersFull = true
+        refusedNames.insert(name)
+        refusedAfter = min(refusedAfter ?? .max, sequence &- 1)
+        if let cursor = topics[name], cursor.sequence >= sequence, sequence > 0, topicSequence > 0 {
+            topics[name] = TopicCursor(sequence: sequence - 1, topicSequence: topicSequence - 1)
+        }
+        if sequence > 0 { lastSequence = min(lastSequence, sequence - 1) }
+    }
+
+    /// The handlers have room again: asks the journal for every refused name's events after the first
+    /// one refused (live events are held meanwhile, as while a gap is recovered). While the
+    /// connection is not registered (joining, reconnecting) it stays paused until it is.
+    mutating func handlersHaveRoom(into effects: inout [ConnectionEffect]) {
+        guard handlersFull else { return }
+        guard case .ready = phase else {
+            roomWhenReady = true
+            return
+        }
+        handlersFull = false
+        roomWhenReady = false
+        let names = refusedNames.sorted { $0.rawValue < $1.rawValue }
+        refusedNames.removeAll()
+        guard let epoch, !names.isEmpty else {
+            refusedAfter = nil
+            return
+        }
+        let after = refusedAfter ?? names.map { topics[$0]?.sequence ?? 0 }.min() ?? 0
+        refusedAfter = nil
+        effects.append(
+            .deliver(
+                .log("the handlers have room: asking the broker's journal for the events after #\(after)")))
+        recovering = true
+        let id = nextID("s")
+        internalRequests[id] = .replay
+        let replay = ReplayRequest(after: after, epoch: epoch, events: names)
+        effects.append(.sendControl(ClientRequest.replay(replay).controlRequest(id: id).frames()))
+    }
+
+    /// An event not delivered because the handlers are full: asked of the journal with the others.
+    private mutating func notDelivered(_ message: BusMessage) {
+        refusedNames.insert(message.name)
+        refusedAfter = min(refusedAfter ?? .max, message.header.sequence &- 1)
+    }
+
+    /// Takes the topics' positions from a snapshot (where the broker stands for each of our events);
+    /// not for a name whose events the handlers refused and wait to get again.
     mutating func adopt(_ snapshot: TopicPositions) {
-        for (name, position) in snapshot.positions {
+        for (name, position) in snapshot.positions where !(handlersFull && refusedNames.contains(name)) {
             let given = TopicCursor(sequence: position.sequence, topicSequence: position.topicSequence)
             if given.sequence > (topics[name]?.sequence ?? 0) { topics[name] = given }
         }

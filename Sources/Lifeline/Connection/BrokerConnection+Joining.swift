@@ -141,6 +141,8 @@ extension BrokerConnection {
                 // A new broker life: the positions of the old one mean nothing here.
                 topics.removeAll()
                 lastSequence = 0
+                refusedNames.removeAll()
+                refusedAfter = nil
             }
             epoch = joinedEpoch
         } else if snapshot.sequence < lastSequence {
@@ -151,6 +153,8 @@ extension BrokerConnection {
         }
         adopt(snapshot.topics)
         lastSequence = max(lastSequence, snapshot.sequence)
+        // What the handlers refused is not passed: a reconnect resumes from before it.
+        if handlersFull, let refusedAfter { lastSequence = min(lastSequence, refusedAfter) }
         if let notice = snapshot.gap {
             effects.append(.deliver(.log("could not resume after #\(notice.after): \(notice.reason)")))
             effects.append(.deliver(.gap(notice)))
@@ -174,6 +178,8 @@ extension BrokerConnection {
         for (id, frames) in unsent where outstanding[id] != nil { effects.append(.sendControl(frames)) }
         unsent.removeAll()
         releaseHeld(into: &effects)
+        // The handlers had room again while the connection was away: ask for what they refused now.
+        if roomWhenReady { handlersHaveRoom(into: &effects) }
     }
 
     mutating func recovered(_ reply: ControlReply, into effects: inout [ConnectionEffect]) {

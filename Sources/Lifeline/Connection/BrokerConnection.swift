@@ -58,6 +58,17 @@ package struct BrokerConnection {
     /// The name of the last bus message: its successor, usually of the same name, reuses it.
     var lastBusName: EventName?
     var recovering = false
+    /// The service's handlers refused an event (``handlersRefused(_:sequence:topicSequence:)``):
+    /// nothing is delivered until they have room.
+    var handlersFull = false
+    /// The names whose events were refused or not delivered while the handlers were full: asked of
+    /// the journal again when they have room.
+    var refusedNames: Set<EventName> = []
+    /// Just before the first event refused or not delivered while the handlers were full.
+    var refusedAfter: UInt64?
+    /// The handlers said they have room while the connection was not serving: the refused events are
+    /// asked for once it is registered again (it stays paused until then).
+    var roomWhenReady = false
     var brokerHeartbeat = HeartbeatSettings.standard
     var brokerDeadline = UInt64.max
     var nextHeartbeat = UInt64.max

@@ -10,6 +10,12 @@ package enum ConnectionCommand: Sendable {
     /// The request `ticket` was cancelled: it is forgotten (not sent, if it waits to be; its answer
     /// dropped, if one comes).
     case cancel(ticket: UInt64)
+    /// The service's handlers had no room for this event of `name` (nor will they take any later
+    /// one): its position goes back to just before it, and nothing more is delivered until
+    /// ``handlersHaveRoom``.
+    case handlersFull(EventName, sequence: UInt64, topicSequence: UInt64)
+    /// The handlers have room again: what they refused is asked of the broker's journal.
+    case handlersHaveRoom
     case shutdown
 }
 

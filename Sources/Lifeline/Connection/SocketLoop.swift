@@ -161,6 +161,10 @@ final class SocketLoop: @unchecked Sendable {
             case .acknowledge(let sequence, let epoch, let error):
                 connection.acknowledge(sequence: sequence, epoch: epoch, error: error, into: &effects)
             case .cancel(let ticket): connection.cancel(ticket: ticket)
+            case .handlersFull(let name, let sequence, let topicSequence):
+                connection.handlersRefused(
+                    name, sequence: sequence, topicSequence: topicSequence, into: &effects)
+            case .handlersHaveRoom: connection.handlersHaveRoom(into: &effects)
             case .shutdown: connection.shutdown(now: now, into: &effects)
             }
         }

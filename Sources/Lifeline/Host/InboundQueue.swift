@@ -60,6 +60,25 @@ final class InboundQueue<Element: Sendable>: Sendable {
         return dropped
     }
 
+    /// Adds `element` without dropping anything, and wakes the consumer if it waits; with `onlyIfRoom`,
+    /// only when fewer than `limit` elements wait (returns false, and adds nothing, otherwise).
+    func pushWithoutDropping(_ element: Element, onlyIfRoom: Bool) -> Bool {
+        let outcome = state.withLock {
+            state -> (added: Bool, waiter: CheckedContinuation<Element?, Never>?) in
+            guard !state.finished else { return (true, nil) }
+            if let waiter = state.waiter {
+                state.waiter = nil
+                parked.store(false, ordering: .releasing)
+                return (true, waiter)
+            }
+            if onlyIfRoom && state.items.count - state.head >= limit { return (false, nil) }
+            state.items.append(element)
+            return (true, nil)
+        }
+        outcome.waiter?.resume(returning: element)
+        return outcome.added
+    }
+
     /// True when nothing waits and the consumer is parked in ``next()``: it is handling nothing.
     var consumerIsWaiting: Bool { parked.load(ordering: .acquiring) }
 

@@ -33,8 +33,9 @@ struct ServiceResponder: Sendable {
     }
 
     /// Handles the deliveries that must keep bus order — events, dispatch steps, gap notices — one
-    /// at a time, until the queue finishes.
-    func consume(_ inbound: InboundQueue<ConnectionEvent>) async {
+    /// at a time, until the queue finishes; tells `backpressure` (a service that resumes from a
+    /// cursor) each time it took one.
+    func consume(_ inbound: InboundQueue<ConnectionEvent>, backpressure: HandlerBackpressure? = nil) async {
         // The handler and counter of the last event's name: a batch is one name many times.
         var current: (name: EventName, handler: Service.Handler?, counter: HandlerCounts.Counter?)?
         while true {
@@ -47,6 +48,7 @@ struct ServiceResponder: Sendable {
                 guard let element = await inbound.next() else { return }
                 delivery = element
             }
+            backpressure?.took(from: inbound)
             if let notice = drops.takeNotice(limit: inbound.limit) {
                 context.log("\(notice.reason)")
                 for event in drops.takeUnacknowledged() {

@@ -119,6 +119,8 @@ public final class ServiceRunner: Sendable {
         }
         configuration.handlerReport = { (UInt64(inbound.count), handled.snapshot, handled.undecodable) }
         let immediate = ImmediateDelivery(service: service, handled: handled, drops: drops, inbound: inbound)
+        // A service that resumes from a cursor loses nothing when its handlers fall behind.
+        let backpressure = service.resumeHook == nil ? nil : HandlerBackpressure()
         let (control, controlSink) = AsyncStream<ConnectionEvent>.makeStream()
         let connect = self.connect
         let client = LifelineClient(brokerEndpoint: configuration.brokerEndpoint) { event in
@@ -126,6 +128,15 @@ public final class ServiceRunner: Sendable {
                 if case .event(let message, let receivedAt, let replayed) = event,
                     immediate.deliver(message, receivedAt: receivedAt, replayed: replayed)
                 {
+                    return
+                }
+                if let backpressure {
+                    // A shared event (sent to this instance alone, acknowledged) is never refused.
+                    if case .event(let message, _, _) = event, message.header.flags & 3 != 3 {
+                        _ = backpressure.offer(event, message, to: inbound)
+                    } else {
+                        _ = inbound.pushWithoutDropping(event, onlyIfRoom: false)
+                    }
                     return
                 }
                 if case .event(let message, _, _)? = inbound.push(event) { drops.record(message) }
@@ -137,6 +148,7 @@ public final class ServiceRunner: Sendable {
         } connect: { [configuration] pending, deliver in
             connect(configuration, pending, deliver)
         }
+        backpressure?.attach { [weak client] command in client?.tell(command) }
         phase.advance(to: .connected)
         let runtime = RuntimeServices(mainName: name, template: registration)
         let context = ServiceContext(serviceName: name, client: client, runtimeServices: runtime)
@@ -200,7 +212,7 @@ public final class ServiceRunner: Sendable {
                             // then), inline or on the pool: nothing is handled before didCreate
                             // has returned. Calls wait too: this loop starts them.
                             group.addTask(executorPreference: handlerThread) {
-                                await responder.consume(inbound)
+                                await responder.consume(inbound, backpressure: backpressure)
                             }
                             immediate.attach(responder)
                             self.phase.advance(to: .serving)
