@@ -3,7 +3,7 @@
 #
 #   bench/run.sh              full run (about 10 minutes on 2 cores)
 #   bench/run.sh --quick      smaller samples (2–3 minutes)
-#   bench/run.sh --only broadcast|roundtrip|throughput|paced|sustained   [--transports ipc] [--out DIR]
+#   bench/run.sh --only broadcast|roundtrip|throughput|paced|sustained|guaranteed   [--transports ipc] [--out DIR]
 #
 # Builds in release mode, starts real broker, service and baseline processes on loopback, prints a
 # table and writes bench/results/results.json, table.txt and SVG charts. It never fails on a number.

@@ -10,7 +10,7 @@ enum BenchOptions {
     static let only = CommandLineOption.value(
         "--only", "SCENARIO,…",
         help:
-            "broadcast, roundtrip, throughput, paced or sustained, or several, comma-separated (default: all)"
+            "broadcast, roundtrip, throughput, paced, sustained or guaranteed, or several, comma-separated (default: all)"
     )
     static let transports = CommandLineOption.value("--transports", "T,T", help: "ipc, tcp or both (default)")
     static let noCurve = CommandLineOption.flag("--no-curve", help: "skip the CURVE rows")
@@ -38,6 +38,8 @@ enum BenchOptions {
     static let iterations = CommandLineOption.value(
         "--iterations", "N", help: "iterations per micro-benchmark")
 
+    static let record = CommandLineOption.value(
+        "--record", "FILE", help: "where the consumer records each event it handled (appended)")
     static let index = CommandLineOption.value("--index", "N", help: "this subscriber's number in acks")
     static let ack = CommandLineOption.value("--ack", "EP", help: "the driver's PULL endpoint for acks")
     static let events = CommandLineOption.value("--events", "A,B", help: "events handled inline")
@@ -84,6 +86,8 @@ enum BenchOptions {
         case "worker": [connect]
         case "nats-subscriber", "redis-subscriber": [index, server, topics, ack]
         case "nats-responder": [server]
+        case "lifeline-consumer": [index, ack, record] + ServiceRunner.Options.declared
+        case "jetstream-consumer", "redis-stream-consumer": [index, ack, server, record]
         default: []
         }
     }

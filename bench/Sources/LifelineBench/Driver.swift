@@ -31,7 +31,9 @@ final class Driver {
     }
 
     func run() throws {
-        for transport in settings.transports {
+        let perTransport = ["broadcast", "roundtrip", "throughput", "paced", "sustained"].filter(
+            settings.wants)
+        for transport in settings.transports where !perTransport.isEmpty {
             progress(
                 "starting the \(transport) topology (broker + \(settings.fanouts.max() ?? 1) services, baselines) ..."
             )
@@ -46,6 +48,10 @@ final class Driver {
             if settings.wants("throughput") { try throughput(topology) }
             if settings.wants("paced") { try paced(topology) }
             if settings.wants("sustained") { try sustained(topology) }
+        }
+        if settings.wants("guaranteed") {
+            progress("the guaranteed tier (tcp): Lifeline with --state-dir, JetStream, Redis Streams ...")
+            try GuaranteedTier(driver: self).run()
         }
         try? FileManager.default.removeItem(at: work)
     }

@@ -12,12 +12,19 @@ struct Figure: Sendable {
     var rate: Double?
     /// Events published but never seen (closed loop: not acked within 2 s; throughput: dropped).
     var lost: Int = 0
+    /// Events handled more than once (the guaranteed tier's consumer kill).
+    var duplicated: Int = 0
     /// CPU per event (µs, all threads) of the broker or relay, and of all subscribers together.
     var brokerCPU: Double?
     var subscriberCPU: Double?
 
-    /// The raw-libzmq system this Lifeline figure is compared with.
+    /// The guaranteed tier's row of a consumer killed and restarted mid-stream: lost and duplicated.
+    static let consumerKill = "consumer kill -9"
+
+    /// The raw-libzmq system this Lifeline figure is compared with (JetStream, for every other system
+    /// of the guaranteed tier).
     var baselineSystem: String? {
+        if scenario == "guaranteed" { return system == "jetstream" ? nil : "jetstream" }
         guard system.hasPrefix("lifeline") else { return nil }
         // A group is compared with the single broker: the replication round trip is its price.
         if system.hasPrefix("lifeline group") { return "lifeline" + system.dropFirst("lifeline group".count) }

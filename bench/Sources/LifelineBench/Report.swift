@@ -69,7 +69,10 @@ struct Report {
             if figure.summary != nil, let rate = figure.rate {
                 notes.append(String(format: "%.0f/s delivered to each", rate))
             }
-            if figure.lost > 0 { notes.append("\(figure.lost) lost") }
+            if figure.lost > 0 || figure.scenario == "guaranteed" && figure.metric == Figure.consumerKill {
+                notes.append("\(figure.lost) lost")
+            }
+            if figure.metric == Figure.consumerKill { notes.append("\(figure.duplicated) handled twice") }
             row.append(notes.joined(separator: ", "))
             rows.append(row)
         }
@@ -114,6 +117,7 @@ struct Report {
                 "metric": .string(figure.metric),
                 "mode": .string(figure.mode), "lost": .int(Int64(figure.lost)),
             ]
+            if figure.metric == Figure.consumerKill { members["duplicated"] = .int(Int64(figure.duplicated)) }
             if let summary = figure.summary {
                 members["samples"] = .int(Int64(summary.count))
                 members["unit"] = "µs"
@@ -166,7 +170,8 @@ struct Report {
 
     private static let colors = [
         "lifeline": SVGChart.palette[0], "zmq_proxy": SVGChart.palette[1], "zmq_direct": SVGChart.palette[2],
-        "nats": SVGChart.palette[3], "redis": SVGChart.palette[4],
+        "nats": SVGChart.palette[3], "redis": SVGChart.palette[4], "jetstream": SVGChart.palette[3],
+        "redis streams": SVGChart.palette[4],
     ]
 
     /// The pictures: CDFs (log scale) and latency against fan-out.
@@ -177,6 +182,10 @@ struct Report {
                 ("broadcast", "one-way", 1, "Broadcast dispatch, 1 subscriber, 64 B"),
                 ("call", "rtt", 1, "Call round trip through the broker, 64 B"),
                 ("paced", "one-way from intended", 1, "Paced broadcast, 1 subscriber, 64 B"),
+                (
+                    "guaranteed", "publish-ack", 1,
+                    "Guaranteed tier: publish to a persisted acknowledgement, 64 B"
+                ),
             ] {
                 let lines = figures.filter {
                     $0.scenario == scenario && $0.transport == transport && $0.metric == metric
@@ -191,14 +200,16 @@ struct Report {
                     (0.0, "0"), (0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p99.9"),
                     (0.9999, "p99.99"), (0.99999, "p99.999"),
                 ].filter { -log10(1 - $0.0) <= nines + 1e-9 }
-                let nats = lines.first { $0.system == "nats" }?.summary?.p50
+                // The guaranteed tier is compared with JetStream, the others with NATS core.
+                let reference = scenario == "guaranteed" ? "jetstream" : "nats"
+                let nats = lines.first { $0.system == reference }?.summary?.p50
                 let series = lines.compactMap { figure -> SVGChart.Series? in
                     guard let summary = figure.summary else { return nil }
                     let points = summary.curve.map { (x: $0.value, y: $0.fraction) }
                     let ratio =
                         nats.map {
-                            figure.system == "nats" || $0 <= 0
-                                ? "" : String(format: " (%.2f× nats)", summary.p50 / $0)
+                            figure.system == reference || $0 <= 0
+                                ? "" : String(format: " (%.2f× \(reference))", summary.p50 / $0)
                         }
                         ?? ""
                     return SVGChart.Series(
@@ -208,7 +219,7 @@ struct Report {
                 let chart = SVGChart(
                     title: "\(title) — \(transport)",
                     subtitle:
-                        "CDF of \(lines[0].summary?.count ?? 0) samples per system, \(lines[0].mode); Lifeline vs raw libzmq, NATS, Redis",
+                        "CDF of \(lines[0].summary?.count ?? 0) samples per system, \(lines[0].mode); Lifeline vs \(scenario == "guaranteed" ? "JetStream, Redis Streams" : "raw libzmq, NATS, Redis")",
                     xLabel: "latency (µs, log scale)", yLabel: "percentile (tail spread out)",
                     xScale: .log(range), yScale: .nines(nines),
                     xTicks: SVGChart.logTicks(range), yTicks: Array(ticks.map(\.0)),

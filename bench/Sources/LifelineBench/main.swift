@@ -13,8 +13,9 @@ let usage = """
            lifeline-bench replicas [options]   (bench/replicas.sh: calls/s of 1 and 2 instances)
            lifeline-bench compare --before DIR ... --after DIR ...   (bench/compare.sh)
            lifeline-bench service|proxy|subscriber|echo|worker ...   (started by 'run')
+           lifeline-bench lifeline-consumer|jetstream-consumer|redis-stream-consumer ...   (the guaranteed tier's)
 
-    Scenarios: broadcast, roundtrip, throughput, paced, sustained. Results: a table on stdout, DIR/results.json,
+    Scenarios: broadcast, roundtrip, throughput, paced, sustained, guaranteed. Results: a table on stdout, DIR/results.json,
     DIR/table.txt and SVG charts (DIR defaults to bench/results).
 
     \(shownRole) options:
@@ -122,6 +123,12 @@ do {
     case "nats-subscriber": try PeerRoles.natsSubscriber(&arguments)
     case "redis-subscriber": try PeerRoles.redisSubscriber(&arguments)
     case "nats-responder": try PeerRoles.natsResponder(&arguments)
+    case "lifeline-consumer":
+        let consumerArguments = arguments
+        Task { await DurableConsumers.lifeline(consumerArguments) }
+        dispatchMain()
+    case "jetstream-consumer": try DurableConsumers.jetstream(&arguments)
+    case "redis-stream-consumer": try DurableConsumers.redis(&arguments)
     default:
         Console.out(usage)
         exit(role == "help" || role == "--help" ? 0 : 2)

@@ -49,6 +49,9 @@ final class NATSConnection {
         socket.write(crlf)
     }
 
+    /// Whether bytes from the server wait to be read (the next ``next()`` would not block).
+    var hasInput: Bool { socket.hasInput }
+
     /// Sends everything queued.
     /// - Throws: ``BenchError`` when the server closed the connection.
     func flush() throws { try socket.flush() }
