@@ -48,6 +48,11 @@ public final class ServiceTestHost: Sendable {
         var monotonicNanoseconds: UInt64 = 1_000_000_000
         var requests: UInt64 = 0
         var acknowledgements: [UInt64: CheckedContinuation<String?, Never>] = [:]
+        /// Events published and not acknowledged yet, by sequence: sent again, as the broker's
+        /// journal would, when a service that resumes from a cursor refused them and has room again.
+        var unacknowledged: [UInt64: BusMessage] = [:]
+        /// The first sequence refused while the handlers were full.
+        var refusedFrom: UInt64?
         var answers: [String: CheckedContinuation<ControlReply, Never>] = [:]
         var published: [Publication] = []
         var stackChanges: [JSONValue] = []
@@ -95,9 +100,25 @@ public final class ServiceTestHost: Sendable {
                     }
                     waiter?.resume(returning: reply)
                 case .acknowledge(let sequence, _, let error):
-                    let waiter = state.withLock { $0.acknowledgements.removeValue(forKey: sequence) }
+                    let waiter = state.withLock {
+                        $0.unacknowledged[sequence] = nil
+                        return $0.acknowledgements.removeValue(forKey: sequence)
+                    }
                     waiter?.resume(returning: error)
-                case .cancel, .handlersFull, .handlersHaveRoom: break
+                case .handlersFull(_, let sequence, _):
+                    state.withLock { $0.refusedFrom = min($0.refusedFrom ?? .max, sequence) }
+                case .handlersHaveRoom(let resume):
+                    resume()
+                    let again = state.withLock { state -> [BusMessage] in
+                        guard let from = state.refusedFrom else { return [] }
+                        state.refusedFrom = nil
+                        return state.unacknowledged.values.filter { $0.header.sequence >= from }
+                            .sorted { $0.header.sequence < $1.header.sequence }
+                    }
+                    for message in again {
+                        connection.deliver(.event(message, receivedAt: 0, replayed: true))
+                    }
+                case .cancel: break
                 case .shutdown: return
                 }
             }
@@ -157,7 +178,10 @@ public final class ServiceTestHost: Sendable {
     func publish(_ event: EventName, text payload: [UInt8]) async throws -> UInt64 {
         let message = stamp(event, payload, flags: 1)
         let error = await withCheckedContinuation { continuation in
-            state.withLock { $0.acknowledgements[message.header.sequence] = continuation }
+            state.withLock {
+                $0.acknowledgements[message.header.sequence] = continuation
+                $0.unacknowledged[message.header.sequence] = message
+            }
             deliver(
                 .event(message, receivedAt: message.header.publishedMonotonicNanoseconds, replayed: false))
         }

@@ -84,7 +84,16 @@ struct BrokerGroupTests {
             }
             // The stack in use: a session pushed and exited again before each kill.
             for change in [["apps", "start", "detail"], ["apps", "exit", "detail"]] {
-                let result = try await rig.cli(change)
+                var result = try await rig.cli(change)
+                // After a failover the app's host registers again with the new leader within its
+                // backoff (seconds on a loaded machine): until then the broker says no host offers it.
+                let deadline = ContinuousClock.now + .seconds(30)
+                while result.status != 0, result.errors.contains("no live host offers the app"),
+                    ContinuousClock.now < deadline
+                {
+                    try await Task.sleep(for: .milliseconds(100))  // polling with a deadline
+                    result = try await rig.cli(change)
+                }
                 #expect(result.status == 0, "\(change.joined(separator: " ")): \(result.errors)")
             }
             let stack = try await rig.stack()

@@ -284,6 +284,54 @@ struct BrokerConnectionTests {
         #expect(harness.delivered.map(\.0) == [17], "then the live one held meanwhile, once")
     }
 
+    @Test(
+        "the handlers full again during the REPLAY they asked for: what the first REPLAY still sends after the second is asked is held, and each event is delivered once, in order"
+    )
+    func handlersFullAgainDuringTheirReplay() {
+        var harness = ConnectionHarness()
+        let register = harness.join()
+        harness.reply(to: register, ["epoch": 77, "sequence": 0, "topics": [:]])
+        var delivered: [UInt64] = []
+        harness.bus("app.a", sequence: 1, topicSequence: 1)
+        delivered += harness.delivered.map(\.0)
+        harness.bus("app.a", sequence: 2, topicSequence: 2)
+        delivered += harness.delivered.map(\.0)
+        // #2 did not fit.
+        harness.step { session, effects, _ in
+            session.handlersRefused("app.a", sequence: 2, topicSequence: 2, into: &effects)
+        }
+        harness.step { session, effects, _ in session.handlersHaveRoom(into: &effects) }
+        let first = harness.sent.first { $0.command == .replay }!
+        #expect(first.header["after"] == 1)
+        harness.journalEvent("app.a", sequence: 2, topicSequence: 2)
+        delivered += harness.delivered.map(\.0)
+        harness.journalEvent("app.a", sequence: 3, topicSequence: 3)
+        delivered += harness.delivered.map(\.0)
+        // #3 did not fit either; #4 of the first REPLAY comes while the handlers are full.
+        harness.step { session, effects, _ in
+            session.handlersRefused("app.a", sequence: 3, topicSequence: 3, into: &effects)
+        }
+        harness.journalEvent("app.a", sequence: 4, topicSequence: 4)
+        harness.step { session, effects, _ in session.handlersHaveRoom(into: &effects) }
+        let second = harness.sent.first { $0.command == .replay }!
+        #expect(second.header["after"] == 2)
+        // The first REPLAY goes on: #5 is not the next of its name now.
+        harness.journalEvent("app.a", sequence: 5, topicSequence: 5)
+        #expect(harness.delivered.isEmpty && harness.sent.isEmpty, "held; the second REPLAY will send it")
+        harness.reply(to: first, ["replayed": 4, "sequence": 5, "epoch": 77])
+        #expect(harness.delivered.isEmpty, "the second REPLAY is still out")
+        for (sequence, topicSequence) in [(3, 3), (4, 4), (5, 5)] as [(UInt64, UInt64)] {
+            harness.journalEvent("app.a", sequence: sequence, topicSequence: topicSequence)
+            delivered += harness.delivered.map(\.0)
+        }
+        harness.reply(to: second, ["replayed": 3, "sequence": 5, "epoch": 77])
+        delivered += harness.delivered.map(\.0)
+        #expect(
+            delivered == [1, 2, 2, 3, 3, 4, 5],
+            "#2 and #3 went to the handlers, were refused and came again; every other once, in order")
+        #expect(harness.session.cursor == EventCursor(epoch: 77, sequence: 5))
+    }
+
     @Test("a silent broker is abandoned after interval × liveness and retried with doubling backoff, capped")
     func brokerSilenceAndBackoff() {
         var harness = ConnectionHarness()

@@ -409,6 +409,46 @@ struct SlowServiceTests {
     }
 
     @Test(
+        "a pause whose queue the handlers emptied before it began says at once that they have room; the pause ends when the connection takes it"
+    )
+    func pauseOnAnEmptiedQueueEndsAtOnce() {
+        let queue = InboundQueue<ConnectionEvent>(limit: 2)
+        let backpressure = HandlerBackpressure()
+        let told = Mutex<[String]>([])
+        let resumes = Mutex<[@Sendable () -> Void]>([])
+        backpressure.attach { command in
+            switch command {
+            case .handlersFull(let name, let sequence, _):
+                told.withLock { $0.append("full \(name) #\(sequence)") }
+            case .handlersHaveRoom(let resume):
+                told.withLock { $0.append("room") }
+                resumes.withLock { $0.append(resume) }
+            default: break
+            }
+        }
+        func offer(_ sequence: UInt64) -> Bool {
+            let message = BusMessage(
+                name: "app.tick",
+                header: BusHeader(
+                    epoch: 7, sequence: sequence, topicSequence: sequence, flags: 0,
+                    publishedWallNanoseconds: 0,
+                    publishedMonotonicNanoseconds: 0), payload: Array("{}".utf8))
+            return backpressure.offer(.event(message, receivedAt: 0, replayed: false), message, to: queue)
+        }
+        #expect(offer(1) && offer(2))
+        #expect(!offer(3), "full")
+        // The handler task emptied the queue without looking at the pause (it had not begun for it).
+        _ = queue.poll()
+        _ = queue.poll()
+        #expect(!offer(4), "the pause goes on until the connection takes the room")
+        #expect(told.withLock { $0 } == ["full app.tick #3", "room"])
+        #expect(!offer(5))
+        #expect(told.withLock { $0 }.count == 2, "told once per name, room once")
+        for resume in resumes.withLock({ $0 }) { resume() }
+        #expect(offer(6), "taking events again")
+    }
+
+    @Test(
         "a service that resumes from a cursor drops nothing when its handlers fall behind: the connection is told the first event refused, then that they have room"
     )
     func resumingServiceRefusesInsteadOfDropping() async throws {

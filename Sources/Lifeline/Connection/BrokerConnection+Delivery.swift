@@ -40,15 +40,24 @@ extension BrokerConnection {
                         "\(message.name): \(missing) event(s) missing before #\(message.header.sequence); asking the broker to replay"
                     )))
             held.append(message)
-            recovering = true
-            let id = nextID("s")
-            internalRequests[id] = .replay
-            let replay = ReplayRequest(
-                after: cursor.sequence, epoch: message.header.epoch, events: [message.name])
-            effects.append(.sendControl(ClientRequest.replay(replay).controlRequest(id: id).frames()))
+            askJournal(
+                after: cursor.sequence, epoch: message.header.epoch, for: [message.name], into: &effects)
             return
         }
         deliver(message, replayed: false, receivedAt: receivedAt, into: &effects)
+    }
+
+    /// Sends REPLAY for `names` after `sequence`; live events are held until every REPLAY out is
+    /// answered.
+    mutating func askJournal(
+        after sequence: UInt64, epoch: UInt64, for names: [EventName], into effects: inout [ConnectionEffect]
+    ) {
+        recovering = true
+        replaysOutstanding += 1
+        let id = nextID("s")
+        internalRequests[id] = .replay
+        let replay = ReplayRequest(after: sequence, epoch: epoch, events: names)
+        effects.append(.sendControl(ClientRequest.replay(replay).controlRequest(id: id).frames()))
     }
 
     /// `receivedAt`: when the bus message came (0: stamped when delivered).
@@ -69,11 +78,24 @@ extension BrokerConnection {
             guard case .joining = phase else { return }
             topics.removeAll()
             lastSequence = 0
+            refusedNames.removeAll()
+            refusedAfter = nil
             epoch = message.header.epoch
         }
-        if message.header.sequence <= (topics[message.name]?.sequence ?? 0) { return }
+        let cursor = topics[message.name]
+        if message.header.sequence <= (cursor?.sequence ?? 0) { return }
         if handlersFull {
             notDelivered(message)
+            return
+        }
+        if let cursor, message.header.topicSequence > cursor.topicSequence &+ 1 {
+            // Not the next of its name: one sent by an earlier REPLAY after a later one was asked for
+            // (the handlers were full meanwhile). Held, and the journal asked, as for a gap on the bus.
+            held.append(message)
+            if replaysOutstanding == 0 {
+                askJournal(
+                    after: cursor.sequence, epoch: message.header.epoch, for: [message.name], into: &effects)
+            }
             return
         }
         deliver(message, replayed: true, into: &effects)
@@ -120,20 +142,19 @@ extension BrokerConnection {
         }
         let after = refusedAfter ?? names.map { topics[$0]?.sequence ?? 0 }.min() ?? 0
         refusedAfter = nil
+        // Until the journal has sent them again, a reconnect resumes from before them.
+        lastSequence = min(lastSequence, after)
         effects.append(
             .deliver(
                 .log("the handlers have room: asking the broker's journal for the events after #\(after)")))
-        recovering = true
-        let id = nextID("s")
-        internalRequests[id] = .replay
-        let replay = ReplayRequest(after: after, epoch: epoch, events: names)
-        effects.append(.sendControl(ClientRequest.replay(replay).controlRequest(id: id).frames()))
+        askJournal(after: after, epoch: epoch, for: names, into: &effects)
     }
 
     /// An event not delivered because the handlers are full: asked of the journal with the others.
     private mutating func notDelivered(_ message: BusMessage) {
         refusedNames.insert(message.name)
         refusedAfter = min(refusedAfter ?? .max, message.header.sequence &- 1)
+        lastSequence = min(lastSequence, message.header.sequence &- 1)
     }
 
     /// Takes the topics' positions from a snapshot (where the broker stands for each of our events);

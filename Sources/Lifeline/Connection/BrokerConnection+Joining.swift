@@ -150,6 +150,8 @@ extension BrokerConnection {
             // numbers will be reused, so our positions would hide its new events.
             topics.removeAll()
             lastSequence = 0
+            refusedNames.removeAll()
+            refusedAfter = nil
         }
         adopt(snapshot.topics)
         lastSequence = max(lastSequence, snapshot.sequence)
@@ -175,6 +177,7 @@ extension BrokerConnection {
                     lifecycle: snapshot.lifecycle.rawValue)))
         hasJoined = true
         recovering = false
+        replaysOutstanding = 0
         for (id, frames) in unsent where outstanding[id] != nil { effects.append(.sendControl(frames)) }
         unsent.removeAll()
         releaseHeld(into: &effects)
@@ -193,6 +196,10 @@ extension BrokerConnection {
             }
             held.removeAll { $0.header.sequence <= (topics[$0.name]?.sequence ?? 0) }
         }
+        replaysOutstanding = max(0, replaysOutstanding - 1)
+        // Another REPLAY is out (the handlers asked again, or a gap was found meanwhile): its answer
+        // releases what is held.
+        guard replaysOutstanding == 0 else { return }
         recovering = false
         releaseHeld(into: &effects)
     }
@@ -231,6 +238,7 @@ extension BrokerConnection {
         internalRequests.removeAll()
         probeDeadline = nil
         recovering = false
+        replaysOutstanding = 0
         brokerDeadline = .max
         nextHeartbeat = .max
         if let retryAt, retryAt > now {

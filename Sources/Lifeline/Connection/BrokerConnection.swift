@@ -58,6 +58,8 @@ package struct BrokerConnection {
     /// The name of the last bus message: its successor, usually of the same name, reuses it.
     var lastBusName: EventName?
     var recovering = false
+    /// REPLAY requests not answered yet (live events are held until none is).
+    var replaysOutstanding = 0
     /// The service's handlers refused an event (``handlersRefused(_:sequence:topicSequence:)``):
     /// nothing is delivered until they have room.
     var handlersFull = false

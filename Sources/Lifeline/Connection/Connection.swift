@@ -14,8 +14,9 @@ package enum ConnectionCommand: Sendable {
     /// one): its position goes back to just before it, and nothing more is delivered until
     /// ``handlersHaveRoom``.
     case handlersFull(EventName, sequence: UInt64, topicSequence: UInt64)
-    /// The handlers have room again: what they refused is asked of the broker's journal.
-    case handlersHaveRoom
+    /// The handlers have room again: `resume` (run on the socket thread first) lets them take
+    /// events again, and what they refused is asked of the broker's journal.
+    case handlersHaveRoom(resume: @Sendable () -> Void)
     case shutdown
 }
 

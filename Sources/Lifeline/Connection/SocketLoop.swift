@@ -164,7 +164,9 @@ final class SocketLoop: @unchecked Sendable {
             case .handlersFull(let name, let sequence, let topicSequence):
                 connection.handlersRefused(
                     name, sequence: sequence, topicSequence: topicSequence, into: &effects)
-            case .handlersHaveRoom: connection.handlersHaveRoom(into: &effects)
+            case .handlersHaveRoom(let resume):
+                resume()
+                connection.handlersHaveRoom(into: &effects)
             case .shutdown: connection.shutdown(now: now, into: &effects)
             }
         }

@@ -6,13 +6,17 @@ import Synchronization
 /// connection is told (``ConnectionCommand/handlersFull(_:sequence:topicSequence:)``, once per name):
 /// it takes its position back to just before them and delivers nothing more. Once the handlers have
 /// worked the queue down to half, the connection is told they have room
-/// (``ConnectionCommand/handlersHaveRoom``) and asks the broker's journal for what was refused.
+/// (``ConnectionCommand/handlersHaveRoom(resume:)``); the pause ends on the socket thread, when the
+/// connection takes that command (``resume()``), right before it asks the broker's journal for what
+/// was refused — so no event gets into the queue ahead of the ones asked for again.
 ///
-/// The socket thread pushes; the handler task takes. The commands are posted under one lock, so the
+/// The socket thread offers; the handler task takes. The commands are posted under one lock, so the
 /// connection sees each pause's refusals before the room that ends it.
 final class HandlerBackpressure: Sendable {
     private struct State {
         var refusing = false
+        /// Room was posted and the connection has not taken it yet.
+        var roomPosted = false
         /// Names whose first refusal of this pause the connection was told.
         var told: Set<EventName> = []
         var tell: (@Sendable (ConnectionCommand) -> Void)?
@@ -27,7 +31,7 @@ final class HandlerBackpressure: Sendable {
         state.withLock { $0.tell = tell }
     }
 
-    /// Queues `message` (a delivery of it) in `queue` unless it is full or a pause goes on; returns
+    /// Queues `delivery` (of `message`) in `queue` unless it is full or a pause goes on; returns
     /// false when it was refused (the connection will deliver it again from the journal).
     func offer(_ delivery: ConnectionEvent, _ message: BusMessage, to queue: InboundQueue<ConnectionEvent>)
         -> Bool
@@ -41,25 +45,40 @@ final class HandlerBackpressure: Sendable {
                 state.refusing = true
                 refusing.store(true, ordering: .releasing)
             }
-            if state.told.insert(message.name).inserted {
-                state.tell?(
+            if let tell = state.tell, state.told.insert(message.name).inserted {
+                tell(
                     .handlersFull(
                         message.name, sequence: message.header.sequence,
                         topicSequence: message.header.topicSequence))
             }
+            // The handler task may have emptied the queue before the pause began: it looks no more.
+            postRoomIfHalfFree(&state, queue)
             return false
         }
     }
 
-    /// Called by the handler task after it took from `queue`: ends a pause once half of it is free.
+    /// Called by the handler task after it took from `queue`: says the handlers have room once half
+    /// of it is free.
     func took(from queue: InboundQueue<ConnectionEvent>) {
         guard refusing.load(ordering: .acquiring) else { return }
+        state.withLock { postRoomIfHalfFree(&$0, queue) }
+    }
+
+    /// Ends the pause: called on the socket thread as the connection takes the room it was told of.
+    func resume() {
         state.withLock { state in
-            guard state.refusing, queue.count <= queue.limit / 2 else { return }
             state.refusing = false
-            refusing.store(false, ordering: .releasing)
+            state.roomPosted = false
             state.told.removeAll()
-            state.tell?(.handlersHaveRoom)
+            refusing.store(false, ordering: .releasing)
         }
+    }
+
+    private func postRoomIfHalfFree(_ state: inout State, _ queue: InboundQueue<ConnectionEvent>) {
+        guard state.refusing, !state.roomPosted, let tell = state.tell, queue.count <= queue.limit / 2 else {
+            return
+        }
+        state.roomPosted = true
+        tell(.handlersHaveRoom(resume: { [self] in resume() }))
     }
 }
