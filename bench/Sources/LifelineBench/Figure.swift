@@ -24,7 +24,11 @@ struct Figure: Sendable {
     /// The raw-libzmq system this Lifeline figure is compared with (JetStream, for every other system
     /// of the guaranteed tier).
     var baselineSystem: String? {
-        if scenario == "guaranteed" { return system == "jetstream" ? nil : "jetstream" }
+        if scenario == "guaranteed" {
+            if system.hasPrefix("jetstream") { return nil }
+            // The replicated tier is compared with JetStream's replicated stream.
+            return system == "lifeline group" ? "jetstream R3" : "jetstream"
+        }
         guard system.hasPrefix("lifeline") else { return nil }
         // A group is compared with the single broker: the replication round trip is its price.
         if system.hasPrefix("lifeline group") { return "lifeline" + system.dropFirst("lifeline group".count) }

@@ -171,7 +171,8 @@ struct Report {
     private static let colors = [
         "lifeline": SVGChart.palette[0], "zmq_proxy": SVGChart.palette[1], "zmq_direct": SVGChart.palette[2],
         "nats": SVGChart.palette[3], "redis": SVGChart.palette[4], "jetstream": SVGChart.palette[3],
-        "redis streams": SVGChart.palette[4],
+        "redis streams": SVGChart.palette[4], "lifeline group": SVGChart.palette[1],
+        "jetstream R3": SVGChart.palette[2],
     ]
 
     /// The pictures: CDFs (log scale) and latency against fan-out.

@@ -58,15 +58,17 @@ final class JetStreamPublisher: DurablePublisher {
     private let subject = Array(DurableConsumers.subject.utf8)
     private static let inbox = "_INBOX.jsbench"
 
-    /// Connects, creates the stream and its durable push consumer (explicit acks, redelivered 2 s
-    /// after a delivery that was not acked).
+    /// Connects, creates the stream (`replicas` copies: 3 on a cluster) and its durable push
+    /// consumer (explicit acks, redelivered 2 s after a delivery that was not acked).
     /// - Throws: ``BenchError`` when the server refuses either.
-    init(server: String) throws {
+    init(server: String, replicas: Int = 1) throws {
         nats = try NATSConnection(server)
+        // A request nobody answers (a cluster still electing) must not block the run.
+        nats.limitReads(toSeconds: 10)
         nats.subscribe("\(Self.inbox).>", sid: 1)
         try request(
             "$JS.API.STREAM.CREATE.\(DurableConsumers.stream)",
-            #"{"name":"\#(DurableConsumers.stream)","subjects":["\#(DurableConsumers.subject)"],"storage":"file","num_replicas":1,"retention":"limits"}"#
+            #"{"name":"\#(DurableConsumers.stream)","subjects":["\#(DurableConsumers.subject)"],"storage":"file","num_replicas":\#(replicas),"retention":"limits"}"#
         )
         try request(
             "$JS.API.CONSUMER.DURABLE.CREATE.\(DurableConsumers.stream).\(DurableConsumers.durable)",

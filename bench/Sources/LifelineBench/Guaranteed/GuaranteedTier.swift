@@ -42,7 +42,7 @@ struct GuaranteedTier {
         let group = ProcessGroup()
         defer { group.stop() }
         var systems: [System] = []
-        for make in [lifeline, jetstream, redis] {
+        for make in [lifeline, jetstream, redis, lifelineGroup, jetstreamCluster] {
             do {
                 if let system = try make(group) { systems.append(system) }
             } catch {
@@ -115,7 +115,7 @@ struct GuaranteedTier {
         }
     }
 
-    private func start(_ group: ProcessGroup, _ name: String, _ executable: URL, _ arguments: [String]) throws
+    func start(_ group: ProcessGroup, _ name: String, _ executable: URL, _ arguments: [String]) throws
         -> Child
     {
         let child = try Child(name, executable: executable, arguments: arguments, logDirectory: logs)
@@ -123,8 +123,7 @@ struct GuaranteedTier {
         return child
     }
 
-    private func consumer(_ group: ProcessGroup, _ role: String, _ arguments: [String]) -> () throws -> Child
-    {
+    func consumer(_ group: ProcessGroup, _ role: String, _ arguments: [String]) -> () throws -> Child {
         var generation = 0
         let ackEndpoint = driver.ackEndpoint
         return { [self] in

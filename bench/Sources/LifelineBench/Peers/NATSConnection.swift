@@ -52,6 +52,9 @@ final class NATSConnection {
     /// Whether bytes from the server wait to be read (the next ``next()`` would not block).
     var hasInput: Bool { socket.hasInput }
 
+    /// Makes ``next()`` fail after `seconds` without a line from the server.
+    func limitReads(toSeconds seconds: Int) { socket.limitReads(toSeconds: seconds) }
+
     /// Sends everything queued.
     /// - Throws: ``BenchError`` when the server closed the connection.
     func flush() throws { try socket.flush() }

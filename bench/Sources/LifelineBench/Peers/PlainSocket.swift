@@ -50,6 +50,12 @@ final class PlainSocket {
 
     deinit { close(descriptor) }
 
+    /// Makes a read that waits longer than `seconds` fail (``BenchError``) instead of blocking on.
+    func limitReads(toSeconds seconds: Int) {
+        var limit = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     /// Queues `bytes` for the next ``flush()``.
     func write(_ bytes: some Sequence<UInt8>) { output.append(contentsOf: bytes) }
 
@@ -105,7 +111,9 @@ final class PlainSocket {
             start = 0
         }
         let count = scratch.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { throw BenchError("the peer closed the connection") }
+        guard count > 0 else {
+            throw BenchError(count == 0 ? "the peer closed the connection" : "no answer: errno \(errno)")
+        }
         input.append(contentsOf: scratch[0..<count])
     }
 }
