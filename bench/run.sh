@@ -15,6 +15,8 @@ ensure_prerequisites
 peers=()
 command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || peers+=(nats-server)
 command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || peers+=(redis-server)
+# etcd: for the guaranteed tier's replicated rows (a broker group against a JetStream R3 cluster).
+command -v etcd >/dev/null 2>&1 || peers+=(etcd-server)
 if [ ${#peers[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
         echo "installing ${peers[*]} (benchmark peers) ..." >&2
