@@ -6,6 +6,15 @@ import Testing
 
 @Suite("Real processes under faults: nothing lost, nothing twice", .serialized, .timeLimit(.minutes(3)))
 struct ChaosTests {
+    /// A fresh state directory for a broker and a journal file for a probe (the caller removes them).
+    static func scratchFiles() -> (state: URL, journal: URL) {
+        let directory = FileManager.default.temporaryDirectory
+        return (
+            directory.appendingPathComponent("lifeline-state-\(UUID().uuidString)"),
+            directory.appendingPathComponent("lifeline-probe-\(UUID().uuidString).journal")
+        )
+    }
+
     /// A count from the environment (for the longer run of `bench/chaos.sh`), else `fallback`.
     static func setting(_ name: String, _ fallback: Int) -> Int {
         ProcessInfo.processInfo.environment[name].flatMap { Int($0) } ?? fallback
@@ -30,10 +39,7 @@ struct ChaosTests {
     )
     func slowResumingServiceLosesNothing() async throws {
         let total = 400
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "lifeline-state-\(UUID().uuidString)")
-        let journal = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "lifeline-probe-\(UUID().uuidString).journal")
+        let (state, journal) = Self.scratchFiles()
         defer {
             try? FileManager.default.removeItem(at: state)
             try? FileManager.default.removeItem(at: journal)
@@ -93,10 +99,7 @@ struct ChaosTests {
                 broker: (index + 1) * brokerKills / count > index * brokerKills / count
             )
         }
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "lifeline-state-\(UUID().uuidString)")
-        let journal = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "lifeline-probe-\(UUID().uuidString).journal")
+        let (state, journal) = Self.scratchFiles()
         defer {
             try? FileManager.default.removeItem(at: state)
             try? FileManager.default.removeItem(at: journal)

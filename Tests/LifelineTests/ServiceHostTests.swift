@@ -358,33 +358,11 @@ struct SlowServiceTests {
 
     @Test("events beyond --inbound-limit while a handler is stuck are dropped, counted and told to onGap")
     func slowHandler() async throws {
-        let journal = Journal()
-        let gate = Gate()
-        var options = ServiceRunner.Options()
-        options.inboundLimit = 4
-        let service = Service("slow")
-            .on("app.tick") { event in
-                if event.sequence == 1 { await gate.wait() }
-                journal.add("tick #\(event.sequence)")
-            }
-            .onGap { notice, _ in journal.add("gap after #\(notice.after): \(notice.reason)") }
-        let connection = InMemoryConnection()
-        let runner = ServiceRunner(service, options: options) { _, pending, sink in
-            connection.attach(pending, sink)
-            return connection
-        }
-        let running = Task { try await runner.run() }
-        await connection.attached()
-        connection.deliver(.joined(epoch: 7, first: true, sequence: 0, lifecycle: "active"))
-        func tick(_ sequence: UInt64) {
-            let header = BusHeader(
-                epoch: 7, sequence: sequence, topicSequence: sequence, flags: sequence == 3 ? 1 : 0,
-                publishedWallNanoseconds: 0, publishedMonotonicNanoseconds: 0)
-            connection.deliver(
-                .event(
-                    BusMessage(name: "app.tick", header: header, payload: Array("{}".utf8)), receivedAt: 0,
-                    replayed: false))
-        }
+        let rig = await TickRig("slow", resumes: false)
+        let (journal, gate, connection, runner, running) = (
+            rig.journal, rig.gate, rig.connection, rig.runner, rig.running
+        )
+        func tick(_ sequence: UInt64) { rig.tick(sequence, flags: sequence == 3 ? 1 : 0) }
         tick(1)
         await gate.entered()
         for sequence in 2...10 { tick(UInt64(sequence)) }
@@ -452,34 +430,11 @@ struct SlowServiceTests {
         "a service that resumes from a cursor drops nothing when its handlers fall behind: the connection is told the first event refused, then that they have room"
     )
     func resumingServiceRefusesInsteadOfDropping() async throws {
-        let journal = Journal()
-        let gate = Gate()
-        var options = ServiceRunner.Options()
-        options.inboundLimit = 4
-        let service = Service("durable")
-            .on("app.tick") { event in
-                if event.sequence == 1 { await gate.wait() }
-                journal.add("tick #\(event.sequence)")
-            }
-            .onGap { notice, _ in journal.add("gap after #\(notice.after)") }
-            .resume { nil }
-        let connection = InMemoryConnection()
-        let runner = ServiceRunner(service, options: options) { _, pending, sink in
-            connection.attach(pending, sink)
-            return connection
-        }
-        let running = Task { try await runner.run() }
-        await connection.attached()
-        connection.deliver(.joined(epoch: 7, first: true, sequence: 0, lifecycle: "active"))
-        func tick(_ sequence: UInt64) {
-            let header = BusHeader(
-                epoch: 7, sequence: sequence, topicSequence: sequence, flags: 0, publishedWallNanoseconds: 0,
-                publishedMonotonicNanoseconds: 0)
-            connection.deliver(
-                .event(
-                    BusMessage(name: "app.tick", header: header, payload: Array("{}".utf8)), receivedAt: 0,
-                    replayed: false))
-        }
+        let rig = await TickRig("durable", resumes: true)
+        let (journal, gate, connection, runner, running) = (
+            rig.journal, rig.gate, rig.connection, rig.runner, rig.running
+        )
+        func tick(_ sequence: UInt64) { rig.tick(sequence) }
         tick(1)
         await gate.entered()
         for sequence in 2...10 { tick(UInt64(sequence)) }
@@ -498,6 +453,48 @@ struct SlowServiceTests {
         try await running.value
         #expect(
             journal.all == ["tick #1", "tick #2", "tick #3", "tick #4", "tick #5"], "no gap, nothing dropped")
+    }
+}
+
+/// A service whose `app.tick` handler waits at `gate` on event #1 and journals each event, with a
+/// queue of 4 (`resumes`: it has `.resume`), running over an ``InMemoryConnection`` that has joined.
+struct TickRig {
+    let journal = Journal()
+    let gate = Gate()
+    let connection = InMemoryConnection()
+    let runner: ServiceRunner
+    let running: Task<Void, any Error>
+
+    init(_ name: String, resumes: Bool) async {
+        var options = ServiceRunner.Options()
+        options.inboundLimit = 4
+        let (journal, gate, connection) = (self.journal, self.gate, self.connection)
+        var service = Service(name)
+            .on("app.tick") { event in
+                if event.sequence == 1 { await gate.wait() }
+                journal.add("tick #\(event.sequence)")
+            }
+            .onGap { notice, _ in journal.add("gap after #\(notice.after): \(notice.reason)") }
+        if resumes { service = service.resume { nil } }
+        let runner = ServiceRunner(service, options: options) { _, pending, sink in
+            connection.attach(pending, sink)
+            return connection
+        }
+        self.runner = runner
+        running = Task { try await runner.run() }
+        await connection.attached()
+        connection.deliver(.joined(epoch: 7, first: true, sequence: 0, lifecycle: "active"))
+    }
+
+    /// Delivers `app.tick` #`sequence` from the bus.
+    func tick(_ sequence: UInt64, flags: UInt64 = 0) {
+        let header = BusHeader(
+            epoch: 7, sequence: sequence, topicSequence: sequence, flags: flags, publishedWallNanoseconds: 0,
+            publishedMonotonicNanoseconds: 0)
+        connection.deliver(
+            .event(
+                BusMessage(name: "app.tick", header: header, payload: Array("{}".utf8)), receivedAt: 0,
+                replayed: false))
     }
 }
 

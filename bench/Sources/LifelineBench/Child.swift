@@ -77,6 +77,23 @@ final class Child: @unchecked Sendable {
     }
 }
 
+extension [Child] {
+    /// Waits until each member of a broker group says READY (the leader) or STANDBY; returns every
+    /// member's control endpoint and the leader's.
+    /// - Throws: ``BenchError`` when a member does not start or none leads.
+    func groupEndpoints() throws -> (controls: [String], leader: String) {
+        var controls: [String] = []
+        var leader: String?
+        for member in self {
+            let fields = try member.waitForReady(seconds: 30, prefixes: ["READY", "STANDBY"])
+            controls.append(fields["control"] ?? "")
+            if fields["bus"] != nil { leader = fields["control"] }
+        }
+        guard let leader else { throw BenchError("no member of the group leads") }
+        return (controls, leader)
+    }
+}
+
 struct BenchError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

@@ -224,14 +224,7 @@ final class BenchTopology {
                         ])
                     members.append(member)
                 }
-                var controls: [String] = []
-                var leader: String?
-                for member in members {
-                    let fields = try member.waitForReady(seconds: 30, prefixes: ["READY", "STANDBY"])
-                    controls.append(fields["control"] ?? "")
-                    if fields["bus"] != nil { leader = fields["control"] }
-                }
-                guard let leader else { throw BenchError("no member of the bench's group leads") }
+                let (controls, leader) = try members.groupEndpoints()
                 roles["lifeline group broker"] = members
                 let firstService = started.count
                 _ = try start(

@@ -52,14 +52,7 @@ extension GuaranteedTier {
                         "4294967296",
                     ]))
         }
-        var controls: [String] = []
-        var leader: String?
-        for member in members {
-            let fields = try member.waitForReady(seconds: 30, prefixes: ["READY", "STANDBY"])
-            controls.append(fields["control"] ?? "")
-            if fields["bus"] != nil { leader = fields["control"] }
-        }
-        guard let leader else { throw BenchError("no member of the group leads") }
+        let (controls, leader) = try members.groupEndpoints()
         let record = work.appendingPathComponent("lifeline-group.record").path
         return System(
             name: "lifeline group", publisher: try LifelinePublisher(broker: leader), servers: members,
