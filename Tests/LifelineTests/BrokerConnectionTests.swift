@@ -332,6 +332,23 @@ struct BrokerConnectionTests {
         #expect(harness.session.cursor == EventCursor(epoch: 77, sequence: 5))
     }
 
+    @Test(
+        "a reconnect while a REPLAY delivers later events than a live one held meanwhile resumes before the held one"
+    )
+    func reconnectDuringReplayKeepsHeldEvents() {
+        var harness = ConnectionHarness()
+        let register = harness.join()
+        harness.reply(to: register, ["epoch": 77, "sequence": 0, "topics": [:]])
+        harness.bus("app.a", sequence: 1, topicSequence: 1)
+        harness.bus("app.a", sequence: 4, topicSequence: 3)
+        #expect(harness.sent.first?.command == .replay)
+        // app.b #3 was published before the replay was answered and arrives meanwhile: held.
+        harness.bus("app.b", sequence: 3, topicSequence: 1)
+        harness.journalEvent("app.a", sequence: 2, topicSequence: 2)
+        harness.journalEvent("app.a", sequence: 4, topicSequence: 3)
+        #expect(harness.session.cursor == EventCursor(epoch: 77, sequence: 2), "before the held #3")
+    }
+
     @Test("a silent broker is abandoned after interval × liveness and retried with doubling backoff, capped")
     func brokerSilenceAndBackoff() {
         var harness = ConnectionHarness()

@@ -106,8 +106,13 @@ package struct BrokerConnection {
         self.backoffMilliseconds = configuration.initialBackoffMilliseconds
     }
 
-    /// Where this connection stands on the bus.
-    var cursor: EventCursor? { epoch.map { EventCursor(epoch: $0, sequence: lastSequence) } }
+    /// Where this connection stands on the bus: where a REGISTER resumes. Before the events it holds
+    /// (a REPLAY may have delivered later ones of other names meanwhile), so a reconnect gets them.
+    var cursor: EventCursor? {
+        guard let epoch else { return nil }
+        let lowestHeld = held.lazy.map(\.header.sequence).min() ?? .max
+        return EventCursor(epoch: epoch, sequence: min(lastSequence, lowestHeld &- 1))
+    }
 
     // MARK: Inputs
 
