@@ -77,7 +77,7 @@ enum DurableConsumers {
                 Ack(index: index, key: key, received: SystemClock.monotonicNanoseconds(), count: count)
                     .encoded()
             ])
-            if !nats.hasInput { try nats.flush() }
+            try nats.flush()  // each ack leaves at once: a held one would be redelivered after ack_wait
         }
     }
 

@@ -107,6 +107,7 @@ final class RedisStreamPublisher: DurablePublisher {
     /// - Throws: ``BenchError`` when the server refuses.
     init(server: String) throws {
         redis = try RedisConnection(server)
+        redis.limitReads(toSeconds: 10)
         redis.command(
             ["XGROUP", "CREATE", DurableConsumers.subject, DurableConsumers.group, "$", "MKSTREAM"].map {
                 Array($0.utf8)

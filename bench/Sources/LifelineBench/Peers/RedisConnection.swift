@@ -18,6 +18,9 @@ final class RedisConnection {
         }
     }
 
+    /// Makes ``next()`` fail after `seconds` without a reply.
+    func limitReads(toSeconds seconds: Int) { socket.limitReads(toSeconds: seconds) }
+
     /// Sends everything queued.
     /// - Throws: ``BenchError`` when the server closed the connection.
     func flush() throws { try socket.flush() }
