@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sourced by launch.sh and test.sh: finds the Swift toolchain and installs what is missing
-# (libzmq3-dev, pkg-config) on Debian when run as root.
+# (libzmq3-dev) on Debian when run as root.
 
 lifeline_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -45,7 +45,6 @@ install_missing() {
 ensure_packages() {
     local missing=()
     dpkg -s libzmq3-dev >/dev/null 2>&1 || missing+=(libzmq3-dev)
-    command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
     install_missing error "" "${missing[@]}"
 }
 
