@@ -3,8 +3,8 @@ import Glibc
 /// JSON text read once into a flat list of its values — kind and byte range each, a container's
 /// extent — so that a `Decodable` type can be decoded straight from the bytes
 /// (``JSONBytesDecoder``) without a ``JSONValue`` tree: scalars are read from their bytes when the
-/// decoder asks for them, with ``JSONParser``'s own number and string readers. It accepts exactly
-/// what ``JSONParser`` accepts (a differential test and the fuzz target hold them together).
+/// decoder asks for them, with ``JSONParser``'s number and string readers. ``JSONScanner`` reads
+/// the grammar, as it does for the tree parser, so both accept exactly the same texts.
 struct JSONTape {
     enum Kind: UInt8 {
         case null, `false`, `true`, number, string, escapedString, array, object
@@ -26,20 +26,13 @@ struct JSONTape {
     private(set) var nodes: [Node] = []
 
     /// Reads `bytes` as one JSON document.
-    /// - Throws: ``JSONParseError`` (``JSONParser``'s own, with its offset and reason) when they are
-    ///   not one.
+    /// - Throws: ``JSONParseError`` with the offset where the text stopped being JSON and why.
     init(_ bytes: [UInt8]) throws(JSONParseError) {
         self.bytes = bytes
-        nodes.reserveCapacity(16)
-        let scanned = bytes.withUnsafeBufferPointer { buffer -> Bool in
-            var scanner = Scanner(input: buffer)
-            guard scanner.document(into: &nodes) else { return false }
-            return true
-        }
-        // The parser says precisely what is wrong; the tape only knows that something is.
-        guard scanned else {
-            _ = try JSONParser.parse(bytes)
-            throw JSONParseError(offset: 0, reason: "not JSON")
+        nodes = try bytes.withUnsafeBufferPointer { (buffer) throws(JSONParseError) -> [Node] in
+            var scanner = JSONScanner(buffer, record: TapeRecord(capacity: 16))
+            _ = try scanner.document()
+            return scanner.record.nodes
         }
     }
 
@@ -107,21 +100,30 @@ struct JSONTape {
         return result
     }
 
-    /// The value at `index` as a tree (for a `JSONValue` member, and for error messages).
+    /// The value at `index` as a tree (the parser's result, a `JSONValue` member, error messages).
     func value(at index: Int) -> JSONValue {
+        bytes.withUnsafeBufferPointer { buffer in
+            nodes.withUnsafeBufferPointer { nodes in Self.value(at: index, nodes, buffer) }
+        }
+    }
+
+    private static func value(
+        at index: Int, _ nodes: UnsafeBufferPointer<Node>, _ buffer: UnsafeBufferPointer<UInt8>
+    ) -> JSONValue {
         let node = nodes[index]
         switch node.kind {
         case .null: return .null
         case .false: return .bool(false)
         case .true: return .bool(true)
-        case .number: return number(at: index)
-        case .string, .escapedString: return .string(string(at: index))
+        case .number:
+            return JSONParser.number(UnsafeBufferPointer(rebasing: buffer[node.start..<node.end])) ?? .null
+        case .string, .escapedString: return .string(string(node, buffer))
         case .array:
             var elements: [JSONValue] = []
             elements.reserveCapacity(node.count)
             var child = index + 1
             while child < node.next {
-                elements.append(value(at: child))
+                elements.append(value(at: child, nodes, buffer))
                 child = nodes[child].next
             }
             return .array(elements)
@@ -130,195 +132,43 @@ struct JSONTape {
             var child = index + 1
             while child < node.next {
                 let valueIndex = nodes[child].next
-                members[string(at: child)] = value(at: valueIndex)
+                members[string(nodes[child], buffer)] = value(at: valueIndex, nodes, buffer)
                 child = nodes[valueIndex].next
             }
             return .object(members)
         }
     }
 
-    /// The grammar of RFC 8259 with ``JSONParser``'s limits, recording nodes instead of building values.
-    private struct Scanner {
-        let input: UnsafeBufferPointer<UInt8>
-        var position = 0
-        var depth = 0
-
-        mutating func document(into nodes: inout [Node]) -> Bool {
-            skipWhitespace()
-            guard value(into: &nodes) else { return false }
-            skipWhitespace()
-            return position == input.count
+    private static func string(_ node: Node, _ buffer: UnsafeBufferPointer<UInt8>) -> String {
+        if node.kind == .string {
+            return String(
+                decoding: UnsafeBufferPointer(rebasing: buffer[(node.start + 1)..<(node.end - 1)]),
+                as: UTF8.self)
         }
+        return JSONParser.string(UnsafeBufferPointer(rebasing: buffer[node.start..<node.end])) ?? ""
+    }
+}
 
-        private mutating func skipWhitespace() {
-            while position < input.count {
-                switch input[position] {
-                case 0x20, 0x0A, 0x0D, 0x09: position += 1
-                default: return
-                }
-            }
-        }
+/// Keeps each value the scanner finds as a ``JSONTape/Node``.
+struct TapeRecord: JSONScanRecord {
+    var nodes: [JSONTape.Node] = []
 
-        private mutating func value(into nodes: inout [Node]) -> Bool {
-            guard position < input.count else { return false }
-            let start = position
-            switch input[position] {
-            case UInt8(ascii: "{"): return container(into: &nodes, object: true)
-            case UInt8(ascii: "["): return container(into: &nodes, object: false)
-            case UInt8(ascii: "\""):
-                guard let escaped = string() else { return false }
-                nodes.append(
-                    Node(
-                        kind: escaped ? .escapedString : .string, start: start, end: position,
-                        next: nodes.count + 1, count: 0))
-                return true
-            case UInt8(ascii: "t"): return word("true", .true, into: &nodes)
-            case UInt8(ascii: "f"): return word("false", .false, into: &nodes)
-            case UInt8(ascii: "n"): return word("null", .null, into: &nodes)
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                guard number() else { return false }
-                nodes.append(
-                    Node(kind: .number, start: start, end: position, next: nodes.count + 1, count: 0))
-                return true
-            default: return false
-            }
-        }
+    init(capacity: Int) { nodes.reserveCapacity(capacity) }
 
-        private mutating func word(_ word: StaticString, _ kind: Kind, into nodes: inout [Node]) -> Bool {
-            let count = word.utf8CodeUnitCount
-            guard position + count <= input.count else { return false }
-            for index in 0..<count where input[position + index] != word.utf8Start[index] { return false }
-            nodes.append(
-                Node(kind: kind, start: position, end: position + count, next: nodes.count + 1, count: 0))
-            position += count
-            return true
-        }
+    mutating func scalar(_ kind: JSONTape.Kind, start: Int, end: Int) {
+        nodes.append(JSONTape.Node(kind: kind, start: start, end: end, next: nodes.count + 1, count: 0))
+    }
 
-        private mutating func container(into nodes: inout [Node], object: Bool) -> Bool {
-            depth += 1
-            guard depth <= JSONParser.maximumDepth else { return false }
-            let index = nodes.count
-            nodes.append(Node(kind: object ? .object : .array, start: position, end: 0, next: 0, count: 0))
-            let close = object ? UInt8(ascii: "}") : UInt8(ascii: "]")
-            position += 1
-            var count = 0
-            skipWhitespace()
-            if position < input.count && input[position] == close {
-                position += 1
-            } else {
-                while true {
-                    skipWhitespace()
-                    if object {
-                        guard position < input.count, input[position] == UInt8(ascii: "\""),
-                            value(into: &nodes)
-                        else { return false }
-                        skipWhitespace()
-                        guard position < input.count, input[position] == UInt8(ascii: ":") else {
-                            return false
-                        }
-                        position += 1
-                        skipWhitespace()
-                        count += 1
-                    }
-                    guard value(into: &nodes) else { return false }
-                    count += 1
-                    skipWhitespace()
-                    guard position < input.count else { return false }
-                    if input[position] == UInt8(ascii: ",") {
-                        position += 1
-                    } else if input[position] == close {
-                        position += 1
-                        break
-                    } else {
-                        return false
-                    }
-                }
-            }
-            depth -= 1
-            nodes[index].end = position
-            nodes[index].next = nodes.count
-            nodes[index].count = count
-            return true
-        }
+    mutating func open(_ kind: JSONTape.Kind, start: Int) -> Int {
+        nodes.append(JSONTape.Node(kind: kind, start: start, end: 0, next: 0, count: 0))
+        return nodes.count - 1
+    }
 
-        private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+    func add(_ value: Void, key: Void?, to container: inout Int) {}
 
-        private mutating func digits() -> Bool {
-            guard position < input.count, isDigit(input[position]) else { return false }
-            while position < input.count && isDigit(input[position]) { position += 1 }
-            return true
-        }
-
-        private mutating func number() -> Bool {
-            if input[position] == UInt8(ascii: "-") { position += 1 }
-            guard position < input.count, isDigit(input[position]) else { return false }
-            if input[position] == UInt8(ascii: "0") { position += 1 } else { _ = digits() }
-            if position < input.count && input[position] == UInt8(ascii: ".") {
-                position += 1
-                guard digits() else { return false }
-            }
-            if position < input.count && (input[position] | 0x20) == UInt8(ascii: "e") {
-                position += 1
-                if position < input.count
-                    && (input[position] == UInt8(ascii: "+") || input[position] == UInt8(ascii: "-"))
-                {
-                    position += 1
-                }
-                guard digits() else { return false }
-            }
-            return true
-        }
-
-        /// Skips a string; true when it holds an escape, nil when it is not a valid one.
-        private mutating func string() -> Bool? {
-            let start = position
-            position += 1
-            var ascii = true
-            while position < input.count {
-                let byte = input[position]
-                if byte == UInt8(ascii: "\"") {
-                    position += 1
-                    if !ascii
-                        && !UTF8Check.isValid(
-                            UnsafeBufferPointer(rebasing: input[(start + 1)..<(position - 1)]))
-                    {
-                        return nil
-                    }
-                    return false
-                }
-                if byte == UInt8(ascii: "\\") {
-                    // Rare: the parser's own reader checks the escapes and finds the end.
-                    let parser = Scanner(input: input, position: start)
-                    guard let end = parser.escapedEnd() else { return nil }
-                    position = end
-                    return true
-                }
-                if byte < 0x20 { return nil }
-                if byte >= 0x80 { ascii = false }
-                position += 1
-            }
-            return nil
-        }
-
-        /// Where the escaped string starting at `position` ends, as the parser reads it.
-        private func escapedEnd() -> Int? {
-            var index = position + 1
-            while index < input.count {
-                if input[index] == UInt8(ascii: "\\") {
-                    index += 2
-                    continue
-                }
-                if input[index] == UInt8(ascii: "\"") {
-                    let end = index + 1
-                    guard JSONParser.string(UnsafeBufferPointer(rebasing: input[position..<end])) != nil
-                    else {
-                        return nil
-                    }
-                    return end
-                }
-                index += 1
-            }
-            return nil
-        }
+    mutating func close(_ opened: Int, end: Int, count: Int) {
+        nodes[opened].end = end
+        nodes[opened].next = nodes.count
+        nodes[opened].count = count
     }
 }
