@@ -34,6 +34,8 @@ public struct ServiceError: Error, Sendable {
     public let status: Status
     public let message: String
     public let details: [String: JSONValue]
+    /// Members of the body already written as JSON text (an actor error's value), beside ``details``.
+    package var detailTexts: [String: [UInt8]] = [:]
 
     public init(_ status: Status, _ message: String, details: [String: JSONValue] = [:]) {
         self.status = status
@@ -41,9 +43,21 @@ public struct ServiceError: Error, Sendable {
         self.details = details
     }
 
-    var body: JSONValue {
-        var members = details
-        members["error"] = .string(message)
-        return .object(members)
+    /// `{"error": message, ...details}`, members in sorted order, written without a tree.
+    var body: [UInt8] {
+        var members: [(key: String, text: [UInt8])] = details.map { ($0.key, JSONWriter.encode($0.value)) }
+        members += detailTexts.map { ($0.key, $0.value) }
+        members.removeAll { $0.key == "error" }
+        members.append(("error", JSONWriter.encode(.string(message))))
+        members.sort { $0.key < $1.key }
+        var text: [UInt8] = [UInt8(ascii: "{")]
+        for (index, member) in members.enumerated() {
+            if index > 0 { text.append(UInt8(ascii: ",")) }
+            text += JSONWriter.encode(.string(member.key))
+            text.append(UInt8(ascii: ":"))
+            text += member.text
+        }
+        text.append(UInt8(ascii: "}"))
+        return text
     }
 }

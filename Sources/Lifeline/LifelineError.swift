@@ -36,18 +36,30 @@ public struct LifelineError: Error, Sendable, Equatable, CustomStringConvertible
 
     public let status: Status
     public let message: String
+    /// The reply body as it came, parsed only when ``body`` is read.
+    private let bodyFragment: JSONFragment
+
     /// The whole reply body, when there was one (a service's own error may carry more than `error`).
-    public let body: JSONValue
+    public var body: JSONValue { bodyFragment.value }
+
+    /// The reply body's JSON text (`null` when there was none).
+    package var bodyText: [UInt8] { bodyFragment.text }
 
     public init(_ status: Status, _ message: String, body: JSONValue = .null) {
         self.status = status
         self.message = message
-        self.body = body
+        self.bodyFragment = .value(body)
     }
 
     /// The error a non-2xx reply stands for.
     package init(reply: ControlReply) {
-        self.init(reply.status, reply.errorMessage, body: (try? reply.json()) ?? .null)
+        self.status = reply.status
+        self.message = reply.errorMessage
+        self.bodyFragment = reply.body.isEmpty ? .value(.null) : .text(reply.body)
+    }
+
+    public static func == (left: LifelineError, right: LifelineError) -> Bool {
+        left.status == right.status && left.message == right.message && left.body == right.body
     }
 
     public var description: String { message }

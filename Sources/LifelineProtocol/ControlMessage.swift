@@ -110,7 +110,11 @@ package struct ControlReply: Sendable, Equatable {
 
     /// The `error` sentence of an error body, or a generic one.
     public var errorMessage: String {
-        if let text = (try? json())?["error"]?.stringValue { return text }
+        if let document = try? JSONTape(body), let error = document.member("error"),
+            document[error].kind == .string || document[error].kind == .escapedString
+        {
+            return document.string(at: error)
+        }
         return status.reason
     }
 }

@@ -377,7 +377,8 @@ public final class ServiceTestHost: Sendable {
     @inline(never)
     private static func dispatchAnswer(of reply: ControlReply) -> Result<DispatchAnswer, any Error> {
         Result {
-            let answer = try Answer(json: try body(of: reply))
+            guard reply.status.isSuccess else { throw LifelineError(reply: reply) }
+            let answer = try Answer(body: reply.body)
             return DispatchAnswer(
                 result: answer.result.rawValue, payload: answer.payload, completion: answer.completion)
         }

@@ -175,20 +175,23 @@ struct DistributedActorTests {
         let function = DistributedFunction(demangled: "fail(code:)")!
         let reply = ActorErrorCoding.reply(for: CalculatorError(code: 7), from: function)
         #expect(reply.status == .internalError)
-        #expect(reply.body["type"] == .string(String(reflecting: CalculatorError.self)))
-        #expect(reply.body["value"] == ["code": 7])
-        let received = LifelineError(reply.status, reply.message, body: reply.body)
+        let body = try JSONParser.parse(reply.body)
+        #expect(body["type"] == .string(String(reflecting: CalculatorError.self)))
+        #expect(body["value"] == ["code": 7])
+        #expect(body["error"] == .string("\(CalculatorError(code: 7))"))
+        func received(_ error: ServiceError) -> LifelineError {
+            LifelineError(reply: ControlReply(requestID: [], status: error.status, body: error.body))
+        }
         #expect(
-            ActorErrorCoding.rethrown(received) { _ in CalculatorError.self } as? CalculatorError
+            ActorErrorCoding.rethrown(received(reply)) { _ in CalculatorError.self } as? CalculatorError
                 == CalculatorError(code: 7))
-        #expect(ActorErrorCoding.rethrown(received) { _ in nil } is LifelineError, "a type not allowed")
+        #expect(
+            ActorErrorCoding.rethrown(received(reply)) { _ in nil } is LifelineError, "a type not allowed")
         struct Opaque: Error {}
         let opaque = ActorErrorCoding.reply(for: Opaque(), from: function)
-        #expect(opaque.body["value"] == nil && opaque.body["swiftType"] == nil)
-        let plain = ActorErrorCoding.rethrown(LifelineError(opaque.status, opaque.message, body: opaque.body))
-        {
-            _ in CalculatorError.self
-        }
+        let opaqueBody = try JSONParser.parse(opaque.body)
+        #expect(opaqueBody["value"] == nil && opaqueBody["swiftType"] == nil)
+        let plain = ActorErrorCoding.rethrown(received(opaque)) { _ in CalculatorError.self }
         #expect((plain as? LifelineError)?.code == .failed(.internalError))
         let own = ServiceError(.notFound, "no such total")
         #expect(ActorErrorCoding.reply(for: own, from: function).status == .notFound)

@@ -143,7 +143,7 @@ struct ServiceResponder: Sendable {
     /// else as 500 saying `what` failed.
     private static func reply(to error: any Error, id: [UInt8], _ what: String) -> ControlReply {
         if let error = error as? ServiceError {
-            return ControlReply(requestID: id, status: error.status, json: error.body)
+            return ControlReply(requestID: id, status: error.status, body: error.body)
         }
         if let error = error as? PayloadDecodingError {
             return .error(.badRequest, "\(what): \(error)", requestID: id)

@@ -41,6 +41,14 @@ package struct JSONDocument {
         }
     }
 
+    /// The string at `node` (from ``root``); nil when the value there is not a string.
+    package func string(at node: Int) -> String? {
+        switch tape.tape[node].kind {
+        case .string, .escapedString: tape.tape.string(at: node)
+        default: nil
+        }
+    }
+
     /// The value at `node` (from ``root``) decoded as `type`.
     /// - Throws: ``PayloadDecodingError`` naming the type, the path inside the value and what was wrong.
     package func decode<T: Decodable>(_ type: T.Type, at node: Int) throws(PayloadDecodingError) -> T {

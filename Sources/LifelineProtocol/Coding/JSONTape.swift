@@ -59,6 +59,9 @@ struct JSONTape {
         }
     }
 
+    /// The JSON text of the value at `index`.
+    func text(at index: Int) -> [UInt8] { Array(bytes[nodes[index].start..<nodes[index].end]) }
+
     /// Whether the string at `index` is `key`.
     func string(at index: Int, equals key: String) -> Bool {
         let node = nodes[index]

@@ -32,23 +32,28 @@ public struct Answer: Sendable, Equatable {
         self.completionFragment = completionText.map(JSONFragment.text)
     }
 
-    /// Reads the reply body; a missing result means `continue`, an unknown one is an error.
-    package init(json: JSONValue) throws(ProtocolError) {
-        let text = json["result"]?.stringValue ?? "continue"
+    /// Reads the reply body (the OFFER reply's text) without a tree: a rewritten payload or a
+    /// completion stays the text it came as. A missing result means `continue`, an unknown one is
+    /// an error; a payload that is not an object is no rewrite.
+    /// - Throws: ``ProtocolError`` (400) when the body is not a JSON object or its result is unknown.
+    package init(body: [UInt8]) throws(ProtocolError) {
+        guard let document = try? JSONTape(body), document[0].kind == .object else {
+            throw ProtocolError(.badRequest, "the answer is not a JSON object")
+        }
+        var text = "continue"
+        if let result = document.member("result") {
+            let kind = document[result].kind
+            if kind == .string || kind == .escapedString { text = document.string(at: result) }
+        }
         guard let result = CallbackResult(rawValue: text) else {
             throw ProtocolError(
                 .badRequest, "answered '\(text)'; expected continue, return, returnYES or returnNO")
         }
         self.result = result
-        if let payload = json["payload"], case .object = payload { self.payloadFragment = .value(payload) }
-        completionFragment = json["completion"].map(JSONFragment.value)
-    }
-
-    package var json: JSONValue {
-        var members: [String: JSONValue] = ["result": .string(result.rawValue)]
-        if let payload { members["payload"] = payload }
-        if let completion { members["completion"] = completion }
-        return .object(members)
+        if let payload = document.member("payload"), document[payload].kind == .object {
+            payloadFragment = .text(document.text(at: payload))
+        }
+        completionFragment = document.member("completion").map { .text(document.text(at: $0)) }
     }
 
     /// The reply body, written without a tree: a typed payload or completion goes in as its text.

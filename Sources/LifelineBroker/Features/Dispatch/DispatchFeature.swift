@@ -115,10 +115,8 @@ struct DispatchFeature: BrokerFeature {
         let duration = core.now - offer.startedAt
         let answer: Answer
         do throws(ProtocolError) {
-            guard reply.status.isSuccess, let body = try? reply.json() else {
-                throw ProtocolError(reply.status, reply.errorMessage)
-            }
-            answer = try Answer(json: body)
+            guard reply.status.isSuccess else { throw ProtocolError(reply.status, reply.errorMessage) }
+            answer = try Answer(body: reply.body)
         } catch {
             record(
                 offer.dispatch, phase: offer.phase, service: offer.service, status: .error, answer: nil,
