@@ -8,7 +8,7 @@ extension BrokerConnection {
         _ message: BusMessage, receivedAt: UInt64 = 0, into effects: inout [ConnectionEffect]
     ) {
         guard message.header.epoch == epoch else { return }
-        if handlersFull {
+        if pause.isOn {
             notDelivered(message)
             return
         }
@@ -78,13 +78,12 @@ extension BrokerConnection {
             guard case .joining = phase else { return }
             topics.removeAll()
             lastSequence = 0
-            refusedNames.removeAll()
-            refusedAfter = nil
+            pause.forgetPositions()
             epoch = message.header.epoch
         }
         let cursor = topics[message.name]
         if message.header.sequence <= (cursor?.sequence ?? 0) { return }
-        if handlersFull {
+        if pause.isOn {
             notDelivered(message)
             return
         }
@@ -107,16 +106,14 @@ extension BrokerConnection {
     mutating func handlersRefused(
         _ name: EventName, sequence: UInt64, topicSequence: UInt64, into effects: inout [ConnectionEffect]
     ) {
-        if !handlersFull {
+        if !pause.isOn {
             effects.append(
                 .deliver(
                     .log(
                         "the handlers fell behind at #\(sequence): no more events until they have room, then the broker's journal sends them again"
                     )))
         }
-        handlersFull = true
-        refusedNames.insert(name)
-        refusedAfter = min(refusedAfter ?? .max, sequence &- 1)
+        pause.missed(name, sequence: sequence, refused: true)
         if let cursor = topics[name], cursor.sequence >= sequence, sequence > 0, topicSequence > 0 {
             topics[name] = TopicCursor(sequence: sequence - 1, topicSequence: topicSequence - 1)
         }
@@ -127,40 +124,31 @@ extension BrokerConnection {
     /// one refused (live events are held meanwhile, as while a gap is recovered). While the
     /// connection is not registered (joining, reconnecting) it stays paused until it is.
     mutating func handlersHaveRoom(into effects: inout [ConnectionEffect]) {
-        guard handlersFull else { return }
+        guard pause.isOn else { return }
         guard case .ready = phase else {
-            roomWhenReady = true
+            pause.roomWhenReady = true
             return
         }
-        handlersFull = false
-        roomWhenReady = false
-        let names = refusedNames.sorted { $0.rawValue < $1.rawValue }
-        refusedNames.removeAll()
-        guard let epoch, !names.isEmpty else {
-            refusedAfter = nil
-            return
-        }
-        let after = refusedAfter ?? names.map { topics[$0]?.sequence ?? 0 }.min() ?? 0
-        refusedAfter = nil
+        guard let missed = pause.end(), let epoch else { return }
+        let after = missed.after ?? missed.names.map { topics[$0]?.sequence ?? 0 }.min() ?? 0
         // Until the journal has sent them again, a reconnect resumes from before them.
         lastSequence = min(lastSequence, after)
         effects.append(
             .deliver(
                 .log("the handlers have room: asking the broker's journal for the events after #\(after)")))
-        askJournal(after: after, epoch: epoch, for: names, into: &effects)
+        askJournal(after: after, epoch: epoch, for: missed.names, into: &effects)
     }
 
     /// An event not delivered because the handlers are full: asked of the journal with the others.
     private mutating func notDelivered(_ message: BusMessage) {
-        refusedNames.insert(message.name)
-        refusedAfter = min(refusedAfter ?? .max, message.header.sequence &- 1)
+        pause.missed(message.name, sequence: message.header.sequence)
         lastSequence = min(lastSequence, message.header.sequence &- 1)
     }
 
     /// Takes the topics' positions from a snapshot (where the broker stands for each of our events);
     /// not for a name whose events the handlers refused and wait to get again.
     mutating func adopt(_ snapshot: TopicPositions) {
-        for (name, position) in snapshot.positions where !(handlersFull && refusedNames.contains(name)) {
+        for (name, position) in snapshot.positions where !pause.holds(name) {
             let given = TopicCursor(sequence: position.sequence, topicSequence: position.topicSequence)
             if given.sequence > (topics[name]?.sequence ?? 0) { topics[name] = given }
         }

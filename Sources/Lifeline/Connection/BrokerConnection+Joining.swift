@@ -141,8 +141,7 @@ extension BrokerConnection {
                 // A new broker life: the positions of the old one mean nothing here.
                 topics.removeAll()
                 lastSequence = 0
-                refusedNames.removeAll()
-                refusedAfter = nil
+                pause.forgetPositions()
             }
             epoch = joinedEpoch
         } else if snapshot.sequence < lastSequence {
@@ -150,13 +149,12 @@ extension BrokerConnection {
             // numbers will be reused, so our positions would hide its new events.
             topics.removeAll()
             lastSequence = 0
-            refusedNames.removeAll()
-            refusedAfter = nil
+            pause.forgetPositions()
         }
         adopt(snapshot.topics)
         lastSequence = max(lastSequence, snapshot.sequence)
         // What the handlers refused is not passed: a reconnect resumes from before it.
-        if handlersFull, let refusedAfter { lastSequence = min(lastSequence, refusedAfter) }
+        if pause.isOn, let refusedAfter = pause.after { lastSequence = min(lastSequence, refusedAfter) }
         if let notice = snapshot.gap {
             effects.append(.deliver(.log("could not resume after #\(notice.after): \(notice.reason)")))
             effects.append(.deliver(.gap(notice)))
@@ -182,7 +180,7 @@ extension BrokerConnection {
         unsent.removeAll()
         releaseHeld(into: &effects)
         // The handlers had room again while the connection was away: ask for what they refused now.
-        if roomWhenReady { handlersHaveRoom(into: &effects) }
+        if pause.roomWhenReady { handlersHaveRoom(into: &effects) }
     }
 
     mutating func recovered(_ reply: ControlReply, into effects: inout [ConnectionEffect]) {

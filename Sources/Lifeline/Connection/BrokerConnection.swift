@@ -40,8 +40,8 @@ package struct BrokerConnection {
     let configuration: ConnectionConfiguration
     /// Whether `configuration` registers a service, kept apart: the loop asks on every turn, and looking
     /// at the optional copies the whole registration.
-    private let registers: Bool
-    private let heartbeatInterval: UInt64
+    let registers: Bool
+    let heartbeatInterval: UInt64
     var phase: Phase = .idle
     var busEndpoint: String?
     /// Which of a group's endpoints the connection uses.
@@ -60,17 +60,9 @@ package struct BrokerConnection {
     var recovering = false
     /// REPLAY requests not answered yet (live events are held until none is).
     var replaysOutstanding = 0
-    /// The service's handlers refused an event (``handlersRefused(_:sequence:topicSequence:)``):
-    /// nothing is delivered until they have room.
-    var handlersFull = false
-    /// The names whose events were refused or not delivered while the handlers were full: asked of
-    /// the journal again when they have room.
-    var refusedNames: Set<EventName> = []
-    /// Just before the first event refused or not delivered while the handlers were full.
-    var refusedAfter: UInt64?
-    /// The handlers said they have room while the connection was not serving: the refused events are
-    /// asked for once it is registered again (it stays paused until then).
-    var roomWhenReady = false
+    /// The service's handlers refused an event (``handlersRefused(_:sequence:topicSequence:into:)``):
+    /// what is missed meanwhile, asked of the journal again when they have room.
+    var pause = HandlerPause()
     var brokerHeartbeat = HeartbeatSettings.standard
     var brokerDeadline = UInt64.max
     var nextHeartbeat = UInt64.max
@@ -297,101 +289,6 @@ package struct BrokerConnection {
             UnregisterRequest(name: registration.name, instance: registration.instance))
         effects.append(.sendControl(request.frames(id: id)))
         phase = .leaving(deadline: now &+ UInt64(configuration.unregisterTimeoutMilliseconds) * 1_000_000)
-    }
-
-    /// Runs the timers that are due.
-    mutating func tick(now: UInt64, into effects: inout [ConnectionEffect]) {
-        failForNoBroker(now: now, into: &effects)
-        var unanswered: Command?
-        var sawUnansweredCall = false
-        for (id, request) in outstanding where request.deadline <= now {
-            outstanding[id] = nil
-            let error = LifelineError.unanswered(
-                request.command, milliseconds: request.timeoutMilliseconds,
-                endpoint: currentEndpoint)
-            effects.append(.deliver(.completion(ticket: request.ticket, .failure(error))))
-            // What the broker answers itself (not a service's CALL or DISPATCH step) left
-            // unanswered: with a group, the leader may be gone — try the next member.
-            if request.command != .call && request.command != .dispatch {
-                unanswered = request.command
-            } else {
-                sawUnansweredCall = true
-            }
-        }
-        if let unanswered, configuration.brokerEndpoints.count > 1, case .ready = phase {
-            lose(
-                "the broker at \(currentEndpoint) did not answer \(unanswered)", retryAt: now, now: now,
-                into: &effects)
-        } else if let probeDeadline, now >= probeDeadline, case .ready = phase {
-            lose(
-                "the broker at \(currentEndpoint) did not answer HELLO after a call went unanswered",
-                retryAt: now, now: now, into: &effects)
-        } else if sawUnansweredCall, configuration.brokerEndpoints.count > 1, probeDeadline == nil,
-            case .ready = phase
-        {
-            // A CALL unanswered may be a slow service, or a leader that is gone: a HELLO tells.
-            let id = nextID("s")
-            internalRequests[id] = .probe
-            effects.append(.sendControl(ClientRequest.hello.frames(id: id)))
-            probeDeadline = now &+ UInt64(min(configuration.greetingTimeoutMilliseconds, 1000)) * 1_000_000
-        }
-        switch phase {
-        case .greeting(let deadline) where now >= deadline:
-            lose(
-                "the broker at \(currentEndpoint) did not answer HELLO", retryAt: nil, now: now,
-                into: &effects)
-        case .joining(let deadline) where now >= deadline:
-            lose("the broker did not confirm the registration", retryAt: nil, now: now, into: &effects)
-        case .backingOff(let until) where now >= until:
-            connect(now: now, into: &effects)
-        case .leaving(let deadline) where now >= deadline:
-            effects.append(.deliver(.log("the broker did not answer UNREGISTER; leaving anyway")))
-            finish(into: &effects)
-        case .ready where registers:
-            if now > brokerDeadline {
-                let silence = brokerHeartbeat.expiryNanoseconds / 1_000_000
-                lose("the broker was silent for \(silence) ms", retryAt: nil, now: now, into: &effects)
-            } else if now >= nextHeartbeat {
-                effects.append(.sendControl(heartbeatFrames))
-                nextHeartbeat = now &+ heartbeatInterval
-            }
-        default: break
-        }
-    }
-
-    /// When ``tick(now:into:)`` next has work.
-    var nextDeadline: UInt64 {
-        var deadline = UInt64.max
-        for request in outstanding.values where request.deadline < deadline { deadline = request.deadline }
-        if let absent = noBrokerAt, !outstanding.isEmpty { deadline = min(deadline, absent) }
-        if let probeDeadline { deadline = min(deadline, probeDeadline) }
-        switch phase {
-        case .greeting(let until), .joining(let until), .backingOff(let until), .leaving(let until):
-            deadline = min(deadline, until)
-        case .ready where registers:
-            deadline = min(deadline, nextHeartbeat, brokerDeadline &+ 1)
-        default: break
-        }
-        return deadline
-    }
-
-    static let heartbeatFrames = ClientRequest.heartbeat(dropped: nil).frames(id: [])
-
-    /// A heartbeat, with what the handlers dropped, have queued and have run, when there is any.
-    var heartbeatFrames: [[UInt8]] {
-        let dropped = configuration.droppedEvents()
-        let report = configuration.handlerReport()
-        // The service's own name: a broker that lost it (it restarted) says so at once, even when
-        // this connection registered other names since.
-        let name = configuration.registration?.name
-        guard dropped != 0 || report.queued != 0 || !report.handled.isEmpty || name != nil else {
-            return Self.heartbeatFrames
-        }
-        return ClientRequest.heartbeat(
-            dropped: dropped == 0 ? nil : dropped, queued: report.queued == 0 ? nil : report.queued,
-            handled: report.handled.isEmpty ? nil : report.handled, name: name,
-            undecodable: report.undecodable == 0 ? nil : report.undecodable
-        ).frames(id: [])
     }
 
     /// The bus endpoint as this client can reach it: a wildcard host (`0.0.0.0`, `*`) announced by the
