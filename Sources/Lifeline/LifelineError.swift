@@ -78,6 +78,12 @@ public struct LifelineError: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
+    /// No broker could be reached at `endpoint` (the SDK's and the CLI's one sentence for it).
+    package static func noBroker(at endpoint: String, _ reason: String) -> LifelineError {
+        LifelineError(
+            .unavailable, "no broker answered at \(endpoint): \(reason); start one with `lifeline up`")
+    }
+
     /// The broker did not answer in time.
     package static func unanswered(_ command: Command, milliseconds: Int, endpoint: String) -> LifelineError {
         LifelineError(

@@ -160,16 +160,17 @@ package final class BlockingClient {
     /// Sends `frames`, waiting (until `deadline`, and at most ``connectionWait``) for a connection.
     private func sendWaitingForConnection(_ frames: [[UInt8]], until deadline: UInt64) throws {
         let wait = members.isGroup ? Duration.milliseconds(300) : Self.connectionWait
-        let connectionDeadline = min(deadline, SystemClock.monotonicNanoseconds() + wait.wholeNanoseconds)
+        let start = SystemClock.monotonicNanoseconds()
+        let connectionDeadline = min(deadline, start + wait.wholeNanoseconds)
         var writable = ZMQPoller()
         writable.add(socket, events: .writable)
         while try !socket.send(frames: frames, dontWait: true) {
             let now = SystemClock.monotonicNanoseconds()
             guard now < connectionDeadline else {
+                // Without a monitor, the CLI sees only that no connection came up (ZMQ_IMMEDIATE).
+                let waited = (connectionDeadline - start + 500_000) / 1_000_000
                 let keys = credentials == nil ? "" : " (or it refused this client's key)"
-                throw LifelineError(
-                    .unavailable,
-                    "no broker answered at \(brokerEndpoint)\(keys); start one with `lifeline up`")
+                throw LifelineError.noBroker(at: brokerEndpoint, "no connection within \(waited) ms\(keys)")
             }
             try writable.poll(
                 timeoutMilliseconds: min(50, SystemClock.pollTimeout(until: connectionDeadline, now: now)))

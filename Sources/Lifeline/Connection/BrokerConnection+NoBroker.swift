@@ -28,10 +28,7 @@ extension BrokerConnection {
     }
 
     var noBrokerError: LifelineError {
-        LifelineError(
-            .unavailable,
-            "no broker answered at \(currentEndpoint): the connection is refused; start one with `lifeline up`"
-        )
+        .noBroker(at: currentEndpoint, "the connection is refused")
     }
 
     /// Fails every waiting request once there is no broker, and opens the control socket afresh:
