@@ -342,7 +342,8 @@ package struct Broker {
         case .stats:
             let visible = core.peerKeys[peer].flatMap { core.policy?.grant(publicKey: $0) }
             core.reply(peer, id, visible.map { statsReport(visibleTo: $0) } ?? statsReport)
-        case .trace(let seconds):
+        case .trace(let trace):
+            let seconds = trace.seconds
             let until = core.now + .seconds(seconds)
             core.traceUntil = max(core.traceUntil ?? until, until)
             core.reply(peer, id, ["seconds": .int(Int64(seconds))])

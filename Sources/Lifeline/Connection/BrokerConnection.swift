@@ -151,10 +151,11 @@ package struct BrokerConnection {
             }
             switch typed {
             case .heartbeat: break
-            case .disconnect(let reason):
+            case .disconnect(let disconnect):
                 switch phase {
                 case .leaving, .stopped, .idle: break
                 default:
+                    let reason = disconnect.reason ?? "no reason given"
                     lose("the broker disconnected us (\(reason))", retryAt: now, now: now, into: &effects)
                 }
             case .event(let message) where message.header.flags & 2 != 0:

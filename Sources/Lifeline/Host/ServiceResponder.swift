@@ -22,7 +22,7 @@ struct ServiceResponder: Sendable {
         let reply: ControlReply
         switch request {
         case .call(let call): reply = await answer(call, id: id)
-        case .start(let target): reply = await start(target, id: id)
+        case .start(let target): reply = await start(target.name, id: id)
         case .boot(let run): reply = await runBootTask(run, id: id)
         case .app(let callback): reply = await hostCallback(callback, id: id)
         case .intercept(let start): reply = await intercept(start, id: id)

@@ -1,11 +1,15 @@
 /// ACTORS's header: the service whose actor placements are asked for (every service when absent).
-struct ActorsHeader: HeaderMessage {
-    var service: String?
+package struct ActorsHeader: HeaderMessage, Equatable {
+    package var service: String?
 
-    static let command = Command.actors
-    static let blank = ActorsHeader(service: nil)
+    package init(service: String?) {
+        self.service = service
+    }
 
-    mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+    package static let command = Command.actors
+    package static let blank = ActorsHeader(service: nil)
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
         try visitor.field("service", &service)
     }
 }

@@ -1,11 +1,15 @@
 /// ATTACH's header: the marker token whose bus subscription the broker waits for.
-struct AttachHeader: HeaderMessage {
-    var token: String
+package struct AttachHeader: HeaderMessage, Equatable {
+    package var token: String
 
-    static let command = Command.attach
-    static let blank = AttachHeader(token: "")
+    package init(token: String) {
+        self.token = token
+    }
 
-    mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+    package static let command = Command.attach
+    package static let blank = AttachHeader(token: "")
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
         var token: String? = token
         try visitor.field("token", &token)
         self.token = token ?? ""

@@ -5,7 +5,7 @@ package enum BrokerRequest: Sendable, Equatable {
     /// The broker is alive; never answered.
     case heartbeat
     /// Forget your registration and start again with HELLO (or stop: the broker leaves).
-    case disconnect(reason: String)
+    case disconnect(DisconnectHeader)
     /// A call to one of the service's methods.
     case call(ServiceCall)
     /// One step of a dispatch, handled in order with the bus events.
@@ -17,9 +17,17 @@ package enum BrokerRequest: Sendable, Equatable {
     /// A start request to allow, change or refuse before it happens.
     case intercept(AppStart)
     /// Run the start hook of the named service.
-    case start(name: String)
+    case start(StartHeader)
     /// Run one boot task.
     case boot(BootTaskRun)
+
+    /// DISCONNECT, saying why.
+    package static func disconnect(reason: String) -> BrokerRequest {
+        .disconnect(DisconnectHeader(reason: reason))
+    }
+
+    /// START of the service `name`.
+    package static func start(name: String) -> BrokerRequest { .start(StartHeader(name: name)) }
 
     /// The command this request is sent as.
     public var command: Command {
@@ -41,7 +49,7 @@ package enum BrokerRequest: Sendable, Equatable {
         let fields = HeaderFields(request)
         switch request.command {
         case .heartbeat: return .heartbeat
-        case .disconnect: return .disconnect(reason: try DisconnectHeader(fields).reason ?? "no reason given")
+        case .disconnect: return .disconnect(try DisconnectHeader(fields))
         case .call:
             var call = try ServiceCall(fields)
             call.body = request.payload ?? []
@@ -58,7 +66,7 @@ package enum BrokerRequest: Sendable, Equatable {
                 try AppStart(
                     app: header.app, mode: header.mode, params: header.params, clearTop: header.clearTop,
                     parent: header.parent, replacesRoot: false, fields))
-        case .start: return .start(name: try StartHeader(fields).name)
+        case .start: return .start(try StartHeader(fields))
         case .boot: return .boot(try BootTaskRun(fields))
         default: throw fields.problem("a client does not accept \(request.command)")
         }
@@ -69,13 +77,13 @@ package enum BrokerRequest: Sendable, Equatable {
     public func frames(id: [UInt8] = []) -> [[UInt8]] {
         switch self {
         case .heartbeat: [ProtocolID.controlBytes, command.bytes, id, ClientRequest.emptyHeader]
-        case .disconnect(let reason): DisconnectHeader(reason: reason).frames(id: id)
+        case .disconnect(let disconnect): disconnect.frames(id: id)
         case .call(let call): call.frames(id: id)
         case .offer(let offer): offer.frames(id: id, payload: offer.payloadText)
         case .event(let message): JournalEvent(message).frames(id: id, payload: message.payload)
         case .app(let callback): callback.frames(id: id, payload: JSONWriter.encode(callback.arguments))
         case .intercept(let start): InterceptHeader(start).frames(id: id)
-        case .start(let name): StartHeader(name: name).frames(id: id)
+        case .start(let start): start.frames(id: id)
         case .boot(let run): run.frames(id: id)
         }
     }

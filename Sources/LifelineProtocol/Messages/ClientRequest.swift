@@ -11,11 +11,9 @@ package enum ClientRequest: Sendable, Equatable {
     /// The sender is alive; never answered. A service says how many events its handlers' queue
     /// dropped since it started (they fell behind), how many wait, how many each handler ran, and
     /// how many payloads did not decode as its typed handlers' types.
-    case heartbeat(
-        dropped: UInt64?, queued: UInt64? = nil, handled: [String: UInt64]? = nil, name: String? = nil,
-        undecodable: UInt64? = nil)
+    case heartbeat(HeartbeatHeader)
     /// findServiceByName.
-    case lookup(name: String)
+    case lookup(LookupHeader)
     /// Every registered service.
     case list
     /// A request/reply call through the broker.
@@ -23,7 +21,7 @@ package enum ClientRequest: Sendable, Equatable {
     /// Publish an event on the bus.
     case publish(PublishRequest)
     /// Answer once the bus has seen the marker subscription `!token`.
-    case attach(token: String)
+    case attach(AttachHeader)
     /// Offer an event to its handlers in order.
     case dispatch(DispatchRequest)
     /// Send the journal's events after a sequence.
@@ -38,12 +36,40 @@ package enum ClientRequest: Sendable, Equatable {
     /// The broker's counters (for `lifeline stats` and metrics).
     case stats
     /// Publish `dispatchDidStep` and `callDidFinish` for the next `seconds` (a lease; renew it).
-    case trace(seconds: Int)
+    case trace(TraceHeader)
     /// The sending instance deactivated its actor `key` of `service`: the broker forgets the
     /// placement unless a call to it is still on its way.
-    case release(service: String, key: String)
+    case release(ReleaseHeader)
     /// Where the actors by key are placed (of `service`, or of every service).
-    case actors(service: String?)
+    case actors(ActorsHeader)
+
+    /// A heartbeat with what the handlers dropped, have queued and ran, its name and what did not
+    /// decode.
+    package static func heartbeat(
+        dropped: UInt64?, queued: UInt64? = nil, handled: [String: UInt64]? = nil, name: String? = nil,
+        undecodable: UInt64? = nil
+    ) -> ClientRequest {
+        .heartbeat(
+            HeartbeatHeader(
+                dropped: dropped, handled: handled, name: name, queued: queued, undecodable: undecodable))
+    }
+
+    /// findServiceByName of `name`.
+    package static func lookup(name: String) -> ClientRequest { .lookup(LookupHeader(name: name)) }
+
+    /// ATTACH with the marker `token`.
+    package static func attach(token: String) -> ClientRequest { .attach(AttachHeader(token: token)) }
+
+    /// TRACE for `seconds`.
+    package static func trace(seconds: Int) -> ClientRequest { .trace(TraceHeader(seconds: seconds)) }
+
+    /// RELEASE of `service`'s actor `key`.
+    package static func release(service: String, key: String) -> ClientRequest {
+        .release(ReleaseHeader(key: key, service: service))
+    }
+
+    /// ACTORS of `service` (every service's when nil).
+    package static func actors(service: String?) -> ClientRequest { .actors(ActorsHeader(service: service)) }
 
     /// The command this request is sent as.
     public var command: Command {
@@ -75,23 +101,19 @@ package enum ClientRequest: Sendable, Equatable {
         let fields = HeaderFields(request)
         switch request.command {
         case .hello: return .hello
-        case .heartbeat:
-            let heartbeat = try HeartbeatHeader(fields)
-            return .heartbeat(
-                dropped: heartbeat.dropped, queued: heartbeat.queued, handled: heartbeat.handled,
-                name: heartbeat.name, undecodable: heartbeat.undecodable)
+        case .heartbeat: return .heartbeat(try HeartbeatHeader(fields))
         case .list: return .list
         case .register: return .register(try RegisterRequest(fields))
         case .unregister:
             return .unregister(try UnregisterRequest(fields))
-        case .lookup: return .lookup(name: try LookupHeader(fields).name)
+        case .lookup: return .lookup(try LookupHeader(fields))
         case .call:
             var call = try ServiceCall(fields)
             call.body = request.payload ?? []
             return .call(call)
         case .publish:
             return .publish(try PublishRequest(fields, payload: request.payload))
-        case .attach: return .attach(token: try AttachHeader(fields).token)
+        case .attach: return .attach(try AttachHeader(fields))
         case .dispatch: return .dispatch(try DispatchRequest(fields, payload: request.payload))
         case .replay: return .replay(try ReplayRequest(fields))
         case .ack: return .acknowledge(try Acknowledgement(fields))
@@ -100,11 +122,9 @@ package enum ClientRequest: Sendable, Equatable {
             return .apps(try AppsRequest(header, fields), operationID: header.opId)
         case .boot: return .boot(try BootRequest(fields))
         case .stats: return .stats
-        case .trace: return .trace(seconds: try TraceHeader(fields).seconds)
-        case .release:
-            let release = try ReleaseHeader(fields)
-            return .release(service: release.service, key: release.key)
-        case .actors: return .actors(service: try ActorsHeader(fields).service)
+        case .trace: return .trace(try TraceHeader(fields))
+        case .release: return .release(try ReleaseHeader(fields))
+        case .actors: return .actors(try ActorsHeader(fields))
         default:
             throw fields.problem("\(request.command) is sent by the broker only")
         }
@@ -121,24 +141,21 @@ package enum ClientRequest: Sendable, Equatable {
     public func frames(id: [UInt8]) -> [[UInt8]] {
         switch self {
         case .hello, .list, .stats: [ProtocolID.controlBytes, command.bytes, id, Self.emptyHeader]
-        case .trace(let seconds): TraceHeader(seconds: seconds).frames(id: id)
-        case .heartbeat(let dropped, let queued, let handled, let name, let undecodable):
-            HeartbeatHeader(
-                dropped: dropped, handled: handled, name: name, queued: queued, undecodable: undecodable
-            ).frames(id: id)
+        case .trace(let trace): trace.frames(id: id)
+        case .heartbeat(let heartbeat): heartbeat.frames(id: id)
         case .register(let register): register.frames(id: id)
         case .unregister(let unregister): unregister.frames(id: id)
-        case .lookup(let name): LookupHeader(name: name).frames(id: id)
+        case .lookup(let lookup): lookup.frames(id: id)
         case .call(let call): call.frames(id: id)
         case .publish(let publish): publish.frames(id: id)
-        case .attach(let token): AttachHeader(token: token).frames(id: id)
+        case .attach(let attach): attach.frames(id: id)
         case .dispatch(let dispatch): dispatch.frames(id: id, payload: JSONWriter.encode(dispatch.payload))
         case .replay(let replay): replay.frames(id: id)
         case .acknowledge(let ack): ack.frames(id: id)
         case .apps(let apps, let operationID): apps.header(operationID: operationID).frames(id: id)
         case .boot(let boot): boot.header.frames(id: id)
-        case .release(let service, let key): ReleaseHeader(key: key, service: service).frames(id: id)
-        case .actors(let service): ActorsHeader(service: service).frames(id: id)
+        case .release(let release): release.frames(id: id)
+        case .actors(let actors): actors.frames(id: id)
         }
     }
 

@@ -1,11 +1,15 @@
 /// DISCONNECT's header (broker → service): why the broker forgets the connection.
-struct DisconnectHeader: HeaderMessage {
-    var reason: String?
+package struct DisconnectHeader: HeaderMessage, Equatable {
+    package var reason: String?
 
-    static let command = Command.disconnect
-    static let blank = DisconnectHeader(reason: nil)
+    package init(reason: String?) {
+        self.reason = reason
+    }
 
-    mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+    package static let command = Command.disconnect
+    package static let blank = DisconnectHeader(reason: nil)
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
         try visitor.field("reason", &reason)
     }
 }

@@ -1,16 +1,27 @@
 /// A service's HEARTBEAT header: its name, and how its handlers fare — events dropped (they fell
 /// behind), queued, handled per event name (at most 1 000 names are read) and undecodable.
-struct HeartbeatHeader: HeaderMessage {
-    var dropped: UInt64?
-    var handled: [String: UInt64]?
-    var name: String?
-    var queued: UInt64?
-    var undecodable: UInt64?
+package struct HeartbeatHeader: HeaderMessage, Equatable {
+    package var dropped: UInt64?
+    package var handled: [String: UInt64]?
+    package var name: String?
+    package var queued: UInt64?
+    package var undecodable: UInt64?
 
-    static let command = Command.heartbeat
-    static let blank = HeartbeatHeader()
+    package init(
+        dropped: UInt64? = nil, handled: [String: UInt64]? = nil, name: String? = nil, queued: UInt64? = nil,
+        undecodable: UInt64? = nil
+    ) {
+        self.dropped = dropped
+        self.handled = handled
+        self.name = name
+        self.queued = queued
+        self.undecodable = undecodable
+    }
 
-    mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+    package static let command = Command.heartbeat
+    package static let blank = HeartbeatHeader()
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
         // A heartbeat is never answered: what it reports is read tolerantly, never refused.
         try visitor.field("dropped", tolerant: &dropped, bitPattern: false)
         var counts = handled.map { JSONValue.object($0.mapValues { .int(Int64(clamping: $0)) }) }

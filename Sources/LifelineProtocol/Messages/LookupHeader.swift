@@ -1,11 +1,15 @@
 /// LOOKUP's header: the name of the service to find (findServiceByName).
-struct LookupHeader: HeaderMessage {
-    var name: String
+package struct LookupHeader: HeaderMessage, Equatable {
+    package var name: String
 
-    static let command = Command.lookup
-    static let blank = LookupHeader(name: "")
+    package init(name: String) {
+        self.name = name
+    }
 
-    mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+    package static let command = Command.lookup
+    package static let blank = LookupHeader(name: "")
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
         try visitor.field("name", &name)
     }
 }

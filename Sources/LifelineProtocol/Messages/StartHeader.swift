@@ -1,11 +1,15 @@
 /// START's header (broker → service): the service whose start hook to run.
-struct StartHeader: HeaderMessage {
-    var name: String
+package struct StartHeader: HeaderMessage, Equatable {
+    package var name: String
 
-    static let command = Command.start
-    static let blank = StartHeader(name: "")
+    package init(name: String) {
+        self.name = name
+    }
 
-    mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+    package static let command = Command.start
+    package static let blank = StartHeader(name: "")
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
         try visitor.field("name", &name)
     }
 }

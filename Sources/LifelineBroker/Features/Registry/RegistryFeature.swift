@@ -17,10 +17,13 @@ struct RegistryFeature: BrokerFeature {
     {
         switch request {
         case .hello: core.reply(peer, id, Self.hello(core))
-        case .heartbeat(let dropped, let queued, let handled, let name, let undecodable):
-            if dropped != nil || queued != nil || handled != nil || undecodable != nil {
+        case .heartbeat(let heartbeat):
+            if heartbeat.dropped != nil || heartbeat.queued != nil || heartbeat.handled != nil
+                || heartbeat.undecodable != nil
+            {
                 core.registry.report(
-                    dropped: dropped, queued: queued, handled: handled, undecodable: undecodable, peer: peer)
+                    dropped: heartbeat.dropped, queued: heartbeat.queued, handled: heartbeat.handled,
+                    undecodable: heartbeat.undecodable, peer: peer)
             }
             let registering = waiting.values.contains {
                 if case .register(let waiting, _, _) = $0.wait { return waiting == peer }
@@ -28,7 +31,9 @@ struct RegistryFeature: BrokerFeature {
             }
             // A connection that names its service must hold it: one that registered only other
             // names (at run time) with a restarted broker has lost its own registration.
-            let lost = name.map { !core.registry.holds($0, peer: peer) } ?? !core.registry.isKnown(peer: peer)
+            let lost =
+                heartbeat.name.map { !core.registry.holds($0, peer: peer) } ?? !core.registry.isKnown(
+                    peer: peer)
             if lost && !registering {
                 core.send(peer, .disconnect(reason: "unknown peer: register again"))
             }
@@ -37,7 +42,8 @@ struct RegistryFeature: BrokerFeature {
         case .list:
             let records = core.registry.entries.values.sorted { $0.registration.name < $1.registration.name }
             core.reply(peer, id, ["services": .array(records.map { core.record(of: $0).json })])
-        case .attach(let token):
+        case .attach(let attach):
+            let token = attach.token
             if markers.hasSeen(token) {
                 core.reply(peer, id, Self.attached(core))
             } else {

@@ -47,7 +47,8 @@ struct ServicesFeature: BrokerFeature {
     mutating func handle(_ request: ClientRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore)
     {
         switch request {
-        case .lookup(let name):
+        case .lookup(let lookup):
+            let name = lookup.name
             guard let entry = core.registry.entry(named: name) else {
                 core.failMissingService(peer, id, name)
                 return
@@ -55,9 +56,9 @@ struct ServicesFeature: BrokerFeature {
             if park(request, for: name, from: peer, id: id, in: &core) { return }
             core.reply(peer, id, core.record(of: entry).json)
         case .call(let call): forward(call, from: peer, id: id, in: &core)
-        case .release(let service, let key):
-            release(service: service, key: key, from: peer, id: id, in: &core)
-        case .actors(let service): listActors(service, from: peer, id: id, in: &core)
+        case .release(let release):
+            self.release(service: release.service, key: release.key, from: peer, id: id, in: &core)
+        case .actors(let actors): listActors(actors.service, from: peer, id: id, in: &core)
         default: break
         }
     }
