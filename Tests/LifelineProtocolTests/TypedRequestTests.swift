@@ -226,7 +226,7 @@ struct TypedRequestTests {
         for decision in [
             StartDecision.allow, .refuse("no"), .change(app: "b", params: ["x": 1], mode: .pushNoAnimation),
         ] {
-            #expect(StartDecision(json: decision.json) == decision)
+            #expect(StartDecision(bytes: decision.bytes) == decision)
         }
         #expect(
             try Answer(body: Answer(.returnNO, payload: ["u": 1], completion: "newData").body)

@@ -49,6 +49,18 @@ struct WireRecordTests {
             ReplayResult(epoch: 5, sequence: 9, topics: Self.topics, replayed: nil, gap: gap),
             keys: ["epoch", "gap", "sequence", "topics"])
         try Self.check(
+            BootTaskOutcome.Record(outcome: "skipped", reason: "condition"), keys: ["outcome", "reason"])
+        #expect(BootTaskOutcome(bytes: BootTaskOutcome.skipped(reason: "no").bytes) == .skipped(reason: "no"))
+        #expect(BootTaskOutcome(bytes: Array("not json".utf8)) == .done, "anything but a skip is done")
+        try Self.check(
+            StartDecision.Record(
+                action: "change", app: "b", mode: "pushNoAnimation", params: ["x": 1], reason: "r"),
+            keys: ["action", "app", "mode", "params", "reason"])
+        #expect(
+            StartDecision(bytes: Array(#"{"action":"refuse","reason":7}"#.utf8)) == .refuse("no reason given")
+        )
+        #expect(StartDecision(bytes: Array("[]".utf8)) == .allow, "anything unreadable allows the start")
+        try Self.check(
             AttachReceipt(bus: "tcp://h:1", epoch: 5, sequence: 9, lifecycle: .active),
             keys: ["bus", "epoch", "lifecycle", "sequence"])
         try Self.check(

@@ -199,7 +199,7 @@ struct ServiceResponder: Sendable {
         let short = run.task.hasPrefix(name + ".") ? String(run.task.dropFirst(name.count + 1)) : run.task
         let handler = service.bootTasks[short]
         func skip(_ reason: String) -> ControlReply {
-            ControlReply(requestID: id, json: BootTaskOutcome.skipped(reason: reason).json)
+            ControlReply(requestID: id, status: .ok, body: BootTaskOutcome.skipped(reason: reason).bytes)
         }
         switch run.condition {
         case .environment(let variable, let expected)?:
@@ -215,7 +215,7 @@ struct ServiceResponder: Sendable {
             }
         default: break
         }
-        return await replying(id, "\(run.task) failed") {
+        return await replyingText(id, "\(run.task) failed") {
             if run.kind == .start {
                 try await service.startHook?(context)
             } else {
@@ -224,7 +224,7 @@ struct ServiceResponder: Sendable {
                 }
                 try await handler.body(boot)
             }
-            return BootTaskOutcome.done.json
+            return BootTaskOutcome.done.bytes
         }
     }
 
@@ -245,7 +245,7 @@ struct ServiceResponder: Sendable {
             context.log("start interceptor failed (\(error)); allowing the start")
             decision = .allow
         }
-        return ControlReply(requestID: id, json: decision.json)
+        return ControlReply(requestID: id, status: .ok, body: decision.bytes)
     }
 
     /// A call to one of the methods of this service or of one it registered at run time.

@@ -3,18 +3,35 @@ package enum BootTaskOutcome: Sendable, Equatable {
     case done
     case skipped(reason: String)
 
-    public init(json: JSONValue) {
-        if json["outcome"]?.stringValue == "skipped" {
-            self = .skipped(reason: json["reason"]?.stringValue ?? "skipped by the service")
+    /// Reads the reply body; anything but a skip (even unreadable text) is `done`.
+    public init(bytes: [UInt8]) {
+        let record = (try? Record(bytes: bytes)) ?? .blank
+        if record.outcome == "skipped" {
+            self = .skipped(reason: record.reason ?? "skipped by the service")
         } else {
             self = .done
         }
     }
 
-    public var json: JSONValue {
+    /// The reply body.
+    public var bytes: [UInt8] {
         switch self {
-        case .done: ["outcome": "done"]
-        case .skipped(let reason): ["outcome": "skipped", "reason": .string(reason)]
+        case .done: Record(outcome: "done").bytes
+        case .skipped(let reason): Record(outcome: "skipped", reason: reason).bytes
+        }
+    }
+
+    /// The reply's fields, declared once: `{"outcome": "done" | "skipped", "reason"?}`.
+    struct Record: WireRecord, Equatable {
+        var outcome: String?
+        var reason: String?
+
+        static let blank = Record()
+        static let recordName = "the BOOT run's reply"
+
+        mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+            try visitor.field("outcome", tolerant: &outcome)
+            try visitor.field("reason", tolerant: &reason)
         }
     }
 }

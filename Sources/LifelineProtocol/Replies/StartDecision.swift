@@ -8,29 +8,47 @@ public enum StartDecision: Sendable, Equatable {
     case refuse(String)
 
     /// Reads the reply body; anything unreadable allows the start.
-    package init(json: JSONValue) {
-        switch json["action"]?.stringValue {
-        case "refuse": self = .refuse(json["reason"]?.stringValue ?? "no reason given")
+    package init(bytes: [UInt8]) {
+        let record = (try? Record(bytes: bytes)) ?? .blank
+        switch record.action {
+        case "refuse": self = .refuse(record.reason ?? "no reason given")
         case "change":
             var params: JSONValue?
-            if let given = json["params"], case .object = given { params = given }
+            if let given = record.params, case .object = given { params = given }
             self = .change(
-                app: json["app"]?.stringValue, params: params,
-                mode: json["mode"]?.stringValue.flatMap(LaunchMode.init(rawValue:)))
+                app: record.app, params: params, mode: record.mode.flatMap(LaunchMode.init(rawValue:)))
         default: self = .allow
         }
     }
 
-    package var json: JSONValue {
+    /// The reply body.
+    package var bytes: [UInt8] {
         switch self {
-        case .allow: return ["action": "allow"]
-        case .refuse(let reason): return ["action": "refuse", "reason": .string(reason)]
+        case .allow: Record(action: "allow").bytes
+        case .refuse(let reason): Record(action: "refuse", reason: reason).bytes
         case .change(let app, let params, let mode):
-            var members: [String: JSONValue] = ["action": "change"]
-            if let app { members["app"] = .string(app) }
-            if let params { members["params"] = params }
-            if let mode { members["mode"] = .string(mode.rawValue) }
-            return .object(members)
+            Record(action: "change", app: app, mode: mode?.rawValue, params: params).bytes
+        }
+    }
+
+    /// The reply's fields, declared once: `{"action": "allow" | "change" | "refuse", "app"?, "mode"?,
+    /// "params"?, "reason"?}`, read tolerantly (a value of another kind is absent).
+    struct Record: WireRecord, Equatable {
+        var action: String?
+        var app: String?
+        var mode: String?
+        var params: JSONValue?
+        var reason: String?
+
+        static let blank = Record()
+        static let recordName = "the INTERCEPT reply"
+
+        mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+            try visitor.field("action", tolerant: &action)
+            try visitor.field("app", tolerant: &app)
+            try visitor.field("mode", tolerant: &mode)
+            try visitor.field("params", any: &params)
+            try visitor.field("reason", tolerant: &reason)
         }
     }
 }

@@ -125,7 +125,7 @@ extension AppsFeature {
         let body = (try? reply.json()) ?? .null
         switch transition.stage {
         case .intercepting:
-            switch StartDecision(json: body) {
+            switch StartDecision(bytes: reply.body) {
             case .refuse(let reason):
                 transition.failure = (
                     .forbidden,

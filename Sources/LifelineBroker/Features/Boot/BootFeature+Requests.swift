@@ -98,7 +98,7 @@ extension BootFeature {
         let outcome: String
         let reason: JSONValue
         if reply.status.isSuccess {
-            switch BootTaskOutcome(json: (try? reply.json()) ?? .null) {
+            switch BootTaskOutcome(bytes: reply.body) {
             case .done: (outcome, reason) = ("done", .null)
             case .skipped(let why): (outcome, reason) = ("skipped", .string(why))
             }

@@ -211,7 +211,7 @@ struct BootFeature: BrokerFeature {
         if answeredOnDemand(wait, with: reply, in: &core) { return }
         guard let name = boot?.inFlight.removeValue(forKey: wait.key) else { return }
         if reply.status.isSuccess {
-            switch BootTaskOutcome(json: (try? reply.json()) ?? .null) {
+            switch BootTaskOutcome(bytes: reply.body) {
             case .done: finishTask(name, .done, reason: nil, in: &core)
             case .skipped(let reason): finishTask(name, .skipped, reason: reason, in: &core)
             }
