@@ -198,4 +198,83 @@ struct BytesCodingTests {
             Array(String(repeating: "[", count: 65).utf8) + Array(String(repeating: "]", count: 65).utf8)
         #expect((try? JSONTape(deep)) == nil && (try? JSONParser.parse(deep)) == nil)
     }
+
+    /// A value of every kind the byte coders take apart differently from the tree's.
+    struct Sample: Codable, Equatable {
+        var text: String
+        var count: Int
+        var big: UInt64?
+        var ratio: Double
+        var flag: Bool
+        var lines: [Line]
+        var byName: [String: Int]
+        var nested: [[Int8]]?
+    }
+
+    static func randomSample(_ generator: inout SeededGenerator) -> Sample {
+        let characters = Array("aé\"\\/\u{0}\u{1f}\n\t 😀{}[],:0")
+        func text() -> String {
+            String(
+                (0..<Int.random(in: 0..<8, using: &generator)).map { _ in
+                    characters.randomElement(using: &generator)!
+                })
+        }
+        func integer() -> Int {
+            [Int.min, Int.max, 0, -1, Int.random(in: -1_000_000...1_000_000, using: &generator)]
+                .randomElement(using: &generator)!
+        }
+        let lines = (0..<Int.random(in: 0..<3, using: &generator)).map { _ in
+            Line(sku: text(), count: integer(), note: Bool.random(using: &generator) ? text() : nil)
+        }
+        var byName: [String: Int] = [:]
+        for _ in 0..<Int.random(in: 0..<3, using: &generator) { byName[text()] = integer() }
+        return Sample(
+            text: text(), count: integer(),
+            big: Bool.random(using: &generator)
+                ? UInt64.random(in: 0...UInt64(Int64.max), using: &generator) : nil,
+            ratio: [0.5, -1e300, 3.25, Double(integer())].randomElement(using: &generator)!,
+            flag: Bool.random(using: &generator), lines: lines, byName: byName,
+            nested: Bool.random(using: &generator)
+                ? [[Int8.min, Int8.max], [Int8.random(in: -9...9, using: &generator)]] : nil)
+    }
+
+    /// What decoding gives: the value, or the error's words.
+    enum Outcome<T: Equatable>: Equatable {
+        case value(T)
+        case refused(String)
+
+        init(_ decode: () throws -> T) {
+            do { self = .value(try decode()) } catch { self = .refused("\(error)") }
+        }
+    }
+
+    @Test(
+        "property, seeded: the byte coders against the tree's on random values and on their texts mutated — text of the same value, the same values, the same refusals in the same words"
+    )
+    func byteCodersMatchTheTree() throws {
+        var generator = SeededGenerator()
+        let alphabet = Array("{}[]\":,.-+eE0123456789truefalsnl \\u".utf8)
+        for round in 0..<500 {
+            let sample = Self.randomSample(&generator)
+            let text = try JSONBytesEncoder.encode(sample)
+            #expect(
+                JSONWriter.encode(try JSONParser.parse(text))
+                    == JSONWriter.encode(try JSONValueEncoder.encode(sample)),
+                "round \(round): the text is not the tree's value; \(generator.replay)")
+            #expect(
+                try JSONBytesDecoder.decode(Sample.self, from: text) == sample,
+                "round \(round); \(generator.replay)")
+            for _ in 0..<8 {
+                var mutated = text
+                let index = Int.random(in: 0..<mutated.count, using: &generator)
+                mutated[index] = alphabet.randomElement(using: &generator)!
+                let fromBytes = Outcome { try JSONBytesDecoder.decode(Sample.self, from: mutated) }
+                let fromTree = Outcome { try JSONValueDecoder.decode(Sample.self, from: mutated) }
+                #expect(
+                    fromBytes == fromTree,
+                    "round \(round): \(String(decoding: mutated, as: UTF8.self)); \(generator.replay)")
+                if fromBytes != fromTree { return }
+            }
+        }
+    }
 }
