@@ -40,49 +40,59 @@ package struct ServiceDescription: Sendable, Equatable {
 
     public var isEmpty: Bool { methods.isEmpty && events.isEmpty }
 
-    public var json: JSONValue {
-        [
-            "methods": .object(
-                methods.mapValues {
-                    [
-                        "summary": .string($0.summary), "arguments": .string($0.arguments),
-                        "reply": .string($0.reply),
-                    ]
-                }),
-            "events": .object(
-                events.mapValues {
-                    ["summary": .string($0.summary), "fields": .object($0.fields.mapValues { .string($0) })]
-                }),
-        ]
+    /// What is wrong with the description of a service answering `known` methods, nil when
+    /// nothing: its size, a method it does not answer, an event that is not custom.
+    func problem(methods known: [String]) -> String? {
+        if bytes.count > Self.maximumBytes { return "'describe' is at most \(Self.maximumBytes) bytes" }
+        if let stray = methods.keys.sorted().first(where: { !known.contains($0) }) {
+            return "'describe' names the method '\(stray)', which is not in 'methods'"
+        }
+        if let stray = events.keys.sorted().first(where: { !EventName(rawValue: $0).isCustom }) {
+            return "'describe' may describe custom events only (with a namespace), not '\(stray)'"
+        }
+        return nil
+    }
+}
+
+/// REGISTER's `describe`, declared once: `{"events": {name: {"fields": {field: type}, "summary"}},
+/// "methods": {name: {"arguments", "reply", "summary"}}}`.
+extension ServiceDescription: WireRecord {
+    package static let blank = ServiceDescription()
+    package static let recordName = "'describe'"
+
+    /// A method's name as a key of `methods`.
+    struct MethodName: RawRepresentable, Hashable {
+        var rawValue: String
     }
 
-    /// Reads REGISTER's `describe`; every described method must be one of `methods`.
-    /// - Throws: ``ProtocolError`` (400) saying what is wrong, without the command's name.
-    public init(json: JSONValue, methods known: [String]) throws(ProtocolError) {
-        guard JSONWriter.encode(json).count <= Self.maximumBytes else {
-            throw ProtocolError(.badRequest, "'describe' is at most \(Self.maximumBytes) bytes")
-        }
-        for (name, value) in json["methods"]?.objectValue ?? [:] {
-            guard known.contains(name) else {
-                throw ProtocolError(
-                    .badRequest, "'describe' names the method '\(name)', which is not in 'methods'")
-            }
-            methods[name] = Method(
-                summary: value["summary"]?.stringValue ?? "",
-                arguments: value["arguments"]?.stringValue ?? "",
-                reply: value["reply"]?.stringValue ?? "")
-        }
-        for (name, value) in json["events"]?.objectValue ?? [:] {
-            guard EventName(rawValue: name).isCustom else {
-                throw ProtocolError(
-                    .badRequest,
-                    "'describe' may describe custom events only (with a namespace), not '\(name)'")
-            }
-            var fields: [String: String] = [:]
-            for (field, type) in value["fields"]?.objectValue ?? [:] {
-                fields[field] = type.stringValue ?? ""
-            }
-            events[name] = Event(summary: value["summary"]?.stringValue ?? "", fields: fields)
-        }
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        var byEvent = Dictionary(uniqueKeysWithValues: events.map { (EventName(rawValue: $0.key), $0.value) })
+        try visitor.field("events", records: &byEvent)
+        events = Dictionary(uniqueKeysWithValues: byEvent.map { ($0.key.rawValue, $0.value) })
+        var byMethod = Dictionary(
+            uniqueKeysWithValues: methods.map { (MethodName(rawValue: $0.key), $0.value) })
+        try visitor.field("methods", records: &byMethod)
+        methods = Dictionary(uniqueKeysWithValues: byMethod.map { ($0.key.rawValue, $0.value) })
+    }
+}
+
+extension ServiceDescription.Method: WireRecord {
+    package static let blank = Self(summary: "")
+    package static let recordName = "a described method"
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("arguments", &arguments, default: "")
+        try visitor.field("reply", &reply, default: "")
+        try visitor.field("summary", &summary, default: "")
+    }
+}
+
+extension ServiceDescription.Event: WireRecord {
+    package static let blank = Self(summary: "")
+    package static let recordName = "a described event"
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("fields", strings: &fields)
+        try visitor.field("summary", &summary, default: "")
     }
 }

@@ -157,8 +157,9 @@ extension ServiceRegistration: WireRecord {
         try visitor.field("attach", &attachToken)
         try visitor.field("bootTasks", records: &bootTasks)
         try visitor.field("deadlines", &deadlines, in: 1...3_600_000)
-        var describe = description.isEmpty ? JSONValue.null : description.json
-        try visitor.field("describe", any: &describe, default: .null)
+        var describe = description.isEmpty ? nil : description
+        try visitor.field("describe", nullableRecord: &describe)
+        description = describe ?? ServiceDescription()
         var eventNames = events.map(\.rawValue)
         try visitor.field("events", list: &eventNames)
         try visitor.field("heartbeat", record: &heartbeat, default: .standard)
@@ -203,14 +204,8 @@ extension ServiceRegistration: WireRecord {
         }
         let service = name
         try visitor.check(bootTasks.lazy.compactMap { Self.bootTaskProblem($0, of: service) }.first)
-        if describe != .null {
-            switch Result(catching: { () throws(ProtocolError) in
-                try ServiceDescription(json: describe, methods: methods)
-            }) {
-            case .success(let described): description = described
-            case .failure(let error): try visitor.check(error.message)
-            }
-        }
+        let known = methods
+        try visitor.check(description.problem(methods: known))
         try visitor.check(
             idempotent.contains { !methods.contains($0) }
                 ? "'idempotent' must name methods listed in 'methods'" : nil)

@@ -164,6 +164,42 @@ struct WireRecordTests {
         fields["priorities"] = ["didBecomeActive": 1]
         let stray = #expect(throws: ProtocolError.self) { try ServiceRegistration(json: .object(fields)) }
         #expect(stray?.message == "REGISTER 'priorities' names didBecomeActive, which is not in 'events'")
+        // The description: read back whole, and each of its rules refused in its words.
+        fields["priorities"] = nil
+        fields["describe"] = [
+            "methods": ["add": ["summary": "adds", "arguments": "{}", "reply": "{}"]],
+            "events": ["com.example.added": ["summary": "", "fields": ["items": "number"]]],
+        ]
+        let described = try ServiceRegistration(json: .object(fields)).description
+        #expect(described.methods["add"] == .init(summary: "adds", arguments: "{}", reply: "{}"))
+        #expect(described.events["com.example.added"]?.fields == ["items": "number"])
+        #expect(try ServiceDescription(bytes: described.bytes) == described)
+        for (describe, message) in [
+            (
+                ["methods": ["nope": ["summary": "x"]]] as JSONValue,
+                "REGISTER 'describe' names the method 'nope', which is not in 'methods'"
+            ),
+            (
+                ["events": ["openURL": ["summary": "x"]]],
+                "REGISTER 'describe' may describe custom events only (with a namespace), not 'openURL'"
+            ),
+            (
+                ["methods": ["add": ["summary": .string(String(repeating: "x", count: 17_000))]]],
+                "REGISTER 'describe' is at most 16384 bytes"
+            ),
+            (
+                ["events": ["com.example.added": ["fields": ["items": 3]]]],
+                "REGISTER 'describe' 'events.com.example.added' 'fields.items' must be a string"
+            ),
+        ] {
+            fields["describe"] = describe
+            let refusal = #expect(throws: ProtocolError.self) {
+                try ServiceRegistration(json: .object(fields))
+            }
+            #expect(refusal?.message == message)
+        }
+        fields["describe"] = .null
+        #expect(try ServiceRegistration(json: .object(fields)).description.isEmpty)
     }
 
     @Test("what a reply lacks takes the value its absence means; a wrong kind is refused, naming the field")

@@ -229,6 +229,20 @@ package struct HeaderReader: HeaderVisitor {
         value = numbers
     }
 
+    package mutating func field(_ key: StaticString, strings value: inout [String: String])
+        throws(ProtocolError)
+    {
+        var strings: [String: String] = [:]
+        for (name, index) in try fields.members(key.description) {
+            let kind = fields.document[index].kind
+            guard kind == .string || kind == .escapedString else {
+                throw fields.problem("\(fields.what) '\(key).\(name)' must be a string")
+            }
+            strings[name] = fields.document.string(at: index)
+        }
+        value = strings
+    }
+
     package mutating func field<Record: WireRecord>(_ key: StaticString, records value: inout [Record])
         throws(ProtocolError)
     {

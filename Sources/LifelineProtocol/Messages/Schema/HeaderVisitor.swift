@@ -86,6 +86,8 @@ package protocol HeaderVisitor {
     mutating func field<Name: RawRepresentable & Hashable>(
         _ key: StaticString, _ value: inout [Name: Int], in range: ClosedRange<Int>
     ) throws(Failure) where Name.RawValue == String
+    /// An object of strings by name; absent means empty, and empty is written all the same.
+    mutating func field(_ key: StaticString, strings value: inout [String: String]) throws(Failure)
     /// An array of records; absent means empty.
     mutating func field<Record: WireRecord>(_ key: StaticString, records value: inout [Record])
         throws(Failure)

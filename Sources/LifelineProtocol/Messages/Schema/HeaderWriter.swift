@@ -152,6 +152,18 @@ package struct HeaderWriter: HeaderVisitor {
         object.add(key, text: text)
     }
 
+    package mutating func field(_ key: StaticString, strings value: inout [String: String]) {
+        var text: [UInt8] = [UInt8(ascii: "{")]
+        for (index, member) in value.sorted(by: { $0.key < $1.key }).enumerated() {
+            if index > 0 { text.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(member.key, into: &text)
+            text.append(UInt8(ascii: ":"))
+            JSONWriter.writeString(member.value, into: &text)
+        }
+        text.append(UInt8(ascii: "}"))
+        object.add(key, text: text)
+    }
+
     package mutating func field<Record: WireRecord>(_ key: StaticString, records value: inout [Record]) {
         var text: [UInt8] = [UInt8(ascii: "[")]
         for (index, record) in value.enumerated() {
