@@ -206,15 +206,12 @@ public final class LifelineClient: Sendable {
     /// The Context's findServiceByName: the record, or ``LifelineError`` with status 404.
     /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, `.notFound` when no service has the name.
     public func lookup(_ name: String) async throws -> ServiceRecord {
-        try ServiceRecord(json: try await request(.lookup(name: name)).json())
+        try ServiceRecord(bytes: try await request(.lookup(name: name)).body)
     }
 
     /// Every registered service.
     public func services() async throws -> [ServiceRecord] {
-        let body = try await request(.list).json()
-        return try (body["services"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in
-            try ServiceRecord(json: value)
-        }
+        try ServiceList(bytes: try await request(.list).body).services
     }
 
     /// Calls `method` of `service` through the broker and returns its answer. A service's own error

@@ -180,16 +180,12 @@ package final class BlockingClient {
     /// The Context's findServiceByName: the record, or ``LifelineError`` with status 404.
     /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, `.notFound` when no service has the name.
     package func lookup(_ name: String, timeout: Duration = .seconds(5)) throws -> ServiceRecord {
-        try ServiceRecord(
-            json: try request(.lookup(name: name), timeout: timeout).json())
+        try ServiceRecord(bytes: try request(.lookup(name: name), timeout: timeout).body)
     }
 
     /// Every registered service, sorted by name.
     package func services(timeout: Duration = .seconds(5)) throws -> [ServiceRecord] {
-        let body = try request(.list, timeout: timeout).json()
-        return try (body["services"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in
-            try ServiceRecord(json: value)
-        }
+        try ServiceList(bytes: try request(.list, timeout: timeout).body).services
     }
 
     /// Calls a service's method through the broker; the reply comes back whatever its status (a

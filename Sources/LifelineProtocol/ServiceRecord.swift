@@ -73,35 +73,43 @@ public struct ServiceRecord: Sendable, Equatable {
     public var pid: Int { registration.pid }
     /// Whether several processes may serve the name (they register as its ``instances``).
     public var replicable: Bool { registration.replicable }
+}
 
-    package var json: JSONValue {
-        guard case .object(var members) = registration.json else { return registration.json }
-        members["attach"] = nil
-        members["registeredAt"] = .int(registeredAtMilliseconds)
-        members["lastHeartbeatMsAgo"] = .int(lastSeenMillisecondsAgo)
-        members["uptimeMs"] = .int(uptimeMilliseconds)
-        members["started"] = .bool(started)
-        members["dropped"] = .int(Int64(dropped))
-        if registration.replicable { members["instances"] = .array(instances.map(\.json)) }
-        return .object(members)
+/// A LOOKUP reply, and each entry of LIST's: the registration's fields (but its `attach` token) and
+/// the broker's beside them, declared once.
+extension ServiceRecord: WireRecord {
+    package static var blank: Self {
+        Self(
+            registration: .blank, registeredAtMilliseconds: 0, lastSeenMillisecondsAgo: 0,
+            uptimeMilliseconds: 0)
     }
+    package static var recordName: String { "a service record" }
+    package static var fieldsInOrder: Bool { false }
 
-    /// Reads a record from a LOOKUP or LIST reply.
-    package init(json: JSONValue) throws(ProtocolError) {
-        guard case .object(var members) = json else {
-            throw ProtocolError(.badRequest, "a service record is an object")
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try registration.visitAsRecord(&visitor)
+        try visitor.field("dropped", &dropped, default: 0, bitPattern: false)
+        if registration.replicable || !instances.isEmpty {
+            try visitor.field("instances", records: &instances)
         }
-        members["attach"] = members["attach"] ?? .string("-")
-        let registration = try ServiceRegistration(json: .object(members))
-        self.init(
-            registration: registration, registeredAtMilliseconds: json["registeredAt"]?.intValue ?? 0,
-            lastSeenMillisecondsAgo: json["lastHeartbeatMsAgo"]?.intValue ?? 0,
-            uptimeMilliseconds: json["uptimeMs"]?.intValue ?? 0,
-            started: json["started"]?.boolValue ?? false,
-            dropped: UInt64(max(0, json["dropped"]?.intValue ?? 0)))
-        instances = try (json["instances"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in
-            try Instance(json: value)
-        }
+        try visitor.field("lastHeartbeatMsAgo", &lastSeenMillisecondsAgo, default: 0)
+        try visitor.field("registeredAt", &registeredAtMilliseconds, default: 0)
+        try visitor.field("started", always: &started, default: false)
+        try visitor.field("uptimeMs", &uptimeMilliseconds, default: 0)
+    }
+}
+
+/// The LIST reply: every registered service's record, by name.
+package struct ServiceList: WireRecord, Equatable {
+    package var services: [ServiceRecord]
+
+    package init(services: [ServiceRecord]) { self.services = services }
+
+    package static var blank: Self { Self(services: []) }
+    package static var recordName: String { "the LIST reply" }
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("services", records: &services)
     }
 }
 

@@ -147,14 +147,22 @@ extension ServiceRegistration: WireRecord {
         try visit(&visitor, resume: &resume, holding: &holding)
     }
 
+    /// The fields of a registration as the broker's record of it shows them (LOOKUP, LIST): every
+    /// field but the `attach` token, which stays between the service and the broker.
+    mutating func visitAsRecord<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        var resume: EventCursor?
+        var holding: [String] = []
+        try visit(&visitor, resume: &resume, holding: &holding, attach: false)
+    }
+
     /// The fields of REGISTER's header: this registration's, with a request's `resume` and
     /// `holding` among them (in sorted order); then the rules between fields, checked once all are
     /// read (a boot task, a priority or a described method names what other fields list).
     mutating func visit<Visitor: HeaderVisitor>(
-        _ visitor: inout Visitor, resume: inout EventCursor?, holding: inout [String]
+        _ visitor: inout Visitor, resume: inout EventCursor?, holding: inout [String], attach: Bool = true
     ) throws(Visitor.Failure) {
         try visitor.field("apps", list: &apps)
-        try visitor.field("attach", &attachToken)
+        if attach { try visitor.field("attach", &attachToken) }
         try visitor.field("bootTasks", records: &bootTasks)
         try visitor.field("deadlines", &deadlines, in: 1...3_600_000)
         var describe = description.isEmpty ? nil : description
@@ -185,7 +193,7 @@ extension ServiceRegistration: WireRecord {
         try visitor.check(
             instance.isEmpty || instance.utf8.count > 100 ? "needs a string 'instance' of 1–100 bytes" : nil)
         try visitor.check(
-            attachToken.isEmpty || attachToken.utf8.count > 100
+            attach && (attachToken.isEmpty || attachToken.utf8.count > 100)
                 ? "needs a string 'attach' token of 1–100 bytes" : nil)
         try visitor.check(Self.eventsProblem(eventNames))
         events = Set(eventNames).sorted().map(EventName.init(rawValue:))

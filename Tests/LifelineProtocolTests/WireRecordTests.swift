@@ -105,6 +105,31 @@ struct WireRecordTests {
                 "connected", "dropped", "host", "inFlight", "instance", "lastHeartbeatMsAgo", "pid",
                 "registeredAt",
             ])
+        // A service record: its registration's fields but the attach token, the broker's among them,
+        // put in sorted order by the writer.
+        var registration = ServiceRegistration(
+            name: "cart", instance: "i1", pid: 7, host: "h", events: [.openURL], methods: ["add"],
+            attachToken: "secret")
+        registration.replicable = true
+        var record = ServiceRecord(
+            registration: registration, registeredAtMilliseconds: 5, lastSeenMillisecondsAgo: 6,
+            uptimeMilliseconds: 7, started: true, dropped: 3)
+        record.instances = [
+            ServiceRecord.Instance(
+                instance: "i1", pid: 7, host: "h", registeredAtMilliseconds: 5, lastSeenMillisecondsAgo: 6,
+                inFlight: 1, connected: true, dropped: 3)
+        ]
+        record.registration.attachToken = ""
+        try Self.check(
+            record,
+            keys: [
+                "apps", "bootTasks", "deadlines", "describe", "dropped", "events", "heartbeat", "host",
+                "instance", "instances", "interceptor", "lastHeartbeatMsAgo", "lazy", "methods", "name",
+                "pid",
+                "priorities", "registeredAt", "replicable", "started", "uptimeMs",
+            ])
+        #expect(!String(decoding: ServiceList(services: [record]).bytes, as: UTF8.self).contains("secret"))
+        try Self.check(ServiceList(services: [record, record]), keys: ["services"])
     }
 
     @Test(

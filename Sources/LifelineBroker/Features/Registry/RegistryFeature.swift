@@ -41,7 +41,7 @@ struct RegistryFeature: BrokerFeature {
         case .unregister(let request): unregister(request, from: peer, id: id, in: &core)
         case .list:
             let records = core.registry.entries.values.sorted { $0.registration.name < $1.registration.name }
-            core.reply(peer, id, ["services": .array(records.map { core.record(of: $0).json })])
+            core.reply(peer, id, ServiceList(services: records.map { core.record(of: $0) }))
         case .attach(let attach):
             let token = attach.token
             if markers.hasSeen(token) {

@@ -54,7 +54,7 @@ struct ServicesFeature: BrokerFeature {
                 return
             }
             if park(request, for: name, from: peer, id: id, in: &core) { return }
-            core.reply(peer, id, core.record(of: entry).json)
+            core.reply(peer, id, core.record(of: entry))
         case .call(let call): forward(call, from: peer, id: id, in: &core)
         case .release(let release):
             self.release(service: release.service, key: release.key, from: peer, id: id, in: &core)

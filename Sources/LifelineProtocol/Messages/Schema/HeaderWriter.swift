@@ -1,9 +1,13 @@
 /// Writes the fields a ``HeaderMessage`` declares as a JSON object, straight into bytes.
 package struct HeaderWriter: HeaderVisitor {
     package typealias Failure = Never
-    private var object = JSONObjectWriter(capacity: 96)
+    private var object: JSONObjectWriter
 
-    package init() {}
+    /// A writer of fields declared in sorted order, or (`sortingKeys`) in any order, put in order
+    /// when the object is finished.
+    package init(sortingKeys: Bool = false) {
+        object = JSONObjectWriter(capacity: 96, sortingKeys: sortingKeys)
+    }
 
     package mutating func finish() -> [UInt8] { object.finish() }
 

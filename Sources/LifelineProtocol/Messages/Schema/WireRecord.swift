@@ -6,11 +6,17 @@ package protocol WireRecord: Sendable {
     static var blank: Self { get }
     /// What errors call it ("the HELLO reply").
     static var recordName: String { get }
-    /// Names each field, in alphabetical order (the order a writer writes them).
+    /// Names each field, in alphabetical order (the order a writer writes them) unless
+    /// ``fieldsInOrder`` says otherwise.
     mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure)
+    /// False for a record whose `visit` names its fields out of order (one that includes another's
+    /// fields): its writer puts them in order at the end.
+    static var fieldsInOrder: Bool { get }
 }
 
 extension WireRecord {
+    package static var fieldsInOrder: Bool { true }
+
     /// Reads the record from its JSON text.
     /// - Throws: ``ProtocolError`` (400) naming the record, the field and what was wrong.
     package init(bytes: [UInt8]) throws(ProtocolError) {
@@ -35,7 +41,7 @@ extension WireRecord {
 
     /// The record as JSON text, written without a tree.
     package var bytes: [UInt8] {
-        var writer = HeaderWriter()
+        var writer = HeaderWriter(sortingKeys: !Self.fieldsInOrder)
         var copy = self
         copy.visit(&writer)
         return writer.finish()
