@@ -40,8 +40,8 @@ struct IdempotentPublishTests {
         for _ in 0..<3 {
             let answer = try #require(try reply())
             #expect(answer.status == .ok)
-            receipts[String(decoding: answer.requestID, as: UTF8.self)] = PublishReceipt(
-                json: try answer.json())
+            receipts[String(decoding: answer.requestID, as: UTF8.self)] = try PublishReceipt(
+                body: answer.body)
         }
         #expect(Set(receipts.keys) == ["try-1", "try-2", "try-3"], "every copy is answered")
         #expect(Set(receipts.values.map(\.sequence)) == [1], "all with the first receipt")

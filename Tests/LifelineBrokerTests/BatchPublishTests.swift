@@ -30,7 +30,7 @@ struct BatchPublishTests {
         let answer = broker.raw("cli", Self.batch(Array(repeating: "app.tick", count: 5)))
         let reply = try #require(answer)
         #expect(reply.status == .ok)
-        let receipt = PublishReceipt(json: try reply.json())
+        let receipt = try PublishReceipt(json: reply.json())
         #expect(receipt.count == 5 && receipt.sequence == before + 5 && receipt.firstSequence == before + 1)
         #expect(receipt.subscribers == 1 && receipt.event == "app.tick")
         let published = broker.published
@@ -47,7 +47,7 @@ struct BatchPublishTests {
         broker.register("url", peer: "svc2", events: ["app.b"])
         let answer = broker.raw("cli", Self.batch(["app.a", "app.b", "app.a", "app.c"]))
         let reply = try #require(answer)
-        let receipt = PublishReceipt(json: try reply.json())
+        let receipt = try PublishReceipt(json: reply.json())
         #expect(receipt.count == 4 && receipt.subscribers == 2 && receipt.event == "app.c")
         #expect(receipt.subscribersByEvent == ["app.a": 1, "app.b": 1, "app.c": 0], "each name's own count")
         #expect(broker.published.map(\.name) == ["app.a", "app.b", "app.a", "app.c"])
@@ -154,12 +154,12 @@ struct BatchPublishTests {
         for item in first.core.takeStartupOutput() { if case .record(let record) = item { bytes += record } }
         let frames = Self.batch(Array(repeating: "app.x", count: 4), header: ["publishId": "p.7"])
         let firstReply = first.raw("cli", frames)
-        let original = PublishReceipt(json: try #require(firstReply).json())
+        let original = try PublishReceipt(json: #require(firstReply).json())
         for item in first.output { if case .record(let record) = item { bytes += record } }
         var second = BrokerHarness.restarted(journal: bytes)
         #expect(second.core.sequence == 4 && second.core.epoch == first.core.epoch)
         let againReply = second.raw("cli", frames)
-        let again = PublishReceipt(json: try #require(againReply).json())
+        let again = try PublishReceipt(json: #require(againReply).json())
         #expect(second.published.isEmpty && second.core.sequence == 4)
         #expect(
             again.count == 4 && again.firstSequence == original.firstSequence
@@ -175,12 +175,12 @@ struct BatchPublishTests {
         _ = first.raw("cli", Self.batch(["app.a"], header: ["publishId": "p.1"]))
         let frames = Self.batch(["app.b", "app.a", "app.b"], header: ["publishId": "p.2"])
         let originalReply = first.raw("cli", frames)
-        let original = PublishReceipt(json: try #require(originalReply).json())
+        let original = try PublishReceipt(json: #require(originalReply).json())
         #expect(original.subscribersByEvent == ["app.a": 1, "app.b": 0])
         for item in first.output { if case .record(let record) = item { bytes += record } }
         var second = BrokerHarness.restarted(journal: bytes)
         let againReply = second.raw("cli", frames)
-        let again = PublishReceipt(json: try #require(againReply).json())
+        let again = try PublishReceipt(json: #require(againReply).json())
         #expect(second.published.isEmpty)
         #expect(again.subscribersByEvent == ["app.a": 1, "app.b": 0] && again.sequence == original.sequence)
     }

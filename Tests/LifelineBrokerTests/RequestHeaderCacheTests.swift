@@ -37,7 +37,7 @@ struct RequestHeaderCacheTests {
             let reply = try #require(answer)
             #expect(reply.status == .ok && reply.requestID == Array("p\(index)".utf8))
             #expect(Self.payloads(broker) == ["{\"n\":\(index)}"])
-            #expect(PublishReceipt(json: try reply.json()).subscribers == 1)
+            #expect(try PublishReceipt(json: reply.json()).subscribers == 1)
         }
     }
 
@@ -93,7 +93,7 @@ struct RequestHeaderCacheTests {
         for _ in 0..<2 {
             let answer = broker.raw("cli", Self.frames(header, payload: packed))
             let reply = try #require(answer)
-            let receipt = PublishReceipt(json: try reply.json())
+            let receipt = try PublishReceipt(json: reply.json())
             #expect(reply.status == .ok && receipt.count == 2)
             #expect(Self.payloads(broker) == ["{}", "{\"n\":1}"])
         }
@@ -101,7 +101,7 @@ struct RequestHeaderCacheTests {
         #expect(single?.status == .ok)
         let answer = broker.raw("cli", Self.frames(header, payload: packed))
         let reply = try #require(answer)
-        let receipt = PublishReceipt(json: try reply.json())
+        let receipt = try PublishReceipt(json: reply.json())
         #expect(receipt.count == 2)
     }
 
@@ -117,7 +117,7 @@ struct RequestHeaderCacheTests {
         }
         let answer = broker.raw("cli", Self.frames(#"{"event":"app.a"}"#, payload: "{}"))
         let reply = try #require(answer)
-        let receipt = PublishReceipt(json: try reply.json())
+        let receipt = try PublishReceipt(json: reply.json())
         #expect(receipt.event == "app.a")
     }
 

@@ -144,7 +144,7 @@ struct PublishQueueTests {
         receipt.subscribersByEvent = ["a.x": 1, "b.y": 2]
         let text = String(decoding: receipt.body, as: UTF8.self)
         #expect(text.hasSuffix(#""subscribers":3,"subscribersByEvent":{"a.x":1,"b.y":2}}"#))
-        #expect(PublishReceipt(json: try JSONParser.parse(text)) == receipt)
+        #expect(try PublishReceipt(json: JSONParser.parse(text)) == receipt)
     }
 
     /// The queue as first written, entries copied one by one: the reference the queue's moves are

@@ -1,13 +1,14 @@
 extension PublishReceipt {
     /// The receipt in a PUBLISH reply body. The usual one — a single event, not acknowledged, in the
-    /// exact form the broker writes (``body``) — is read in place; any other body is parsed whole, and
-    /// both give the same receipt.
-    package init(body: [UInt8]) throws(JSONParseError) {
+    /// exact form the broker writes (``body``) — is read in place; any other body is read through its
+    /// declaration (``WireRecord``), and both give the same receipt.
+    /// - Throws: ``ProtocolError`` (400) when the body is not a receipt, naming what is wrong.
+    package init(body: [UInt8]) throws(ProtocolError) {
         if let plain = Self.plain(body) {
             self = plain
             return
         }
-        self.init(json: body.isEmpty ? .null : try JSONParser.parse(body))
+        try self.init(bytes: body)
     }
 
     /// `{"epoch":E,"event":"N"[,"lifecycle":"L"],"sequence":S,"subscribers":C}` and nothing else
@@ -28,7 +29,7 @@ extension PublishReceipt {
                 reader.take("}"), reader.atEnd
             else { return nil }
             return PublishReceipt(
-                event: EventName(rawValue: event), sequence: UInt64(max(0, sequence)),
+                event: EventName(rawValue: event), sequence: UInt64(bitPattern: sequence),
                 epoch: UInt64(bitPattern: epoch), subscribers: Int(subscribers), lifecycle: lifecycle)
         }
     }

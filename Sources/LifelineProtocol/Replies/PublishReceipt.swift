@@ -56,62 +56,12 @@ public struct PublishReceipt: Sendable, Equatable {
         self.missing = missing
     }
 
-    package init(json: JSONValue) {
-        event = EventName(rawValue: json["event"]?.stringValue ?? "")
-        sequence = UInt64(max(0, json["sequence"]?.intValue ?? 0))
-        epoch = UInt64(bitPattern: json["epoch"]?.intValue ?? 0)
-        subscribers = Int(json["subscribers"]?.intValue ?? 0)
-        lifecycle = json["lifecycle"]?.stringValue.flatMap(LifecycleState.init(rawValue:))
-        acknowledged = json["acknowledged"]?.arrayValue?.compactMap(\.stringValue)
-        failed = (json["failed"]?.arrayValue ?? []).map {
-            Failure(service: $0["service"]?.stringValue ?? "", error: $0["error"]?.stringValue ?? "")
-        }
-        missing = (json["missing"]?.arrayValue ?? []).map {
-            Missing(service: $0["service"]?.stringValue ?? "", reason: $0["reason"]?.stringValue ?? "")
-        }
-        count = Int(json["count"]?.intValue ?? 1)
-        subscribersByEvent = json["subscribersByEvent"]?.objectValue?.compactMapValues {
-            $0.intValue.map(Int.init)
-        }
-    }
-
     /// The reply body, keys in a fixed order (the hot path writes it without building a tree).
     package var body: [UInt8] {
         if acknowledged == nil && count <= 1 && subscribersByEvent == nil, let plain = plainBody() {
             return plain
         }
-        var writer = JSONObjectWriter()
-        if let acknowledged {
-            writer.add("acknowledged", .array(acknowledged.sorted().map { .string($0) }))
-        }
-        if count > 1 { writer.add("count", Int64(count)) }
-        writer.add("epoch", Int64(bitPattern: epoch))
-        writer.add("event", event.rawValue)
-        if acknowledged != nil {
-            writer.add(
-                "failed",
-                .array(
-                    failed.sorted { $0.service < $1.service }.map {
-                        ["service": .string($0.service), "error": .string($0.error)]
-                    }))
-        }
-        if count > 1 { writer.add("firstSequence", Int64(bitPattern: firstSequence)) }
-        if let lifecycle { writer.add("lifecycle", lifecycle.rawValue) }
-        if acknowledged != nil {
-            writer.add(
-                "missing",
-                .array(
-                    missing.sorted { $0.service < $1.service }.map {
-                        ["service": .string($0.service), "reason": .string($0.reason)]
-                    }))
-        }
-        writer.add("sequence", Int64(bitPattern: sequence))
-        writer.add("subscribers", Int64(subscribers))
-        if let subscribersByEvent {
-            writer.add(
-                "subscribersByEvent", .object(subscribersByEvent.mapValues { .int(Int64($0)) }))
-        }
-        return writer.finish()
+        return bytes
     }
 
     /// The body of an unacknowledged single event (the usual receipt) written at its exact length —
@@ -144,5 +94,68 @@ public struct PublishReceipt: Sendable, Equatable {
                 cursor.put(UInt8(ascii: "}"))
             }
         } ?? nil
+    }
+}
+
+/// The PUBLISH reply declared once (its usual form is also written and read in place, at its exact
+/// length: ``PublishReceipt/body`` and ``PublishReceipt/init(body:)``).
+extension PublishReceipt: WireRecord {
+    package static var blank: Self { Self(event: "", sequence: 0, epoch: 0, subscribers: 0, lifecycle: nil) }
+    package static var recordName: String { "the PUBLISH reply" }
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        acknowledged = acknowledged?.sorted()
+        try visitor.field("acknowledged", optionalList: &acknowledged)
+        var batch: Int? = count > 1 ? count : nil
+        try visitor.field("count", &batch, in: 1...Int.max)
+        count = batch ?? 1
+        try visitor.field("epoch", &epoch, default: 0, bitPattern: true)
+        var name = event.rawValue
+        try visitor.field("event", &name, default: "")
+        event = EventName(rawValue: name)
+        if acknowledged != nil {
+            failed.sort { $0.service < $1.service }
+            try visitor.field("failed", records: &failed)
+        }
+        // Written for a batch; what a reader makes of it comes from `count` and `sequence`.
+        var first: UInt64? = count > 1 ? sequence &- UInt64(count) &+ 1 : nil
+        try visitor.field("firstSequence", &first, bitPattern: true)
+        // A state this side does not know is no state, not a refusal of the receipt.
+        var state = lifecycle?.rawValue
+        try visitor.field("lifecycle", tolerant: &state)
+        lifecycle = state.flatMap(LifecycleState.init(rawValue:))
+        if acknowledged != nil {
+            missing.sort { $0.service < $1.service }
+            try visitor.field("missing", records: &missing)
+        }
+        try visitor.field("sequence", &sequence, default: 0, bitPattern: true)
+        try visitor.field("subscribers", &subscribers, in: 0...Int.max, default: 0)
+        var byEvent = subscribersByEvent.map {
+            Dictionary(uniqueKeysWithValues: $0.map { (EventName(rawValue: $0.key), $0.value) })
+        }
+        try visitor.field("subscribersByEvent", &byEvent, in: 0...Int.max)
+        subscribersByEvent = byEvent.map {
+            Dictionary(uniqueKeysWithValues: $0.map { ($0.key.rawValue, $0.value) })
+        }
+    }
+}
+
+extension PublishReceipt.Failure: WireRecord {
+    package static var blank: Self { Self(service: "", error: "") }
+    package static var recordName: String { "a failed subscriber" }
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("error", &error, default: "")
+        try visitor.field("service", &service, default: "")
+    }
+}
+
+extension PublishReceipt.Missing: WireRecord {
+    package static var blank: Self { Self(service: "", reason: "") }
+    package static var recordName: String { "a subscriber that did not acknowledge" }
+
+    package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
+        try visitor.field("reason", &reason, default: "")
+        try visitor.field("service", &service, default: "")
     }
 }

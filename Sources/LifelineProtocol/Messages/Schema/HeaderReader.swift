@@ -243,6 +243,24 @@ package struct HeaderReader: HeaderVisitor {
         value = strings
     }
 
+    package mutating func field(_ key: StaticString, optionalList value: inout [String]?)
+        throws(ProtocolError)
+    {
+        value = fields.value(key.description) == nil ? nil : try fields.strings(key.description)
+    }
+
+    package mutating func field<Name: RawRepresentable & Hashable>(
+        _ key: StaticString, _ value: inout [Name: Int]?, in range: ClosedRange<Int>
+    ) throws(ProtocolError) where Name.RawValue == String {
+        guard fields.value(key.description) != nil else {
+            value = nil
+            return
+        }
+        var numbers: [Name: Int] = [:]
+        try field(key, &numbers, in: range)
+        value = numbers
+    }
+
     package mutating func field<Record: WireRecord>(_ key: StaticString, records value: inout [Record])
         throws(ProtocolError)
     {

@@ -88,6 +88,12 @@ package protocol HeaderVisitor {
     ) throws(Failure) where Name.RawValue == String
     /// An object of strings by name; absent means empty, and empty is written all the same.
     mutating func field(_ key: StaticString, strings value: inout [String: String]) throws(Failure)
+    /// An array of strings, or absent (nil, not written).
+    mutating func field(_ key: StaticString, optionalList value: inout [String]?) throws(Failure)
+    /// An object of integers within `range` by name, or absent (nil, not written).
+    mutating func field<Name: RawRepresentable & Hashable>(
+        _ key: StaticString, _ value: inout [Name: Int]?, in range: ClosedRange<Int>
+    ) throws(Failure) where Name.RawValue == String
     /// An array of records; absent means empty.
     mutating func field<Record: WireRecord>(_ key: StaticString, records value: inout [Record])
         throws(Failure)

@@ -168,6 +168,17 @@ package struct HeaderWriter: HeaderVisitor {
         object.add(key, text: text)
     }
 
+    package mutating func field(_ key: StaticString, optionalList value: inout [String]?) {
+        if let value { object.add(key, .array(value.map { .string($0) })) }
+    }
+
+    package mutating func field<Name: RawRepresentable & Hashable>(
+        _ key: StaticString, _ value: inout [Name: Int]?, in range: ClosedRange<Int>
+    ) where Name.RawValue == String {
+        guard var present = value else { return }
+        field(key, &present, in: range)
+    }
+
     package mutating func field<Record: WireRecord>(_ key: StaticString, records value: inout [Record]) {
         var text: [UInt8] = [UInt8(ascii: "[")]
         for (index, record) in value.enumerated() {
