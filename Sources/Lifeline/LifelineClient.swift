@@ -238,7 +238,7 @@ public final class LifelineClient: Sendable {
     /// Tells the broker that this instance deactivated its actor `key` of `service`; true when the
     /// broker forgot the placement, false when a call to it was on its way (the key stays here).
     func release(service: String, key: String) async throws -> Bool {
-        try await request(.release(service: service, key: key)).json()["released"]?.boolValue ?? false
+        try ReleaseReply(bytes: try await request(.release(service: service, key: key)).body).released
     }
 
     /// Where the actors by key are placed: of `service`, or of every service.

@@ -87,7 +87,7 @@ package struct ControlReply: Sendable, Equatable {
 
     /// An error reply whose body is `{"error": message}`.
     public static func error(_ status: Status, _ message: String, requestID: [UInt8]) -> ControlReply {
-        ControlReply(requestID: requestID, status: status, json: ["error": .string(message)])
+        ControlReply(requestID: requestID, status: status, body: ErrorReply(message).bytes)
     }
 
     /// The frames to send (without any routing envelope).
@@ -105,7 +105,7 @@ package struct ControlReply: Sendable, Equatable {
     /// §13), if it named one: what both clients follow.
     public var leaderHint: String? {
         guard status == .unavailable else { return nil }
-        return (try? json())?["leader"]?.arrayValue?.first?.stringValue
+        return (try? ErrorReply(bytes: body))?.leader?.first
     }
 
     /// The `error` sentence of an error body, or a generic one.

@@ -35,7 +35,8 @@ extension ServiceTestHost {
             return .success(ControlReply(requestID: [], json: .emptyObject))
         case .release:
             // One process holds every key here: a deactivated key is simply activated again.
-            return .success(ControlReply(requestID: [], json: ["released": true]))
+            return .success(
+                ControlReply(requestID: [], status: .ok, body: ReleaseReply(released: true).bytes))
         default:
             return .success(
                 .error(

@@ -100,7 +100,7 @@ extension BrokerConnection {
     mutating func joined(_ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]) {
         guard case .joining = phase else { return }
         guard reply.status.isSuccess else {
-            let retryAfter = (try? reply.json())?["retryAfterMs"]?.intValue
+            let retryAfter = (try? ErrorReply(bytes: reply.body))?.retryAfterMilliseconds
             // A name taken by another process (409), or owned by another key (403), may be free once
             // its holder's heartbeats have expired: the reply says when.
             if reply.status == .conflict || (reply.status == .forbidden && retryAfter != nil) {

@@ -58,9 +58,9 @@ final class StandIn {
                 let request = ControlRequest(.disconnect, requestID: [], header: header)
                 _ = try? router.send(frames: [frames[0]] + request.frames(), dontWait: true)
             default:
-                var body: JSONValue = ["error": .string(sentence)]
-                if let hint { body = ["error": .string(sentence), "leader": hint] }
-                let reply = ControlReply(requestID: id, status: .unavailable, json: body)
+                let leader = hint?.arrayValue?.compactMap(\.stringValue)
+                let reply = ControlReply(
+                    requestID: id, status: .unavailable, body: ErrorReply(sentence, leader: leader).bytes)
                 _ = try? router.send(frames: [frames[0]] + reply.frames(), dontWait: true)
             }
         }

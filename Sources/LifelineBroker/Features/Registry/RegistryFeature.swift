@@ -284,7 +284,7 @@ struct RegistryFeature: BrokerFeature {
     static func conflict(_ reason: String, retryAfter: Int64, requestID: [UInt8]) -> ControlReply {
         ControlReply(
             requestID: requestID, status: .conflict,
-            json: ["error": .string(reason), "retryAfterMs": .int(retryAfter)])
+            body: ErrorReply(reason, retryAfterMilliseconds: Int(clamping: max(0, retryAfter))).bytes)
     }
 
     /// A 403 for a name another key owns: it names the owner and the rule, and changes nothing.
@@ -297,13 +297,13 @@ struct RegistryFeature: BrokerFeature {
         core.log("denied REGISTER from \(core.peerName(peer)): \(message)")
         // When the owner has gone silent (a crashed process whose key was rotated, say) the name
         // expires: say when, so that its successor may try once more then.
-        var body: [String: JSONValue] = ["error": .string(message)]
+        var body = ErrorReply(message)
         if let entry = core.registry.entry(named: name) {
             let silence = (core.nanoseconds &- entry.lastSeen) / 1_000_000
             let expiry = Int64(entry.registration.heartbeat.expiryNanoseconds / 1_000_000)
-            body["retryAfterMs"] = .int(max(0, expiry - Int64(silence)))
+            body.retryAfterMilliseconds = Int(max(0, expiry - Int64(silence)))
         }
-        core.send(peer, ControlReply(requestID: id, status: .forbidden, json: .object(body)))
+        core.send(peer, ControlReply(requestID: id, status: .forbidden, body: body.bytes))
     }
 
     static func foreignMessage(

@@ -218,15 +218,15 @@ extension ServicesFeature {
         let instance = entry.instances[index].id
         guard let placement = placements.placement(of: service, key: key), placement.instance == instance
         else {
-            core.reply(peer, id, ["released": true])
+            core.reply(peer, id, ReleaseReply(released: true))
             return
         }
         guard placement.inFlight == 0 else {
-            core.reply(peer, id, ["released": false, "inFlight": .int(Int64(placement.inFlight))])
+            core.reply(peer, id, ReleaseReply(released: false, inFlight: placement.inFlight))
             return
         }
         placements.forget(service, key: key)
-        core.reply(peer, id, ["released": true])
+        core.reply(peer, id, ReleaseReply(released: true))
         retryHeld(of: service, in: &core)
     }
 
