@@ -34,10 +34,10 @@ extension Broker {
             var record: [String: JSONValue] = [
                 "registered": .bool(entry != nil),
                 "pid": entry.map { .int(Int64($0.registration.pid)) } ?? .null,
-                "dropped": .int(Int64(entry?.dropped ?? 0)),
-                "undecodable": .int(Int64(entry?.undecodable ?? 0)),
-                "queued": .int(Int64(entry?.queued ?? 0)),
-                "handled": .object((entry?.handled ?? [:]).mapValues { .int(Int64($0)) }),
+                "dropped": .int(Int64(clamping: entry?.dropped ?? 0)),
+                "undecodable": .int(Int64(clamping: entry?.undecodable ?? 0)),
+                "queued": .int(Int64(clamping: entry?.queued ?? 0)),
+                "handled": .object((entry?.handled ?? [:]).mapValues { .int(Int64(clamping: $0)) }),
                 "dispatchSteps": .int(Int64(stats.dispatchSteps[name] ?? 0)),
                 "methods": .object(methods),
             ]
@@ -51,7 +51,8 @@ extension Broker {
                             "inFlight": .int(Int64(instance.inFlight)),
                             "answered": .int(Int64(instance.answered)),
                             "connected": .bool(instance.connected),
-                            "dropped": .int(Int64(instance.dropped)), "queued": .int(Int64(instance.queued)),
+                            "dropped": .int(Int64(clamping: instance.dropped)),
+                            "queued": .int(Int64(clamping: instance.queued)),
                         ]
                     })
             }

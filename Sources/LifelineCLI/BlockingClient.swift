@@ -168,7 +168,8 @@ package final class BlockingClient {
             let now = SystemClock.monotonicNanoseconds()
             guard now < connectionDeadline else {
                 // Without a monitor, the CLI sees only that no connection came up (ZMQ_IMMEDIATE).
-                let waited = (connectionDeadline - start + 500_000) / 1_000_000
+                let waited =
+                    connectionDeadline > start ? (connectionDeadline - start + 500_000) / 1_000_000 : 0
                 let keys = credentials == nil ? "" : " (or it refused this client's key)"
                 throw LifelineError.noBroker(at: brokerEndpoint, "no connection within \(waited) ms\(keys)")
             }

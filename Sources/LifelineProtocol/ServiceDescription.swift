@@ -41,9 +41,9 @@ package struct ServiceDescription: Sendable, Equatable {
     public var isEmpty: Bool { methods.isEmpty && events.isEmpty }
 
     /// What is wrong with the description of a service answering `known` methods, nil when
-    /// nothing: its size, a method it does not answer, an event that is not custom.
+    /// nothing: a method it does not answer, an event that is not custom. (Its size is judged on
+    /// the text as it came, ``maximumBytes``.)
     func problem(methods known: [String]) -> String? {
-        if bytes.count > Self.maximumBytes { return "'describe' is at most \(Self.maximumBytes) bytes" }
         if let stray = methods.keys.sorted().first(where: { !known.contains($0) }) {
             return "'describe' names the method '\(stray)', which is not in 'methods'"
         }

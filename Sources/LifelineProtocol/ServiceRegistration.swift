@@ -165,6 +165,9 @@ extension ServiceRegistration: WireRecord {
         if attach { try visitor.field("attach", &attachToken) }
         try visitor.field("bootTasks", records: &bootTasks)
         try visitor.field("deadlines", &deadlines, in: 1...3_600_000)
+        if let size = visitor.receivedSize(of: "describe"), size > ServiceDescription.maximumBytes {
+            try visitor.check("'describe' is at most \(ServiceDescription.maximumBytes) bytes")
+        }
         var describe = description.isEmpty ? nil : description
         try visitor.field("describe", nullableRecord: &describe)
         description = describe ?? ServiceDescription()

@@ -5,6 +5,22 @@ import Testing
 
 @Suite("Several instances of one service: joining, balancing, failover", .timeLimit(.minutes(1)))
 struct InstanceTests {
+    @Test("counts the instances report are summed without wrapping: LIST and STATS stay readable")
+    func hugeCounts() throws {
+        var broker = BrokerHarness()
+        #expect(Self.join(&broker, "p1", Self.instance("pay", "i1", pid: 1))?.status == .ok)
+        #expect(Self.join(&broker, "p2", Self.instance("pay", "i2", pid: 2))?.status == .ok)
+        for peer in ["p1", "p2"] {
+            _ = broker.request(peer, .heartbeat, ["dropped": .int(.max), "queued": .int(.max), "name": "pay"])
+        }
+        let listedReply = broker.request("cli", .list)
+        let listed = try #require(listedReply)
+        let records = try ServiceList(bytes: listed.body).services
+        #expect(records.first?.dropped == UInt64(Int64.max))
+        let stats = broker.request("cli", .stats)
+        #expect(stats?.status == .ok)
+    }
+
     /// A REGISTER header of an instance of `name`.
     static func instance(
         _ name: String, _ id: String, pid: Int = 100, methods: [String] = ["resolve", "charge"],

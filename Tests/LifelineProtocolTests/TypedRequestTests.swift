@@ -207,6 +207,8 @@ struct TypedRequestTests {
             #"{"epoch":-9223372036854775808,"event":"a.b","sequence":-0,"subscribers":1}"#,
             #"{"epoch":12345678901234567890,"event":"a.b","sequence":2,"subscribers":3}"#,
             #"{"epoch":-9223372036854775809,"event":"a.b","sequence":2,"subscribers":3}"#,
+            #"{"epoch":0,"event":"a","sequence":1,"subscribers":-1}"#,
+            #"{"epoch":0,"event":"a","sequence":1,"subscribers": -1}"#,
         ]
         bodies += [
             PublishReceipt(

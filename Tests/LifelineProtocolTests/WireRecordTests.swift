@@ -213,6 +213,10 @@ struct WireRecordTests {
                 "REGISTER 'describe' is at most 16384 bytes"
             ),
             (
+                ["methods": [:], "unknown": .string(String(repeating: "y", count: 17_000))],
+                "REGISTER 'describe' is at most 16384 bytes"
+            ),
+            (
                 ["events": ["com.example.added": ["fields": ["items": 3]]]],
                 "REGISTER 'describe' 'events.com.example.added' 'fields.items' must be a string"
             ),

@@ -24,13 +24,20 @@ struct ServiceRegistry {
         /// first instance whose connection is open (the first, when none is).
         var servingPeer: [UInt8] { (instances.first { $0.connected } ?? instances[0]).peer }
         var lastSeen: UInt64 { instances.lazy.map(\.lastSeen).max() ?? 0 }
-        var dropped: UInt64 { instances.reduce(0) { $0 &+ $1.dropped } }
-        var queued: UInt64 { instances.reduce(0) { $0 &+ $1.queued } }
-        var undecodable: UInt64 { instances.reduce(0) { $0 &+ $1.undecodable } }
+        var dropped: UInt64 { instances.reduce(0) { Self.sum($0, $1.dropped) } }
+        var queued: UInt64 { instances.reduce(0) { Self.sum($0, $1.queued) } }
+        var undecodable: UInt64 { instances.reduce(0) { Self.sum($0, $1.undecodable) } }
         var handled: [String: UInt64] {
             instances.reduce(into: [:]) { total, instance in
-                total.merge(instance.handled, uniquingKeysWith: &+)
+                total.merge(instance.handled, uniquingKeysWith: Self.sum)
             }
+        }
+
+        /// Two counts added, held within what the wire carries (a JSON integer, at most Int64.max):
+        /// heartbeats report each instance's count as they like, and a sum must not wrap.
+        static func sum(_ left: UInt64, _ right: UInt64) -> UInt64 {
+            let (total, overflow) = left.addingReportingOverflow(right)
+            return overflow ? UInt64(Int64.max) : min(total, UInt64(Int64.max))
         }
 
         /// The index of the instance on `peer`.

@@ -129,7 +129,8 @@ extension PublishReceipt: WireRecord {
             try visitor.field("missing", records: &missing)
         }
         try visitor.field("sequence", &sequence, default: 0, bitPattern: true)
-        try visitor.field("subscribers", &subscribers, in: 0...Int.max, default: 0)
+        // Any integer, as the in-place reader takes it (a broker writes a count).
+        try visitor.field("subscribers", &subscribers, in: Int.min...Int.max, default: 0)
         var byEvent = subscribersByEvent.map {
             Dictionary(uniqueKeysWithValues: $0.map { (EventName(rawValue: $0.key), $0.value) })
         }

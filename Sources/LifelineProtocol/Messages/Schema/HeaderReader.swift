@@ -284,6 +284,11 @@ package struct HeaderReader: HeaderVisitor {
         value = records
     }
 
+    package func receivedSize(of key: StaticString) -> Int? {
+        guard let index = fields.document.member(key.description, of: fields.root) else { return nil }
+        return fields.document[index].end - fields.document[index].start
+    }
+
     package mutating func check(_ problem: @autoclosure () -> String?) throws(ProtocolError) {
         if let problem = problem() { throw fields.problem("\(fields.what) \(problem)") }
     }

@@ -101,6 +101,9 @@ package protocol HeaderVisitor {
     mutating func field<Name: RawRepresentable & Hashable, Record: WireRecord>(
         _ key: StaticString, records value: inout [Name: Record]
     ) throws(Failure) where Name.RawValue == String
+    /// How many bytes the text of `key`'s value has as it came (a reader; a writer says nil): for a
+    /// limit on what a peer may send.
+    func receivedSize(of key: StaticString) -> Int?
     /// A rule over the fields read so far: a reader refuses the header with `problem` (prefixed with
     /// the command) when it is not nil; a writer does nothing.
     mutating func check(_ problem: @autoclosure () -> String?) throws(Failure)

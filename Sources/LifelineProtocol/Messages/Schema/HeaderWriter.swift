@@ -203,5 +203,7 @@ package struct HeaderWriter: HeaderVisitor {
         object.add(key, text: text)
     }
 
+    package func receivedSize(of key: StaticString) -> Int? { nil }
+
     package mutating func check(_ problem: @autoclosure () -> String?) {}
 }
