@@ -11,7 +11,8 @@ struct InstanceTests {
         #expect(Self.join(&broker, "p1", Self.instance("pay", "i1", pid: 1))?.status == .ok)
         #expect(Self.join(&broker, "p2", Self.instance("pay", "i2", pid: 2))?.status == .ok)
         for peer in ["p1", "p2"] {
-            _ = broker.request(peer, .heartbeat, ["dropped": .int(.max), "queued": .int(.max), "name": "pay"])
+            _ = broker.request(
+                peer, .heartbeat, ["dropped": .int(.max), "queued": .int(.max), "name": "pay"])
         }
         let listedReply = broker.request("cli", .list)
         let listed = try #require(listedReply)
