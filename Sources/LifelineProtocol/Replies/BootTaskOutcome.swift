@@ -4,7 +4,7 @@ package enum BootTaskOutcome: Sendable, Equatable {
     case skipped(reason: String)
 
     /// Reads the reply body; anything but a skip (even unreadable text) is `done`.
-    public init(bytes: [UInt8]) {
+    package init(bytes: [UInt8]) {
         let record = (try? Record(bytes: bytes)) ?? .blank
         if record.outcome == "skipped" {
             self = .skipped(reason: record.reason ?? "skipped by the service")
@@ -14,7 +14,7 @@ package enum BootTaskOutcome: Sendable, Equatable {
     }
 
     /// The reply body.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         switch self {
         case .done: Record(outcome: "done").bytes
         case .skipped(let reason): Record(outcome: "skipped", reason: reason).bytes
