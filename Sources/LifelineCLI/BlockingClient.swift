@@ -1,128 +1,37 @@
-import Glibc
 import Lifeline
 import LifelineProtocol
 import LifelineSupport
 import ZeroMQ
 
 /// A synchronous client for short-lived tools and dedicated threads (the CLI, benchmark drivers):
-/// one DEALER owned by the calling thread, one request at a time. Not for the Swift concurrency pool;
-/// use ``LifelineClient`` there.
+/// one request at a time over the SDK's own connection (``BlockingConnection``), driven by the
+/// calling thread. Not for the Swift concurrency pool; use ``LifelineClient`` there.
 package final class BlockingClient {
     /// The broker endpoint in use: one of a group's, once the leader is found.
-    package var brokerEndpoint: String { members.current }
-    /// The broker, or a broker group's members, and which one is in use: the SDK's rule of
-    /// leader-following.
-    private var members: GroupMembers
-    private var socket: ZMQSocket
-    private var counter: UInt64 = 0
+    package var brokerEndpoint: String { connection.endpoint }
+    private let connection: BlockingConnection
     /// The CURVE keys of this client, also used by its bus subscribers.
     package let credentials: LifelineClient.Credentials?
 
-    /// Connects (in the background, as ZeroMQ does) to `broker`, with CURVE when `credentials` are
-    /// given (by default those of `LIFELINE_KEY` and `LIFELINE_BROKER_KEY`).
-    /// - Throws: ``LifelineError`` (`.invalid`) when the socket cannot be made or connected (a bad endpoint).
+    /// Connects (in the background, as ZeroMQ does) to `broker` (one endpoint, or a group's members
+    /// separated by commas), with CURVE when `credentials` are given (by default those of
+    /// `LIFELINE_KEY` and `LIFELINE_BROKER_KEY`).
+    /// - Throws: ``LifelineError`` (400) when the socket cannot be made or connected (a bad endpoint).
     @available(*, noasync, message: "BlockingClient blocks its thread: in async code use LifelineClient")
     package init(
         broker: String, credentials: LifelineClient.Credentials? = LifelineClient.Credentials.environment
     ) throws {
-        members = GroupMembers(ConnectionConfiguration.split(broker))
         self.credentials = credentials
-        socket = try Self.connect(members.current, credentials)
+        connection = try BlockingConnection(broker: broker, credentials: credentials)
     }
 
-    private static func connect(_ endpoint: String, _ credentials: LifelineClient.Credentials?) throws
-        -> ZMQSocket
-    {
-        do {
-            let socket = try ZMQSocket(ZMQContext.shared, type: .dealer)
-            // Queue only on a connection that is up, so a missing broker is noticed at once.
-            try socket.set(.immediate, 1)
-            try credentials?.secure(socket)
-            try socket.connect(endpoint)
-            return socket
-        } catch {
-            throw LifelineError(.badRequest, "cannot connect to the broker at \(endpoint): \(error)")
-        }
-    }
-
-    /// Moves to the member `moved` names now (a group's leader, or the next on the list): the
-    /// socket first, then the record of where it is, so that a failed connect changes neither.
-    private func reconnect(to moved: GroupMembers) throws {
-        let next = try Self.connect(moved.current, credentials)
-        socket.close()
-        socket = next
-        members = moved
-    }
-
-    /// How long a request waits for a connection to the broker before it says none answered.
-    package static let connectionWait = Duration.milliseconds(800)
-
-    /// Sends `request` and waits up to `timeout` for its reply, whatever its status.
-    /// Throws ``LifelineError`` (504) when the broker does not answer in time.
+    /// Sends `request` and waits up to `timeout` for its reply, whatever its status. A group's
+    /// leader is found and followed, and a request a standby refused is sent to it, as the SDK's
+    /// client does (docs/PROTOCOL.md §13).
+    /// - Throws: ``LifelineError`` when no reply came: `.timeout` (504) when the broker does not
+    ///   answer in time, `.unavailable` when no broker answers, `.forbidden` for a refused key.
     package func send(_ request: ClientRequest, timeout: Duration = .seconds(5)) throws -> ControlReply {
-        guard members.isGroup else {
-            let reply = try sendOnce(request, timeout: timeout)
-            // One member of a group named alone: a standby's word on the leader is followed once.
-            var moved = members
-            guard let leader = reply.leaderHint, moved.follow(leader) else { return reply }
-            try reconnect(to: moved)
-            return try sendOnce(request, timeout: timeout)
-        }
-        // A group: a member that is down or not connected is skipped, a standby's word on the
-        // leader followed; an unanswered request is not sent again (it may have been taken). When
-        // every member said no leader is known (an election), the round is tried again after
-        // 100 ms until `timeout`: a request a standby refused was not taken.
-        let deadline = SystemClock.monotonicNanoseconds() + timeout.wholeNanoseconds
-        var tried: Set<String> = []
-        while true {
-            tried.insert(brokerEndpoint)
-            let refusal: Result<ControlReply, LifelineError>
-            do {
-                let reply = try sendOnce(request, timeout: timeout)
-                guard reply.status == .unavailable else { return reply }
-                var moved = members
-                if let leader = reply.leaderHint, !tried.contains(leader), moved.follow(leader) {
-                    try reconnect(to: moved)
-                    continue
-                }
-                refusal = .success(reply)
-            } catch let error as LifelineError where error.status == .unavailable {
-                refusal = .failure(error)
-            }
-            var moved = members
-            if moved.advance(avoiding: tried) {
-                try reconnect(to: moved)
-                continue
-            }
-            guard SystemClock.monotonicNanoseconds() + 100_000_000 < deadline else {
-                return try refusal.get()
-            }
-            usleep(100_000)
-            tried = []
-        }
-    }
-
-    private func sendOnce(_ request: ClientRequest, timeout: Duration) throws -> ControlReply {
-        counter += 1
-        let id = Array("k\(counter)".utf8)
-        let deadline = SystemClock.monotonicNanoseconds() + timeout.wholeNanoseconds
-        // Without a connection (no broker, or one that refused our key) a DEALER cannot queue:
-        // wait a moment for one instead of blocking for ever.
-        try sendWaitingForConnection(request.frames(id: id), until: deadline)
-        while true {
-            let now = SystemClock.monotonicNanoseconds()
-            guard now < deadline else {
-                throw LifelineError.unanswered(
-                    request.command, milliseconds: timeout.wholeMilliseconds, endpoint: brokerEndpoint)
-            }
-            // A receive that blocks (up to the deadline) waits inside libzmq with one `poll`;
-            // `zmq_poll` and a receive after it would cost three more system calls per request.
-            try socket.set(.receiveTimeout, max(1, SystemClock.pollTimeout(until: deadline, now: now)))
-            guard let frames = try socket.receiveFrames() else { continue }
-            if case .reply(let reply) = try? ControlMessage.decode(frames[...]), reply.requestID == id {
-                return reply
-            }
-        }
+        try connection.send(request, timeout: timeout)
     }
 
     /// Like ``send(_:timeout:)``, but a non-2xx reply throws ``LifelineError``.
@@ -155,27 +64,6 @@ package final class BlockingClient {
         -> PublishReceipt
     {
         try PublishReceipt(body: request(.publish(publication), timeout: timeout).body)
-    }
-
-    /// Sends `frames`, waiting (until `deadline`, and at most ``connectionWait``) for a connection.
-    private func sendWaitingForConnection(_ frames: [[UInt8]], until deadline: UInt64) throws {
-        let wait = members.isGroup ? Duration.milliseconds(300) : Self.connectionWait
-        let start = SystemClock.monotonicNanoseconds()
-        let connectionDeadline = min(deadline, start + wait.wholeNanoseconds)
-        var writable = ZMQPoller()
-        writable.add(socket, events: .writable)
-        while try !socket.send(frames: frames, dontWait: true) {
-            let now = SystemClock.monotonicNanoseconds()
-            guard now < connectionDeadline else {
-                // Without a monitor, the CLI sees only that no connection came up (ZMQ_IMMEDIATE).
-                let waited =
-                    connectionDeadline > start ? (connectionDeadline - start + 500_000) / 1_000_000 : 0
-                let keys = credentials == nil ? "" : " (or it refused this client's key)"
-                throw LifelineError.noBroker(at: brokerEndpoint, "no connection within \(waited) ms\(keys)")
-            }
-            try writable.poll(
-                timeoutMilliseconds: min(50, SystemClock.pollTimeout(until: connectionDeadline, now: now)))
-        }
     }
 
     /// The Context's findServiceByName: the record, or ``LifelineError`` with status 404.

@@ -33,6 +33,10 @@ extension ServiceTestHost {
             return .success(ControlReply(requestID: [], json: ["stack": []]))
         case .hello, .heartbeat, .acknowledge:
             return .success(ControlReply(requestID: [], json: .emptyObject))
+        case .register, .unregister:
+            // A runtime service the service registers (or drops) lives in this process: the
+            // in-memory broker routes calls to it by name without a registry.
+            return .success(ControlReply(requestID: [], json: .emptyObject))
         case .release:
             // One process holds every key here: a deactivated key is simply activated again.
             return .success(

@@ -86,6 +86,14 @@ public final class ZMQSocket {
     public static let disconnectedEvent = Int32(ZMQ_EVENT_DISCONNECTED)
     /// `ZMQ_EVENT_HANDSHAKE_SUCCEEDED`, for ``monitor(_:events:)``: a connection is ready to carry messages.
     public static let handshakeSucceededEvent = Int32(ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+    /// `ZMQ_EVENT_HANDSHAKE_FAILED_AUTH`, for ``monitor(_:events:)``: the peer refused this socket's
+    /// credentials (a ZAP handler said no).
+    public static let handshakeFailedAuthEvent = Int32(ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+    /// `ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL`, for ``monitor(_:events:)``: the two sides broke the
+    /// handshake's protocol (different security mechanisms, say).
+    public static let handshakeFailedProtocolEvent = Int32(ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
+    /// `ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL`, for ``monitor(_:events:)``: a handshake failed otherwise.
+    public static let handshakeFailedEvent = Int32(ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
 
     /// The event number of a monitor message's first frame.
     public static func monitorEvent(_ frame: [UInt8]) -> Int32 {

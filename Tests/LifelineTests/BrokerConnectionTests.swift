@@ -505,7 +505,7 @@ struct BrokerConnectionTests {
         }
         #expect(harness.sent.count == 1, "sent at once: a broker may be there")
         harness.now += 10_000_000
-        harness.step { session, _, now in session.controlLink(connected: false, now: now) }
+        harness.step { session, effects, now in session.controlLink(.refused, now: now, into: &effects) }
         harness.advance(milliseconds: 500)
         #expect(harness.effects.isEmpty, "not before 0.8 s from the start")
         #expect(harness.session.nextDeadline == 1_800_000_000)
@@ -528,12 +528,12 @@ struct BrokerConnectionTests {
             Issue.record("a later request waited: \(harness.effects)")
             return
         }
-        harness.step { session, _, now in session.controlLink(connected: true, now: now) }
+        harness.step { session, effects, now in session.controlLink(.connected, now: now, into: &effects) }
         harness.step { session, effects, now in
             session.submit(request, ticket: 3, timeoutMilliseconds: 5000, now: now, into: &effects)
         }
         #expect(harness.sent.count == 1, "a broker is there now")
-        harness.step { session, _, now in session.controlLink(connected: false, now: now) }
+        harness.step { session, effects, now in session.controlLink(.refused, now: now, into: &effects) }
         harness.advance(milliseconds: 2000)
         #expect(harness.effects.isEmpty, "a broker reached once is waited for (a restart)")
     }
@@ -576,13 +576,15 @@ struct BrokerConnectionTests {
     func noBrokerRuleIsForPlainClients() {
         var service = ConnectionHarness()
         service.step { session, effects, now in session.start(now: now, into: &effects) }
-        service.step { session, _, now in session.controlLink(connected: false, now: now) }
+        service.step { session, effects, now in session.controlLink(.refused, now: now, into: &effects) }
         #expect(service.session.noBrokerAt == nil)
         let group = BrokerConnection(
             configuration: ConnectionConfiguration(
                 brokerEndpoint: "tcp://127.0.0.1:1,tcp://127.0.0.1:2", token: "c1"))
         var copy = group
-        copy.controlLink(connected: false, now: 1)
-        #expect(copy.noBrokerAt == nil)
+        var effects: [ConnectionEffect] = []
+        copy.controlLink(.refused, now: 1, into: &effects)
+        #expect(copy.noBrokerAt == nil, "one member refused: the next one is tried")
+        #expect(copy.currentEndpoint == "tcp://127.0.0.1:2")
     }
 }

@@ -11,8 +11,10 @@ extension BrokerConnection {
 
     mutating func connect(now: UInt64, into effects: inout [ConnectionEffect]) {
         effects.append(.openControl)
+        linkUp = false
         guard configuration.joins else {
             phase = .ready
+            sendUnsent(into: &effects)
             return
         }
         let id = nextID("s")
@@ -28,19 +30,19 @@ extension BrokerConnection {
     mutating func handleReply(
         _ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]
     ) {
-        if let request = outstanding.removeValue(forKey: reply.requestID) {
-            if configuration.registration != nil, case .ready = phase, reply.leaderHint == nil {
+        if let request = outstanding[reply.requestID] {
+            let refusal = reply.status == .unavailable ? reply.standbyRefusal : nil
+            if let refusal, sendAgain(reply.requestID, refusedWith: refusal, now: now, into: &effects) {
+                return
+            }
+            outstanding[reply.requestID] = nil
+            if configuration.registration != nil, case .ready = phase, refusal == nil {
                 // The broker this instance is registered with had heard from it when it sent this.
                 configuration.contact?.answered(
                     sentAt: request.deadline &- UInt64(request.timeoutMilliseconds) * 1_000_000)
             }
-            let hint = reply.leaderHint
-            defer { if let hint { follow(hint, now: now, into: &effects) } }
-            effects.append(
-                .deliver(
-                    .completion(
-                        ticket: request.ticket,
-                        reply.status.isSuccess ? .success(reply) : .failure(LifelineError(reply: reply)))))
+            effects.append(.deliver(.completion(ticket: request.ticket, .success(reply))))
+            if case .leaderAt(let leader) = refusal { follow(leader, now: now, into: &effects) }
             return
         }
         guard let kind = internalRequests.removeValue(forKey: reply.requestID) else { return }
@@ -176,8 +178,7 @@ extension BrokerConnection {
         hasJoined = true
         recovering = false
         replaysOutstanding = 0
-        for (id, frames) in unsent where outstanding[id] != nil { effects.append(.sendControl(frames)) }
-        unsent.removeAll()
+        sendUnsent(into: &effects)
         releaseHeld(into: &effects)
         // The handlers had room again while the connection was away: ask for what they refused now.
         if pause.roomWhenReady { handlersHaveRoom(into: &effects) }
@@ -202,6 +203,43 @@ extension BrokerConnection {
         releaseHeld(into: &effects)
     }
 
+    /// Sends the requests kept for the connection's return (each may be taken from now on).
+    mutating func sendUnsent(into effects: inout [ConnectionEffect]) {
+        for (id, frames) in unsent where outstanding[id] != nil {
+            outstanding[id]?.notTaken = false
+            effects.append(.sendControl(frames))
+        }
+        unsent.removeAll()
+    }
+
+    /// A standby refused the request `id` (it takes none): it goes again to the leader the standby
+    /// named (at once, but after 100 ms from the third refusal on: standbys whose word is stale
+    /// must not bounce it), or, with no leader known, to the next member after 100 ms (one is
+    /// being elected). False, leaving it to be answered with the refusal, when its deadline would
+    /// pass first.
+    mutating func sendAgain(
+        _ id: [UInt8], refusedWith refusal: StandbyRefusal, now: UInt64,
+        into effects: inout [ConnectionEffect]
+    ) -> Bool {
+        guard var request = outstanding[id] else { return false }
+        request.refusals += 1
+        var leader: String?
+        if case .leaderAt(let endpoint) = refusal, endpoint != currentEndpoint { leader = endpoint }
+        let retryAt = leader != nil && request.refusals <= 2 ? now : now &+ 100_000_000
+        guard retryAt < request.deadline else { return false }
+        request.notTaken = true
+        outstanding[id] = request
+        if let leader {
+            effects.append(.deliver(.log("\(currentEndpoint) is a standby; the leader is at \(leader)")))
+            lose("following the group's leader", retryAt: retryAt, now: now, hint: leader, into: &effects)
+        } else {
+            lose(
+                "\(currentEndpoint) is a standby of a group with no leader at the moment", retryAt: retryAt,
+                now: now, into: &effects)
+        }
+        return true
+    }
+
     /// A standby said where the leader is: connect there at once.
     mutating func follow(_ leader: String, now: UInt64, into effects: inout [ConnectionEffect]) {
         guard leader != currentEndpoint else { return }
@@ -220,18 +258,17 @@ extension BrokerConnection {
         } else if members.isGroup {
             members.advance()
         }
-        for (id, request) in outstanding where request.repeatable == nil {
+        for (id, request) in outstanding where !request.repeatable && !request.notTaken {
             let error = LifelineError(
                 .unavailable, "the connection to the broker was lost before it answered \(request.command)")
             effects.append(.deliver(.completion(ticket: request.ticket, .failure(error))))
             outstanding[id] = nil
         }
-        // Repeatable requests go again, in their order, once the connection has joined again.
-        unsent = outstanding.compactMap { id, request in request.repeatable.map { (id, $0) } }
-            .sorted { $0.1.order < $1.1.order }.map { ($0.0, $0.1.frames) }
+        // Repeatable requests, and those not taken, go again in their order once the connection
+        // is back (for a service: registered again).
+        unsent = outstanding.sorted { $0.value.order < $1.value.order }.map { ($0.key, $0.value.frames) }
         if !unsent.isEmpty {
-            effects.append(
-                .deliver(.log("\(unsent.count) stack change(s) will be sent again when the broker answers")))
+            effects.append(.deliver(.log("\(unsent.count) request(s) will be sent again once connected")))
         }
         internalRequests.removeAll()
         probeDeadline = nil

@@ -1,45 +1,128 @@
 import LifelineProtocol
 
-/// A client with no broker to talk to: when the broker's address refuses the connection and never
-/// accepted it, the client's requests fail at once with a sentence instead of waiting out their
-/// time-outs. It is a plain client's rule (one that does not register or subscribe, with one
-/// endpoint): a service waits for its broker, and a group's client tries the next member. A broker
-/// that was reached once and is gone now is waited for (a restart), as before.
+/// What a plain client (one that neither registers nor subscribes) learns from libzmq's monitor of
+/// its control socket, so that it does not wait out a request's time-out for an answer that cannot
+/// come:
+/// - no broker: when its one broker refuses the connection and never accepted it, requests fail
+///   0.8 s after the start, and at once after that; a broker that was reached once and is gone now
+///   is waited for (a restart);
+/// - a group's member that refuses the connection gives way to the next member at once, with the
+///   requests that never left; when every member refuses, a round is tried again after 100 ms, and
+///   requests fail as with no broker;
+/// - a refused security handshake (a key off the allow-list, a plain client of a CURVE broker)
+///   fails the requests at once, with what was wrong, until a handshake succeeds.
 extension BrokerConnection {
     /// How long after the start a refused connection counts as no broker.
     static let noBrokerNanoseconds: UInt64 = 800_000_000
 
-    /// libzmq's monitor said the control socket connected (`connected`) or a connect was refused.
-    mutating func controlLink(connected: Bool, now: UInt64) {
-        if connected {
+    /// Whether the control socket's monitor is read: a plain client's. (A service waits for its
+    /// broker, and a group's service tries the next member when HELLO goes unanswered.)
+    var watchesLink: Bool { !configuration.joins }
+
+    /// libzmq's monitor said `event` of the control socket.
+    mutating func controlLink(_ event: LinkEvent, now: UInt64, into effects: inout [ConnectionEffect]) {
+        guard watchesLink else { return }
+        switch event {
+        case .connected:
             linkConnected = true
+            linkUp = true
             linkRefusedAt = nil
-        } else if !linkConnected && linkRefusedAt == nil {
-            linkRefusedAt = now
+            refusedMembers.removeAll()
+        case .refused where members.isGroup:
+            memberRefused(now: now, into: &effects)
+        case .refused:
+            if !linkConnected && linkRefusedAt == nil { linkRefusedAt = now }
+        case .handshakeSucceeded:
+            handshakeRefusal = nil
+        case .handshakeFailed(let auth):
+            let refusal = handshakeError(auth: auth)
+            if handshakeRefusal == nil { effects.append(.deliver(.log(refusal.message))) }
+            handshakeRefusal = refusal
+            failAll(with: refusal, into: &effects)
         }
+    }
+
+    /// The group's member in use refuses the connection: the next one, with the requests that never
+    /// left this socket (none did when it never connected).
+    private mutating func memberRefused(now: UInt64, into effects: inout [ConnectionEffect]) {
+        if !linkUp {
+            for id in outstanding.keys { outstanding[id]?.notTaken = true }
+        }
+        refusedMembers.insert(currentEndpoint)
+        let everyMember = members.endpoints.allSatisfy(refusedMembers.contains)
+        if everyMember {
+            refusedMembers.removeAll()
+            if !linkConnected && linkRefusedAt == nil { linkRefusedAt = now }
+        }
+        lose(
+            "the broker at \(currentEndpoint) refuses the connection",
+            retryAt: everyMember ? now &+ 100_000_000 : now, now: now, into: &effects)
     }
 
     /// From when requests fail for want of a broker; nil while one may still answer.
     var noBrokerAt: UInt64? {
-        guard !configuration.joins, configuration.brokerEndpoints.count == 1, !linkConnected,
-            let refused = linkRefusedAt
-        else { return nil }
+        guard watchesLink, !linkConnected, let refused = linkRefusedAt else { return nil }
         return max(refused, startedAt &+ Self.noBrokerNanoseconds)
     }
 
     var noBrokerError: LifelineError {
-        .noBroker(at: currentEndpoint, "the connection is refused")
+        members.isGroup
+            ? .noBroker(
+                at: members.endpoints.joined(separator: ","), "every member refuses the connection")
+            : .noBroker(at: currentEndpoint, "the connection is refused")
     }
 
-    /// Fails every waiting request once there is no broker, and opens the control socket afresh:
-    /// what the old one queued must not reach a broker that starts later, after its sender was
-    /// told it failed.
+    /// Why a request fails before it is sent: no broker, or a refused handshake. Nil when it may go.
+    func refusalBeforeSending(now: UInt64) -> LifelineError? {
+        if let handshakeRefusal { return handshakeRefusal }
+        if let absent = noBrokerAt, now >= absent { return noBrokerError }
+        return nil
+    }
+
+    /// Fails every waiting request once there is no broker.
     mutating func failForNoBroker(now: UInt64, into effects: inout [ConnectionEffect]) {
         guard !outstanding.isEmpty, let absent = noBrokerAt, now >= absent else { return }
-        for request in outstanding.values {
-            effects.append(.deliver(.completion(ticket: request.ticket, .failure(noBrokerError))))
+        failAll(with: noBrokerError, into: &effects)
+    }
+
+    /// Fails every waiting request with `error`, and opens the control socket afresh: what the old
+    /// one queued must not reach a broker that answers later, after its sender was told it failed.
+    private mutating func failAll(with error: LifelineError, into effects: inout [ConnectionEffect]) {
+        guard !outstanding.isEmpty else { return }
+        for request in outstanding.values.sorted(by: { $0.order < $1.order }) {
+            effects.append(.deliver(.completion(ticket: request.ticket, .failure(error))))
         }
         outstanding.removeAll()
+        unsent.removeAll()
         effects.append(.reopenControlDiscardingQueue)
+        linkUp = false
     }
+
+    private func handshakeError(auth: Bool) -> LifelineError {
+        let endpoint = currentEndpoint
+        if auth {
+            return LifelineError(
+                .forbidden,
+                "the broker at \(endpoint) refused this client's key: it is not on the broker's allow-list")
+        }
+        let advice =
+            configuration.credentials == nil
+            ? "the broker may want a CURVE key (LIFELINE_KEY and LIFELINE_BROKER_KEY; the CLI's --key and --broker-key)"
+            : "is LIFELINE_BROKER_KEY (the CLI's --broker-key) the broker's public key, and does the broker use CURVE?"
+        return LifelineError(
+            .unavailable, "the security handshake with the broker at \(endpoint) failed: \(advice)")
+    }
+}
+
+/// What libzmq's monitor says of a control socket's link to its broker.
+enum LinkEvent: Equatable, Sendable {
+    /// A connect reached its peer.
+    case connected
+    /// A connect was refused (nothing listens there) and will be tried again.
+    case refused
+    /// The security handshake finished: the link carries messages.
+    case handshakeSucceeded
+    /// The security handshake failed: the broker refused this client's key (`auth`), or the two
+    /// sides do not speak the same security.
+    case handshakeFailed(auth: Bool)
 }

@@ -10,9 +10,12 @@ extension BrokerConnection {
         var sawUnansweredCall = false
         for (id, request) in outstanding where request.deadline <= now {
             outstanding[id] = nil
-            let error = LifelineError.unanswered(
-                request.command, milliseconds: request.timeoutMilliseconds,
-                endpoint: currentEndpoint)
+            // Refused before it could be sent (a time-out shorter than the no-broker wait): say so.
+            let error =
+                watchesLink && !linkConnected && linkRefusedAt != nil
+                ? noBrokerError
+                : LifelineError.unanswered(
+                    request.command, milliseconds: request.timeoutMilliseconds, endpoint: currentEndpoint)
             effects.append(.deliver(.completion(ticket: request.ticket, .failure(error))))
             // What the broker answers itself (not a service's CALL or DISPATCH step) left
             // unanswered: with a group, the leader may be gone — try the next member.

@@ -30,9 +30,17 @@ package struct BrokerConnection {
         var command: Command
         var deadline: UInt64
         var timeoutMilliseconds: Int
-        /// A repeatable request's frames (``ClientRequest/isRepeatable``), kept to send again after
-        /// the broker was lost, with its place in the order of requests.
-        var repeatable: (frames: [[UInt8]], order: UInt64)?
+        /// The request as sent, to send again: when it was not taken (a standby refused it, or its
+        /// socket never reached a broker), and a repeatable one after the broker was lost.
+        var frames: [[UInt8]]
+        /// Its place in the order of requests.
+        var order: UInt64
+        /// Sent again after the broker was lost (``ClientRequest/isRepeatable``).
+        var repeatable: Bool
+        /// Not taken by the broker it went to: sent again once the connection has moved.
+        var notTaken = false
+        /// How many standbys refused it.
+        var refusals = 0
     }
 
     typealias TopicCursor = TopicCursors.Cursor
@@ -87,8 +95,15 @@ package struct BrokerConnection {
     var startedAt: UInt64 = 0
     /// Whether the control socket ever reached a broker, as libzmq's monitor says.
     var linkConnected = false
-    /// When a connect of the control socket was first refused while it had never connected.
+    /// Whether the control socket open now has reached its broker.
+    var linkUp = false
+    /// When a connect was first refused while no control socket had ever connected (with a
+    /// group: when every member had refused).
     var linkRefusedAt: UInt64?
+    /// A group's members that refused the connection since one last accepted it.
+    var refusedMembers: Set<String> = []
+    /// Why the broker's security handshake refuses this client, until one succeeds.
+    var handshakeRefusal: LifelineError?
 
     init(configuration: ConnectionConfiguration) {
         self.configuration = configuration
@@ -215,12 +230,13 @@ package struct BrokerConnection {
         _ request: ClientRequest, ticket: UInt64, timeoutMilliseconds: Int, now: UInt64,
         into effects: inout [ConnectionEffect]
     ) {
-        if let absent = noBrokerAt, now >= absent {
-            effects.append(.deliver(.completion(ticket: ticket, .failure(noBrokerError))))
+        if let refusal = refusalBeforeSending(now: now) {
+            effects.append(.deliver(.completion(ticket: ticket, .failure(refusal))))
             return
         }
         switch phase {
-        case .backingOff where request.isRepeatable: break
+        // A plain client backs off only to move within a group: its requests wait for the move.
+        case .backingOff where request.isRepeatable || !configuration.joins: break
         case .backingOff(let until):
             let seconds = Double((until &- now) / 1_000_000) / 1000
             let error = LifelineError(
@@ -241,8 +257,8 @@ package struct BrokerConnection {
         outstanding[id] = Outstanding(
             ticket: ticket, command: request.command,
             deadline: now &+ UInt64(timeoutMilliseconds) * 1_000_000,
-            timeoutMilliseconds: timeoutMilliseconds,
-            repeatable: request.isRepeatable ? (frames, counter) : nil)
+            timeoutMilliseconds: timeoutMilliseconds, frames: frames, order: counter,
+            repeatable: request.isRepeatable)
         switch phase {
         case .backingOff: unsent.append((id, frames))
         case .greeting, .joining:

@@ -10,7 +10,8 @@ package enum ConnectionEvent: Sendable, Equatable {
     case request(BrokerRequest, id: [UInt8])
     /// Events were lost and cannot be replayed.
     case gap(GapNotice)
-    /// The answer to the application's request `ticket`.
+    /// The outcome of the application's request `ticket`: the broker's reply, whatever its status,
+    /// or why none came.
     case completion(ticket: UInt64, Result<ControlReply, LifelineError>)
     /// Registered (or attached) with the broker whose epoch is given; `first` for the first time. The
     /// snapshot: the sequence the connection starts after and the application's lifecycle state.

@@ -4,16 +4,31 @@ import Synchronization
 /// Requests in flight — an awaiting continuation or a completion handler each — resumed from the
 /// socket thread by ticket.
 final class PendingReplies: Sendable {
+    /// Who waits for a request's outcome: the broker's reply, whatever its status, or what kept
+    /// one from coming (``LifelineError``).
     enum Waiter: Sendable {
+        /// A task; a non-2xx reply resumes it with ``LifelineError``.
         case continuation(CancellableWaiter<ControlReply>)
+        /// A completion handler; a non-2xx reply arrives as ``LifelineError``.
         case handler(@Sendable (Result<ControlReply, LifelineError>) -> Void)
+        /// A completion handler that takes every reply as it came (a CALL's caller reads a
+        /// service's own error replies).
+        case reply(@Sendable (Result<ControlReply, LifelineError>) -> Void)
 
         func resume(_ result: Result<ControlReply, LifelineError>) {
             switch self {
             case .continuation(let waiter):
-                waiter.resume(with: result.mapError { $0 as any Error })
-            case .handler(let handler): handler(result)
+                waiter.resume(with: Self.refusingErrors(result).mapError { $0 as any Error })
+            case .handler(let handler): handler(Self.refusingErrors(result))
+            case .reply(let handler): handler(result)
             }
+        }
+
+        private static func refusingErrors(_ result: Result<ControlReply, LifelineError>)
+            -> Result<ControlReply, LifelineError>
+        {
+            guard case .success(let reply) = result, !reply.status.isSuccess else { return result }
+            return .failure(LifelineError(reply: reply))
         }
     }
 

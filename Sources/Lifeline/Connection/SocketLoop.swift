@@ -22,7 +22,7 @@ final class SocketLoop: @unchecked Sendable {
     /// The sockets' ZMQ_FD (see ``wait()``), read when each socket opens.
     var controlDescriptor: Int32 = -1
     var busDescriptor: Int32 = -1
-    /// A plain client's monitor of the control socket (``BrokerConnection/controlLink(connected:now:)``),
+    /// A plain client's monitor of the control socket (``BrokerConnection/controlLink(_:now:into:)``),
     /// its ZMQ_FD (tag 3), and whether it may hold events.
     var link: ZMQSocket?
     var linkDescriptor: Int32 = -1
@@ -33,12 +33,19 @@ final class SocketLoop: @unchecked Sendable {
     var busMayHaveInput = false
     /// Waits on the mailbox (tag 0) and the sockets' ZMQ_FD (tags 1 and 2).
     let poller = ReadinessPoller()
+    /// Whether a turn that completed a request returns before it waits (a loop driven by the thread
+    /// that waits for the request: ``BlockingConnection``).
+    let returnsAfterCompletion: Bool
+    /// A request was completed during this turn.
+    var completed = false
 
     init(
         configuration: ConnectionConfiguration, mailbox: Mailbox<ConnectionCommand>, executor: SocketExecutor,
-        pending: PendingReplies, deliver: @escaping @Sendable (ConnectionEvent) -> Void
+        pending: PendingReplies, returnsAfterCompletion: Bool = false,
+        deliver: @escaping @Sendable (ConnectionEvent) -> Void
     ) {
         self.connection = BrokerConnection(configuration: configuration)
+        self.returnsAfterCompletion = returnsAfterCompletion
         self.pending = pending
         self.mailbox = mailbox
         self.executor = executor
@@ -73,7 +80,11 @@ final class SocketLoop: @unchecked Sendable {
             handleCommands()
             return !finished
         }
-        if controlMayHaveInput || busMayHaveInput { return true }
+        if controlMayHaveInput || busMayHaveInput || linkMayHaveInput { return true }
+        if completed {
+            completed = false
+            return true
+        }
         // Jobs waiting: only look at what is ready (a task that keeps yielding must not hide the
         // sockets from the loop).
         let timeout =
@@ -115,19 +126,26 @@ final class SocketLoop: @unchecked Sendable {
     private func drainLink() {
         linkMayHaveInput = false
         guard let link else { return }
-        while let frames = try? link.receiveFrames(dontWait: true), let event = frames.first {
-            switch ZMQSocket.monitorEvent(event) {
-            case ZMQSocket.connectedEvent:
-                connection.controlLink(connected: true, now: SystemClock.monotonicNanoseconds())
-            case ZMQSocket.connectRetriedEvent:
-                connection.controlLink(connected: false, now: SystemClock.monotonicNanoseconds())
-            default: break
+        while let frames = try? link.receiveFrames(dontWait: true), let first = frames.first {
+            let event: LinkEvent
+            switch ZMQSocket.monitorEvent(first) {
+            case ZMQSocket.connectedEvent: event = .connected
+            case ZMQSocket.connectRetriedEvent: event = .refused
+            case ZMQSocket.handshakeSucceededEvent: event = .handshakeSucceeded
+            case ZMQSocket.handshakeFailedAuthEvent: event = .handshakeFailed(auth: true)
+            case ZMQSocket.handshakeFailedProtocolEvent, ZMQSocket.handshakeFailedEvent:
+                event = .handshakeFailed(auth: false)
+            default: continue
             }
+            connection.controlLink(event, now: SystemClock.monotonicNanoseconds(), into: &effects)
+            apply()
+            // A move to another member replaced the socket and its monitor.
+            if self.link !== link { return }
         }
     }
 
-    /// Watches `socket`'s connects (before it connects): a plain client with one endpoint learns
-    /// when its broker is not there at all.
+    /// Watches `socket`'s connects and handshakes (before it connects): a plain client learns when
+    /// its broker is not there at all, or refuses it.
     private func watchLink(of socket: ZMQSocket) throws {
         if let link {
             poller.unwatch(linkDescriptor)
@@ -135,11 +153,14 @@ final class SocketLoop: @unchecked Sendable {
             self.link = nil
             linkDescriptor = -1
         }
-        guard !connection.configuration.joins, connection.configuration.brokerEndpoints.count == 1 else {
-            return
-        }
+        guard connection.watchesLink else { return }
         let endpoint = "inproc://lifeline-link-\(Environment.uniqueToken())"
-        try socket.monitor(endpoint, events: ZMQSocket.connectedEvent | ZMQSocket.connectRetriedEvent)
+        try socket.monitor(
+            endpoint,
+            events: ZMQSocket.connectedEvent | ZMQSocket.connectRetriedEvent
+                | ZMQSocket.handshakeSucceededEvent
+                | ZMQSocket.handshakeFailedAuthEvent | ZMQSocket.handshakeFailedProtocolEvent
+                | ZMQSocket.handshakeFailedEvent)
         let pair = try ZMQSocket(context, type: .pair)
         try pair.set(.linger, 0)
         try pair.set(.receiveHighWaterMark, 0)
@@ -301,7 +322,9 @@ final class SocketLoop: @unchecked Sendable {
                 .event(
                     event, receivedAt: receivedAt == 0 ? SystemClock.monotonicNanoseconds() : receivedAt,
                     replayed: replayed))
-        case .deliver(.completion(let ticket, let result)): pending.resume(ticket, with: result)
+        case .deliver(.completion(let ticket, let result)):
+            pending.resume(ticket, with: result)
+            completed = returnsAfterCompletion
         case .deliver(let event):
             switch event {
             case .refused, .finished:

@@ -60,7 +60,8 @@ final class StandIn {
             default:
                 let leader = hint?.arrayValue?.compactMap(\.stringValue)
                 let reply = ControlReply(
-                    requestID: id, status: .unavailable, body: ErrorReply(sentence, leader: leader).bytes)
+                    requestID: id, status: .unavailable,
+                    body: ErrorReply(sentence, leader: leader, standby: true).bytes)
                 _ = try? router.send(frames: [frames[0]] + reply.frames(), dontWait: true)
             }
         }

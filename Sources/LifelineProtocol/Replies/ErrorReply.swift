@@ -1,14 +1,19 @@
 /// The body of every reply that is not 2xx, declared once: `{"error": sentence}`, with a standby's
-/// word on its group's leader (`leader`, the leader's control endpoints, on a 503) or how long until
-/// a taken name may be free (`retryAfterMs`, on a 409 or 403 of REGISTER).
+/// mark (`standby`: the request was not taken, send it to the leader) and word on its group's leader
+/// (`leader`, the leader's control endpoints), both on a 503, or how long until a taken name may be
+/// free (`retryAfterMs`, on a 409 or 403 of REGISTER).
 package struct ErrorReply: WireRecord, Equatable {
     package var error: String
     package var leader: [String]?
+    package var standby: Bool?
     package var retryAfterMilliseconds: Int?
 
-    package init(_ error: String, leader: [String]? = nil, retryAfterMilliseconds: Int? = nil) {
+    package init(
+        _ error: String, leader: [String]? = nil, standby: Bool? = nil, retryAfterMilliseconds: Int? = nil
+    ) {
         self.error = error
         self.leader = leader
+        self.standby = standby
         self.retryAfterMilliseconds = retryAfterMilliseconds
     }
 
@@ -19,6 +24,7 @@ package struct ErrorReply: WireRecord, Equatable {
         try visitor.field("error", &error, default: "")
         try visitor.field("leader", optionalList: &leader)
         try visitor.field("retryAfterMs", &retryAfterMilliseconds, in: 0...Int.max)
+        try visitor.field("standby", &standby)
     }
 }
 

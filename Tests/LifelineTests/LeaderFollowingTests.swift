@@ -1,0 +1,187 @@
+import Testing
+
+@testable import Lifeline
+@testable import LifelineProtocol
+
+/// How a plain client finds a group's leader and carries its requests there, as the SDK and the
+/// CLI share it (``BrokerConnection``): pure, with an injected clock.
+@Suite("Following a group's leader", .timeLimit(.minutes(1)))
+struct LeaderFollowingTests {
+    static let members = "tcp://127.0.0.1:1,tcp://127.0.0.1:2,tcp://127.0.0.1:3"
+
+    static func client(_ broker: String = members) -> ConnectionHarness {
+        var harness = ConnectionHarness()
+        harness.session = BrokerConnection(
+            configuration: ConnectionConfiguration(brokerEndpoint: broker, token: "c1"))
+        harness.step { session, effects, now in session.start(now: now, into: &effects) }
+        return harness
+    }
+
+    static func standbyRefusal(leader: String?) -> JSONValue {
+        guard let leader else { return ["error": "broker b1 is a standby of group g", "standby": true] }
+        return ["error": "broker b1 is a standby of group g", "leader": [.string(leader)], "standby": true]
+    }
+
+    static func completions(_ effects: [ConnectionEffect]) -> [(UInt64, Result<ControlReply, LifelineError>)]
+    {
+        effects.compactMap { effect in
+            if case .deliver(.completion(let ticket, let result)) = effect { (ticket, result) } else { nil }
+        }
+    }
+
+    @Test(
+        "a request a standby refused goes again to the leader it names, and its caller gets the leader's reply"
+    )
+    func refusedRequestFollowsTheLeader() throws {
+        var harness = Self.client()
+        let call = ClientRequest.call(ServiceCall(service: "cart", method: "add"))
+        harness.step { session, effects, now in
+            session.submit(call, ticket: 1, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        let first = try #require(harness.sent.first)
+        harness.reply(to: first, status: .unavailable, Self.standbyRefusal(leader: "tcp://127.0.0.1:3"))
+        #expect(Self.completions(harness.effects).isEmpty, "the caller does not see the refusal")
+        #expect(harness.effects.contains(.openControl))
+        #expect(harness.session.currentEndpoint == "tcp://127.0.0.1:3")
+        let again = try #require(harness.sent.first, "sent again at once")
+        #expect(again.requestID == first.requestID && again.command == .call)
+        harness.reply(to: again, ["items": 1])
+        let (ticket, result) = try #require(Self.completions(harness.effects).first)
+        #expect(ticket == 1)
+        #expect(try result.get().status == .ok)
+    }
+
+    @Test("a 503 that is not a standby's — a service's own answer — is the caller's reply: never sent again")
+    func servicesOwn503IsAnAnswer() throws {
+        var harness = Self.client()
+        let call = ClientRequest.call(ServiceCall(service: "cart", method: "add"))
+        harness.step { session, effects, now in
+            session.submit(call, ticket: 1, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        let first = try #require(harness.sent.first)
+        harness.reply(to: first, status: .unavailable, ["error": "the cart is closed for stock-taking"])
+        #expect(harness.sent.isEmpty)
+        let (_, result) = try #require(Self.completions(harness.effects).first)
+        #expect(try result.get().status == .unavailable, "delivered as it came; the waiter makes it an error")
+        #expect(harness.session.currentEndpoint == "tcp://127.0.0.1:1", "no move")
+    }
+
+    @Test("with no leader known, the next member 100 ms later; past its deadline, the refusal is the reply")
+    func noLeaderWaitsForTheElection() throws {
+        var harness = Self.client()
+        harness.step { session, effects, now in
+            session.submit(.list, ticket: 1, timeoutMilliseconds: 300, now: now, into: &effects)
+        }
+        var request = try #require(harness.sent.first)
+        harness.reply(to: request, status: .unavailable, Self.standbyRefusal(leader: nil))
+        #expect(harness.sent.isEmpty && Self.completions(harness.effects).isEmpty)
+        harness.advance(milliseconds: 50)
+        #expect(harness.sent.isEmpty, "an election takes a moment")
+        harness.advance(milliseconds: 60)
+        #expect(harness.session.currentEndpoint == "tcp://127.0.0.1:2")
+        request = try #require(harness.sent.first, "the next member, 100 ms after the refusal")
+        harness.reply(to: request, status: .unavailable, Self.standbyRefusal(leader: nil))
+        harness.advance(milliseconds: 110)
+        request = try #require(harness.sent.first)
+        #expect(harness.session.currentEndpoint == "tcp://127.0.0.1:3")
+        harness.reply(to: request, status: .unavailable, Self.standbyRefusal(leader: nil))
+        let (_, result) = try #require(
+            Self.completions(harness.effects).first, "another 100 ms would pass its deadline")
+        #expect(try result.get().standbyRefusal == .noLeader)
+    }
+
+    @Test("standbys that name each other do not bounce a request: from the third refusal it waits 100 ms")
+    func staleHintsDoNotSpin() throws {
+        var harness = Self.client("tcp://127.0.0.1:1,tcp://127.0.0.1:2")
+        harness.step { session, effects, now in
+            session.submit(.list, ticket: 1, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        for leader in ["tcp://127.0.0.1:2", "tcp://127.0.0.1:1"] {
+            let request = try #require(harness.sent.first)
+            harness.reply(to: request, status: .unavailable, Self.standbyRefusal(leader: leader))
+        }
+        let third = try #require(harness.sent.first)
+        harness.reply(to: third, status: .unavailable, Self.standbyRefusal(leader: "tcp://127.0.0.1:1"))
+        #expect(harness.sent.isEmpty)
+        harness.advance(milliseconds: 101)
+        #expect(harness.sent.first?.command == .list)
+    }
+
+    @Test("a member that refuses the connection gives way at once, with the requests that never left it")
+    func refusedMemberIsSkipped() throws {
+        var harness = Self.client()
+        harness.step { session, effects, now in
+            session.submit(.list, ticket: 1, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        let first = try #require(harness.sent.first)
+        harness.step { session, effects, now in session.controlLink(.refused, now: now, into: &effects) }
+        #expect(harness.session.currentEndpoint == "tcp://127.0.0.1:2")
+        #expect(harness.sent.first?.requestID == first.requestID, "sent again on the new socket")
+        #expect(Self.completions(harness.effects).isEmpty)
+        harness.step { session, effects, now in session.controlLink(.connected, now: now, into: &effects) }
+        harness.reply(to: first, ["services": []])
+        #expect(Self.completions(harness.effects).count == 1)
+    }
+
+    @Test(
+        "when every member refuses the connection, a round goes again after 100 ms and requests fail as with no broker"
+    )
+    func everyMemberRefused() throws {
+        var harness = Self.client()
+        harness.step { session, effects, now in
+            session.submit(.list, ticket: 1, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        for _ in 0..<3 {
+            harness.step { session, effects, now in session.controlLink(.refused, now: now, into: &effects) }
+        }
+        #expect(harness.session.currentEndpoint == "tcp://127.0.0.1:1")
+        #expect(harness.sent.isEmpty, "a round refused: 100 ms before the next")
+        harness.advance(milliseconds: 150)
+        #expect(harness.sent.first?.command == .list, "the next round")
+        #expect(Self.completions(harness.effects).isEmpty)
+        harness.advance(milliseconds: 650)
+        guard case .failure(let error) = Self.completions(harness.effects).first?.1 else {
+            Issue.record("no failure 0.8 s after the start: \(harness.effects)")
+            return
+        }
+        #expect(
+            error.message
+                == "no broker answered at \(Self.members): every member refuses the connection; start one with `lifeline up`"
+        )
+    }
+
+    @Test(
+        "a refused key fails the requests at once with what was wrong, and later ones too, until a handshake succeeds"
+    )
+    func refusedKeyFailsAtOnce() throws {
+        var harness = Self.client("tcp://127.0.0.1:1")
+        harness.step { session, effects, now in
+            session.submit(.hello, ticket: 1, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        harness.step { session, effects, now in session.controlLink(.connected, now: now, into: &effects) }
+        harness.step { session, effects, now in
+            session.controlLink(.handshakeFailed(auth: true), now: now, into: &effects)
+        }
+        guard case .failure(let error) = Self.completions(harness.effects).first?.1 else {
+            Issue.record("not failed: \(harness.effects)")
+            return
+        }
+        #expect(error.status == .forbidden)
+        #expect(
+            error.message
+                == "the broker at tcp://127.0.0.1:1 refused this client's key: it is not on the broker's allow-list"
+        )
+        #expect(harness.effects.contains(.reopenControlDiscardingQueue), "nothing it queued goes later")
+        harness.step { session, effects, now in
+            session.submit(.hello, ticket: 2, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        #expect(harness.sent.isEmpty && Self.completions(harness.effects).count == 1)
+        harness.step { session, effects, now in
+            session.controlLink(.handshakeSucceeded, now: now, into: &effects)
+        }
+        harness.step { session, effects, now in
+            session.submit(.hello, ticket: 3, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        #expect(harness.sent.first?.command == .hello)
+    }
+}
