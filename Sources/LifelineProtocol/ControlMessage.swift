@@ -108,13 +108,14 @@ package struct ControlReply: Sendable, Equatable {
         return (try? ErrorReply(bytes: body))?.leader?.first
     }
 
-    /// A standby's refusal (docs/PROTOCOL.md §13): the request was not taken, and may be sent to the
-    /// leader — the one it names (`leader`), or one being elected (`leader` nil). Nil for any
-    /// other reply, a service's own 503 included.
+    /// A standby's refusal (docs/PROTOCOL.md §13, marked `standby`): the request was not taken, and
+    /// may be sent to the leader — the one it names (`leader`), or one being elected (`leader` nil).
+    /// Nil for any other reply, a service's own 503 included (whatever its body says).
     package var standbyRefusal: StandbyRefusal? {
-        guard status == .unavailable, let error = try? ErrorReply(bytes: body) else { return nil }
-        if let leader = error.leader?.first { return .leaderAt(leader) }
-        return error.standby == true ? .noLeader : nil
+        guard status == .unavailable, let error = try? ErrorReply(bytes: body), error.standby == true else {
+            return nil
+        }
+        return error.leader?.first.map(StandbyRefusal.leaderAt) ?? .noLeader
     }
 
     /// The `error` sentence of an error body, or a generic one.

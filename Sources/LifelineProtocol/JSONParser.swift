@@ -55,6 +55,21 @@ package enum JSONParser {
         return Double(string).map { .double($0) }
     }
 
+    /// The value of a scalar of `kind` the scanner accepted, from its text (a string's quotes
+    /// included): the one conversion of the tree parser and of ``JSONTape/value(at:)``.
+    static func scalar(_ kind: JSONTape.Kind, _ text: UnsafeBufferPointer<UInt8>) -> JSONValue {
+        switch kind {
+        case .null: return .null
+        case .false: return .bool(false)
+        case .true: return .bool(true)
+        case .number: return number(text) ?? .null
+        case .string:
+            return .string(
+                String(decoding: UnsafeBufferPointer(rebasing: text[1..<(text.count - 1)]), as: UTF8.self))
+        case .escapedString, .array, .object: return .string(string(text) ?? "")
+        }
+    }
+
     /// The string whose JSON text (quotes included) the scanner accepted, escapes resolved. Nil for
     /// text that is not a string.
     static func string(_ text: UnsafeBufferPointer<UInt8>) -> String? {
@@ -137,18 +152,7 @@ private struct TreeRecord: JSONScanRecord {
     }
 
     func scalar(_ kind: JSONTape.Kind, start: Int, end: Int) -> JSONValue {
-        switch kind {
-        case .null: return .null
-        case .false: return .bool(false)
-        case .true: return .bool(true)
-        case .number: return JSONParser.number(UnsafeBufferPointer(rebasing: input[start..<end])) ?? .null
-        case .string:
-            return .string(
-                String(decoding: UnsafeBufferPointer(rebasing: input[(start + 1)..<(end - 1)]), as: UTF8.self)
-            )
-        case .escapedString, .array, .object:
-            return .string(JSONParser.string(UnsafeBufferPointer(rebasing: input[start..<end])) ?? "")
-        }
+        JSONParser.scalar(kind, UnsafeBufferPointer(rebasing: input[start..<end]))
     }
 
     func open(_ kind: JSONTape.Kind, start: Int) -> Container {

@@ -31,6 +31,25 @@ struct NoBrokerTests {
     }
 
     @Test(
+        "a blocking client that was told there is no broker is answered once one starts at its address (the console's feed threads keep one client)"
+    )
+    func brokerStartsLater() async throws {
+        let endpoint = "tcp://127.0.0.1:\(try EtcdProcess.freePort())"
+        let client = try blockingClient(broker: endpoint)
+        #expect(throws: LifelineError.self) { _ = try client.send(.hello, timeout: .seconds(2)) }
+        #expect(throws: LifelineError.self) { _ = try client.send(.hello, timeout: .seconds(2)) }
+        let broker = try await BrokerProcess(control: endpoint)
+        defer { broker.process.kill() }
+        var answered = false
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !answered, ContinuousClock.now < deadline {
+            answered = (try? client.send(.hello, timeout: .seconds(2)))?.status == .ok
+            if !answered { try await Task.sleep(for: .milliseconds(50)) }  // polling with a deadline
+        }
+        #expect(answered, "the same client is answered by the broker that started")
+    }
+
+    @Test(
         "clients closed while their broker is gone and their requests wait leave the process's ZeroMQ working: a client of another broker is answered throughout"
     )
     func closedWhileBrokerGone() async throws {

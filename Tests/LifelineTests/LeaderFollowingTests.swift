@@ -59,7 +59,9 @@ struct LeaderFollowingTests {
             session.submit(call, ticket: 1, timeoutMilliseconds: 5000, now: now, into: &effects)
         }
         let first = try #require(harness.sent.first)
-        harness.reply(to: first, status: .unavailable, ["error": "the cart is closed for stock-taking"])
+        harness.reply(
+            to: first, status: .unavailable,
+            ["error": "the cart's store is failing over", "leader": ["tcp://127.0.0.1:3"]])
         #expect(harness.sent.isEmpty)
         let (_, result) = try #require(Self.completions(harness.effects).first)
         #expect(try result.get().status == .unavailable, "delivered as it came; the waiter makes it an error")
@@ -119,6 +121,11 @@ struct LeaderFollowingTests {
         #expect(harness.sent.first?.requestID == first.requestID, "sent again on the new socket")
         #expect(Self.completions(harness.effects).isEmpty)
         harness.step { session, effects, now in session.controlLink(.connected, now: now, into: &effects) }
+        harness.step { session, effects, now in
+            session.controlLink(.handshakeSucceeded, now: now, into: &effects)
+        }
+        harness.step { session, effects, now in session.controlLink(.refused, now: now, into: &effects) }
+        #expect(harness.session.currentEndpoint == "tcp://127.0.0.1:2", "a member that was up is waited for")
         harness.reply(to: first, ["services": []])
         #expect(Self.completions(harness.effects).count == 1)
     }
@@ -136,6 +143,9 @@ struct LeaderFollowingTests {
         }
         #expect(harness.session.currentEndpoint == "tcp://127.0.0.1:1")
         #expect(harness.sent.isEmpty, "a round refused: 100 ms before the next")
+        #expect(harness.effects.contains(.closeControl), "nothing queued reaches a member meanwhile")
+        harness.step { session, effects, now in session.controlLink(.refused, now: now, into: &effects) }
+        #expect(harness.effects.isEmpty, "a stale monitor event while waiting moves nothing")
         harness.advance(milliseconds: 150)
         #expect(harness.sent.first?.command == .list, "the next round")
         #expect(Self.completions(harness.effects).isEmpty)
@@ -160,7 +170,7 @@ struct LeaderFollowingTests {
         }
         harness.step { session, effects, now in session.controlLink(.connected, now: now, into: &effects) }
         harness.step { session, effects, now in
-            session.controlLink(.handshakeFailed(auth: true), now: now, into: &effects)
+            session.controlLink(.handshakeFailed(auth: true, detailed: true), now: now, into: &effects)
         }
         guard case .failure(let error) = Self.completions(harness.effects).first?.1 else {
             Issue.record("not failed: \(harness.effects)")
@@ -176,12 +186,23 @@ struct LeaderFollowingTests {
             session.submit(.hello, ticket: 2, timeoutMilliseconds: 5000, now: now, into: &effects)
         }
         #expect(harness.sent.isEmpty && Self.completions(harness.effects).count == 1)
+        harness.now += 1_000_000_000
+        harness.step { session, effects, now in
+            session.submit(.hello, ticket: 3, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        #expect(
+            harness.effects.first == .reopenControlDiscardingQueue, "a second later: a fresh socket tries")
+        #expect(harness.sent.first?.command == .hello)
         harness.step { session, effects, now in
             session.controlLink(.handshakeSucceeded, now: now, into: &effects)
         }
         harness.step { session, effects, now in
-            session.submit(.hello, ticket: 3, timeoutMilliseconds: 5000, now: now, into: &effects)
+            session.submit(.hello, ticket: 4, timeoutMilliseconds: 5000, now: now, into: &effects)
         }
         #expect(harness.sent.first?.command == .hello)
+        harness.step { session, effects, now in
+            session.controlLink(.handshakeFailed(auth: false, detailed: false), now: now, into: &effects)
+        }
+        #expect(harness.effects.isEmpty, "a handshake cut short after one succeeded is a broker going away")
     }
 }

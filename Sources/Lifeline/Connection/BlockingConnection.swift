@@ -53,11 +53,17 @@ package final class BlockingConnection {
     ///   `.forbidden` when the broker refused this client's key.
     package func send(_ request: ClientRequest, timeout: Duration) throws(LifelineError) -> ControlReply {
         let outcome = self.outcome
+        _ = outcome.take()
+        // Between requests nobody reads the monitor: what it said meanwhile (a broker that came,
+        // a handshake that succeeded) is read before the request is judged.
+        if loop.link != nil { loop.linkMayHaveInput = true }
         let ticket = pending.park(.reply { outcome.keep($0) })
         mailbox.postFromOwner(
             .request(request, ticket: ticket, timeoutMilliseconds: max(1, timeout.wholeMilliseconds)))
         while !outcome.isKept, loop.turn() {}
         guard let result = outcome.take() else {
+            pending.discard(ticket)
+            mailbox.postFromOwner(.cancel(ticket: ticket))
             throw LifelineError(.unavailable, "the connection was closed")
         }
         return try result.get()

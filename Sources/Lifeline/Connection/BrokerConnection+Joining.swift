@@ -42,7 +42,9 @@ extension BrokerConnection {
                     sentAt: request.deadline &- UInt64(request.timeoutMilliseconds) * 1_000_000)
             }
             effects.append(.deliver(.completion(ticket: request.ticket, .success(reply))))
-            if case .leaderAt(let leader) = refusal { follow(leader, now: now, into: &effects) }
+            if case .leaderAt(let leader) = refusal, case .ready = phase {
+                follow(leader, now: now, into: &effects)
+            }
             return
         }
         guard let kind = internalRequests.removeValue(forKey: reply.requestID) else { return }
@@ -221,6 +223,8 @@ extension BrokerConnection {
         _ id: [UInt8], refusedWith refusal: StandbyRefusal, now: UInt64,
         into effects: inout [ConnectionEffect]
     ) -> Bool {
+        // Leaving: the UNREGISTER's fate is not worth a new registration.
+        if case .leaving = phase { return false }
         guard var request = outstanding[id] else { return false }
         request.refusals += 1
         var leader: String?
@@ -279,6 +283,9 @@ extension BrokerConnection {
         if let retryAt, retryAt > now {
             effects.append(.deliver(.log("\(reason); reconnecting in \((retryAt - now) / 1_000_000) ms")))
             phase = .backingOff(until: retryAt)
+            // A plain client's requests wait in `unsent`: nothing its socket queued may reach a
+            // member meanwhile (libzmq reconnects on its own), nor its monitor move it again.
+            if !configuration.joins { effects.append(.closeControl) }
             return
         }
         if let retryAt {

@@ -9,8 +9,9 @@ import LifelineProtocol
 /// - a group's member that refuses the connection gives way to the next member at once, with the
 ///   requests that never left; when every member refuses, a round is tried again after 100 ms, and
 ///   requests fail as with no broker;
-/// - a refused security handshake (a key off the allow-list, a plain client of a CURVE broker)
-///   fails the requests at once, with what was wrong, until a handshake succeeds.
+/// - a refused security handshake (a key off the allow-list, a plain client of a CURVE broker, a
+///   wrong broker key before any handshake succeeded) fails the requests at once, with what was
+///   wrong, and those of the next second; then a request tries a fresh socket.
 extension BrokerConnection {
     /// How long after the start a refused connection counts as no broker.
     static let noBrokerNanoseconds: UInt64 = 800_000_000
@@ -25,19 +26,25 @@ extension BrokerConnection {
         switch event {
         case .connected:
             linkConnected = true
-            linkUp = true
             linkRefusedAt = nil
-            refusedMembers.removeAll()
         case .refused where members.isGroup:
+            // Only the socket in use counts (a move replaced it), and only a member that did not
+            // complete a handshake on it.
+            guard case .ready = phase, !linkUp else { return }
             memberRefused(now: now, into: &effects)
         case .refused:
             if !linkConnected && linkRefusedAt == nil { linkRefusedAt = now }
         case .handshakeSucceeded:
+            linkUp = true
+            handshakeSucceeded = true
             handshakeRefusal = nil
-        case .handshakeFailed(let auth):
+            refusedMembers.removeAll()
+        case .handshakeFailed(let auth, let detailed):
+            // A connection dropped in a handshake after one succeeded is a broker going away.
+            guard detailed || !handshakeSucceeded else { return }
             let refusal = handshakeError(auth: auth)
             if handshakeRefusal == nil { effects.append(.deliver(.log(refusal.message))) }
-            handshakeRefusal = refusal
+            handshakeRefusal = (refusal, now)
             failAll(with: refusal, into: &effects)
         }
     }
@@ -45,9 +52,7 @@ extension BrokerConnection {
     /// The group's member in use refuses the connection: the next one, with the requests that never
     /// left this socket (none did when it never connected).
     private mutating func memberRefused(now: UInt64, into effects: inout [ConnectionEffect]) {
-        if !linkUp {
-            for id in outstanding.keys { outstanding[id]?.notTaken = true }
-        }
+        for id in outstanding.keys { outstanding[id]?.notTaken = true }
         refusedMembers.insert(currentEndpoint)
         let everyMember = members.endpoints.allSatisfy(refusedMembers.contains)
         if everyMember {
@@ -72,9 +77,20 @@ extension BrokerConnection {
             : .noBroker(at: currentEndpoint, "the connection is refused")
     }
 
-    /// Why a request fails before it is sent: no broker, or a refused handshake. Nil when it may go.
-    func refusalBeforeSending(now: UInt64) -> LifelineError? {
-        if let handshakeRefusal { return handshakeRefusal }
+    /// How long after a refused handshake requests fail without trying.
+    static let handshakeRefusalNanoseconds: UInt64 = 1_000_000_000
+
+    /// Why a request fails before it is sent: no broker, or a handshake refused within the last
+    /// second. Nil when it may go — after a refusal's second, on a fresh socket (libzmq may not
+    /// try a refused handshake again by itself), so that a key allowed since is heard.
+    mutating func refusalBeforeSending(now: UInt64, into effects: inout [ConnectionEffect]) -> LifelineError?
+    {
+        if let refusal = handshakeRefusal {
+            if now < refusal.at &+ Self.handshakeRefusalNanoseconds { return refusal.error }
+            handshakeRefusal = nil
+            linkUp = false
+            effects.append(.reopenControlDiscardingQueue)
+        }
         if let absent = noBrokerAt, now >= absent { return noBrokerError }
         return nil
     }
@@ -87,7 +103,7 @@ extension BrokerConnection {
 
     /// Fails every waiting request with `error`, and opens the control socket afresh: what the old
     /// one queued must not reach a broker that answers later, after its sender was told it failed.
-    private mutating func failAll(with error: LifelineError, into effects: inout [ConnectionEffect]) {
+    mutating func failAll(with error: LifelineError, into effects: inout [ConnectionEffect]) {
         guard !outstanding.isEmpty else { return }
         for request in outstanding.values.sorted(by: { $0.order < $1.order }) {
             effects.append(.deliver(.completion(ticket: request.ticket, .failure(error))))
@@ -123,6 +139,7 @@ enum LinkEvent: Equatable, Sendable {
     /// The security handshake finished: the link carries messages.
     case handshakeSucceeded
     /// The security handshake failed: the broker refused this client's key (`auth`), or the two
-    /// sides do not speak the same security.
-    case handshakeFailed(auth: Bool)
+    /// sides do not speak the same security; `detailed` unless libzmq gave no reason (a connection
+    /// dropped in the handshake: a wrong broker key, or a broker going away).
+    case handshakeFailed(auth: Bool, detailed: Bool)
 }

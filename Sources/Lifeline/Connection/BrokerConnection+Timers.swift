@@ -8,11 +8,14 @@ extension BrokerConnection {
         failForNoBroker(now: now, into: &effects)
         var unanswered: Command?
         var sawUnansweredCall = false
+        var refusedBeforeSending = false
         for (id, request) in outstanding where request.deadline <= now {
             outstanding[id] = nil
             // Refused before it could be sent (a time-out shorter than the no-broker wait): say so.
+            let refused = watchesLink && !linkConnected && linkRefusedAt != nil
+            refusedBeforeSending = refusedBeforeSending || refused
             let error =
-                watchesLink && !linkConnected && linkRefusedAt != nil
+                refused
                 ? noBrokerError
                 : LifelineError.unanswered(
                     request.command, milliseconds: request.timeoutMilliseconds, endpoint: currentEndpoint)
@@ -25,6 +28,8 @@ extension BrokerConnection {
                 sawUnansweredCall = true
             }
         }
+        // What the socket still queues must not reach a broker that starts later.
+        if refusedBeforeSending, case .ready = phase { effects.append(.reopenControlDiscardingQueue) }
         if let unanswered, configuration.brokerEndpoints.count > 1, case .ready = phase {
             lose(
                 "the broker at \(currentEndpoint) did not answer \(unanswered)", retryAt: now, now: now,

@@ -102,8 +102,12 @@ package struct BrokerConnection {
     var linkRefusedAt: UInt64?
     /// A group's members that refused the connection since one last accepted it.
     var refusedMembers: Set<String> = []
-    /// Why the broker's security handshake refuses this client, until one succeeds.
-    var handshakeRefusal: LifelineError?
+    /// Why the broker's security handshake refused this client, and when: requests fail at once
+    /// for a second after it (then one goes out on a fresh socket, to try again).
+    var handshakeRefusal: (error: LifelineError, at: UInt64)?
+    /// Whether a handshake ever succeeded: a connection dropped in a later one is a restart, not
+    /// a refusal.
+    var handshakeSucceeded = false
 
     init(configuration: ConnectionConfiguration) {
         self.configuration = configuration
@@ -230,7 +234,7 @@ package struct BrokerConnection {
         _ request: ClientRequest, ticket: UInt64, timeoutMilliseconds: Int, now: UInt64,
         into effects: inout [ConnectionEffect]
     ) {
-        if let refusal = refusalBeforeSending(now: now) {
+        if let refusal = refusalBeforeSending(now: now, into: &effects) {
             effects.append(.deliver(.completion(ticket: ticket, .failure(refusal))))
             return
         }
@@ -260,9 +264,12 @@ package struct BrokerConnection {
             timeoutMilliseconds: timeoutMilliseconds, frames: frames, order: counter,
             repeatable: request.isRepeatable)
         switch phase {
-        case .backingOff: unsent.append((id, frames))
+        case .backingOff:
+            outstanding[id]?.notTaken = true
+            unsent.append((id, frames))
         case .greeting, .joining:
             if registers {
+                outstanding[id]?.notTaken = true
                 unsent.append((id, frames))
             } else {
                 effects.append(.sendControl(frames))

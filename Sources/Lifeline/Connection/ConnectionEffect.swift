@@ -6,6 +6,8 @@ enum ConnectionEffect: Sendable, Equatable {
     case openControl
     /// Like ``openControl``, but what the old socket still queues is dropped, not sent later.
     case reopenControlDiscardingQueue
+    /// Close the control socket, dropping what it queued (a plain client waiting to move).
+    case closeControl
     /// Send `frames` on the control socket.
     case sendControl([[UInt8]])
     /// Replace the bus socket with a SUB connected to `endpoint`, subscribed to `subscriptions` in order.

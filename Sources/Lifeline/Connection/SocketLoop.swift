@@ -132,9 +132,9 @@ final class SocketLoop: @unchecked Sendable {
             case ZMQSocket.connectedEvent: event = .connected
             case ZMQSocket.connectRetriedEvent: event = .refused
             case ZMQSocket.handshakeSucceededEvent: event = .handshakeSucceeded
-            case ZMQSocket.handshakeFailedAuthEvent: event = .handshakeFailed(auth: true)
-            case ZMQSocket.handshakeFailedProtocolEvent, ZMQSocket.handshakeFailedEvent:
-                event = .handshakeFailed(auth: false)
+            case ZMQSocket.handshakeFailedAuthEvent: event = .handshakeFailed(auth: true, detailed: true)
+            case ZMQSocket.handshakeFailedProtocolEvent: event = .handshakeFailed(auth: false, detailed: true)
+            case ZMQSocket.handshakeFailedEvent: event = .handshakeFailed(auth: false, detailed: false)
             default: continue
             }
             connection.controlLink(event, now: SystemClock.monotonicNanoseconds(), into: &effects)
@@ -271,6 +271,20 @@ final class SocketLoop: @unchecked Sendable {
 
     private func perform(_ effect: ConnectionEffect) throws {
         switch effect {
+        case .closeControl:
+            guard let control else { return }
+            poller.unwatch(controlDescriptor)
+            try? control.set(.linger, 0)
+            control.stopMonitor()
+            control.close()
+            self.control = nil
+            controlDescriptor = -1
+            if let link {
+                poller.unwatch(linkDescriptor)
+                link.close()
+                self.link = nil
+                linkDescriptor = -1
+            }
         case .openControl, .reopenControlDiscardingQueue:
             if let control {
                 poller.unwatch(controlDescriptor)

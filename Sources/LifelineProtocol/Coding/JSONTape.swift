@@ -115,12 +115,8 @@ struct JSONTape {
     ) -> JSONValue {
         let node = nodes[index]
         switch node.kind {
-        case .null: return .null
-        case .false: return .bool(false)
-        case .true: return .bool(true)
-        case .number:
-            return JSONParser.number(UnsafeBufferPointer(rebasing: buffer[node.start..<node.end])) ?? .null
-        case .string, .escapedString: return .string(string(node, buffer))
+        case .null, .false, .true, .number, .string, .escapedString:
+            return JSONParser.scalar(node.kind, UnsafeBufferPointer(rebasing: buffer[node.start..<node.end]))
         case .array:
             var elements: [JSONValue] = []
             elements.reserveCapacity(node.count)
