@@ -16,8 +16,26 @@ final class Browser: @unchecked Sendable {
     private var session = ""
 
     init() async throws {
-        driver = try ChildProcess(Self.driverPath, ["--port=0"])
-        let line = try await driver.waitForLine { $0.contains("started successfully on port") }
+        // chromedriver now and then exits before it listens when several start at once (a loaded
+        // host): such a start is tried again, twice, before the test says so.
+        var attempt = 1
+        var started: (ChildProcess, String)?
+        while started == nil {
+            let driver = try ChildProcess(Self.driverPath, ["--port=0"])
+            do {
+                started = (
+                    driver, try await driver.waitForLine { $0.contains("started successfully on port") }
+                )
+            } catch  where attempt < 3 {
+                print(
+                    "chromedriver exited before it listened (\(driver.lines(.stderr).suffix(3))); starting it again"
+                )
+                driver.kill()
+                attempt += 1
+            }
+        }
+        guard let (driver, line) = started else { throw HarnessError("chromedriver did not start") }
+        self.driver = driver
         port =
             UInt16(line.split(separator: " ").last?.trimmingCharacters(in: .punctuationCharacters) ?? "") ?? 0
         let capabilities: JSONValue = [

@@ -231,6 +231,35 @@ struct WireRecordTests {
         #expect(try ServiceRegistration(json: .object(fields)).description.isEmpty)
     }
 
+    @Test(
+        "the APPS replies: each shape with and without its optional fields, as the broker wrote them by hand")
+    func appsReplies() throws {
+        let home = SessionRecord(
+            id: "s1", app: "home", params: ["tab": 2], mode: .pushWithAnimation, host: "shell",
+            state: .running,
+            parent: nil, createdAt: 10, updatedAt: 11)
+        var detail = home
+        (detail.id, detail.app, detail.parent, detail.instance) = ("s2", "detail", "s1", "i2")
+        try Self.check(AppsReplies.Change(stack: [home]), keys: ["stack"])
+        try Self.check(
+            AppsReplies.Change(stack: [home, detail], session: detail, exited: [home], repeated: true),
+            keys: ["exited", "repeated", "session", "stack"])
+        try Self.check(AppsReplies.List(stack: [home], launcher: "home"), keys: ["launcher", "stack"])
+        try Self.check(AppsReplies.List(stack: [], launcher: nil), keys: ["launcher", "stack"])
+        #expect(
+            AppsReplies.List(stack: [], launcher: nil).bytes == Array(#"{"launcher":null,"stack":[]}"#.utf8))
+        try Self.check(AppsReplies.Current(session: home), keys: ["session"])
+        #expect(AppsReplies.Current(session: nil).bytes == Array(#"{"session":null}"#.utf8))
+        try Self.check(AppsReplies.Found(sessions: [home, detail]), keys: ["sessions"])
+        // What the broker wrote as a tree before: the same bytes.
+        let tree: JSONValue = [
+            "stack": .array([home.json, detail.json]), "session": detail.json, "exited": .array([home.json]),
+        ]
+        #expect(
+            AppsReplies.Change(stack: [home, detail], session: detail, exited: [home]).bytes
+                == JSONWriter.encode(tree))
+    }
+
     @Test("what a reply lacks takes the value its absence means; a wrong kind is refused, naming the field")
     func absentAndWrong() throws {
         let snapshot = try JoinSnapshot(bytes: Array(#"{"epoch":-2,"sequence":7}"#.utf8))

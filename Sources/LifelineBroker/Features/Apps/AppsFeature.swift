@@ -27,8 +27,6 @@ struct AppsFeature: BrokerFeature {
         deferred = waiting.compactMap(AppCallback.init(json:)).filter { $0.name != .action }
     }
 
-    var stackBody: JSONValue { .array(stack.sessions.map(\.json)) }
-
     /// What `sessions.json` holds: the stack, the ids of the changes done, the callbacks of the change
     /// in progress not answered yet, and those waiting for their hosts.
     var document: JSONValue {
@@ -68,7 +66,7 @@ struct AppsFeature: BrokerFeature {
                 core.log(
                     "APPS '\(operationID)' repeated by \(core.peerName(peer)): it was done already"
                 )
-                core.reply(peer, id, ["stack": stackBody, "repeated": true])
+                core.reply(peer, id, AppsReplies.Change(stack: stack.sessions, repeated: true))
                 return
             }
             if isPending(operationID) {
@@ -90,14 +88,13 @@ struct AppsFeature: BrokerFeature {
         switch apps {
         case .list:
             core.reply(
-                peer, id,
-                ["stack": stackBody, "launcher": core.configuration.launcherApp.map { .string($0) } ?? .null])
-        case .current: core.reply(peer, id, ["session": stack.top?.json ?? .null])
+                peer, id, AppsReplies.List(stack: stack.sessions, launcher: core.configuration.launcherApp))
+        case .current: core.reply(peer, id, AppsReplies.Current(session: stack.top))
         case .find(let app, let all):
             if all {
-                core.reply(peer, id, ["sessions": .array(stack.all(app).map(\.json))])
+                core.reply(peer, id, AppsReplies.Found(sessions: stack.all(app)))
             } else if let record = stack.newest(app) {
-                core.reply(peer, id, record.json)
+                core.reply(peer, id, record)
             } else {
                 core.fail(peer, id, .notFound, "no session of the app '\(app)' is on the stack")
             }
@@ -374,12 +371,12 @@ struct AppsFeature: BrokerFeature {
             core.send(peer, actionReply)
             return
         }
-        var body: [String: JSONValue] = ["stack": stackBody]
-        if let started = outcome.started { body["session"] = stack.session(started.id)?.json ?? started.json }
+        var reply = AppsReplies.Change(stack: stack.sessions)
+        if let started = outcome.started { reply.session = stack.session(started.id) ?? started }
         if let resumed = transition.start.flatMap({ stack.newest($0.app) }), outcome.started == nil {
-            body["session"] = resumed.json
+            reply.session = resumed
         }
-        if !outcome.exited.isEmpty { body["exited"] = .array(outcome.exited.map { $0.record.json }) }
-        core.reply(peer, id, .object(body))
+        if !outcome.exited.isEmpty { reply.exited = outcome.exited.map(\.record) }
+        core.reply(peer, id, reply)
     }
 }

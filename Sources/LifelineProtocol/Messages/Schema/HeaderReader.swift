@@ -271,6 +271,18 @@ package struct HeaderReader: HeaderVisitor {
         value = records
     }
 
+    package mutating func field<Record: WireRecord>(
+        _ key: StaticString, optionalRecords value: inout [Record]?
+    ) throws(ProtocolError) {
+        guard fields.value(key.description) != nil else {
+            value = nil
+            return
+        }
+        var records: [Record] = []
+        try field(key, records: &records)
+        value = records
+    }
+
     package mutating func field<Name: RawRepresentable & Hashable, Record: WireRecord>(
         _ key: StaticString, records value: inout [Name: Record]
     ) throws(ProtocolError) where Name.RawValue == String {

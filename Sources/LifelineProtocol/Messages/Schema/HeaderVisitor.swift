@@ -97,6 +97,9 @@ package protocol HeaderVisitor {
     /// An array of records; absent means empty.
     mutating func field<Record: WireRecord>(_ key: StaticString, records value: inout [Record])
         throws(Failure)
+    /// An array of records, or absent (nil, not written).
+    mutating func field<Record: WireRecord>(_ key: StaticString, optionalRecords value: inout [Record]?)
+        throws(Failure)
     /// An object whose members are records, by name; absent means empty.
     mutating func field<Name: RawRepresentable & Hashable, Record: WireRecord>(
         _ key: StaticString, records value: inout [Name: Record]

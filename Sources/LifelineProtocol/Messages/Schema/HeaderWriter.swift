@@ -189,6 +189,13 @@ package struct HeaderWriter: HeaderVisitor {
         object.add(key, text: text)
     }
 
+    package mutating func field<Record: WireRecord>(
+        _ key: StaticString, optionalRecords value: inout [Record]?
+    ) {
+        guard var present = value else { return }
+        field(key, records: &present)
+    }
+
     package mutating func field<Name: RawRepresentable & Hashable, Record: WireRecord>(
         _ key: StaticString, records value: inout [Name: Record]
     ) where Name.RawValue == String {
