@@ -260,6 +260,50 @@ struct WireRecordTests {
                 == JSONWriter.encode(tree))
     }
 
+    @Test("the BOOT replies: a report with its tasks and without, before a boot, a start, a task run")
+    func bootReplies() throws {
+        var report = BootReplies.Report(
+            boot: 3, state: "running", launchOptions: ["url": "app://x"], phases: ["a", "b"],
+            missing: ["push"],
+            startedAt: 1_700_000_000_000)
+        try Self.check(report, keys: ["boot", "launchOptions", "missing", "phases", "startedAt", "state"])
+        var task = BootReplies.Report.Task()
+        (task.name, task.service, task.kind, task.phase, task.priority) = (
+            "push.warm", "push", "task", "a", -2
+        )
+        (task.after, task.isAsynchronous, task.isRequired, task.runsOnce) = (["url.warm"], true, true, false)
+        (task.state, task.startMilliseconds, task.durationMilliseconds) = ("done", 4, 12)
+        var waiting = BootReplies.Report.Task()
+        (waiting.name, waiting.service, waiting.state, waiting.reason) = (
+            "url.warm", "url", "waiting", "no url"
+        )
+        report.tasks = [task, waiting]
+        (report.blame, report.criticalChain, report.error, report.durationMilliseconds) = (
+            ["push.warm"], ["push.warm"], "push.warm failed", 40
+        )
+        try Self.check(
+            report,
+            keys: [
+                "blame", "boot", "criticalChain", "durationMs", "error", "launchOptions", "missing", "phases",
+                "startedAt", "state", "tasks",
+            ])
+        // A task as the broker wrote it by hand: every field, null where it has no value.
+        let tree: JSONValue = [
+            "name": "url.warm", "service": "url", "kind": "", "phase": "", "priority": 0, "async": false,
+            "after": [], "required": false, "runOnce": false, "state": "waiting", "reason": "no url",
+            "startMs": .null, "durationMs": .null,
+        ]
+        #expect(waiting.bytes == JSONWriter.encode(tree))
+        try Self.check(
+            BootReplies.NotStarted(phases: ["a"], planned: []), keys: ["phases", "planned", "state"])
+        try Self.check(BootReplies.Started(boot: 1, state: "running"), keys: ["boot", "state"])
+        try Self.check(
+            BootReplies.TaskRun(task: "t", outcome: "done", reason: nil), keys: ["outcome", "reason", "task"])
+        #expect(
+            BootReplies.TaskRun(task: "t", outcome: "done", reason: nil).bytes
+                == Array(#"{"outcome":"done","reason":null,"task":"t"}"#.utf8))
+    }
+
     @Test("what a reply lacks takes the value its absence means; a wrong kind is refused, naming the field")
     func absentAndWrong() throws {
         let snapshot = try JoinSnapshot(bytes: Array(#"{"epoch":-2,"sequence":7}"#.utf8))

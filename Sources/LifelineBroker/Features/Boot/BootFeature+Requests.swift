@@ -9,19 +9,14 @@ extension BootFeature {
         switch operation {
         case .report:
             guard let run = boot else {
-                core.reply(
-                    peer, id,
-                    [
-                        "state": "none", "planned": .array(plannedTasks(core).map(\.json)),
-                        "phases": .array(phases.map { .string($0) }),
-                    ])
+                core.reply(peer, id, BootReplies.NotStarted(phases: phases, planned: plannedTasks(core)))
                 return
             }
-            core.reply(peer, id, BootReport.json(run, phases: phases, now: core.nanoseconds))
+            core.reply(peer, id, BootReport.report(run, phases: phases, now: core.nanoseconds))
         case .start(let options):
             if requestBoot(launchOptions: options, reason: "a BOOT start request", in: &core), let run = boot
             {
-                core.reply(peer, id, ["boot": .int(Int64(run.number)), "state": .string(run.state.rawValue)])
+                core.reply(peer, id, BootReplies.Started(boot: Int64(run.number), state: run.state.rawValue))
             } else {
                 core.fail(peer, id, .conflict, "boot #\(boot?.number ?? 0) is already under way")
             }
@@ -96,20 +91,20 @@ extension BootFeature {
     {
         guard let (peer, id, task) = onDemandRuns.removeValue(forKey: wait.key) else { return false }
         let outcome: String
-        let reason: JSONValue
+        let reason: String?
         if reply.status.isSuccess {
             switch BootTaskOutcome(bytes: reply.body) {
-            case .done: (outcome, reason) = ("done", .null)
-            case .skipped(let why): (outcome, reason) = ("skipped", .string(why))
+            case .done: (outcome, reason) = ("done", nil)
+            case .skipped(let why): (outcome, reason) = ("skipped", why)
             }
         } else {
-            (outcome, reason) = ("failed", .string(reply.errorMessage))
+            (outcome, reason) = ("failed", reply.errorMessage)
         }
         if outcome == "done" && task.runsOnce {
             runOnceDone.insert(task.name)
             core.persist("boot.json", bootFile)
         }
-        core.reply(peer, id, ["task": .string(task.name), "outcome": .string(outcome), "reason": reason])
+        core.reply(peer, id, BootReplies.TaskRun(task: task.name, outcome: outcome, reason: reason))
         return true
     }
 

@@ -30,7 +30,7 @@ struct BootFeature: BrokerFeature {
     var bootFile: JSONValue {
         var document: [String: JSONValue] = ["runOnce": .array(runOnceDone.sorted().map { .string($0) })]
         if let boot {
-            document["last"] = BootReport.json(boot, phases: phases, now: boot.endedAt ?? 0)
+            document["last"] = BootReport.report(boot, phases: phases, now: boot.endedAt ?? 0).json
         }
         return .object(document)
     }
@@ -241,10 +241,7 @@ struct BootFeature: BrokerFeature {
         if let waiter = boot?.onDemand.removeValue(forKey: name) {
             core.reply(
                 waiter.peer, waiter.requestID,
-                [
-                    "task": .string(name), "outcome": .string(outcome.rawValue),
-                    "reason": reason.map { .string($0) } ?? .null,
-                ])
+                BootReplies.TaskRun(task: name, outcome: outcome.rawValue, reason: reason))
         }
         advance(in: &core)
     }

@@ -98,39 +98,39 @@ enum BootReport {
         return chain
     }
 
-    static func json(_ run: BootRun, phases: [String], now: UInt64) -> JSONValue {
-        var body: [String: JSONValue] = [
-            "boot": .int(Int64(run.number)), "state": .string(run.state.rawValue),
-            "launchOptions": run.launchOptions,
-            "phases": .array(phases.map { .string($0) }), "missing": .array(run.missing.map { .string($0) }),
-            "startedAt": .int(Int64(run.startedWall / 1_000_000)),
-        ]
-        if let error = run.error { body["error"] = .string(error) }
+    /// The report of `run` at `now`, as BOOT `report` answers it.
+    static func report(_ run: BootRun, phases: [String], now: UInt64) -> BootReplies.Report {
+        var report = BootReplies.Report(
+            boot: Int64(run.number), state: run.state.rawValue, launchOptions: run.launchOptions,
+            phases: phases, missing: run.missing, startedAt: Int64(run.startedWall / 1_000_000))
+        report.error = run.error
         if let started = run.startedAt {
-            body["durationMs"] = .int(Int64(((run.endedAt ?? now) &- started) / 1_000_000))
+            report.durationMilliseconds = Int(((run.endedAt ?? now) &- started) / 1_000_000)
         }
-        guard let scheduler = run.scheduler else { return .object(body) }
+        guard let scheduler = run.scheduler else { return report }
         let entries = Self.entries(scheduler)
-        func describe(_ entry: Entry) -> JSONValue {
-            [
-                "name": .string(entry.task.name), "service": .string(entry.task.service),
-                "kind": .string(entry.task.kind.rawValue),
-                "phase": .string(entry.task.phase), "priority": .int(Int64(entry.task.priority)),
-                "async": .bool(entry.task.isAsynchronous),
-                "after": .array(entry.task.after.map { .string($0) }),
-                "required": .bool(entry.task.isRequired), "runOnce": .bool(entry.task.runsOnce),
-                "state": .string(entry.state), "reason": entry.reason.map { .string($0) } ?? .null,
-                "startMs": entry.start.map { .int($0) } ?? .null,
-                "durationMs": entry.duration.map { .int($0) } ?? .null,
-            ]
+        report.tasks = entries.map { entry in
+            var task = BootReplies.Report.Task()
+            task.name = entry.task.name
+            task.service = entry.task.service
+            task.kind = entry.task.kind.rawValue
+            task.phase = entry.task.phase
+            task.priority = entry.task.priority
+            task.isAsynchronous = entry.task.isAsynchronous
+            task.after = entry.task.after
+            task.isRequired = entry.task.isRequired
+            task.runsOnce = entry.task.runsOnce
+            task.state = entry.state
+            task.reason = entry.reason
+            task.startMilliseconds = entry.start
+            task.durationMilliseconds = entry.duration
+            return task
         }
-        body["tasks"] = .array(entries.map(describe))
-        body["blame"] = .array(
-            entries.filter { $0.duration != nil && $0.state != "skipped" }.sorted {
-                $0.duration! > $1.duration!
-            }.map { .string($0.task.name) })
-        body["criticalChain"] = .array(criticalChain(entries, phases: phases).map { .string($0.task.name) })
-        if let failure = scheduler.failure { body["error"] = .string(failure) }
-        return .object(body)
+        report.blame = entries.filter { $0.duration != nil && $0.state != "skipped" }.sorted {
+            $0.duration! > $1.duration!
+        }.map(\.task.name)
+        report.criticalChain = criticalChain(entries, phases: phases).map(\.task.name)
+        if let failure = scheduler.failure { report.error = failure }
+        return report
     }
 }

@@ -147,6 +147,17 @@ package struct HeaderReader: HeaderVisitor {
         value = try fields.bool(key.description, default: fallback)
     }
 
+    package mutating func field(_ key: StaticString, nullable value: inout Int64?) throws(ProtocolError) {
+        guard let read = fields.value(key.description) else {
+            value = nil
+            return
+        }
+        guard let number = read.intValue else {
+            throw fields.problem("\(fields.what) '\(key)' must be an integer, not \(read.typeName)")
+        }
+        value = number
+    }
+
     package mutating func field(_ key: StaticString, _ value: inout Int64, default fallback: Int64)
         throws(ProtocolError)
     {

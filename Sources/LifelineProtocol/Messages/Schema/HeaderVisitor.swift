@@ -57,6 +57,8 @@ package protocol HeaderVisitor {
     mutating func field(_ key: StaticString, _ value: inout String, default fallback: String) throws(Failure)
     /// A string, or null (written as null).
     mutating func field(_ key: StaticString, nullable value: inout String?) throws(Failure)
+    /// A 64-bit integer, or null (written as null).
+    mutating func field(_ key: StaticString, nullable value: inout Int64?) throws(Failure)
     /// `true` or `false`; absent means `fallback`.
     mutating func field(_ key: StaticString, always value: inout Bool, default fallback: Bool) throws(Failure)
     /// A 64-bit integer; absent means `fallback`.

@@ -103,6 +103,10 @@ package struct HeaderWriter: HeaderVisitor {
         object.add(key, value)
     }
 
+    package mutating func field(_ key: StaticString, nullable value: inout Int64?) {
+        if let value { object.add(key, value) } else { object.add(key, JSONValue.null) }
+    }
+
     package mutating func field(_ key: StaticString, _ value: inout Int64, default fallback: Int64) {
         object.add(key, value)
     }
