@@ -304,6 +304,40 @@ struct WireRecordTests {
                 == Array(#"{"outcome":"done","reason":null,"task":"t"}"#.utf8))
     }
 
+    @Test("the STATS reply: broker figures, events, services with methods and instances, read back")
+    func statsReport() throws {
+        var broker = StatsReport.Broker()
+        (broker.epoch, broker.sequence, broker.curve) = (UInt64.max - 3, 12, true)
+        broker.latencyBoundsMilliseconds = [0.5, 1, 2.5]
+        broker.journal.events = 12
+        var method = StatsReport.Method()
+        (method.requests, method.errors, method.buckets) = (3, 1, [2, 1, 0])
+        (method.meanMilliseconds, method.p50Milliseconds) = (0.75, 0.5)
+        var service = StatsReport.Service()
+        (service.registered, service.pid, service.dropped) = (true, 42, 1)
+        service.methods = [StatsReport.Name(rawValue: "resolve"): method]
+        service.handled = [StatsReport.Name(rawValue: "openURL"): 7]
+        var instance = StatsReport.Instance()
+        (instance.instance, instance.host, instance.pid, instance.connected) = ("i1", "h", 9, true)
+        service.instances = [instance]
+        service.shared = ["waiting": 0, "inFlight": 1]
+        let report = StatsReport(
+            broker: broker, events: [.openURL: 7],
+            services: [
+                StatsReport.Name(rawValue: "url"): service, StatsReport.Name(rawValue: "gone"): .init(),
+            ],
+            group: ["term": 2])
+        try Self.check(report, keys: ["broker", "events", "group", "services"])
+        let tree = try JSONParser.parse(report.bytes)
+        #expect(tree["services"]?["gone"]?["pid"] == .null, "a service only remembered has a null pid")
+        #expect(tree["services"]?["url"]?["methods"]?["resolve"]?["p99Ms"] == .null)
+        #expect(tree["broker"]?["epoch"] == .int(-4), "the epoch's bit pattern, as HELLO writes it")
+        #expect(StatsReport.Method().bytes.count > 0)
+        var infinite = StatsReport.Method()
+        infinite.p99Milliseconds = .infinity
+        #expect(try JSONParser.parse(infinite.bytes)["p99Ms"] == .null, "a number that is not finite is null")
+    }
+
     @Test("what a reply lacks takes the value its absence means; a wrong kind is refused, naming the field")
     func absentAndWrong() throws {
         let snapshot = try JoinSnapshot(bytes: Array(#"{"epoch":-2,"sequence":7}"#.utf8))

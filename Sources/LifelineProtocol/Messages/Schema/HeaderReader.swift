@@ -158,6 +158,39 @@ package struct HeaderReader: HeaderVisitor {
         value = number
     }
 
+    package mutating func field(_ key: StaticString, nullable value: inout Double?) throws(ProtocolError) {
+        guard let read = fields.value(key.description) else {
+            value = nil
+            return
+        }
+        guard let number = read.doubleValue else {
+            throw fields.problem("\(fields.what) '\(key)' must be a number, not \(read.typeName)")
+        }
+        value = number
+    }
+
+    package mutating func field(_ key: StaticString, numbers value: inout [Double]) throws(ProtocolError) {
+        var numbers: [Double] = []
+        for (position, index) in try fields.elements(key.description).enumerated() {
+            guard let number = fields.document.value(at: index).doubleValue else {
+                throw fields.problem("\(fields.what) '\(key)'[\(position)] must be a number")
+            }
+            numbers.append(number)
+        }
+        value = numbers
+    }
+
+    package mutating func field(_ key: StaticString, integers value: inout [Int64]) throws(ProtocolError) {
+        var numbers: [Int64] = []
+        for (position, index) in try fields.elements(key.description).enumerated() {
+            guard let number = fields.document.value(at: index).intValue else {
+                throw fields.problem("\(fields.what) '\(key)'[\(position)] must be an integer")
+            }
+            numbers.append(number)
+        }
+        value = numbers
+    }
+
     package mutating func field(_ key: StaticString, _ value: inout Int64, default fallback: Int64)
         throws(ProtocolError)
     {

@@ -59,6 +59,12 @@ package protocol HeaderVisitor {
     mutating func field(_ key: StaticString, nullable value: inout String?) throws(Failure)
     /// A 64-bit integer, or null (written as null).
     mutating func field(_ key: StaticString, nullable value: inout Int64?) throws(Failure)
+    /// A number, or null (written as null; so is a number that is not finite).
+    mutating func field(_ key: StaticString, nullable value: inout Double?) throws(Failure)
+    /// An array of numbers; absent means empty.
+    mutating func field(_ key: StaticString, numbers value: inout [Double]) throws(Failure)
+    /// An array of 64-bit integers; absent means empty.
+    mutating func field(_ key: StaticString, integers value: inout [Int64]) throws(Failure)
     /// `true` or `false`; absent means `fallback`.
     mutating func field(_ key: StaticString, always value: inout Bool, default fallback: Bool) throws(Failure)
     /// A 64-bit integer; absent means `fallback`.

@@ -107,6 +107,28 @@ package struct HeaderWriter: HeaderVisitor {
         if let value { object.add(key, value) } else { object.add(key, JSONValue.null) }
     }
 
+    package mutating func field(_ key: StaticString, nullable value: inout Double?) {
+        if let value, value.isFinite {
+            object.add(key, JSONValue.double(value))
+        } else {
+            object.add(key, JSONValue.null)
+        }
+    }
+
+    package mutating func field(_ key: StaticString, numbers value: inout [Double]) {
+        object.add(key, JSONValue.array(value.map(JSONValue.double)))
+    }
+
+    package mutating func field(_ key: StaticString, integers value: inout [Int64]) {
+        var text: [UInt8] = [UInt8(ascii: "[")]
+        for (index, number) in value.enumerated() {
+            if index > 0 { text.append(UInt8(ascii: ",")) }
+            JSONWriter.writeInteger(number, into: &text)
+        }
+        text.append(UInt8(ascii: "]"))
+        object.add(key, text: text)
+    }
+
     package mutating func field(_ key: StaticString, _ value: inout Int64, default fallback: Int64) {
         object.add(key, value)
     }
