@@ -30,7 +30,7 @@ package struct Broker {
     /// Things worth a log line that happened while the broker was created (e.g. an unreadable state file).
     package private(set) var startupNotes: [String] = []
     /// Where the broker's group stands (STATS `group`), when it leads one.
-    var groupStatus: (() -> JSONValue)?
+    var groupStatus: (() -> StatsReport.Group)?
 
     /// Creates the Context of a broker that started at `monotonic` (and `wall` nanoseconds since 1970),
     /// with the micro-app stack (`sessions`), boot state, durable journal (`journal`, the bytes of

@@ -306,6 +306,16 @@ struct WireRecordTests {
 
     @Test("the STATS reply: broker figures, events, services with methods and instances, read back")
     func statsReport() throws {
+        var group = StatsReport.Group()
+        (group.name, group.member, group.term, group.commit, group.last) = ("demo", "a", UInt64.max, 7, 9)
+        var leader = StatsReport.Group.Member()
+        (leader.member, leader.role, leader.index, leader.lag) = ("a", "leader", 9, 0)
+        var unreached = StatsReport.Group.Member()
+        (unreached.member, unreached.role) = ("b", "unreached")
+        group.members = [leader, unreached]
+        (group.etcd.endpoints, group.etcd.healthy, group.etcd.leaseValidMilliseconds) = (
+            ["http://e:1"], true, 900
+        )
         var broker = StatsReport.Broker()
         (broker.epoch, broker.sequence, broker.curve) = (UInt64.max - 3, 12, true)
         broker.latencyBoundsMilliseconds = [0.5, 1, 2.5]
@@ -320,18 +330,24 @@ struct WireRecordTests {
         var instance = StatsReport.Instance()
         (instance.instance, instance.host, instance.pid, instance.connected) = ("i1", "h", 9, true)
         service.instances = [instance]
-        service.shared = ["waiting": 0, "inFlight": 1]
+        var shared = StatsReport.Shared()
+        (shared.inFlight, shared.sent) = (1, 5)
+        service.shared = shared
         let report = StatsReport(
             broker: broker, events: [.openURL: 7],
             services: [
                 StatsReport.Name(rawValue: "url"): service, StatsReport.Name(rawValue: "gone"): .init(),
             ],
-            group: ["term": 2])
+            group: group)
         try Self.check(report, keys: ["broker", "events", "group", "services"])
         let tree = try JSONParser.parse(report.bytes)
         #expect(tree["services"]?["gone"]?["pid"] == .null, "a service only remembered has a null pid")
         #expect(tree["services"]?["url"]?["methods"]?["resolve"]?["p99Ms"] == .null)
         #expect(tree["broker"]?["epoch"] == .int(-4), "the epoch's bit pattern, as HELLO writes it")
+        #expect(tree["group"]?["term"] == .int(-1))
+        #expect(
+            tree["group"]?["members"]?.arrayValue?.last == ["member": "b", "role": "unreached"],
+            "a member not reached has no index, lag or age")
         #expect(StatsReport.Method().bytes.count > 0)
         var infinite = StatsReport.Method()
         infinite.p99Milliseconds = .infinity

@@ -42,38 +42,35 @@ package final class GroupLeader {
     /// Where the group stands, as STATS `group` reports it: this member leads under ``term``; each
     /// member's role and how far it holds the log (a standby's acknowledged index, its lag behind
     /// the last entry, when it was last heard); and the etcd lease this leader's fencing rests on.
-    func status(now: UInt64) -> JSONValue {
+    func status(now: UInt64) -> StatsReport.Group {
         let configuration = member.configuration
         // A standby that joined again may still be listed under its earlier connection: the one heard last.
         let followers = Dictionary(log.followers.values.map { ($0.member, $0) }) {
             $0.heard >= $1.heard ? $0 : $1
         }
-        let members = configuration.members.map { name -> JSONValue in
+        var status = StatsReport.Group()
+        status.members = configuration.members.map { name in
+            var entry = StatsReport.Group.Member()
+            entry.member = name
             if name == configuration.member {
-                return [
-                    "member": .string(name), "role": "leader", "index": .int(Int64(log.lastIndex)), "lag": 0,
-                ]
+                (entry.role, entry.index, entry.lag) = ("leader", Int(log.lastIndex), 0)
+            } else if let follower = followers[name] {
+                entry.role = "standby"
+                entry.index = Int(follower.match)
+                entry.lag = Int(log.lastIndex &- min(follower.match, log.lastIndex))
+                entry.heardMillisecondsAgo = Int((now &- min(follower.heard, now)) / 1_000_000)
+            } else {
+                entry.role = "unreached"
             }
-            guard let follower = followers[name] else {
-                return ["member": .string(name), "role": "unreached"]
-            }
-            return [
-                "member": .string(name), "role": "standby", "index": .int(Int64(follower.match)),
-                "lag": .int(Int64(log.lastIndex &- min(follower.match, log.lastIndex))),
-                "heardMsAgo": .int(Int64((now &- min(follower.heard, now)) / 1_000_000)),
-            ]
+            return entry
         }
         let validUntil = member.leadership.validUntil
-        return [
-            "name": .string(configuration.name), "member": .string(configuration.member),
-            "term": .int(Int64(bitPattern: term)), "commit": .int(Int64(log.commitIndex)),
-            "last": .int(Int64(log.lastIndex)), "members": .array(members),
-            "etcd": [
-                "endpoints": .array(configuration.etcd.map { .string($0) }),
-                "leaseValidMs": .int(Int64(validUntil > now ? (validUntil - now) / 1_000_000 : 0)),
-                "healthy": .bool(validUntil > now),
-            ],
-        ]
+        (status.name, status.member, status.term) = (configuration.name, configuration.member, term)
+        (status.commit, status.last) = (Int64(log.commitIndex), Int64(log.lastIndex))
+        status.etcd.endpoints = configuration.etcd
+        status.etcd.leaseValidMilliseconds = Int64(validUntil > now ? (validUntil - now) / 1_000_000 : 0)
+        status.etcd.healthy = validUntil > now
+        return status
     }
 
     /// The first entry of the term: nothing leaves before a majority holds it.

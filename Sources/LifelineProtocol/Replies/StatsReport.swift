@@ -3,12 +3,11 @@
 package struct StatsReport: WireRecord, Equatable {
     package var broker: Broker
     package var events: [EventName: Int]
-    /// A broker group's view (members, term, roles), when the broker is a member of one.
-    package var group: JSONValue?
+    /// A broker group's view (members, term, roles), when the broker leads one.
+    package var group: Group?
     package var services: [Name: Service]
 
-    package init(broker: Broker, events: [EventName: Int], services: [Name: Service], group: JSONValue? = nil)
-    {
+    package init(broker: Broker, events: [EventName: Int], services: [Name: Service], group: Group? = nil) {
         self.broker = broker
         self.events = events
         self.services = services
@@ -21,7 +20,7 @@ package struct StatsReport: WireRecord, Equatable {
     package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
         try visitor.field("broker", record: &broker)
         try visitor.field("events", &events, in: 0...Int.max)
-        try visitor.field("group", any: &group)
+        try visitor.field("group", record: &group)
         try visitor.field("services", records: &services)
     }
 
@@ -101,7 +100,7 @@ package struct StatsReport: WireRecord, Equatable {
         package var queued: Int64 = 0
         package var registered = false
         /// A shared event's queue figures, for a service that takes one.
-        package var shared: JSONValue?
+        package var shared: Shared?
         package var undecodable: Int64 = 0
 
         package init() {}
@@ -119,7 +118,7 @@ package struct StatsReport: WireRecord, Equatable {
             try visitor.field("pid", nullable: &pid)
             try visitor.field("queued", &queued, default: 0)
             try visitor.field("registered", always: &registered, default: false)
-            try visitor.field("shared", any: &shared)
+            try visitor.field("shared", record: &shared)
             try visitor.field("undecodable", &undecodable, default: 0)
         }
     }
@@ -178,6 +177,102 @@ package struct StatsReport: WireRecord, Equatable {
             try visitor.field("p99Ms", nullable: &p99Milliseconds)
             try visitor.field("requests", &requests, default: 0)
             try visitor.field("timeouts", &timeouts, default: 0)
+        }
+    }
+
+    /// A shared event's queue: events waiting, in flight, sent, sent again, dropped.
+    package struct Shared: WireRecord, Equatable {
+        package var dropped: Int64 = 0
+        package var inFlight: Int64 = 0
+        package var redelivered: Int64 = 0
+        package var sent: Int64 = 0
+        package var waiting: Int64 = 0
+
+        package init() {}
+
+        package static var blank: Self { Self() }
+        package static var recordName: String { "a shared event's STATS figures" }
+
+        package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure)
+        {
+            try visitor.field("dropped", &dropped, default: 0)
+            try visitor.field("inFlight", &inFlight, default: 0)
+            try visitor.field("redelivered", &redelivered, default: 0)
+            try visitor.field("sent", &sent, default: 0)
+            try visitor.field("waiting", &waiting, default: 0)
+        }
+    }
+
+    /// A broker group as its leader sees it: its term, the log's commit and last index, each
+    /// member's role and how far it is behind, and the etcd lease that lets it lead.
+    package struct Group: WireRecord, Equatable {
+        package var commit: Int64 = 0
+        package var etcd = Etcd()
+        package var last: Int64 = 0
+        package var member = ""
+        package var members: [Member] = []
+        package var name = ""
+        package var term: UInt64 = 0
+
+        package init() {}
+
+        package static var blank: Self { Self() }
+        package static var recordName: String { "the STATS group view" }
+
+        package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure)
+        {
+            try visitor.field("commit", &commit, default: 0)
+            try visitor.field("etcd", record: &etcd, default: Etcd())
+            try visitor.field("last", &last, default: 0)
+            try visitor.field("member", &member)
+            try visitor.field("members", records: &members)
+            try visitor.field("name", &name)
+            try visitor.field("term", &term, default: 0, bitPattern: true)
+        }
+
+        /// One member: `leader`, `standby` (with its log index, lag and when it was last heard) or
+        /// `unreached`.
+        package struct Member: WireRecord, Equatable {
+            package var heardMillisecondsAgo: Int?
+            package var index: Int?
+            package var lag: Int?
+            package var member = ""
+            package var role = ""
+
+            package init() {}
+
+            package static var blank: Self { Self() }
+            package static var recordName: String { "a member of the STATS group view" }
+
+            package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor)
+                throws(Visitor.Failure)
+            {
+                try visitor.field("heardMsAgo", &heardMillisecondsAgo, in: 0...Int.max)
+                try visitor.field("index", &index, in: 0...Int.max)
+                try visitor.field("lag", &lag, in: 0...Int.max)
+                try visitor.field("member", &member)
+                try visitor.field("role", &role)
+            }
+        }
+
+        /// The etcd cluster the group leads through, and the leader's lease on it.
+        package struct Etcd: WireRecord, Equatable {
+            package var endpoints: [String] = []
+            package var healthy = false
+            package var leaseValidMilliseconds: Int64 = 0
+
+            package init() {}
+
+            package static var blank: Self { Self() }
+            package static var recordName: String { "the STATS group's etcd" }
+
+            package mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor)
+                throws(Visitor.Failure)
+            {
+                try visitor.field("endpoints", list: &endpoints)
+                try visitor.field("healthy", always: &healthy, default: false)
+                try visitor.field("leaseValidMs", &leaseValidMilliseconds, default: 0)
+            }
         }
     }
 }

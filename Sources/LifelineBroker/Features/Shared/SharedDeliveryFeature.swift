@@ -135,12 +135,12 @@ struct SharedDeliveryFeature: BrokerFeature {
     }
 
     /// A name's figures, for STATS: events waiting, in flight, sent, sent again, dropped.
-    func figures(of name: String, in core: BrokerCore) -> JSONValue? {
+    func figures(of name: String, in core: BrokerCore) -> StatsReport.Shared? {
         guard let queue = core.sharedQueues[name] else { return nil }
-        return [
-            "waiting": .int(Int64(queue.waitingCount)), "inFlight": .int(Int64(queue.inFlight.count)),
-            "sent": .int(Int64(queue.sent)), "redelivered": .int(Int64(queue.redelivered)),
-            "dropped": .int(Int64(queue.dropped)),
-        ]
+        var figures = StatsReport.Shared()
+        (figures.waiting, figures.inFlight) = (Int64(queue.waitingCount), Int64(queue.inFlight.count))
+        (figures.sent, figures.redelivered) = (Int64(queue.sent), Int64(queue.redelivered))
+        figures.dropped = Int64(queue.dropped)
+        return figures
     }
 }
