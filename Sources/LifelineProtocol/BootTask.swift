@@ -73,44 +73,24 @@ package struct BootTask: Sendable, Equatable {
         self.runsOnce = runsOnce
     }
 
-    /// Applies the fields present in `json` (a declaration, or a topology override).
+    /// Applies the fields present in `json` (a declaration, or a topology override): the task's own
+    /// fields with those of `json` in their place, read through the task's one declaration, so an
+    /// override is checked as a registration's task is. Its name and service stay.
+    /// - Throws: ``ProtocolError`` (400) naming the task and the field when `json` is not an object
+    ///   or a field is not what it must be.
     public mutating func apply(_ json: JSONValue) throws(ProtocolError) {
-        if let kind = json["kind"]?.stringValue {
-            guard let parsed = Kind(rawValue: kind) else {
-                throw ProtocolError(.badRequest, "boot task \(name): unknown kind '\(kind)'")
-            }
-            self.kind = parsed
+        guard case .object(let override) = json, case .object(var fields) = self.json else {
+            throw ProtocolError(.badRequest, "boot task \(name): an override is a JSON object")
         }
-        if let phase = json["phase"]?.stringValue { self.phase = phase }
-        if let priority = json["priority"]?.intValue { self.priority = Int(priority) }
-        if let async = json["async"]?.boolValue { isAsynchronous = async }
-        if let after = json["after"]?.arrayValue {
-            self.after = try after.map { (value) throws(ProtocolError) -> String in
-                guard let text = value.stringValue else {
-                    throw ProtocolError(.badRequest, "boot task \(name): 'after' must list task names")
-                }
-                return text
-            }
+        for (key, value) in override { fields[key] = value }
+        var updated: BootTask
+        do {
+            updated = try BootTask(json: .object(fields))
+        } catch {
+            throw ProtocolError(.badRequest, "boot task \(name): \(error.message)")
         }
-        if let condition = json["condition"] {
-            if condition == .null {
-                self.condition = nil
-            } else {
-                do {
-                    self.condition = try Condition(json: condition).value
-                } catch {
-                    throw ProtocolError(.badRequest, "boot task \(name): \(error.message)")
-                }
-            }
-        }
-        if let deadline = json["deadlineMs"]?.intValue {
-            guard (1...3_600_000).contains(deadline) else {
-                throw ProtocolError(.badRequest, "boot task \(name): deadlineMs must be within 1...3600000")
-            }
-            deadlineMilliseconds = Int(deadline)
-        }
-        if let required = json["required"]?.boolValue { isRequired = required }
-        if let once = json["runOnce"]?.boolValue { runsOnce = once }
+        (updated.name, updated.service) = (name, service)
+        self = updated
     }
 }
 

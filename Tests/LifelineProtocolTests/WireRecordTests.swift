@@ -354,6 +354,26 @@ struct WireRecordTests {
         #expect(try JSONParser.parse(infinite.bytes)["p99Ms"] == .null, "a number that is not finite is null")
     }
 
+    @Test("a topology's override of a boot task: its fields replace the task's, through the declaration")
+    func bootTaskOverride() throws {
+        var task = BootTask(
+            name: "push.warm", service: "push", phase: "services", priority: 3, after: ["url.warm"],
+            condition: .launchOption("push"), deadlineMilliseconds: 5000)
+        try task.apply(["priority": -1, "condition": .null, "name": "other.name", "service": "other"])
+        #expect(
+            task.priority == -1 && task.condition == nil, "present fields replace, a null condition clears")
+        #expect(task.after == ["url.warm"] && task.deadlineMilliseconds == 5000 && task.phase == "services")
+        #expect(task.name == "push.warm" && task.service == "push", "its name and service stay")
+        try task.apply(["condition": ["env": "WARM", "equals": "1"], "runOnce": true])
+        #expect(task.condition == .environment("WARM", equals: "1") && task.runsOnce)
+        let refused = #expect(throws: ProtocolError.self) { try task.apply(["deadlineMs": 0]) }
+        #expect(refused?.message.hasPrefix("boot task push.warm: ") == true, "\(refused?.message ?? "")")
+        #expect(refused?.message.contains("deadlineMs") == true)
+        #expect(throws: ProtocolError.self) { try task.apply(["priority": "high"]) }
+        #expect(throws: ProtocolError.self) { try task.apply(["push"]) }
+        #expect(task.priority == -1, "a refused override changes nothing")
+    }
+
     @Test("what a reply lacks takes the value its absence means; a wrong kind is refused, naming the field")
     func absentAndWrong() throws {
         let snapshot = try JoinSnapshot(bytes: Array(#"{"epoch":-2,"sequence":7}"#.utf8))
