@@ -202,6 +202,37 @@ struct BrokerConnectionTests {
         #expect(harness.delivered.map(\.0) == [5], "#4 came from the journal already; #5 was held")
     }
 
+    @Test(
+        "a REPLAY the broker never answers holds live events 30 s at most: then the connection is made again, resuming before them"
+    )
+    func unansweredReplay() throws {
+        var harness = ConnectionHarness()
+        let register = harness.join()
+        harness.reply(to: register, ["epoch": 77, "sequence": 0, "topics": [:]])
+        harness.bus("app.a", sequence: 1, topicSequence: 1)
+        harness.bus("app.a", sequence: 4, topicSequence: 3)
+        #expect(harness.sent.first?.command == .replay)
+        harness.bus("app.b", sequence: 5, topicSequence: 1)
+        let heartbeat = ControlRequest(.heartbeat, header: .emptyObject).frames()
+        var lost = false
+        for _ in 0..<62 where !lost {
+            // The broker keeps heartbeating: only the REPLAY goes unanswered.
+            harness.step { session, effects, now in session.handleControl(heartbeat, now: now, into: &effects)
+            }
+            harness.advance(milliseconds: 500)
+            lost = harness.effects.contains {
+                if case .deliver(.log(let line)) = $0 {
+                    line.contains("did not answer REPLAY within 30 s")
+                } else {
+                    false
+                }
+            }
+        }
+        #expect(lost, "given up after 30 s")
+        #expect(harness.delivered.isEmpty)
+        #expect(harness.session.cursor?.sequence == 1, "a reconnect resumes before the held events")
+    }
+
     @Test("a gap the journal cannot fill is reported and the session continues from the broker's state")
     func unrecoverableGap() {
         var harness = ConnectionHarness()

@@ -180,6 +180,7 @@ extension BrokerConnection {
         hasJoined = true
         recovering = false
         replaysOutstanding = 0
+        replayWaitingSince = nil
         sendUnsent(into: &effects)
         releaseHeld(into: &effects)
         // The handlers had room again while the connection was away: ask for what they refused now.
@@ -198,6 +199,7 @@ extension BrokerConnection {
             held.removeAll { $0.header.sequence <= (topics[$0.name]?.sequence ?? 0) }
         }
         replaysOutstanding = max(0, replaysOutstanding - 1)
+        replayWaitingSince = nil
         // Another REPLAY is out (the handlers asked again, or a gap was found meanwhile): its answer
         // releases what is held.
         guard replaysOutstanding == 0 else { return }
@@ -278,6 +280,7 @@ extension BrokerConnection {
         probeDeadline = nil
         recovering = false
         replaysOutstanding = 0
+        replayWaitingSince = nil
         brokerDeadline = .max
         nextHeartbeat = .max
         if let retryAt, retryAt > now {

@@ -47,6 +47,17 @@ extension BrokerConnection {
             effects.append(.sendControl(ClientRequest.hello.frames(id: id)))
             probeDeadline = now &+ UInt64(min(configuration.greetingTimeoutMilliseconds, 1000)) * 1_000_000
         }
+        if replaysOutstanding > 0, case .ready = phase {
+            // Live events are held until the journal answers: a REPLAY the broker never answers
+            // (lost on its way) must not hold them for ever. Reconnecting resumes before them.
+            if let since = replayWaitingSince, now >= since &+ Self.replayLimitNanoseconds {
+                lose(
+                    "the broker did not answer REPLAY within \(Self.replayLimitNanoseconds / 1_000_000_000) s",
+                    retryAt: nil, now: now, into: &effects)
+            } else if replayWaitingSince == nil {
+                replayWaitingSince = now
+            }
+        }
         switch phase {
         case .greeting(let deadline) where now >= deadline:
             lose(
@@ -77,6 +88,7 @@ extension BrokerConnection {
         for request in outstanding.values where request.deadline < deadline { deadline = request.deadline }
         if let absent = noBrokerAt, !outstanding.isEmpty { deadline = min(deadline, absent) }
         if let probeDeadline { deadline = min(deadline, probeDeadline) }
+        if let since = replayWaitingSince { deadline = min(deadline, since &+ Self.replayLimitNanoseconds) }
         switch phase {
         case .greeting(let until), .joining(let until), .backingOff(let until), .leaving(let until):
             deadline = min(deadline, until)
@@ -86,6 +98,10 @@ extension BrokerConnection {
         }
         return deadline
     }
+
+    /// How long REPLAYs may go unanswered (none of them answered) before the connection is given
+    /// up and made again: long enough for a journal's worth of events to come first.
+    static let replayLimitNanoseconds: UInt64 = 30_000_000_000
 
     static let heartbeatFrames = ClientRequest.heartbeat(dropped: nil).frames(id: [])
 

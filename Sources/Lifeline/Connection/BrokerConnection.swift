@@ -68,6 +68,8 @@ package struct BrokerConnection {
     var recovering = false
     /// REPLAY requests not answered yet (live events are held until none is).
     var replaysOutstanding = 0
+    /// Since when a REPLAY has waited with no answer to any (see ``replayLimitNanoseconds``).
+    var replayWaitingSince: UInt64?
     /// The service's handlers refused an event (``handlersRefused(_:sequence:topicSequence:into:)``):
     /// what is missed meanwhile, asked of the journal again when they have room.
     var pause = HandlerPause()
