@@ -263,7 +263,9 @@ final class GroupRig: @unchecked Sendable {
 
     /// Runs the CLI against the group.
     func cli(_ arguments: [String]) async throws -> CLIResult {
-        try await CLIResult.run(arguments, environment: ["LIFELINE_BROKER": brokers], seconds: 60)
+        // Longer than the CLI's own longest time-out (an APPS change's 60 s): a command the group
+        // does not answer ends with its own sentence, which the test shows.
+        try await CLIResult.run(arguments, environment: ["LIFELINE_BROKER": brokers], seconds: 90)
     }
 
     /// The micro-app stack as `id app` lines; nil while the group cannot answer.

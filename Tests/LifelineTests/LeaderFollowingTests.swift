@@ -131,6 +131,29 @@ struct LeaderFollowingTests {
     }
 
     @Test(
+        "a group's member that breaks the handshake gives way to the next; one that refuses the key fails the requests"
+    )
+    func groupHandshakes() throws {
+        var harness = Self.client()
+        harness.step { session, effects, now in
+            session.submit(.list, ticket: 1, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        harness.step { session, effects, now in
+            session.controlLink(.handshakeFailed(auth: false, detailed: false), now: now, into: &effects)
+        }
+        #expect(harness.session.currentEndpoint == "tcp://127.0.0.1:2")
+        #expect(harness.sent.first?.command == .list, "the request goes with it")
+        harness.step { session, effects, now in
+            session.controlLink(.handshakeFailed(auth: true, detailed: true), now: now, into: &effects)
+        }
+        guard case .failure(let error) = Self.completions(harness.effects).first?.1 else {
+            Issue.record("not failed: \(harness.effects)")
+            return
+        }
+        #expect(error.status == .forbidden)
+    }
+
+    @Test(
         "when every member refuses the connection, a round goes again after 100 ms and requests fail as with no broker"
     )
     func everyMemberRefused() throws {

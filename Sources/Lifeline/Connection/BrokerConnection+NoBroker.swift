@@ -11,7 +11,9 @@ import LifelineProtocol
 ///   requests fail as with no broker;
 /// - a refused security handshake (a key off the allow-list, a plain client of a CURVE broker, a
 ///   wrong broker key before any handshake succeeded) fails the requests at once, with what was
-///   wrong, and those of the next second; then a request tries a fresh socket.
+///   wrong, and those of the next second; then a request tries a fresh socket. A group's client
+///   refused for its key fails so too (the members share the policy); any other handshake a member
+///   breaks moves it to the next member, as a refused connection does.
 extension BrokerConnection {
     /// How long after the start a refused connection counts as no broker.
     static let noBrokerNanoseconds: UInt64 = 800_000_000
@@ -39,6 +41,10 @@ extension BrokerConnection {
             handshakeSucceeded = true
             handshakeRefusal = nil
             refusedMembers.removeAll()
+        case .handshakeFailed(false, _) where members.isGroup:
+            // A member that breaks the handshake (one restarting, say): the next may serve.
+            guard case .ready = phase, !linkUp else { return }
+            memberRefused(now: now, into: &effects)
         case .handshakeFailed(let auth, let detailed):
             // A connection dropped in a handshake after one succeeded is a broker going away.
             guard detailed || !handshakeSucceeded else { return }
