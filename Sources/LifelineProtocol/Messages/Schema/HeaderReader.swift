@@ -148,60 +148,51 @@ package struct HeaderReader: HeaderVisitor {
     }
 
     package mutating func field(_ key: StaticString, nullable value: inout Int64?) throws(ProtocolError) {
-        guard let read = fields.value(key.description) else {
-            value = nil
-            return
-        }
-        guard let number = read.intValue else {
-            throw fields.problem("\(fields.what) '\(key)' must be an integer, not \(read.typeName)")
-        }
-        value = number
+        value = try scalar(key, "an integer", \.intValue)
     }
 
     package mutating func field(_ key: StaticString, nullable value: inout Double?) throws(ProtocolError) {
-        guard let read = fields.value(key.description) else {
-            value = nil
-            return
-        }
-        guard let number = read.doubleValue else {
-            throw fields.problem("\(fields.what) '\(key)' must be a number, not \(read.typeName)")
-        }
-        value = number
+        value = try scalar(key, "a number", \.doubleValue)
     }
 
     package mutating func field(_ key: StaticString, numbers value: inout [Double]) throws(ProtocolError) {
-        var numbers: [Double] = []
-        for (position, index) in try fields.elements(key.description).enumerated() {
-            guard let number = fields.document.value(at: index).doubleValue else {
-                throw fields.problem("\(fields.what) '\(key)'[\(position)] must be a number")
-            }
-            numbers.append(number)
-        }
-        value = numbers
+        value = try elements(key, "a number", \.doubleValue)
     }
 
     package mutating func field(_ key: StaticString, integers value: inout [Int64]) throws(ProtocolError) {
-        var numbers: [Int64] = []
-        for (position, index) in try fields.elements(key.description).enumerated() {
-            guard let number = fields.document.value(at: index).intValue else {
-                throw fields.problem("\(fields.what) '\(key)'[\(position)] must be an integer")
-            }
-            numbers.append(number)
-        }
-        value = numbers
+        value = try elements(key, "an integer", \.intValue)
     }
 
     package mutating func field(_ key: StaticString, _ value: inout Int64, default fallback: Int64)
         throws(ProtocolError)
     {
-        guard let read = fields.value(key.description) else {
-            value = fallback
-            return
+        value = try scalar(key, "an integer", \.intValue) ?? fallback
+    }
+
+    /// The value of `key` as `convert` reads it (nil when absent or null); anything else is refused
+    /// as not being `kind`.
+    private func scalar<Value>(_ key: StaticString, _ kind: String, _ convert: (JSONValue) -> Value?)
+        throws(ProtocolError) -> Value?
+    {
+        guard let read = fields.value(key.description) else { return nil }
+        guard let value = convert(read) else {
+            throw fields.problem("\(fields.what) '\(key)' must be \(kind), not \(read.typeName)")
         }
-        guard let number = read.intValue else {
-            throw fields.problem("\(fields.what) '\(key)' must be an integer, not \(read.typeName)")
+        return value
+    }
+
+    /// The elements of the array at `key` (empty when absent or null), each as `convert` reads it.
+    private func elements<Value>(_ key: StaticString, _ kind: String, _ convert: (JSONValue) -> Value?)
+        throws(ProtocolError) -> [Value]
+    {
+        var values: [Value] = []
+        for (position, index) in try fields.elements(key.description).enumerated() {
+            guard let value = convert(fields.document.value(at: index)) else {
+                throw fields.problem("\(fields.what) '\(key)'[\(position)] must be \(kind)")
+            }
+            values.append(value)
         }
-        value = number
+        return values
     }
 
     package mutating func field(
