@@ -147,12 +147,7 @@ final class SocketLoop: @unchecked Sendable {
     /// Watches `socket`'s connects and handshakes (before it connects): a plain client learns when
     /// its broker is not there at all, or refuses it.
     private func watchLink(of socket: ZMQSocket) throws {
-        if let link {
-            poller.unwatch(linkDescriptor)
-            link.close()
-            self.link = nil
-            linkDescriptor = -1
-        }
+        closeLink()
         guard connection.watchesLink else { return }
         let endpoint = "inproc://lifeline-link-\(Environment.uniqueToken())"
         try socket.monitor(
@@ -169,6 +164,27 @@ final class SocketLoop: @unchecked Sendable {
         linkDescriptor = Int32(try pair.get(.fileDescriptor))
         poller.watch(linkDescriptor, tag: 3)
         linkMayHaveInput = true
+    }
+
+    /// Closes the control socket, if one is open: its monitor first (see ``ZMQSocket/stopMonitor()``),
+    /// and with what it queued dropped when `discardingQueue`.
+    private func closeControl(discardingQueue: Bool) {
+        guard let control else { return }
+        poller.unwatch(controlDescriptor)
+        if discardingQueue { try? control.set(.linger, 0) }
+        control.stopMonitor()
+        control.close()
+        self.control = nil
+        controlDescriptor = -1
+    }
+
+    /// Closes the PAIR that reads the control socket's monitor, if there is one.
+    private func closeLink() {
+        guard let link else { return }
+        poller.unwatch(linkDescriptor)
+        link.close()
+        self.link = nil
+        linkDescriptor = -1
     }
 
     private func handleCommands() {
@@ -272,28 +288,10 @@ final class SocketLoop: @unchecked Sendable {
     private func perform(_ effect: ConnectionEffect) throws {
         switch effect {
         case .closeControl:
-            guard let control else { return }
-            poller.unwatch(controlDescriptor)
-            try? control.set(.linger, 0)
-            control.stopMonitor()
-            control.close()
-            self.control = nil
-            controlDescriptor = -1
-            if let link {
-                poller.unwatch(linkDescriptor)
-                link.close()
-                self.link = nil
-                linkDescriptor = -1
-            }
+            closeControl(discardingQueue: true)
+            closeLink()
         case .openControl, .reopenControlDiscardingQueue:
-            if let control {
-                poller.unwatch(controlDescriptor)
-                if effect == .reopenControlDiscardingQueue { try? control.set(.linger, 0) }
-                control.stopMonitor()
-                control.close()
-                self.control = nil
-                controlDescriptor = -1
-            }
+            closeControl(discardingQueue: effect == .reopenControlDiscardingQueue)
             let socket = try ZMQSocket(context, type: .dealer)
             try socket.set(.sendHighWaterMark, 100_000)
             try socket.set(.receiveHighWaterMark, 100_000)
