@@ -167,6 +167,28 @@ struct BytesCodingTests {
         #expect(fromBytes != "decoded")
     }
 
+    @Test("the path of a failure deep inside names members by their names and elements by their positions")
+    func deepPaths() {
+        struct Cell: Decodable {
+            let price: Int
+            enum CodingKeys: Int, CodingKey { case price }
+        }
+        struct Sheet: Decodable { let rows: [String: [Cell]] }
+        let bytes = Array(#"{"rows": {"7": [{"price": 1}, {"price": "x"}], "a": []}}"#.utf8)
+        var messages: [String] = []
+        for decode in [
+            { _ = try JSONBytesDecoder.decode(Sheet.self, from: bytes) },
+            { _ = try JSONValueDecoder.decode(Sheet.self, from: bytes) },
+        ] as [() throws -> Void] {
+            do {
+                try decode()
+                messages.append("decoded")
+            } catch { messages.append("\(error)") }
+        }
+        #expect(messages[0] == messages[1])
+        #expect(messages[0].hasPrefix("cannot decode Sheet at rows[7][1].price: expected an integer"))
+    }
+
     @Test(
         "property, seeded: the tape reads what the parser reads — the same values, the same refusals — for random values and random bytes"
     )

@@ -15,16 +15,16 @@ package enum JSONBytesDecoder {
             throw PayloadDecodingError(
                 type: String(describing: T.self), path: "", reason: "not JSON: \(error)")
         }
-        return try decode(type, from: TapeReference(tape), at: 0)
+        return try decode(type, from: tape, at: 0)
     }
 
-    /// Decodes `type` from the value at `index` of `tape`.
-    static func decode<T: Decodable>(_ type: T.Type, from tape: TapeReference, at index: Int)
+    /// Decodes `type` from the value at `index` of `tape`; coding paths start at that value.
+    static func decode<T: Decodable>(_ type: T.Type, from tape: JSONTape, at index: Int)
         throws(PayloadDecodingError) -> T
     {
-        if T.self == JSONValue.self { return tape.tape.value(at: index) as! T }
+        if T.self == JSONValue.self { return tape.value(at: index) as! T }
         do {
-            return try T(from: TapeDecoder(tape: tape, index: index, parent: [], key: nil))
+            return try T(from: TapeDecoder(tape: TapeReference(tape, root: index), index: index))
         } catch let error as PayloadDecodingError {
             throw error.naming(String(describing: T.self))
         } catch let error as DecodingError {
@@ -35,20 +35,50 @@ package enum JSONBytesDecoder {
     }
 }
 
-/// One tape shared by the decoders of its values.
+/// One tape shared by the decoders of its values, and the node the decoding started at.
 final class TapeReference {
     let tape: JSONTape
-    init(_ tape: JSONTape) { self.tape = tape }
+    let root: Int
+
+    init(_ tape: JSONTape, root: Int) {
+        self.tape = tape
+        self.root = root
+    }
+
+    /// The coding path from the root to the value at `index`, read off the tape: the names of the
+    /// members and the positions of the elements that hold it.
+    func path(to index: Int) -> [any CodingKey] {
+        var path: [any CodingKey] = []
+        var node = root
+        descending: while node != index {
+            let container = tape[node]
+            var child = node + 1
+            var position = 0
+            while child < container.next {
+                let value = container.kind == .object ? tape[child].next : child
+                if index >= value && index < tape[value].next {
+                    path.append(
+                        container.kind == .object
+                            ? JSONKey(member: tape.string(at: child)) : JSONKey(index: position))
+                    node = value
+                    continue descending
+                }
+                child = tape[value].next
+                position += 1
+            }
+            break
+        }
+        return path
+    }
 }
 
-/// The decoder of the value at one node of the tape. Its coding path is put together only when
+/// The decoder of the value at one node of the tape: two words, so that handing it to a type's
+/// `init(from:)` as `any Decoder` does not allocate. Its coding path is read off the tape only when
 /// asked for (an error, a type that reads it): most values never need it.
 struct TapeDecoder: Decoder {
     let tape: TapeReference
     let index: Int
-    let parent: [any CodingKey]
-    let key: (any CodingKey)?
-    var path: [any CodingKey] { key.map { parent + [$0] } ?? parent }
+    var path: [any CodingKey] { tape.path(to: index) }
     var codingPath: [any CodingKey] { path }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
     var node: JSONTape.Node { tape.tape[index] }
@@ -60,12 +90,12 @@ struct TapeDecoder: Decoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard node.kind == .object else { throw mismatch("an object") }
-        return KeyedDecodingContainer(TapeObjectContainer<Key>(tape: tape, index: index, path: path))
+        return KeyedDecodingContainer(TapeObjectContainer<Key>(tape: tape, index: index))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         guard node.kind == .array else { throw mismatch("an array") }
-        return TapeArrayContainer(tape: tape, index: index, path: path)
+        return TapeArrayContainer(tape: tape, index: index)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
@@ -126,7 +156,7 @@ extension TapeDecoder: SingleValueDecodingContainer {
 struct TapeObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let tape: TapeReference
     let index: Int
-    let path: [any CodingKey]
+    var path: [any CodingKey] { tape.path(to: index) }
     var codingPath: [any CodingKey] { path }
 
     var allKeys: [Key] {
@@ -163,7 +193,7 @@ struct TapeObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         guard let value = valueIndex(key) else {
             throw PayloadDecodingError(path: path + [key], reason: "missing")
         }
-        return TapeDecoder(tape: tape, index: value, parent: path, key: key)
+        return TapeDecoder(tape: tape, index: value)
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
@@ -195,7 +225,7 @@ struct TapeObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// member (the protocol's own `decodeIfPresent` of a scalar looks three times).
     private func present(_ key: Key) -> TapeDecoder? {
         guard let value = valueIndex(key), tape.tape[value].kind != .null else { return nil }
-        return TapeDecoder(tape: tape, index: value, parent: path, key: key)
+        return TapeDecoder(tape: tape, index: value)
     }
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
@@ -251,15 +281,13 @@ struct TapeObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func superDecoder() throws -> any Decoder {
         let superKey = JSONKey("super")
-        if let value = valueIndex(named: "super") {
-            return TapeDecoder(tape: tape, index: value, parent: path, key: superKey)
-        }
+        if let value = valueIndex(named: "super") { return TapeDecoder(tape: tape, index: value) }
         return ValueDecoder(value: .null, path: path + [superKey])
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
         guard let value = valueIndex(key) else { return ValueDecoder(value: .null, path: path + [key]) }
-        return TapeDecoder(tape: tape, index: value, parent: path, key: key)
+        return TapeDecoder(tape: tape, index: value)
     }
 }
 
@@ -267,28 +295,27 @@ struct TapeObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 struct TapeArrayContainer: UnkeyedDecodingContainer {
     let tape: TapeReference
     let index: Int
-    let path: [any CodingKey]
     var currentIndex = 0
     /// The node of the next element.
     private var cursor: Int
+    var path: [any CodingKey] { tape.path(to: index) }
     var codingPath: [any CodingKey] { path }
     var count: Int? { tape.tape[index].count }
     var isAtEnd: Bool { currentIndex >= tape.tape[index].count }
 
-    init(tape: TapeReference, index: Int, path: [any CodingKey]) {
+    init(tape: TapeReference, index: Int) {
         self.tape = tape
         self.index = index
-        self.path = path
         cursor = index + 1
     }
 
     mutating func next() throws -> TapeDecoder {
-        let key = JSONKey(index: currentIndex)
         guard !isAtEnd else {
             throw PayloadDecodingError(
-                path: path + [key], reason: "missing (the array has \(tape.tape[index].count))")
+                path: path + [JSONKey(index: currentIndex)],
+                reason: "missing (the array has \(tape.tape[index].count))")
         }
-        let decoder = TapeDecoder(tape: tape, index: cursor, parent: path, key: key)
+        let decoder = TapeDecoder(tape: tape, index: cursor)
         cursor = tape.tape[cursor].next
         currentIndex += 1
         return decoder

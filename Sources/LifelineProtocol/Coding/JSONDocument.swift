@@ -9,14 +9,14 @@ package struct JSONDocument {
         case other
     }
 
-    private let tape: TapeReference
+    private let tape: JSONTape
     package let root: Root
 
     /// Reads `text` (empty text is `null`).
     /// - Throws: ``JSONParseError`` when it is not JSON.
     package init(text: [UInt8]) throws(JSONParseError) {
         let tape = try JSONTape(text.isEmpty ? Array("null".utf8) : text)
-        self.tape = TapeReference(tape)
+        self.tape = tape
         let top = tape[0]
         switch top.kind {
         case .null: root = .null
@@ -43,8 +43,8 @@ package struct JSONDocument {
 
     /// The string at `node` (from ``root``); nil when the value there is not a string.
     package func string(at node: Int) -> String? {
-        switch tape.tape[node].kind {
-        case .string, .escapedString: tape.tape.string(at: node)
+        switch tape[node].kind {
+        case .string, .escapedString: tape.string(at: node)
         default: nil
         }
     }

@@ -227,6 +227,13 @@ struct JSONKey: CodingKey {
         intValue = nil
     }
 
+    /// An object's member as a dictionary's key names it: a name that is a number also has it as
+    /// its `intValue`.
+    init(member name: String) {
+        stringValue = name
+        intValue = Int(name)
+    }
+
     init(index: Int) {
         stringValue = "\(index)"
         intValue = index

@@ -39,11 +39,12 @@ public struct PayloadDecodingError: Error, Sendable, Equatable, CustomStringConv
         path.isEmpty ? "cannot decode \(type): \(reason)" : "cannot decode \(type) at \(path): \(reason)"
     }
 
-    /// `items[2].price` for the keys items, 2, price.
+    /// `items[2].price` for the keys items, 2, price. A key is an index when its name is its
+    /// number: a member whose `CodingKeys` are backed by `Int` is still shown by its name.
     static func text(of path: [any CodingKey]) -> String {
         var text = ""
         for key in path {
-            if let index = key.intValue {
+            if let index = key.intValue, key.stringValue == String(index) {
                 text += "[\(index)]"
             } else {
                 text += text.isEmpty ? key.stringValue : "." + key.stringValue

@@ -108,6 +108,15 @@ enum Micro {
         let payload = Payload.json(key: 123_456, size: 64)
         let value = try JSONBytesDecoder.decode(TypedN1.self, from: payload)
         return [
+            measure(
+                "untyped: read k, q and p of a 64 B payload (what the pool row's handler reads)",
+                iterations: iterations
+            ) {
+                _ = (
+                    JSONFieldReader.value(of: "k", in: payload), JSONFieldReader.value(of: "q", in: payload),
+                    JSONFieldReader.value(of: "p", in: payload)
+                )
+            },
             try measure("typed: decode a 64 B payload from its text (tape)", iterations: iterations) {
                 _ = try JSONBytesDecoder.decode(TypedN1.self, from: payload)
             },
