@@ -12,9 +12,12 @@ public final class Mailbox<Message: Sendable>: Sendable {
     /// How many messages `queue` holds, readable without the lock (and without generic code: the
     /// owner asks on every turn of its loop).
     private let waiting = Atomic<Int>(0)
-    /// Set after a byte was written to the pipe: only then does ``drain()`` read it (set after the
-    /// write, so a drain never leaves a byte it did not see the flag for).
-    private let signalled = Atomic<Bool>(false)
+    /// Bytes written to the pipe, or about to be, and not read yet: ``drain()`` reads the pipe only
+    /// when there may be one. Counted before the write, so that a byte is never in the pipe unseen
+    /// (a drain between a flag raised after the write and the write itself left the byte there, and
+    /// the owner's poll returned at once, turn after turn, until the poster ran again: on a busy
+    /// host, a socket thread spinning for milliseconds).
+    private let unreadBytes = Atomic<Int>(0)
 
     /// Creates an empty mailbox.
     public init() {
@@ -58,16 +61,24 @@ public final class Mailbox<Message: Sendable>: Sendable {
     /// Makes the owner's poll return without posting anything.
     public func wake() {
         var byte: UInt8 = 1
-        _ = write(writeDescriptor, &byte, 1)
-        signalled.store(true, ordering: .releasing)
+        unreadBytes.add(1, ordering: .acquiringAndReleasing)
+        // A full pipe is readable already: the owner wakes without this byte.
+        if write(writeDescriptor, &byte, 1) != 1 { unreadBytes.subtract(1, ordering: .acquiringAndReleasing) }
     }
 
     /// Takes every queued message, oldest first (owner thread only).
     public func drain() -> [Message] {
-        if signalled.exchange(false, ordering: .acquiringAndReleasing) {
+        if unreadBytes.load(ordering: .acquiring) > 0 {
             var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-            while withUnsafeMutableBytes(of: &buffer, { read(fileDescriptor, $0.baseAddress, $0.count) }) > 0
-            {}
+            var read = 0
+            while true {
+                let count = withUnsafeMutableBytes(of: &buffer) {
+                    Glibc.read(fileDescriptor, $0.baseAddress, $0.count)
+                }
+                guard count > 0 else { break }
+                read += count
+            }
+            if read > 0 { unreadBytes.subtract(read, ordering: .acquiringAndReleasing) }
         }
         return queue.withLock { messages in
             waiting.store(0, ordering: .releasing)
