@@ -60,8 +60,17 @@ public final class Mailbox<Message: Sendable>: Sendable {
 
     /// Makes the owner's poll return without posting anything.
     public func wake() {
+        countWakeUp()
+        writeWakeUp()
+    }
+
+    /// The first half of ``wake()``: the byte is counted before it is written.
+    package func countWakeUp() { unreadBytes.add(1, ordering: .acquiringAndReleasing) }
+
+    /// The second half of ``wake()``, after ``countWakeUp()``: a drain that falls between the two
+    /// finds the pipe empty, and the next one reads the byte.
+    package func writeWakeUp() {
         var byte: UInt8 = 1
-        unreadBytes.add(1, ordering: .acquiringAndReleasing)
         // A full pipe is readable already: the owner wakes without this byte.
         if write(writeDescriptor, &byte, 1) != 1 { unreadBytes.subtract(1, ordering: .acquiringAndReleasing) }
     }
