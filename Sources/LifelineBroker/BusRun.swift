@@ -18,7 +18,7 @@ struct BusRun {
 
     func accepts(_ message: BusMessage) -> Bool {
         guard let first = messages.first else { return true }
-        return first.name == message.name && messages.count < BusMessage.maximumBatch
+        return first.name.isIdentical(to: message.name) && messages.count < BusMessage.maximumBatch
             && bytes + message.payload.count <= BusMessage.maximumBatchBytes
     }
 

@@ -60,11 +60,18 @@ package enum JSONFieldReader {
             position += 1
             skipWhitespace()
             if at(UInt8(ascii: "}")) { return .none }
+            // Names are compared as their bytes, which is what the tree's `String` keys mean only
+            // for ASCII (`"K"` and the Kelvin sign are one key there): other names go to the parser.
+            guard name.allSatisfy({ $0 < 0x80 }) else { return .some(nil) }
+            // The last of repeated members counts, as in the tree.
+            var found: Range<Int>?
             while true {
                 skipWhitespace()
                 guard at(UInt8(ascii: "\"")) else { return .some(nil) }
                 let keyStart = position + 1
-                guard let keyEnd = skipString(), !input[keyStart..<keyEnd].contains(UInt8(ascii: "\\")) else {
+                guard let keyEnd = skipString(),
+                    input[keyStart..<keyEnd].allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "\\") })
+                else {
                     return .some(nil)
                 }
                 skipWhitespace()
@@ -73,15 +80,14 @@ package enum JSONFieldReader {
                 skipWhitespace()
                 let valueStart = position
                 guard skipValue(depth: 0) else { return .some(nil) }
-                if input[keyStart..<keyEnd].elementsEqual(name) {
-                    let value = UnsafeBufferPointer(rebasing: input[valueStart..<position])
-                    return .some(JSONFieldReader.scalar(value) ?? (try? JSONParser.parse(value)))
-                }
+                if input[keyStart..<keyEnd].elementsEqual(name) { found = valueStart..<position }
                 skipWhitespace()
                 if at(UInt8(ascii: ",")) {
                     position += 1
                 } else if at(UInt8(ascii: "}")) {
-                    return .none
+                    guard let found else { return .none }
+                    let value = UnsafeBufferPointer(rebasing: input[found])
+                    return .some(JSONFieldReader.scalar(value) ?? (try? JSONParser.parse(value)))
                 } else {
                     return .some(nil)
                 }

@@ -10,7 +10,8 @@ struct BatchPublishTests {
     ) -> [[UInt8]] {
         let bodies = payloads ?? names.indices.map { "{\"n\":\($0)}" }
         var header = extra
-        if Set(names).count == 1 {
+        // Names compared byte for byte (a Set of names would take a Kelvin sign for K).
+        if Set(names.map { Array($0.rawValue.utf8) }).count == 1 {
             header["event"] = .string(names[0].rawValue)
             header["count"] = .int(Int64(names.count))
         } else {
@@ -74,6 +75,13 @@ struct BatchPublishTests {
         )
         let reserved = broker.raw("cli", Self.batch(["app.x", "serviceDidStart"]))
         #expect(reserved?.status == .forbidden)
+        // Equal to the name before it as Unicode text (a Kelvin sign for K), not byte for byte: it
+        // is checked on its own, and its name is refused.
+        let kelvin = broker.raw("cli", Self.batch(["app.K", "app.\u{212A}"]))
+        #expect(
+            kelvin?.status == .badRequest
+                && kelvin?.errorMessage.hasPrefix("event 2 of 2 (app.\u{212A})") == true,
+            "\(String(describing: kelvin?.errorMessage))")
         #expect(broker.published.isEmpty && broker.core.sequence == 0)
     }
 

@@ -167,6 +167,31 @@ struct BytesCodingTests {
         #expect(fromBytes != "decoded")
     }
 
+    @Test(
+        "member names are matched as the tree's String keys are: a Kelvin sign is K, a decomposed é is é, the last of equal names counts",
+        arguments: [
+            "{\"K\":1}", "{\"\u{212A}\":1}", "{\"K\":1,\"\u{212A}\":2}", "{\"\u{212A}\":2,\"K\":1}",
+            "{\"K\":1,\"caf\u{E9}\":3}", "{\"K\":1,\"cafe\u{301}\":3}",
+            "{\"K\":1,\"caf\u{E9}\":3,\"cafe\u{301}\":4}",
+            "{\"k\":1}",
+        ])
+    func unicodeNames(_ text: String) {
+        struct Named: Decodable, Equatable {
+            let kelvin: Int
+            let cafe: Int?
+            enum CodingKeys: String, CodingKey {
+                case kelvin = "K"
+                case cafe = "caf\u{E9}"
+            }
+        }
+        let bytes = Array(text.utf8)
+        func outcome(_ decode: () throws -> Named) -> String {
+            do { return "\(try decode())" } catch { return "\(error)" }
+        }
+        let fromTree = outcome { try JSONValueDecoder.decode(Named.self, from: bytes) }
+        #expect(outcome { try JSONBytesDecoder.decode(Named.self, from: bytes) } == fromTree, "\(text)")
+    }
+
     @Test("the path of a failure deep inside names members by their names and elements by their positions")
     func deepPaths() {
         struct Cell: Decodable {

@@ -193,6 +193,9 @@ struct JSONFieldReaderTests {
         #"{"nested":{"k":1},"other":"}{"}"#,
         #"{}"#,
         #"{"k\u0041":1,"k":2}"#,
+        #"{"k":1,"q":2,"k":3}"#,
+        "{\"K\":1,\"\u{212A}\":2}",
+        "{\"k\":\"caf\u{E9}\",\"e\u{301}\":1}",
     ]
 
     @Test("every member reads as the whole parse has it; an absent one is nil", arguments: documents)
@@ -204,9 +207,48 @@ struct JSONFieldReaderTests {
             case .none: #expect(whole[key] == nil, "\(key) in \(text)")
             case .some(let value?): #expect(value == whole[key], "\(key) in \(text)")
             case .some(nil):
-                #expect(text.contains("\\u0041"), "only an escaped key makes it give up: \(text)")
+                #expect(
+                    text.contains("\\u0041") || text.utf8.contains { $0 >= 0x80 },
+                    "only an escaped or a non-ASCII key makes it give up: \(text)")
             }
         }
+    }
+
+    @Test(
+        "property, seeded: a member read in place is the member of the whole parse — repeated keys, keys equal only as Unicode, escaped keys"
+    )
+    func fieldReaderMatchesTheParser() throws {
+        var generator = SeededGenerator()
+        let keys = ["k", "q", "K", "\u{212A}", "\u{E9}", "e\u{301}", "p", "kA"]
+        let values = [
+            #"1"#, #"-7"#, #""text""#, #"[1,{"k":2}]"#, #"{"k":"inner"}"#, #"null"#, #"true"#, #"2.5"#,
+        ]
+        var answeredInPlace = 0
+        for round in 0..<2_000 {
+            var members: [String] = []
+            for _ in 0..<Int.random(in: 0...6, using: &generator) {
+                let key = keys.randomElement(using: &generator)!
+                // Now and then the key written with an escape, which the reader leaves to the parser.
+                let written = key == "kA" && Bool.random(using: &generator) ? "k\\u0041" : key
+                members.append("\"\(written)\":\(values.randomElement(using: &generator)!)")
+            }
+            let text = "{" + members.joined(separator: ",") + "}"
+            let bytes = Array(text.utf8)
+            let whole = try JSONParser.parse(bytes)
+            for name in keys + ["missing"] {
+                switch JSONFieldReader.value(of: name, in: bytes) {
+                case .none:
+                    #expect(whole[name] == nil, "round \(round), seed \(generator.seed): \(name) in \(text)")
+                    answeredInPlace += 1
+                case .some(let value?):
+                    #expect(
+                        value == whole[name], "round \(round), seed \(generator.seed): \(name) in \(text)")
+                    answeredInPlace += 1
+                case .some(nil): break
+                }
+            }
+        }
+        #expect(answeredInPlace > 2_000, "the reader answered most lookups itself")
     }
 
     @Test(

@@ -20,12 +20,14 @@ struct ImmediateDeliveryTests {
         arguments: [0, 3])
     func runsOnlyWhenNothingIsAhead(extraHandlers: Int) async throws {
         struct Refused: Error {}
+        struct Needs: Decodable { let missing: Int }
         let journal = Journal()
         var service = Service("svc")
             .onInline("app.now") { event in
                 journal.add("now #\(event.sequence) n=\(event["n"]?.intValue ?? 0)")
             }
             .onInline("app.fails") { _ in throw Refused() }
+            .onInline("app.typed") { event in _ = try event.decode(Needs.self) }
             .on("app.later") { _ in await Task.yield() }
         for index in 0..<extraHandlers {
             service = service.onInline(EventName(rawValue: "app.extra\(index)")) { _ in journal.add("extra") }
@@ -71,6 +73,11 @@ struct ImmediateDeliveryTests {
             return
         }
         #expect(sequence == 5 && epoch == 7 && error == "Refused()")
+        #expect(immediate.deliver(message("app.typed", 5), receivedAt: 0, replayed: false))
+        #expect(
+            handled.snapshot["app.typed"] == nil && handled.undecodable == 1,
+            "a payload that did not decode is counted as the handlers' loop counts it: undecodable, not handled"
+        )
 
         drops.record(message("app.now", 6))
         #expect(

@@ -43,6 +43,8 @@ final class ImmediateDelivery: Sendable {
     let calls = CallsInFlight()
     /// Set once the service's responder exists; until then every delivery goes the usual way.
     private let target = Mutex<Target?>(nil)
+    /// Counts a payload that did not decode, as the handlers' loop does.
+    private let handled: HandlerCounts
 
     init(service: Service, handled: HandlerCounts, drops: DropCounter, inbound: InboundQueue<ConnectionEvent>)
     {
@@ -56,6 +58,7 @@ final class ImmediateDelivery: Sendable {
         few = entries.count <= 4 ? entries.map { ($0.key, $0.value) } : []
         self.drops = drops
         self.inbound = inbound
+        self.handled = handled
     }
 
     /// Lets deliveries be handled here from now on (once the service's didCreate has returned).
@@ -94,6 +97,7 @@ final class ImmediateDelivery: Sendable {
             let target = target.withLock({ $0 })
         else { return false }
         var failure: (any Error)?
+        var ran = true
         do {
             try watch.run(.event(message.name), log: target.context.log) {
                 try entry.handler(
@@ -101,9 +105,11 @@ final class ImmediateDelivery: Sendable {
             }
         } catch {
             failure = error
+            ran = !handled.countIfUndecodable(error)
         }
         ServiceResponder.settle(
-            message, failure: failure, counter: entry.counter, context: target.context, client: target.client)
+            message, failure: failure, counter: ran ? entry.counter : nil, context: target.context,
+            client: target.client)
         return true
     }
 

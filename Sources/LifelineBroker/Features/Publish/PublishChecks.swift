@@ -26,7 +26,10 @@ enum PublishChecks {
             func which(_ sentence: String) -> String {
                 count == 1 ? sentence : "event \(index + 1) of \(count) (\(event.name)): \(sentence)"
             }
-            let repeated = index == 0 ? firstNameChecked : event.name == previous
+            // The same bytes: a name only canonically equal to the last (a Kelvin sign for `K`) is
+            // checked on its own, and refused.
+            let repeated =
+                index == 0 ? firstNameChecked : previous.map { event.name.isIdentical(to: $0) } ?? false
             if let problem = EventChecks.publicationProblem(
                 event.name, payload: event.payload, nameChecked: repeated)
             {
