@@ -62,21 +62,22 @@ struct JSONTape {
     /// The JSON text of the value at `index`.
     func text(at index: Int) -> [UInt8] { Array(bytes[nodes[index].start..<nodes[index].end]) }
 
-    /// Whether the string at `index` is `key`, as `String`s are equal (the tree's keys): byte for
-    /// byte when both are ASCII, else as strings (`"K"` and the Kelvin sign are one key).
+    /// Whether the string at `index` is `key`, as `String`s are equal (the tree's keys): the same
+    /// bytes are the same string, different ASCII bytes different ones, and anything else is
+    /// compared as strings (`"K"` and the Kelvin sign are one key).
     func string(at index: Int, equals key: String) -> Bool {
         let node = nodes[index]
         guard node.kind == .string else { return string(at: index) == key }
         var key = key
         let plain = key.withUTF8 { wanted -> Bool? in
-            guard wanted.allSatisfy({ $0 < 0x80 }) else { return nil }
-            return bytes.withUnsafeBufferPointer { buffer -> Bool? in
+            bytes.withUnsafeBufferPointer { buffer -> Bool? in
                 let text = UnsafeBufferPointer(rebasing: buffer[(node.start + 1)..<(node.end - 1)])
-                if text.count == wanted.count {
-                    guard let wantedBase = wanted.baseAddress else { return true }
-                    if memcmp(wantedBase, text.baseAddress!, wanted.count) == 0 { return true }
+                if text.count == wanted.count
+                    && (text.isEmpty || memcmp(wanted.baseAddress!, text.baseAddress!, text.count) == 0)
+                {
+                    return true
                 }
-                return text.allSatisfy({ $0 < 0x80 }) ? false : nil
+                return wanted.allSatisfy({ $0 < 0x80 }) && text.allSatisfy({ $0 < 0x80 }) ? false : nil
             }
         }
         return plain ?? (string(at: index) == key)
