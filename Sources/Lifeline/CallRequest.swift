@@ -43,19 +43,19 @@ public struct ServiceError: Error, Sendable {
         self.details = details
     }
 
-    /// `{"error": message, ...details}`, members in sorted order, written without a tree.
+    /// `{"error": message, ...details}`, members in sorted order, written without a tree: each name
+    /// once (a text given for a name in ``details`` too wins, and `error` is always the message).
     var body: [UInt8] {
-        var members: [(key: String, text: [UInt8])] = details.map { ($0.key, JSONWriter.encode($0.value)) }
-        members += detailTexts.map { ($0.key, $0.value) }
-        members.removeAll { $0.key == "error" }
-        members.append(("error", JSONWriter.encode(.string(message))))
-        members.sort { $0.key < $1.key }
+        var texts: [String: [UInt8]] = details.mapValues { JSONWriter.encode($0) }
+        texts.merge(detailTexts) { _, text in text }
+        texts["error"] = JSONWriter.encode(.string(message))
+        let members = texts.sorted { $0.key < $1.key }
         var text: [UInt8] = [UInt8(ascii: "{")]
         for (index, member) in members.enumerated() {
             if index > 0 { text.append(UInt8(ascii: ",")) }
             text += JSONWriter.encode(.string(member.key))
             text.append(UInt8(ascii: ":"))
-            text += member.text
+            text += member.value
         }
         text.append(UInt8(ascii: "}"))
         return text

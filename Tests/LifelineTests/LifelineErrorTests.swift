@@ -20,6 +20,17 @@ struct LifelineErrorTests {
         }
     }
 
+    @Test(
+        "a service error's body names each member once, as the tree's writer would, the message as its error")
+    func serviceErrorBody() throws {
+        var error = ServiceError(
+            .conflict, "taken", details: ["value": 1, "error": "shadowed", "owner": "ana"])
+        error.detailTexts["value"] = Array(#"{"code":7}"#.utf8)
+        let expected: JSONValue = ["error": "taken", "owner": "ana", "value": ["code": 7]]
+        #expect(error.body == JSONWriter.encode(expected))
+        #expect(try JSONParser.parse(error.body) == expected)
+    }
+
     @Test("a client that cannot reach the broker fails with a code, not a socket error")
     func unreachable() throws {
         #expect(throws: LifelineError.self) { try BlockingClient(broker: "not an endpoint") }
