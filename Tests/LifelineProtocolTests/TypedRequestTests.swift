@@ -249,8 +249,10 @@ struct TypedRequestTests {
         #expect(try Answer(body: typed.body).payloadFragment?.text == Array(#"{"url":"app://y"}"#.utf8))
     }
 
-    @Test("a PUBLISH written directly has the frames of the typed request, whatever its options")
-    func directPublishFrames() {
+    @Test(
+        "a PUBLISH written directly is what the tree's writer and the general reader agree on, whatever its options"
+    )
+    func directPublishFrames() throws {
         for publish in [
             PublishRequest(event: "app.tick", payload: Array("{}".utf8)),
             PublishRequest(event: "didBecomeActive", acknowledged: false, force: true, reply: false),
@@ -259,33 +261,45 @@ struct TypedRequestTests {
                 timeoutMilliseconds: 250,
                 publishID: "p-\"1\""),
         ] {
-            let request = ClientRequest.publish(publish)
-            #expect(
-                request.frames(id: Array("k2".utf8)) == request.controlRequest(id: Array("k2".utf8)).frames())
+            try Self.checkAgainstTheGeneralPath(ClientRequest.publish(publish))
         }
-        let batch = ClientRequest.publish(
-            PublishRequest(batch: [PublishedEvent("app.a"), PublishedEvent("app.b")]))
-        #expect(batch.frames(id: [1]) == batch.controlRequest(id: [1]).frames())
+        try Self.checkAgainstTheGeneralPath(
+            ClientRequest.publish(PublishRequest(batch: [PublishedEvent("app.a"), PublishedEvent("app.b")])))
     }
 
-    @Test("an ACK written directly has the frames of the typed request")
-    func directAcknowledgementFrames() {
+    /// The frames written directly: their header is what the tree's writer makes of it (sorted keys,
+    /// compact, its escapes), and the general reader gives back the request.
+    private static func checkAgainstTheGeneralPath(_ request: ClientRequest) throws {
+        let frames = request.frames(id: Array("k2".utf8))
+        let header = frames[3]
+        #expect(
+            JSONWriter.encode(try JSONParser.parse(header)) == header,
+            "\(String(decoding: header, as: UTF8.self))")
+        guard case .request(let control) = try ControlMessage.decode(frames[...]) else {
+            Issue.record("not read back as a request")
+            return
+        }
+        #expect(try ClientRequest.decode(control) == request)
+    }
+
+    @Test("an ACK written directly is what the tree's writer and the general reader agree on")
+    func directAcknowledgementFrames() throws {
         for ack in [
             Acknowledgement(sequence: 7, epoch: 99, service: "push"),
             Acknowledgement(sequence: 1 << 40, epoch: nil, service: "a\"b", error: "failed: \u{1}\n é"),
         ] {
-            let request = ClientRequest.acknowledge(ack)
-            #expect(
-                request.frames(id: Array("q".utf8)) == request.controlRequest(id: Array("q".utf8)).frames())
+            try Self.checkAgainstTheGeneralPath(ClientRequest.acknowledge(ack))
         }
     }
 
     @Test("a CALL written directly has the frames of the typed request")
-    func forwardedCallFrames() {
+    func forwardedCallFrames() throws {
         for call in [
             ServiceCall(service: "url", method: "resolve", body: Array("{}".utf8)),
             ServiceCall(service: "push-2", method: "status.get", timeoutMilliseconds: 2500),
         ] {
+            try Self.checkAgainstTheGeneralPath(ClientRequest.call(call))
+            // The broker forwards the same header to the service.
             #expect(
                 ClientRequest.call(call).frames(id: Array("k1".utf8))
                     == BrokerRequest.call(call).controlRequest(id: Array("k1".utf8)).frames())
