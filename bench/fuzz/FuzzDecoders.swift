@@ -59,15 +59,20 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-/// A member read in place must be the parsed object's (or say it cannot be read so).
+/// A member read in place must be the parsed object's (or say it cannot be read so): `k`, and each
+/// name the object has (a few of them).
 private func checkFieldReader(_ bytes: [UInt8], _ parsed: JSONValue?) {
-    let field = JSONFieldReader.value(of: "k", in: bytes)
-    guard case .object(let members)? = parsed else { return }
-    switch field {
-    case .none: precondition(members["k"] == nil, "the field reader missed a member: \(bytes)")
-    case .some(.some(let value)):
-        precondition(value == members["k"], "the field reader read another value: \(bytes)")
-    case .some(.none): break
+    guard case .object(let members)? = parsed else {
+        _ = JSONFieldReader.value(of: "k", in: bytes)
+        return
+    }
+    for name in ["k"] + members.keys.prefix(8) {
+        switch JSONFieldReader.value(of: name, in: bytes) {
+        case .none: precondition(members[name] == nil, "the field reader missed \(name): \(bytes)")
+        case .some(.some(let value)):
+            precondition(value == members[name], "the field reader read another value of \(name): \(bytes)")
+        case .some(.none): break
+        }
     }
 }
 
