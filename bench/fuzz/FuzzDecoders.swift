@@ -19,7 +19,7 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     // The validator, the tape and the parser share one scanner (JSONScanner); the fast paths
     // beside it are checked against the parser here.
-    _ = try? JSONValidator.topLevelType(of: bytes)
+    checkOneGrammar(bytes)
     let declared = try? PublishReceipt(bytes: bytes)
     if (try? PublishReceipt(body: bytes)) != declared {
         fatalError("a receipt read in place differs from the parsed one: \(bytes)")
@@ -57,6 +57,24 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         fatalError("a bus message decoded beside another remembered name differs")
     }
     return 0
+}
+
+/// The validator, the tape and the parser accept the same texts and refuse the others with the same
+/// offset and reason.
+private func checkOneGrammar(_ bytes: [UInt8]) {
+    func refusal(_ read: () throws -> Void) -> String? {
+        do {
+            try read()
+            return nil
+        } catch { return "\(error)" }
+    }
+    let validator = refusal { _ = try JSONValidator.topLevelType(of: bytes) }
+    let parser = refusal { _ = try JSONParser.parse(bytes) }
+    let tape = refusal { _ = try JSONTape(bytes) }
+    precondition(
+        validator == parser && tape == parser,
+        "the readers of one grammar disagree (\(validator ?? "ok"), \(parser ?? "ok"), \(tape ?? "ok")): \(bytes)"
+    )
 }
 
 /// A member read in place must be the parsed object's (or say it cannot be read so): `k`, and each
