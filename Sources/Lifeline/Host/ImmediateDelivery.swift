@@ -97,7 +97,6 @@ final class ImmediateDelivery: Sendable {
             let target = target.withLock({ $0 })
         else { return false }
         var failure: (any Error)?
-        var ran = true
         do {
             try watch.run(.event(message.name), log: target.context.log) {
                 try entry.handler(
@@ -105,10 +104,9 @@ final class ImmediateDelivery: Sendable {
             }
         } catch {
             failure = error
-            ran = !handled.countIfUndecodable(error)
         }
         ServiceResponder.settle(
-            message, failure: failure, counter: ran ? entry.counter : nil, context: target.context,
+            message, failure: failure, counter: entry.counter, handled: handled, context: target.context,
             client: target.client)
         return true
     }

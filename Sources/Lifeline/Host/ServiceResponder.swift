@@ -68,11 +68,12 @@ struct ServiceResponder: Sendable {
                 }
                 guard let handler = current?.handler else {
                     // Not subscribed here (a test may send one): acknowledged, so nobody waits.
-                    Self.settle(message, failure: nil, counter: nil, context: context, client: client)
+                    Self.settle(
+                        message, failure: nil, counter: nil, handled: handled, context: context,
+                        client: client)
                     continue
                 }
                 var failure: (any Error)?
-                var ran = true
                 do {
                     let event = Event(message, receivedAt: receivedAt, context: context, replayed: replayed)
                     if let immediate = handler.immediate {
@@ -82,10 +83,9 @@ struct ServiceResponder: Sendable {
                     }
                 } catch {
                     failure = error
-                    ran = !handled.countIfUndecodable(error)
                 }
                 Self.settle(
-                    message, failure: failure, counter: ran ? current?.counter : nil, context: context,
+                    message, failure: failure, counter: current?.counter, handled: handled, context: context,
                     client: client)
             case .request(let request, let id): await respond(to: request, id: id)
             case .gap(let notice): if let hook = service.gapHook { await hook(notice, context) }
@@ -96,17 +96,20 @@ struct ServiceResponder: Sendable {
 
     /// After a bus event's handler ran: counts it, logs what it threw, and acknowledges the event
     /// when its publisher waits for that.
+    /// A payload that did not decode counts as undecodable in `handled`, not as handled by `counter`.
     static func settle(
-        _ message: BusMessage, failure: (any Error)?, counter: HandlerCounts.Counter?,
+        _ message: BusMessage, failure: (any Error)?, counter: HandlerCounts.Counter?, handled: HandlerCounts,
         context: ServiceContext,
         client: LifelineClient
     ) {
+        var counter = counter
         if let failure {
             // A warning, not news: a payload that did not decode, or a handler that threw.
             Console.log(
                 context.serviceName,
                 "handler for \(message.name) #\(message.header.sequence) failed: \(failure)",
                 level: .warning)
+            if handled.countIfUndecodable(failure) { counter = nil }
         }
         counter?.increment()
         if message.header.flags & 1 == 1 {
