@@ -12,10 +12,11 @@ extension Service {
         _ type: E.Type, priority: Int? = nil, deadline: Duration? = nil,
         perform handler: @escaping @Sendable (E, Event) async throws -> Void
     ) -> Service {
-        handle(type, priority: priority, deadline: deadline) { value, event in
-            try await handler(value, event)
+        handle(E.name, priority: priority, deadline: deadline) { event in
+            try await handler(try event.decode(E.self), event)
             return .continue
         }
+        .describingIfCustom(E.self)
     }
 
     /// Handles the events of type `E`, decoded, with an ``Answer`` for dispatches (which may carry
@@ -25,11 +26,10 @@ extension Service {
         _ type: E.Type, priority: Int? = nil, deadline: Duration? = nil,
         answer handler: @escaping @Sendable (E, Event) async throws -> Answer
     ) -> Service {
-        let typed = handle(E.name, priority: priority, deadline: deadline) { event in
+        handle(E.name, priority: priority, deadline: deadline) { event in
             try await handler(try event.decode(E.self), event)
         }
-        guard E.name.isCustom else { return typed }
-        return typed.describing(E.self)
+        .describingIfCustom(E.self)
     }
 
     /// Answers calls to `method` with typed arguments and reply: the call's body decodes as
@@ -72,6 +72,11 @@ extension Service {
             try JSONBytesEncoder.encode(try await handler(call))
         }
         .describing(method, summary: summary, arguments: "", reply: TypeShape.of(Reply.self).text)
+    }
+
+    /// Describes `E` from its type when it is a custom event (a built-in one is described already).
+    func describingIfCustom<E: LifelineEvent>(_ type: E.Type) -> Service {
+        E.name.isCustom ? describing(type) : self
     }
 
     /// Describes the custom event `E` from its type: its fields as `lifeline describe` shows them.

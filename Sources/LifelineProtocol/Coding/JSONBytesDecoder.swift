@@ -25,12 +25,8 @@ package enum JSONBytesDecoder {
         if T.self == JSONValue.self { return tape.value(at: index) as! T }
         do {
             return try T(from: TapeDecoder(tape: TapeReference(tape, root: index), index: index))
-        } catch let error as PayloadDecodingError {
-            throw error.naming(String(describing: T.self))
-        } catch let error as DecodingError {
-            throw PayloadDecodingError(error, type: String(describing: T.self))
         } catch {
-            throw PayloadDecodingError(type: String(describing: T.self), path: "", reason: "\(error)")
+            throw .thrown(error, decoding: T.self)
         }
     }
 }

@@ -13,12 +13,8 @@ package enum JSONValueDecoder {
         if T.self == JSONValue.self { return value as! T }
         do {
             return try T(from: ValueDecoder(value: value, path: []))
-        } catch let error as PayloadDecodingError {
-            throw error.naming(String(describing: T.self))
-        } catch let error as DecodingError {
-            throw PayloadDecodingError(error, type: String(describing: T.self))
         } catch {
-            throw PayloadDecodingError(type: String(describing: T.self), path: "", reason: "\(error)")
+            throw .thrown(error, decoding: T.self)
         }
     }
 

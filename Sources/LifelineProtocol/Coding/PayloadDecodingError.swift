@@ -30,6 +30,18 @@ public struct PayloadDecodingError: Error, Sendable, Equatable, CustomStringConv
         }
     }
 
+    /// What a type's `init(from:)` threw, as the error of decoding `type`. Out of line, so that a
+    /// decoder's success path does not look up the metadata its casts need.
+    @inline(never)
+    static func thrown(_ error: any Error, decoding type: Any.Type) -> PayloadDecodingError {
+        let name = String(describing: type)
+        switch error {
+        case let error as PayloadDecodingError: return error.naming(name)
+        case let error as DecodingError: return PayloadDecodingError(error, type: name)
+        default: return PayloadDecodingError(type: name, path: "", reason: "\(error)")
+        }
+    }
+
     /// The same error, saying which type was asked for.
     func naming(_ type: String) -> PayloadDecodingError {
         PayloadDecodingError(type: type, path: path, reason: reason)
