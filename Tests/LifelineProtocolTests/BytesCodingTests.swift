@@ -192,6 +192,20 @@ struct BytesCodingTests {
         #expect(outcome { try JSONBytesDecoder.decode(Named.self, from: bytes) } == fromTree, "\(text)")
     }
 
+    @Test("a dictionary with several bad entries is refused naming the same one in both decoders, every time")
+    func severalBadEntries() {
+        let bytes = Array(#"{"zeta": "a", "K": 1, "alpha": "b", "\u212a": "c", "-2": "d"}"#.utf8)
+        func refusal(_ decode: () throws -> [String: Int]) -> String {
+            do { return "decoded \(try decode())" } catch { return "\(error)" }
+        }
+        let fromTree = refusal { try JSONValueDecoder.decode([String: Int].self, from: bytes) }
+        #expect(fromTree.contains("at [-2]:"), "\(fromTree)")
+        for _ in 0..<5 {
+            #expect(refusal { try JSONBytesDecoder.decode([String: Int].self, from: bytes) } == fromTree)
+            #expect(refusal { try JSONValueDecoder.decode([String: Int].self, from: bytes) } == fromTree)
+        }
+    }
+
     @Test("the path of a failure deep inside names members by their names and elements by their positions")
     func deepPaths() {
         struct Cell: Decodable {

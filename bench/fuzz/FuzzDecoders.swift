@@ -26,6 +26,7 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     let parsed = try? JSONParser.parse(bytes)
     checkFieldReader(bytes, parsed)
+    checkCoders(bytes)
     if let message = try? ControlMessage.decode(frames[...]) {
         if case .request(let request) = message {
             if let typed = try? ClientRequest.decode(request) {
@@ -33,12 +34,14 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 // What a request's one declaration writes reads back as a request it writes the
                 // same way (a number may change form once: 1.0 is written 1).
                 let written = typed.frames(id: request.requestID)
+                checkHeaderWriter(written)
                 guard case .request(let again)? = try? ControlMessage.decode(written[...]),
                     let back = try? ClientRequest.decode(again), back.frames(id: request.requestID) == written
                 else { fatalError("a request written from its declaration reads back otherwise: \(frames)") }
             }
             if let typed = try? BrokerRequest.decode(request) {
                 let written = typed.frames(id: [])
+                checkHeaderWriter(written)
                 guard case .request(let again)? = try? ControlMessage.decode(written[...]),
                     let back = try? BrokerRequest.decode(again), back.frames(id: []) == written
                 else {
@@ -121,5 +124,61 @@ private func checkHeaderCache(_ frames: [[UInt8]], _ request: ControlRequest, _ 
             let decoded = try? ClientRequest.decode(fresh)
         else { preconditionFailure("the cache took frames a fresh decode refuses") }
         precondition(id == fresh.requestID && repeated == decoded, "the cache changed a request")
+    }
+}
+
+/// Members of the usual kinds, so that the fuzzer's texts reach every decoding and writing step of
+/// the typed coders: scalars, optionals, nesting, arrays, dictionaries and untyped members.
+private struct FuzzShape: Codable, Equatable {
+    var k: Int64?
+    var q: Int?
+    var small: UInt8?
+    var p: String?
+    var x: Double?
+    var b: Bool?
+    var rows: [FuzzShape]?
+    var tags: [String: Int32]?
+    var any: JSONValue?
+    var byNumber: [Int: String]?
+    var kind: Kind?
+
+    enum Kind: String, Codable { case one, two }
+}
+
+/// What a decoder or writer gave: a value, or the words of its error.
+private enum Outcome<T: Equatable>: Equatable {
+    case value(T)
+    case failure(String)
+
+    init(_ work: () throws -> T) {
+        do { self = .value(try work()) } catch { self = .failure("\(error)") }
+    }
+}
+
+/// The tape decoder gives what the tree decoder gives (the value, or the same error), and the
+/// typed writer writes what the tree's encoder and writer write (the text, or the same refusal).
+private func checkCoders(_ bytes: [UInt8]) {
+    let tape = Outcome { try JSONBytesDecoder.decode(FuzzShape.self, from: bytes) }
+    guard let document = bytes.isEmpty ? JSONValue.null : try? JSONParser.parse(bytes) else {
+        guard case .failure(let reason) = tape, reason.contains("not JSON") else {
+            preconditionFailure("the tape decoder read a text the parser refuses: \(bytes)")
+        }
+        return
+    }
+    let tree = Outcome { try JSONValueDecoder.decode(FuzzShape.self, from: document) }
+    precondition(tape == tree, "the tape decoder and the tree decoder disagree (\(tape), \(tree)): \(bytes)")
+    guard case .value(let value) = tape else { return }
+    // The typed writer keeps the type's member order, the tree's writer sorts: compared as parsed.
+    let direct = Outcome { JSONWriter.encode(try JSONParser.parse(try JSONBytesEncoder.encode(value))) }
+    let general = Outcome { JSONWriter.encode(try JSONValueEncoder.encode(value)) }
+    precondition(
+        direct == general, "the typed writer and the tree's writer disagree (\(direct), \(general)): \(bytes)")
+}
+
+/// A request's header, however it was written, is what the tree's writer makes of it.
+private func checkHeaderWriter(_ frames: [[UInt8]]) {
+    guard frames.count > 3, !frames[3].isEmpty else { return }
+    guard let tree = try? JSONParser.parse(frames[3]), JSONWriter.encode(tree) == frames[3] else {
+        preconditionFailure("a header written directly is not what the tree's writer writes: \(frames[3])")
     }
 }

@@ -155,6 +155,7 @@ struct TapeObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     var path: [any CodingKey] { tape.path(to: index) }
     var codingPath: [any CodingKey] { path }
 
+    /// In sorted order, as the tree decoder gives them (its members are a dictionary's, in no order).
     var allKeys: [Key] {
         var keys: [String] = []
         var child = index + 1
@@ -164,7 +165,7 @@ struct TapeObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
             if !keys.contains(name) { keys.append(name) }
             child = tape.tape[tape.tape[child].next].next
         }
-        return keys.compactMap { Key(stringValue: $0) }
+        return keys.sorted().compactMap { Key(stringValue: $0) }
     }
 
     /// The node of the value of `key`, if the object has one.

@@ -121,7 +121,9 @@ struct ObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let members: [String: JSONValue]
     let path: [any CodingKey]
     var codingPath: [any CodingKey] { path }
-    var allKeys: [Key] { members.keys.compactMap { Key(stringValue: $0) } }
+    /// In sorted order, as the tape decoder gives them: a dictionary with several bad entries is
+    /// refused naming the same one every time, in both decoders.
+    var allKeys: [Key] { members.keys.sorted().compactMap { Key(stringValue: $0) } }
 
     func contains(_ key: Key) -> Bool { members[key.stringValue] != nil }
 
