@@ -172,7 +172,8 @@ private func checkCoders(_ bytes: [UInt8]) {
     let direct = Outcome { JSONWriter.encode(try JSONParser.parse(try JSONBytesEncoder.encode(value))) }
     let general = Outcome { JSONWriter.encode(try JSONValueEncoder.encode(value)) }
     precondition(
-        direct == general, "the typed writer and the tree's writer disagree (\(direct), \(general)): \(bytes)")
+        direct == general, "the typed writer and the tree's writer disagree (\(direct), \(general)): \(bytes)"
+    )
 }
 
 /// A request's header, however it was written, is what the tree's writer makes of it.
