@@ -338,4 +338,62 @@ struct BytesCodingTests {
             }
         }
     }
+
+    @Test(
+        "property, seeded: arguments read member by member (JSONDocument, a distributed func's) decode as the parsed members do, or fail in the same words"
+    )
+    func documentMatchesTheTree() throws {
+        var generator = SeededGenerator()
+        let names = ["a", "b", "K", "\u{212A}", "caf\u{E9}", "cafe\u{301}", "x\"y", ""]
+        let alphabet = Array("{}[]\":,0123456789truefalsnl \\u".utf8)
+        for round in 0..<300 {
+            let values = try (0..<Int.random(in: 0...4, using: &generator)).map { _ in
+                try JSONBytesEncoder.encode(Self.randomSample(&generator))
+            }
+            var text: [UInt8]
+            if Bool.random(using: &generator) {
+                text = Array("[".utf8) + Array(values.joined(separator: Array(",".utf8))) + Array("]".utf8)
+            } else {
+                let members = values.map { value in
+                    JSONWriter.encode(.string(names.randomElement(using: &generator)!)) + Array(":".utf8)
+                        + value
+                }
+                text = Array("{".utf8) + Array(members.joined(separator: Array(",".utf8))) + Array("}".utf8)
+            }
+            if Bool.random(using: &generator), !text.isEmpty {
+                text[Int.random(in: 0..<text.count, using: &generator)] = alphabet.randomElement(
+                    using: &generator)!
+            }
+            let context = "round \(round): \(String(decoding: text, as: UTF8.self)); \(generator.replay)"
+            guard let tree = try? JSONParser.parse(text) else {
+                #expect((try? JSONDocument(text: text)) == nil, "\(context)")
+                continue
+            }
+            let document = try JSONDocument(text: text)
+            switch (document.root, tree) {
+            case (.object(let members), .object(let parsed)):
+                #expect(Set(members.keys) == Set(parsed.keys), "\(context)")
+                for (name, node) in members {
+                    let fromTree = Outcome {
+                        try JSONValueDecoder.decode(Sample.self, from: parsed[name] ?? .null)
+                    }
+                    #expect(
+                        Outcome { try document.decode(Sample.self, at: node) } == fromTree,
+                        "\(name) in \(context)")
+                    #expect(document.string(at: node) == parsed[name]?.stringValue, "\(context)")
+                }
+            case (.array(let elements), .array(let parsed)):
+                #expect(elements.count == parsed.count, "\(context)")
+                for (node, element) in zip(elements, parsed) {
+                    let fromTree = Outcome { try JSONValueDecoder.decode(Sample.self, from: element) }
+                    #expect(Outcome { try document.decode(Sample.self, at: node) } == fromTree, "\(context)")
+                }
+            case (.null, .null): break
+            case (.other, .object), (.other, .array), (.other, .null):
+                Issue.record("a container read as a scalar: \(context)")
+            case (.other, _): break
+            default: Issue.record("the document's top level is not the parsed one's: \(context)")
+            }
+        }
+    }
 }
