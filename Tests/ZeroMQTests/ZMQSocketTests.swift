@@ -178,4 +178,33 @@ struct ZMQSocketTests {
         closed.close()
         #expect(throws: ZeroMQError.self) { try closed.receive(into: message) }
     }
+
+    @Test("a message read in place has the frames a copying receive gives, whatever their number and sizes")
+    func multipartAgainstCopies() throws {
+        let (server, client) = try pair(.pull, .push, transport: "inproc://multipart-differential")
+        let message = ZMQMultipart(capacity: 4)
+        // A fixed-seed walk over the shapes: 1–9 frames, empty to 70 KB, bytes of every value.
+        var state: UInt64 = 0x5EED
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        for round in 0..<200 {
+            let sizes = [0, 1, 7, 300, 5_000, 70_000]
+            let frames = (0..<(1 + next(9))).map { _ in
+                var frame = [UInt8](repeating: UInt8(next(256)), count: sizes[next(sizes.count)])
+                if !frame.isEmpty { frame[next(frame.count)] = UInt8(next(256)) }
+                return frame
+            }
+            try client.send(frames: frames)
+            try client.send(frames: frames)
+            let copied = try server.receiveFrames()
+            #expect(try server.receive(into: message))
+            #expect(copied == frames && message.count == frames.count, "round \(round)")
+            for index in 0..<min(message.count, message.capacity) {
+                #expect(Array(message[index]) == frames[index], "round \(round), frame \(index)")
+            }
+            message.release()
+        }
+    }
 }
