@@ -53,16 +53,17 @@ let package = Package(
                 "LifelineTesting", "ZeroMQ",
             ],
             path: "bench/Sources/LifelineBench"),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "LifelineProtocolTests", dependencies: ["LifelineProtocol"]),
+        .testTarget(name: "LifelineProtocolTests", dependencies: ["LifelineProtocol", "TestSupport"]),
         .testTarget(
             name: "LifelineBrokerTests",
-            dependencies: ["LifelineBroker", "LifelineProtocol", "LifelineSupport", "ZeroMQ"]),
+            dependencies: ["LifelineBroker", "LifelineProtocol", "LifelineSupport", "TestSupport", "ZeroMQ"]),
         .testTarget(
             name: "LifelineCLITests", dependencies: ["LifelineCLI", "LifelineProtocol", "LifelineSupport"]),
         .testTarget(
             name: "LifelineTests",
-            dependencies: ["Lifeline", "LifelineCLI", "LifelineProtocol", "LifelineSupport"]),
+            dependencies: ["Lifeline", "LifelineCLI", "LifelineProtocol", "LifelineSupport", "TestSupport"]),
         .testTarget(
             name: "ExampleTests",
             dependencies: [

@@ -3,11 +3,11 @@ import Foundation
 /// A reproducible source of random numbers for property tests (SplitMix64). The seed comes from
 /// `LIFELINE_TEST_SEED` when it is set, so a failure printed with its seed can be replayed:
 /// `LIFELINE_TEST_SEED=1234 swift test --filter …`.
-struct SeededGenerator: RandomNumberGenerator {
-    let seed: UInt64
+public struct SeededGenerator: RandomNumberGenerator {
+    public let seed: UInt64
     private var state: UInt64
 
-    init(seed: UInt64? = nil) {
+    public init(seed: UInt64? = nil) {
         let chosen =
             seed ?? ProcessInfo.processInfo.environment["LIFELINE_TEST_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: .min ... .max)
@@ -15,7 +15,7 @@ struct SeededGenerator: RandomNumberGenerator {
         state = chosen
     }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var value = state
         value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -24,5 +24,5 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 
     /// How to replay a failure.
-    var replay: String { "replay with LIFELINE_TEST_SEED=\(seed)" }
+    public var replay: String { "replay with LIFELINE_TEST_SEED=\(seed)" }
 }
