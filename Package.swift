@@ -67,7 +67,8 @@ let package = Package(
         .testTarget(
             name: "ExampleTests",
             dependencies: [
-                "LifelineTesting", "Lifeline", "LifelineProtocol", "GatewayAPI", "lifeline-url",
+                "LifelineTesting", "Lifeline", "LifelineProtocol", "TestSupport", "GatewayAPI",
+                "lifeline-url",
                 "lifeline-push",
                 "lifeline-gateway", "lifeline-rates", "CartAPI", "lifeline-cart",
             ]),
