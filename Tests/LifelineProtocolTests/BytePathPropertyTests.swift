@@ -100,4 +100,37 @@ struct BytePathPropertyTests {
             if written != expected { return }
         }
     }
+
+    @Test(
+        "numbers are read as their text says: an integer that fits Int64 exactly, any other number as a double"
+    )
+    func numbers() {
+        var generator = SeededGenerator()
+        func digits(_ count: Int) -> String {
+            String((0..<count).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
+        }
+        for _ in 0..<50_000 {
+            var text = Bool.random(using: &generator) ? "-" : ""
+            let length = Int.random(in: 1...21, using: &generator)
+            text +=
+                length == 1
+                ? digits(1) : String(Int.random(in: 1...9, using: &generator)) + digits(length - 1)
+            if Int.random(in: 0..<4, using: &generator) == 0 {
+                text += "." + digits(Int.random(in: 1...4, using: &generator))
+            }
+            if Int.random(in: 0..<6, using: &generator) == 0 {
+                text +=
+                    ["e", "E", "e-", "e+"].randomElement(using: &generator)!
+                    + digits(Int.random(in: 1...3, using: &generator))
+            }
+            let isInteger = !text.contains(".") && !text.lowercased().contains("e")
+            let expected: JSONValue? =
+                isInteger
+                ? Int64(text).map { .int($0) } ?? Double(text).map { .double($0) }
+                : Double(text).map { .double($0) }
+            let read = Array(text.utf8).withUnsafeBufferPointer { JSONParser.number($0) }
+            #expect(read == expected, "\(text), \(generator.replay)")
+            if read != expected { return }
+        }
+    }
 }
