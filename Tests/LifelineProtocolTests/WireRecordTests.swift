@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import LifelineProtocol
@@ -404,5 +405,92 @@ struct WireRecordTests {
             session?.message
                 == "a session record mode must be pushWithAnimation, pushNoAnimation, presentWithAnimation or presentNoAnimation, not 'sideways'"
         )
+    }
+}
+
+/// Replies whose usual form is written without the declaration's general writer, and records
+/// written by it, against the tree's writer on random field values.
+@Suite("Wire records against the tree's writer, seeded", .timeLimit(.minutes(1)))
+struct WireRecordPropertyTests {
+    static let names = [
+        "app.tick", "didBecomeActive", "a\"b", "a\\b", "tab\tname", "café", "a.\u{212A}", "x\u{1}y",
+    ]
+
+    /// A number at the edges of a field's range: an epoch's is 64 bits (written as the signed
+    /// integer of the same bits), a sequence's 0 to 2^63 − 1 (PROTOCOL section 2).
+    static func number(_ generator: inout SeededGenerator, epoch: Bool = false) -> UInt64 {
+        let edges: [UInt64] = [
+            0, 1, 9, 10, UInt64(Int64.max), UInt64.random(in: 0...(1 << 40), using: &generator),
+        ]
+        return (epoch ? edges + [UInt64(Int64.max) + 1, .max] : edges).randomElement(using: &generator)!
+    }
+
+    static func receipt(_ generator: inout SeededGenerator) -> PublishReceipt {
+        var receipt = PublishReceipt(
+            event: EventName(rawValue: names.randomElement(using: &generator)!),
+            sequence: number(&generator, epoch: true), epoch: number(&generator, epoch: true),
+            subscribers: Int.random(in: 0...100_000, using: &generator),
+            lifecycle: Bool.random(using: &generator)
+                ? LifecycleState.allCases.randomElement(using: &generator) : nil)
+        switch Int.random(in: 0..<4, using: &generator) {
+        case 0:
+            receipt.acknowledged = Array(names.shuffled(using: &generator).prefix(2)).sorted()
+            receipt.failed = [.init(service: names.randomElement(using: &generator)!, error: "boom \u{7}")]
+            receipt.missing = [.init(service: "late", reason: "timeout")]
+        case 1:
+            receipt.count = Int.random(in: 2...1024, using: &generator)
+            receipt.sequence = max(receipt.sequence, UInt64(receipt.count))
+        case 2: receipt.subscribersByEvent = ["app.a": 1, "b\"": 0]
+        default: break
+        }
+        return receipt
+    }
+
+    @Test(
+        "property, seeded: a receipt's body (its usual form written at its exact length) is the declared record's bytes, canonical, and reads back in place and in full"
+    )
+    func receipts() throws {
+        var generator = SeededGenerator()
+        for round in 0..<2_000 {
+            let receipt = Self.receipt(&generator)
+            let body = receipt.body
+            let context = "round \(round): \(String(decoding: body, as: UTF8.self)); \(generator.replay)"
+            #expect(body == receipt.bytes, "\(context)")
+            #expect(JSONWriter.encode(try JSONParser.parse(body)) == body, "\(context)")
+            #expect(try PublishReceipt(bytes: body) == receipt, "\(context)")
+            #expect(try PublishReceipt(body: body) == receipt, "\(context)")
+            if body != receipt.bytes { return }
+        }
+    }
+
+    @Test(
+        "property, seeded: a join snapshot with random names and numbers is written as the tree's writer writes it and read back"
+    )
+    func snapshots() throws {
+        var generator = SeededGenerator()
+        for round in 0..<1_000 {
+            var positions: [EventName: TopicPositions.Position] = [:]
+            for name in Self.names.shuffled(using: &generator).prefix(
+                Int.random(in: 0...4, using: &generator))
+            {
+                positions[EventName(rawValue: name)] = .init(
+                    sequence: Self.number(&generator), topicSequence: Self.number(&generator))
+            }
+            let snapshot = JoinSnapshot(
+                epoch: Self.number(&generator, epoch: true), sequence: Self.number(&generator),
+                lifecycle: LifecycleState.allCases.randomElement(using: &generator)!,
+                bus: Self.names.randomElement(using: &generator)!, heartbeat: .standard,
+                topics: TopicPositions(positions),
+                replayed: Bool.random(using: &generator) ? Int.random(in: 0...9, using: &generator) : nil,
+                gap: Bool.random(using: &generator)
+                    ? GapNotice(
+                        after: Self.number(&generator), reason: Self.names.randomElement(using: &generator)!,
+                        epoch: 1, sequence: 2)
+                    : nil)
+            let bytes = snapshot.bytes
+            let context = "round \(round): \(String(decoding: bytes, as: UTF8.self)); \(generator.replay)"
+            #expect(JSONWriter.encode(try JSONParser.parse(bytes)) == bytes, "\(context)")
+            #expect(try JoinSnapshot(bytes: bytes) == snapshot, "\(context)")
+        }
     }
 }
