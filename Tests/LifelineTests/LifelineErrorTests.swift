@@ -1,5 +1,6 @@
 import LifelineCLI
 import LifelineProtocol
+import TestSupport
 import Testing
 
 @testable import Lifeline
@@ -29,6 +30,31 @@ struct LifelineErrorTests {
         let expected: JSONValue = ["error": "taken", "owner": "ana", "value": ["code": 7]]
         #expect(error.body == JSONWriter.encode(expected))
         #expect(try JSONParser.parse(error.body) == expected)
+    }
+
+    @Test("property, seeded: a service error's body is what the tree's writer writes of the same members")
+    func serviceErrorBodies() throws {
+        var generator = SeededGenerator()
+        let names = ["error", "value", "owner", "a\"b", "caf\u{E9}", "cafe\u{301}", "Z", "\u{212A}", "k", ""]
+        let values: [JSONValue] = [1, "x\n", ["code": 7], [1, "two"], .null, true, -2.5]
+        for round in 0..<2_000 {
+            var details: [String: JSONValue] = [:]
+            for name in names.shuffled(using: &generator).prefix(Int.random(in: 0...4, using: &generator)) {
+                details[name] = values.randomElement(using: &generator)!
+            }
+            var error = ServiceError(.conflict, names.randomElement(using: &generator)!, details: details)
+            var tree = details
+            for name in names.shuffled(using: &generator).prefix(Int.random(in: 0...2, using: &generator)) {
+                let value = values.randomElement(using: &generator)!
+                error.detailTexts[name] = JSONWriter.encode(value)
+                tree[name] = value
+            }
+            tree["error"] = .string(error.message)
+            #expect(
+                error.body == JSONWriter.encode(.object(tree)),
+                "round \(round): \(String(decoding: error.body, as: UTF8.self)); \(generator.replay)")
+            if error.body != JSONWriter.encode(.object(tree)) { return }
+        }
     }
 
     @Test("a client that cannot reach the broker fails with a code, not a socket error")
