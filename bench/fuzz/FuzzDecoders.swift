@@ -30,7 +30,7 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if let message = try? ControlMessage.decode(frames[...]) {
         if case .request(let request) = message {
             if let typed = try? ClientRequest.decode(request) {
-                checkHeaderCache(frames, request, typed)
+                checkHeaderCache(frames, request, typed) { try? ClientRequest.decode($0) }
                 // What a request's one declaration writes reads back as a request it writes the
                 // same way (a number may change form once: 1.0 is written 1).
                 let written = typed.frames(id: request.requestID)
@@ -40,6 +40,13 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 else { fatalError("a request written from its declaration reads back otherwise: \(frames)") }
             }
             if let typed = try? BrokerRequest.decode(request) {
+                // A service remembers the CALLs the broker forwards (as the typed CALL they carry).
+                if case .call(let call) = typed {
+                    checkHeaderCache(frames, request, .call(call)) { fresh in
+                        guard case .call(let call)? = try? BrokerRequest.decode(fresh) else { return nil }
+                        return .call(call)
+                    }
+                }
                 let written = typed.frames(id: [])
                 checkHeaderWriter(written)
                 guard case .request(let again)? = try? ControlMessage.decode(written[...]),
@@ -53,10 +60,17 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if case .reply(let reply) = message { _ = try? reply.json() }
     }
     let fresh = try? BusMessage.decodeBatch(frames)
-    if let first = fresh?.first, (try? BusMessage.decodeBatch(frames, lastName: first.name)) != fresh {
-        fatalError("a bus message decoded with its name remembered differs")
-    }
-    if (try? BusMessage.decodeBatch(frames, lastName: "zz.other")) != fresh {
+    // A remembered name is reused only for the same bytes: a name equal as Unicode (a Kelvin sign
+    // for K) but spelled otherwise is not the name on the wire.
+    if let first = fresh?.first {
+        let kelvin = EventName(rawValue: String(first.name.rawValue.map { $0 == "K" ? "\u{212A}" : $0 }))
+        for remembered in [first.name, "zz.other", kelvin] {
+            let again = try? BusMessage.decodeBatch(frames, lastName: remembered)
+            guard let again, again == fresh!,
+                zip(again, fresh!).allSatisfy({ $0.name.isIdentical(to: $1.name) })
+            else { fatalError("a bus message decoded beside a remembered name (\(remembered)) differs") }
+        }
+    } else if (try? BusMessage.decodeBatch(frames, lastName: "zz.other")) != fresh {
         fatalError("a bus message decoded beside another remembered name differs")
     }
     return 0
@@ -99,7 +113,10 @@ private func checkFieldReader(_ bytes: [UInt8], _ parsed: JSONValue?) {
 
 /// A remembered header must give back exactly what decoding gave, for the message itself and for
 /// the same header with another payload.
-private func checkHeaderCache(_ frames: [[UInt8]], _ request: ControlRequest, _ typed: ClientRequest) {
+private func checkHeaderCache(
+    _ frames: [[UInt8]], _ request: ControlRequest, _ typed: ClientRequest,
+    decode: (ControlRequest) -> ClientRequest?
+) {
     var cache = RequestHeaderCache()
     cache.remember(frames[...], request: request, decoded: typed)
     if let (id, repeated) = cache.match(frames[...]) {
@@ -111,9 +128,11 @@ private func checkHeaderCache(_ frames: [[UInt8]], _ request: ControlRequest, _ 
     if frames.count >= 4 {
         variants.append(Array(frames.prefix(4)) + [Array("{\"other\":1}".utf8)])
         variants.append(Array(frames.prefix(4)))
-        var id = frames
-        id[2] = Array("another-id".utf8)
-        variants.append(id)
+        for length in [10, 300] {
+            var id = frames
+            id[2] = Array(repeating: UInt8(ascii: "i"), count: length)
+            variants.append(id)
+        }
         var version = frames
         version[0] = Array("LLC02".utf8)
         variants.append(version)
@@ -121,7 +140,7 @@ private func checkHeaderCache(_ frames: [[UInt8]], _ request: ControlRequest, _ 
     for variant in variants {
         guard let (id, repeated) = cache.match(variant[...]) else { continue }
         guard case .request(let fresh)? = try? ControlMessage.decode(variant[...]),
-            let decoded = try? ClientRequest.decode(fresh)
+            let decoded = decode(fresh)
         else { preconditionFailure("the cache took frames a fresh decode refuses") }
         precondition(id == fresh.requestID && repeated == decoded, "the cache changed a request")
     }
@@ -141,6 +160,14 @@ private struct FuzzShape: Codable, Equatable {
     var any: JSONValue?
     var byNumber: [Int: String]?
     var kind: Kind?
+    var kelvin: Int?
+    var cafe: String?
+
+    enum CodingKeys: String, CodingKey {
+        case k, q, small, p, x, b, rows, tags, any, byNumber, kind
+        case kelvin = "\u{212A}"
+        case cafe = "caf\u{E9}"
+    }
 
     enum Kind: String, Codable { case one, two }
 }
