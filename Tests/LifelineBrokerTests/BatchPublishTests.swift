@@ -1,4 +1,5 @@
 import LifelineProtocol
+import TestSupport
 import Testing
 
 @testable import LifelineBroker
@@ -191,5 +192,66 @@ struct BatchPublishTests {
         let again = try PublishReceipt(json: #require(againReply).json())
         #expect(second.published.isEmpty)
         #expect(again.subscribersByEvent == ["app.a": 1, "app.b": 0] && again.sequence == original.sequence)
+    }
+
+    @Test(
+        "property, seeded: a batch is refused exactly when one of its events alone would be, naming the first, and otherwise publishes what the events alone would"
+    )
+    func batchAgainstSingles() throws {
+        var generator = SeededGenerator()
+        let names: [EventName] = [
+            "app.a", "app.K", EventName(rawValue: "app.\u{212A}"), "bad name", "app..x", .didFinishLaunching,
+            .didBecomeActive, .willResignActive, .didEnterBackground, .willEnterForeground,
+        ].filter { EventCatalog.descriptor(for: $0)?.requiresAcknowledgement != true }
+        var outcomes = (accepted: 0, refused: 0)
+        let payloads = ["{\"n\":1}", #"{"k":"\u00e9"}"#, "{bad", "[1]", "\"x\"", "{\"n\":1e999}"]
+        for round in 0..<300 {
+            let count = Int.random(in: 1...6, using: &generator)
+            var events = (0..<count).map { _ in names.randomElement(using: &generator)! }
+            if Bool.random(using: &generator) { events = Array(repeating: events[0], count: count) }
+            let bodies = events.map { _ in
+                Int.random(in: 0..<6, using: &generator) == 0
+                    ? payloads.randomElement(using: &generator)! : payloads[0]
+            }
+            var batched = BrokerHarness()
+            var single = BrokerHarness()
+            let context = "round \(round): \(events) \(bodies); \(generator.replay)"
+            let answered = batched.raw("cli", Self.batch(events, payloads: bodies))
+            let reply = try #require(answered, "\(context)")
+            var refusal: (status: Status, message: String)?
+            var publishedAlone: [BusMessage] = []
+            for (index, (event, body)) in zip(events, bodies).enumerated() {
+                let answered = single.request(
+                    "cli", .publish, ["event": .string(event.rawValue)], payload: Array(body.utf8))
+                let answer = try #require(answered)
+                publishedAlone += single.published
+                guard answer.status == .ok else {
+                    let message = answer.errorMessage
+                    refusal = (
+                        answer.status,
+                        count == 1 ? message : "event \(index + 1) of \(count) (\(event)): \(message)"
+                    )
+                    break
+                }
+            }
+            if let refusal {
+                outcomes.refused += 1
+                #expect(reply.status == refusal.status && reply.errorMessage == refusal.message, "\(context)")
+                #expect(batched.published.isEmpty, "\(context)")
+            } else {
+                outcomes.accepted += 1
+                #expect(reply.status == .ok, "\(context): \(reply.errorMessage)")
+                // What the broker publishes in consequence (a boot after didFinishLaunching) follows
+                // the batch, whose sequences are consecutive: the events themselves are compared.
+                let spelled = Set(events.map { Array($0.rawValue.utf8) })
+                func own(_ messages: [BusMessage]) -> [[UInt8]] {
+                    messages.map { Array($0.name.rawValue.utf8) + [0] + $0.payload }
+                        .filter { spelled.contains(Array($0.prefix { $0 != 0 })) }
+                }
+                #expect(own(batched.published) == own(publishedAlone), "\(context)")
+                #expect(batched.core.lifecycle == single.core.lifecycle, "\(context)")
+            }
+        }
+        #expect(outcomes.accepted > 30 && outcomes.refused > 30, "both verdicts are reached: \(outcomes)")
     }
 }
