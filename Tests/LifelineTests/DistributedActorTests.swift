@@ -255,4 +255,41 @@ struct DistributedActorTests {
         system.resignID("calc")
         #expect(try system.resolve(id: "calc", as: Calculator.self) === hosted, "a live actor keeps its name")
     }
+
+    @Test(
+        "a func run by its signature read once answers what executeDistributedTarget answers: values, Void, failures, bad arguments"
+    )
+    func targetAgainstTheLibrary() async throws {
+        let system = LifelineActorSystem(timeout: .seconds(1), textTransport: nil)
+        let actor = Calculator(actorSystem: system)
+        let bodies = [
+            #"{"_0": 2, "to": 3}"#, #"[4, 5]"#, #"{"for": 7, "unit": "kg"}"#, #"{"for": 7}"#, #"{"code": 9}"#,
+            #"{}"#, #"[]"#, #"{"for": "seven"}"#, #"[1, 2, 3]"#, #"{"_0": 9223372036854775807, "to": 1}"#,
+            "not json",
+        ]
+        func outcome(_ entry: DistributedFunctionTable.Entry, _ body: String) async -> String {
+            do {
+                return String(
+                    decoding: try await HostedActor<Calculator>.invoke(
+                        entry, on: actor, text: Array(body.utf8)),
+                    as: UTF8.self)
+            } catch let error as ServiceError {
+                return
+                    "\(error.status.rawValue) \(error.message) \(String(decoding: error.body, as: UTF8.self))"
+            } catch { return "\(error)" }
+        }
+        let entries = DistributedFunctionTable.listing(of: Calculator.self).entries
+        #expect(entries.count == 5 && entries.allSatisfy { $0.target != nil })
+        let (sum, failure) = (await outcome(entries[0], "[2, 3]"), await outcome(entries[1], #"{"code": 9}"#))
+        #expect(
+            sum == "5" && failure.hasPrefix("500 CalculatorError(code: 9)"), "answered, and failed as thrown")
+        for entry in entries {
+            let general = DistributedFunctionTable.Entry(
+                function: entry.function, identifier: entry.identifier, target: nil)
+            for body in bodies {
+                let (fast, library) = (await outcome(entry, body), await outcome(general, body))
+                #expect(fast == library, "\(entry.function.signature) with \(body)")
+            }
+        }
+    }
 }

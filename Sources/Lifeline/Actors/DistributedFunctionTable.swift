@@ -22,9 +22,16 @@ enum DistributedFunctionTable {
         let target: DistributedTarget?
 
         init(function: DistributedFunction, identifier: String) {
+            self.init(
+                function: function, identifier: identifier,
+                target: DistributedTarget.signature(of: identifier))
+        }
+
+        /// An entry run by `target`, or by `executeDistributedTarget` when it is nil.
+        init(function: DistributedFunction, identifier: String, target: DistributedTarget?) {
             self.function = function
             self.identifier = identifier
-            self.target = DistributedTarget.signature(of: identifier)
+            self.target = target
         }
     }
 
