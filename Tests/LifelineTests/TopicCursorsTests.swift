@@ -1,4 +1,5 @@
 import LifelineProtocol
+import TestSupport
 import Testing
 
 @testable import Lifeline
@@ -52,6 +53,43 @@ struct TopicCursorsTests {
                 cursors.removeAll()
                 expected.removeAll()
                 for index in 0..<5 { #expect(cursors[EventName(rawValue: "n.\(index)")] == nil) }
+            }
+        }
+    }
+
+    @Test(
+        "property, seeded: set, advance (moved or refused) and forget in any order, names spelled alike or not, against a dictionary"
+    )
+    func againstADictionary() {
+        var generator = SeededGenerator()
+        let names = ["a.K", "a.\u{212A}", "b", "caf\u{E9}", "cafe\u{301}", "c.x"].map {
+            EventName(rawValue: $0)
+        }
+        for round in 0..<50 {
+            var cursors = TopicCursors()
+            var model: [EventName: Cursor] = [:]
+            for step in 0..<300 {
+                let name = names.randomElement(using: &generator)!
+                let current = model[name] ?? Cursor()
+                let sequence = current.sequence &+ UInt64.random(in: 0...2, using: &generator)
+                let topicSequence = current.topicSequence &+ UInt64.random(in: 0...2, using: &generator)
+                let context = "round \(round), step \(step), \(name); \(generator.replay)"
+                switch Int.random(in: 0..<20, using: &generator) {
+                case 0: (cursors, model) = (TopicCursors(), [:])
+                case 1..<6:
+                    cursors[name] = Cursor(sequence: sequence, topicSequence: topicSequence)
+                    model[name] = Cursor(sequence: sequence, topicSequence: topicSequence)
+                default:
+                    let moves = sequence > current.sequence && topicSequence == current.topicSequence &+ 1
+                    let moved = cursors.advance(name, sequence: sequence, topicSequence: topicSequence)
+                    #expect(moved == moves, "\(context)")
+                    model[name] = moves ? Cursor(sequence: sequence, topicSequence: topicSequence) : current
+                }
+                for other in names {
+                    #expect(
+                        (cursors[other] ?? Cursor()) == (model[other] ?? Cursor()),
+                        "\(other) after \(context)")
+                }
             }
         }
     }
