@@ -1,4 +1,5 @@
 import LifelineProtocol
+import TestSupport
 import Testing
 
 @testable import Lifeline
@@ -168,6 +169,20 @@ struct PublishQueueTests {
             return next(now: now)
         }
 
+        mutating func withdraw(waiter: Int) -> Bool {
+            guard
+                let index = entries.firstIndex(where: {
+                    if case .publication(let member) = $0 { member.waiter == waiter } else { false }
+                })
+            else { return false }
+            entries.remove(at: index)
+            return true
+        }
+
+        var queued: Int {
+            entries.filter { if case .publication = $0 { true } else { false } }.count
+        }
+
         private mutating func next(now: UInt64) -> (batch: [Queue.Member]?, passed: [String], expired: [Int])
         {
             var members: [Queue.Member] = []
@@ -200,9 +215,11 @@ struct PublishQueueTests {
         }
     }
 
-    @Test("differential: 20 000 random adds, barriers and answers give the reference queue's batches")
+    @Test(
+        "differential, seeded: 20 000 random adds, barriers, withdrawals and answers give the reference queue's batches"
+    )
     func differential() {
-        var random = SystemRandomNumberGenerator()
+        var random = SeededGenerator()
         for round in 0..<40 {
             let events = Int.random(in: 1...8, using: &random)
             let bytes = Int.random(in: 8...300, using: &random)
@@ -227,12 +244,18 @@ struct PublishQueueTests {
                 case 6:
                     got = queue.add(.barrier("b\(step)"), now: now, makeID: ids.make)
                     expected = reference.add(.barrier("b\(step)"), now: now)
+                case 7:
+                    let waiter = Int.random(in: 0...step, using: &random)
+                    let withdrawn = queue.withdraw { $0.waiter == waiter }
+                    #expect(withdrawn == reference.withdraw(waiter: waiter), "round \(round), step \(step)")
+                    #expect(queue.queued == reference.queued, "round \(round), step \(step)")
+                    continue
                 default:
                     guard queue.busy else { continue }
                     got = queue.batchDone(now: now, makeID: ids.make)
                     expected = reference.batchDone(now: now)
                 }
-                let context: Comment = "round \(round), step \(step)"
+                let context: Comment = "round \(round), step \(step); \(random.replay)"
                 #expect(got.passed == expected.passed, context)
                 #expect(got.expired.map { $0.waiter ?? -1 } == expected.expired, context)
                 #expect(got.batch?.members.map(\.waiter) == expected.batch?.map(\.waiter), context)
@@ -242,7 +265,7 @@ struct PublishQueueTests {
                         batch.request.frame == PackedPayloads.frame(members.map(\.event.payload))
                             || members.count == 1, context)
                 }
-                #expect(queue.busy == reference.busy, context)
+                #expect(queue.busy == reference.busy && queue.queued == reference.queued, context)
             }
         }
     }
