@@ -223,6 +223,9 @@ struct JSONFieldReaderTests {
         let keys = ["k", "q", "K", "\u{212A}", "\u{E9}", "e\u{301}", "p", "kA"]
         let values = [
             #"1"#, #"-7"#, #""text""#, #"[1,{"k":2}]"#, #"{"k":"inner"}"#, #"null"#, #"true"#, #"2.5"#,
+            // Long strings, skipped eight bytes at a time, with escapes at several offsets.
+            #""aaaaaaa\"bbbbbbbbb\\ccccccccc\u0041dddddddd""#, #""0123456789abcdef0123456789abcdef""#,
+            #""\u00e90123456\"7\\\\89abcdefg\"""#, #"["0123456789abcdef\"", "k"]"#,
         ]
         var answeredInPlace = 0
         for round in 0..<2_000 {
