@@ -9,13 +9,25 @@ struct EventJournal {
         var topicSequence: UInt64
     }
 
+    /// One event held, with what a replay and a durable copy need beside it.
+    struct Entry {
+        var message: BusMessage
+        var recordedAt: UInt64
+        var publishID: String?
+        var subscribers: Int
+        var batch: Int
+        /// Its share of ``bytes``.
+        var size: Int
+    }
+
     let capacity: Int
     let maximumAge: UInt64
     let maximumBytes: Int
     /// The bytes of the events held (names and payloads).
     private(set) var bytes = 0
-    private var entries:
-        [(message: BusMessage, recordedAt: UInt64, publishID: String?, subscribers: Int, batch: Int)] = []
+    /// The events held from `head` on; those before it were dropped (their payloads freed) and are
+    /// removed in one move once they are half the array.
+    private var entries: [Entry] = []
     private var head = 0
     private(set) var topics: [EventName: TopicState] = [:]
     /// The sequence of the last event appended (0 before any).
@@ -31,12 +43,12 @@ struct EventJournal {
         message.name.rawValue.utf8.count + message.payload.count + BusHeader.size
     }
 
+    /// Drops the oldest event: its payload and publication id are freed in place (no copy of the
+    /// entry); the slot stays until the next compaction.
     private mutating func dropOldest() {
-        bytes -= Self.size(of: entries[head].message)
-        entries[head] = (
-            BusMessage(name: entries[head].message.name, header: entries[head].message.header, payload: []),
-            0, nil, 0, 1
-        )
+        bytes -= entries[head].size
+        entries[head].message.payload = []
+        entries[head].publishID = nil
         head += 1
     }
 
@@ -54,20 +66,20 @@ struct EventJournal {
         topics[message.name] = TopicState(
             sequence: message.header.sequence, topicSequence: message.header.topicSequence)
         guard capacity > 0 else { return }
-        entries.append((message, now, publishID, subscribers, batch))
-        bytes += Self.size(of: message)
+        let size = Self.size(of: message)
+        entries.append(
+            Entry(
+                message: message, recordedAt: now, publishID: publishID, subscribers: subscribers,
+                batch: batch,
+                size: size))
+        bytes += size
         while count > capacity || (bytes > maximumBytes && count > 0) { dropOldest() }
         trim(now: now)
     }
 
     /// Forgets events older than the maximum age.
     mutating func trim(now: UInt64) {
-        // Read through the buffer: `entries[head].recordedAt` would copy the whole entry (and retain
-        // its payload, the coldest memory in the journal) on every publish.
-        func oldestIsTooOld() -> Bool {
-            entries.withUnsafeBufferPointer { head < $0.count && now &- $0[head].recordedAt > maximumAge }
-        }
-        while oldestIsTooOld() { dropOldest() }
+        while head < entries.count && now &- entries[head].recordedAt > maximumAge { dropOldest() }
         if head > 1024 && head * 2 > entries.count {
             entries.removeFirst(head)
             head = 0
