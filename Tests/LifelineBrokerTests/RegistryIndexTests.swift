@@ -65,4 +65,23 @@ struct RegistryIndexTests {
             }
         }
     }
+
+    @Test("an instance coming back on a connection that serves another instance of its name is refused")
+    func oneInstancePerConnection() {
+        var registration = ServiceRegistration(
+            name: "pay", instance: "i1", pid: 1, host: "h", events: ["app.a"], methods: ["m"],
+            attachToken: "t")
+        registration.replicable = true
+        var registry = ServiceRegistry()
+        #expect(registry.admit(registration, peer: [4], now: 0) == .added)
+        registration.instance = "i2"
+        #expect(registry.admit(registration, peer: [2], now: 1) == .joined(instances: 2))
+        let refusal = ServiceRegistry.Admission.differs(
+            "this connection already serves an instance of 'pay'; another instance needs its own process")
+        #expect(registry.admit(registration, peer: [4], now: 2) == refusal, "i2 moving onto i1's connection")
+        #expect(registry.entry(named: "pay")?.instances.map(\.peer) == [[4], [2]])
+        #expect(registry.admit(registration, peer: [5], now: 3) == .renewed, "onto a connection of its own")
+        #expect(registry.removeInstance(of: "pay", on: [4]) != nil)
+        #expect(!registry.holds("pay", peer: [4]) && registry.holds("pay", peer: [5]))
+    }
 }

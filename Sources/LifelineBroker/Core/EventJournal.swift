@@ -29,7 +29,9 @@ struct EventJournal {
     /// removed in one move once they are half the array.
     private var entries: [Entry] = []
     private var head = 0
-    private(set) var topics: [EventName: TopicState] = [:]
+    /// The last sequence and topic sequence of every name ever published.
+    var topics: [EventName: TopicState] { topicStates.values }
+    private var topicStates = NameTable<TopicState>()
     /// The sequence of the last event appended (0 before any).
     private(set) var lastSequence: UInt64 = 0
 
@@ -63,8 +65,8 @@ struct EventJournal {
         _ message: BusMessage, now: UInt64, publishID: String? = nil, subscribers: Int = 0, batch: Int = 1
     ) {
         lastSequence = message.header.sequence
-        topics[message.name] = TopicState(
-            sequence: message.header.sequence, topicSequence: message.header.topicSequence)
+        let state = TopicState(sequence: message.header.sequence, topicSequence: message.header.topicSequence)
+        topicStates.update(message.name, initial: state) { $0 = state }
         guard capacity > 0 else { return }
         let size = Self.size(of: message)
         entries.append(
@@ -102,7 +104,7 @@ struct EventJournal {
             switch record {
             case .topics(let saved, _, let sequence):
                 lastSequence = max(lastSequence, sequence)
-                topics.merge(saved) { current, saved in current.sequence >= saved.sequence ? current : saved }
+                topicStates.merge(saved) { current, saved in current.sequence >= saved.sequence ? current : saved }
             case .event(let message, let publishID, let subscribers, let batch):
                 let age = wall &- message.header.publishedWallNanoseconds
                 append(

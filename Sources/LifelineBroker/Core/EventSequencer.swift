@@ -6,7 +6,8 @@ struct EventSequencer {
     let epoch: UInt64
     private(set) var sequence: UInt64 = 0
     /// The last topic sequence of each name: how many events of it this epoch has published.
-    private(set) var topicSequences: [EventName: UInt64] = [:]
+    var topicSequences: [EventName: UInt64] { topics.values }
+    private var topics = NameTable<UInt64>()
 
     init(epoch: UInt64) { self.epoch = epoch }
 
@@ -14,16 +15,13 @@ struct EventSequencer {
     init(continuing epoch: UInt64, after sequence: UInt64, topics: [EventName: EventJournal.TopicState]) {
         self.epoch = epoch
         self.sequence = sequence
-        self.topicSequences = topics.mapValues(\.topicSequence)
+        self.topics = NameTable(topics.mapValues(\.topicSequence))
     }
 
     /// The header for the next event named `name`.
     mutating func next(_ name: EventName, flags: UInt64 = 0, wall: UInt64, monotonic: UInt64) -> BusHeader {
         sequence += 1
-        let topic = {
-            $0 += 1
-            return $0
-        }(&topicSequences[name, default: 0])
+        let topic = topics.update(name, initial: 0) { $0 += 1 }
         return BusHeader(
             epoch: epoch, sequence: sequence, topicSequence: topic, flags: flags,
             publishedWallNanoseconds: wall,

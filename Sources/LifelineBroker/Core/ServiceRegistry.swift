@@ -156,6 +156,13 @@ struct ServiceRegistry {
         guard let existing = entries[registration.name] else { return nil }
         guard existing.owner == owner else { return .foreign(owner: existing.owner) }
         if let same = existing.instances.first(where: { $0.id == registration.instance }) {
+            // An instance back on a connection that serves another instance of the name is refused
+            // as a second instance on it would be.
+            if same.peer != peer, let other = existing.index(of: peer),
+                existing.instances[other].id != registration.instance
+            {
+                return .differs(Self.oneInstancePerConnection(registration.name))
+            }
             let sameProcess =
                 same.peer == peer || owner != nil
                 || (same.registration.pid == registration.pid && same.registration.host == registration.host)
@@ -170,9 +177,7 @@ struct ServiceRegistry {
                 return .differs(Self.differs(registration, difference))
             }
             if existing.index(of: peer) == nil { return nil }
-            return .differs(
-                "this connection already serves an instance of '\(registration.name)'; another instance needs its own process"
-            )
+            return .differs(Self.oneInstancePerConnection(registration.name))
         }
         let held = existing.instances[0]
         let silence = (now &- held.lastSeen) / 1_000_000
@@ -181,6 +186,10 @@ struct ServiceRegistry {
             "service '\(registration.name)' is already registered by pid \(held.registration.pid) on host '\(held.registration.host)' "
                 + "(last heard from \(silence) ms ago); choose another name or stop that process first",
             retryAfterMilliseconds: max(0, expiry - Int64(silence)))
+    }
+
+    private static func oneInstancePerConnection(_ name: String) -> String {
+        "this connection already serves an instance of '\(name)'; another instance needs its own process"
     }
 
     private static func differs(_ registration: ServiceRegistration, _ difference: String) -> String {
