@@ -104,7 +104,9 @@ struct EventJournal {
             switch record {
             case .topics(let saved, _, let sequence):
                 lastSequence = max(lastSequence, sequence)
-                topicStates.merge(saved) { current, saved in current.sequence >= saved.sequence ? current : saved }
+                topicStates.merge(saved) { current, saved in
+                    current.sequence >= saved.sequence ? current : saved
+                }
             case .event(let message, let publishID, let subscribers, let batch):
                 let age = wall &- message.header.publishedWallNanoseconds
                 append(
