@@ -247,8 +247,9 @@ struct PublishQueueTests {
                 case 7:
                     let waiter = Int.random(in: 0...step, using: &random)
                     let withdrawn = queue.withdraw { $0.waiter == waiter }
-                    #expect(withdrawn == reference.withdraw(waiter: waiter), "round \(round), step \(step)")
-                    #expect(queue.queued == reference.queued, "round \(round), step \(step)")
+                    let context: Comment = "round \(round), step \(step); \(random.replay)"
+                    #expect(withdrawn == reference.withdraw(waiter: waiter), context)
+                    #expect(queue.queued == reference.queued, context)
                     continue
                 default:
                     guard queue.busy else { continue }
