@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import LifelineProtocol
@@ -303,6 +304,45 @@ struct TypedRequestTests {
             #expect(
                 ClientRequest.call(call).frames(id: Array("k1".utf8))
                     == BrokerRequest.call(call).controlRequest(id: Array("k1".utf8)).frames())
+        }
+    }
+
+    @Test(
+        "property, seeded: an answer carrying a typed value's text writes the body the tree's answer writes, and reads back as it"
+    )
+    func answersFromText() throws {
+        struct Rewrite: Codable { var url: String; var depth: Int; var tags: [String] }
+        var generator = SeededGenerator()
+        let texts = ["app://x", "a\"b\\c", "é\n\u{1}", ""]
+        let completions: [JSONValue?] = [nil, true, "newData", ["reply": [1, "two"]], .null, 2.5]
+        for round in 0..<1_000 {
+            let result = CallbackResult.allCases.randomElement(using: &generator)!
+            let rewrite: Rewrite? =
+                Bool.random(using: &generator)
+                ? Rewrite(
+                    url: texts.randomElement(using: &generator)!,
+                    depth: Int.random(in: -3...3, using: &generator),
+                    tags: Array(texts.shuffled(using: &generator).prefix(2)))
+                : nil
+            let completion = completions.randomElement(using: &generator)!
+            // The typed writer keeps the type's member order; the tree's sorts. Both orders are tried.
+            let sorted = Bool.random(using: &generator)
+            func text<T: Encodable>(_ value: T) throws -> [UInt8] {
+                sorted
+                    ? JSONWriter.encode(try JSONValueEncoder.encode(value))
+                    : try JSONBytesEncoder.encode(value)
+            }
+            let typed = Answer(
+                result, text: try rewrite.map { try text($0) },
+                completionText: try completion.map { try text($0) })
+            let tree = Answer(
+                result, payload: try rewrite.map { try JSONValueEncoder.encode($0) }, completion: completion)
+            let context =
+                "round \(round): \(String(decoding: typed.body, as: UTF8.self)); \(generator.replay)"
+            #expect(try JSONParser.parse(typed.body) == JSONParser.parse(tree.body), "\(context)")
+            if sorted { #expect(typed.body == tree.body, "\(context)") }
+            #expect(typed == tree, "\(context)")
+            #expect(try Answer(body: typed.body) == tree, "\(context)")
         }
     }
 }
