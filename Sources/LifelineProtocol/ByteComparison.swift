@@ -46,6 +46,14 @@ enum ByteComparison {
         }
     }
 
+    /// True when one of the eight bytes of `word` is `byte` (a test of all eight at once).
+    static func hasByte(_ byte: UInt8, in word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let value = word ^ (UInt64(byte) &* ones)
+        // A byte of `value` is zero exactly when the subtraction borrows into its high bit.
+        return (value &- ones) & ~value & 0x8080_8080_8080_8080 != 0
+    }
+
     private static func same(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool {
         guard x.count == y.count else { return false }
         for index in 0..<x.count where x[index] != y[index] { return false }

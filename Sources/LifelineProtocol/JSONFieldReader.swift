@@ -39,14 +39,6 @@ package enum JSONFieldReader {
         }
     }
 
-    /// True when one of the eight bytes of `word` is `"` or `\`.
-    static func hasQuoteOrBackslash(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
-        return hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones))
-    }
-
     private struct Reader {
         let input: UnsafeBufferPointer<UInt8>
         var position = 0
@@ -106,10 +98,9 @@ package enum JSONFieldReader {
         private mutating func skipString() -> Int? {
             position += 1
             // Eight bytes at a time while none of them is a quote or a backslash.
-            while position + 8 <= input.count,
-                !JSONFieldReader.hasQuoteOrBackslash(
-                    UnsafeRawPointer(input.baseAddress! + position).loadUnaligned(as: UInt64.self))
-            {
+            while position + 8 <= input.count {
+                let word = UnsafeRawPointer(input.baseAddress! + position).loadUnaligned(as: UInt64.self)
+                if ByteComparison.hasByte(0x22, in: word) || ByteComparison.hasByte(0x5C, in: word) { break }
                 position += 8
             }
             while position < input.count {

@@ -189,11 +189,10 @@ struct JSONScanner<Record: JSONScanRecord> {
     static func isPlain(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
         if word & highs != 0 { return false }
         // With every byte below 0x80, this finds exactly the bytes below 0x20.
         if (word &- 0x20 &* ones) & ~word & highs != 0 { return false }
-        return !hasZeroByte(word ^ (0x22 &* ones)) && !hasZeroByte(word ^ (0x5C &* ones))
+        return !ByteComparison.hasByte(0x22, in: word) && !ByteComparison.hasByte(0x5C, in: word)
     }
 
     /// Scans a string, its escapes and its UTF-8 checked.

@@ -30,10 +30,11 @@ struct BytePathPropertyTests {
             let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
             let plain = bytes.allSatisfy { $0 >= 0x20 && $0 < 0x80 && $0 != 0x22 && $0 != 0x5C }
             #expect(JSONScanner<TapeRecord>.isPlain(word) == plain, "\(bytes), \(generator.replay)")
-            let quoteOrBackslash = bytes.contains { $0 == 0x22 || $0 == 0x5C }
-            #expect(
-                JSONFieldReader.hasQuoteOrBackslash(word) == quoteOrBackslash, "\(bytes), \(generator.replay)"
-            )
+            for byte: UInt8 in [0x22, 0x5C, bytes[0], bytes[7]] {
+                #expect(
+                    ByteComparison.hasByte(byte, in: word) == bytes.contains(byte),
+                    "\(bytes), \(generator.replay)")
+            }
             if JSONScanner<TapeRecord>.isPlain(word) != plain { return }
         }
     }

@@ -2,7 +2,7 @@ import LifelineProtocol
 import TestSupport
 import Testing
 
-@testable import LifelineBroker
+@testable import LifelineProtocol
 
 @Suite("NameTable: a value per name, the last one found again without hashing", .timeLimit(.minutes(1)))
 struct NameTableTests {
