@@ -127,9 +127,7 @@ package struct BusMessage: Sendable, Equatable {
 
     /// Decodes a bus message of one or more events (in order), saying what is wrong when it does
     /// not follow the protocol.
-    /// `lastName`: the name of the previous bus message the caller decoded; when the topic is its
-    /// topic the name is taken as it is instead of being made again from the bytes.
-    public static func decodeBatch(_ frames: [[UInt8]], lastName: EventName? = nil) throws(ProtocolError)
+    public static func decodeBatch(_ frames: [[UInt8]]) throws(ProtocolError)
         -> [BusMessage]
     {
         try checkFrameCount(frames.count)
@@ -139,8 +137,7 @@ package struct BusMessage: Sendable, Equatable {
                     frames[3].withUnsafeBytes { payloads in
                         Result { () throws(ProtocolError) in
                             try decodeBatch(
-                                topic: topic, protocolID: version, headers: headers, payloads: payloads,
-                                lastName: lastName)
+                                topic: topic, protocolID: version, headers: headers, payloads: payloads)
                         }
                     }
                 }
@@ -156,11 +153,11 @@ package struct BusMessage: Sendable, Equatable {
         }
     }
 
-    /// ``decodeBatch(_:lastName:)`` over the four frames read where they lie (a socket's buffers): only
+    /// ``decodeBatch(_:)`` over the four frames read where they lie (a socket's buffers): only
     /// the payloads are copied.
     public static func decodeBatch(
         topic: UnsafeRawBufferPointer, protocolID: UnsafeRawBufferPointer, headers: UnsafeRawBufferPointer,
-        payloads: UnsafeRawBufferPointer, lastName: EventName? = nil
+        payloads: UnsafeRawBufferPointer
     ) throws(ProtocolError) -> [BusMessage] {
         guard topic.count > 1, topic[topic.count - 1] == 0 else {
             throw ProtocolError(.badRequest, "bus topic must end with a NUL byte")
@@ -176,15 +173,10 @@ package struct BusMessage: Sendable, Equatable {
             )
         }
         let count = headers.count / BusHeader.size
-        let name =
-            if let lastName, ByteComparison.isTopic(topic, of: lastName) {
-                lastName
-            } else {
-                EventName(
-                    rawValue: String(
-                        decoding: UnsafeRawBufferPointer(rebasing: topic[..<(topic.count - 1)])
-                            .assumingMemoryBound(to: UInt8.self), as: UTF8.self))
-            }
+        let name = EventName(
+            rawValue: String(
+                decoding: UnsafeRawBufferPointer(rebasing: topic[..<(topic.count - 1)])
+                    .assumingMemoryBound(to: UInt8.self), as: UTF8.self))
         if count == 1 {
             // An array literal: reserveCapacity would take the runtime's unspecialized allocation.
             return [

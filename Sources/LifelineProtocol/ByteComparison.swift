@@ -31,21 +31,6 @@ enum ByteComparison {
                 UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    /// True when `topic` is the bus topic of `name`: its UTF-8 bytes and a NUL.
-    static func isTopic(_ topic: [UInt8], of name: EventName) -> Bool {
-        topic.withUnsafeBytes { isTopic($0, of: name) }
-    }
-
-    /// True when `topic` is the bus topic of `name`: its UTF-8 bytes and a NUL.
-    static func isTopic(_ topic: UnsafeRawBufferPointer, of name: EventName) -> Bool {
-        var name = name.rawValue
-        return name.withUTF8 { utf8 in
-            let bytes = topic.assumingMemoryBound(to: UInt8.self)
-            return topic.count == utf8.count + 1 && bytes[utf8.count] == 0
-                && same(UnsafeBufferPointer(rebasing: bytes[0..<utf8.count]), utf8)
-        }
-    }
-
     /// True when one of the eight bytes of `word` is `byte` (a test of all eight at once).
     static func hasByte(_ byte: UInt8, in word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101

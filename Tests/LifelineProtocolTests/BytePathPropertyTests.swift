@@ -82,10 +82,6 @@ struct BytePathPropertyTests {
             #expect(
                 ByteComparison.equal(x, y) == (Array(x.utf8) == Array(y.utf8)),
                 "\(x) \(y), \(generator.replay)")
-            let topic = Array(y.utf8) + (Int.random(in: 0..<5, using: &generator) == 0 ? [] : [0])
-            #expect(
-                ByteComparison.isTopic(topic, of: EventName(rawValue: x)) == (topic == Array(x.utf8) + [0]),
-                "\(x) \(topic), \(generator.replay)")
         }
     }
 

@@ -208,8 +208,7 @@ struct BusBatchTests {
                         frames[3].withUnsafeBytes { payloads in
                             Result { () throws(ProtocolError) in
                                 try BusMessage.decodeBatch(
-                                    topic: topic, protocolID: version, headers: headers, payloads: payloads,
-                                    lastName: "app.tick")
+                                    topic: topic, protocolID: version, headers: headers, payloads: payloads)
                             }
                         }
                     }

@@ -287,7 +287,7 @@ struct JSONFieldReaderTests {
 
 @Suite("Byte comparisons of the decoders")
 struct ByteComparisonTests {
-    @Test("arrays, literals and topics compare as their bytes do")
+    @Test("arrays and literals compare as their bytes do")
     func comparisons() {
         #expect(ProtocolID.busLiteral.description == ProtocolID.bus)
         #expect(ByteComparison.equal(Array("LLB01".utf8), ProtocolID.busLiteral))
@@ -295,28 +295,8 @@ struct ByteComparisonTests {
         #expect(!ByteComparison.equal(Array("LLB0".utf8), ProtocolID.busLiteral))
         #expect(ByteComparison.equal([1, 2, 3], [1, 2, 3]) && !ByteComparison.equal([1, 2, 3], [1, 2]))
         #expect(!ByteComparison.equal([1, 2, 3], [1, 2, 4]) && ByteComparison.equal([], []))
-        #expect(ByteComparison.isTopic(Array("a.b".utf8) + [0], of: "a.b"))
-        #expect(!ByteComparison.isTopic(Array("a.b".utf8), of: "a.b"))
-        #expect(!ByteComparison.isTopic(Array("a.c".utf8) + [0], of: "a.b"))
-        #expect(!ByteComparison.isTopic(Array("a.bc".utf8) + [0], of: "a.b"))
-        #expect(!ByteComparison.isTopic(Array("a.b".utf8) + [1], of: "a.b"))
         let kelvin = EventName(rawValue: "a.\u{212A}")
         #expect(kelvin == "a.K" && !kelvin.isIdentical(to: "a.K") && kelvin.isIdentical(to: kelvin))
-    }
-
-    @Test("a bus message decoded with a remembered name takes its name from the bytes unless they match")
-    func rememberedBusName() throws {
-        let message = BusMessage(
-            name: "a.K",
-            header: BusHeader(
-                epoch: 1, sequence: 2, topicSequence: 1, publishedWallNanoseconds: 3,
-                publishedMonotonicNanoseconds: 4), payload: Array("{}".utf8))
-        let frames = message.frames()
-        for remembered: EventName? in [nil, "a.K", "a.L", EventName(rawValue: "a.\u{212A}")] {
-            let decoded = try BusMessage.decodeBatch(frames, lastName: remembered)
-            #expect(decoded == [message], "\(String(describing: remembered))")
-            #expect(decoded[0].name.isIdentical(to: "a.K"))
-        }
     }
 }
 

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Lifeline
 
-@Suite("TopicCursors: each name's position, the last name remembered", .timeLimit(.minutes(1)))
+@Suite("TopicCursors: each name's position", .timeLimit(.minutes(1)))
 struct TopicCursorsTests {
     typealias Cursor = TopicCursors.Cursor
 

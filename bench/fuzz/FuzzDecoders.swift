@@ -59,20 +59,7 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
         if case .reply(let reply) = message { _ = try? reply.json() }
     }
-    let fresh = try? BusMessage.decodeBatch(frames)
-    // A remembered name is reused only for the same bytes: a name equal as Unicode (a Kelvin sign
-    // for K) but spelled otherwise is not the name on the wire.
-    if let first = fresh?.first {
-        let kelvin = EventName(rawValue: String(first.name.rawValue.map { $0 == "K" ? "\u{212A}" : $0 }))
-        for remembered in [first.name, "zz.other", kelvin] {
-            let again = try? BusMessage.decodeBatch(frames, lastName: remembered)
-            guard let again, again == fresh!,
-                zip(again, fresh!).allSatisfy({ $0.name.isIdentical(to: $1.name) })
-            else { fatalError("a bus message decoded beside a remembered name (\(remembered)) differs") }
-        }
-    } else if (try? BusMessage.decodeBatch(frames, lastName: "zz.other")) != fresh {
-        fatalError("a bus message decoded beside another remembered name differs")
-    }
+    _ = try? BusMessage.decodeBatch(frames)
     return 0
 }
 

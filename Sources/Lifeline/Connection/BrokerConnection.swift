@@ -61,10 +61,11 @@ package struct BrokerConnection {
     /// The highest sequence delivered in this epoch (where a reconnect resumes).
     var lastSequence: UInt64 = 0
     var topics = TopicCursors()
+    /// False only in the test that holds ``accept(_:receivedAt:into:)``'s common case to its general
+    /// path.
+    var takesShortcut = true
     /// Bus events held while joining or while a gap is being recovered.
     var held: [BusMessage] = []
-    /// The name of the last bus message: its successor, usually of the same name, reuses it.
-    var lastBusName: EventName?
     var recovering = false
     /// REPLAY requests not answered yet (live events are held until none is).
     var replaysOutstanding = 0
@@ -198,27 +199,25 @@ package struct BrokerConnection {
     mutating func handleBus(
         _ frames: [[UInt8]], receivedAt: UInt64 = 0, into effects: inout [ConnectionEffect]
     ) -> Int {
-        handleBus(receivedAt: receivedAt, into: &effects) { (lastName) throws(ProtocolError) in
-            try BusMessage.decodeBatch(frames, lastName: lastName)
+        handleBus(receivedAt: receivedAt, into: &effects) { () throws(ProtocolError) in
+            try BusMessage.decodeBatch(frames)
         }
     }
 
-    /// Handles one message from the bus socket that `decode` decodes, given the name of the previous
-    /// one (a socket thread decodes the frames where libzmq received them). Returns how many events
-    /// it carried.
+    /// Handles one message from the bus socket that `decode` decodes (a socket thread decodes the
+    /// frames where libzmq received them). Returns how many events it carried.
     @discardableResult
     mutating func handleBus(
         receivedAt: UInt64 = 0, into effects: inout [ConnectionEffect],
-        decode: (EventName?) throws(ProtocolError) -> [BusMessage]
+        decode: () throws(ProtocolError) -> [BusMessage]
     ) -> Int {
         let messages: [BusMessage]
         do {
-            messages = try decode(lastBusName)
+            messages = try decode()
         } catch {
             effects.append(.deliver(.log("ignored a malformed bus message: \(error.message)")))
             return 0
         }
-        lastBusName = messages.last?.name
         for message in messages {
             if case .joining = phase {
                 held.append(message)

@@ -244,13 +244,11 @@ final class SocketLoop: @unchecked Sendable {
             }
             let stamp = SystemClock.monotonicNanoseconds()
             let frames = busFrames
-            batch += connection.handleBus(receivedAt: stamp, into: &effects) {
-                (lastName) throws(ProtocolError) in
+            batch += connection.handleBus(receivedAt: stamp, into: &effects) { () throws(ProtocolError) in
                 try BusMessage.checkFrameCount(frames.count)
                 precondition(frames.capacity >= 4, "the bus holder keeps a message's four frames")
                 return try BusMessage.decodeBatch(
-                    topic: frames[0], protocolID: frames[1], headers: frames[2], payloads: frames[3],
-                    lastName: lastName)
+                    topic: frames[0], protocolID: frames[1], headers: frames[2], payloads: frames[3])
             }
             busFrames.release()
             // The first message of a wake-up is handled before the socket is read again (that read,

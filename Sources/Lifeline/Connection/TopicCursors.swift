@@ -1,16 +1,23 @@
 import LifelineProtocol
 
-/// Where a connection stands for each event name: the last event delivered of that name. Bus
-/// messages come in runs of one name, and a run finds its name's cursor without hashing
-/// (``NameTable``).
+/// Where a connection stands for each event name: the last event delivered of that name.
 struct TopicCursors {
     /// The last event delivered for one name.
     struct Cursor: Equatable {
         var sequence: UInt64 = 0
         var topicSequence: UInt64 = 0
+
+        /// Moves to the event at `sequence` and `topicSequence` when it is the next one; false, and
+        /// unchanged, otherwise.
+        mutating func advance(sequence: UInt64, topicSequence: UInt64) -> Bool {
+            // Wrapping: a cursor at the largest topic sequence (a hostile header) must not trap the client.
+            guard sequence > self.sequence, topicSequence == self.topicSequence &+ 1 else { return false }
+            self = Cursor(sequence: sequence, topicSequence: topicSequence)
+            return true
+        }
     }
 
-    private var cursors = NameTable<Cursor>()
+    private var cursors: [EventName: Cursor] = [:]
 
     /// The cursor of `name`, or nil when nothing of that name was delivered or adopted.
     subscript(name: EventName) -> Cursor? {
@@ -18,24 +25,18 @@ struct TopicCursors {
         set {
             // Names are forgotten all at once (removeAll), never one by one.
             guard let newValue else { preconditionFailure("a topic cursor cannot be removed") }
-            cursors.update(name, initial: newValue) { $0 = newValue }
+            cursors[name] = newValue
         }
     }
 
     /// Moves the cursor of `name` to the event at `sequence` and `topicSequence` when that event is the
     /// next of its name (its topic sequence follows the cursor's, its sequence is past it); false, and
     /// the cursor unchanged, otherwise (a name seen for the first time gets a cursor at the start).
+    /// One lookup of the name.
     mutating func advance(_ name: EventName, sequence: UInt64, topicSequence: UInt64) -> Bool {
-        var moved = false
-        cursors.update(name, initial: Cursor()) { cursor in
-            // Wrapping: a cursor at the largest topic sequence (a hostile header) must not trap the client.
-            guard sequence > cursor.sequence, topicSequence == cursor.topicSequence &+ 1 else { return }
-            cursor = Cursor(sequence: sequence, topicSequence: topicSequence)
-            moved = true
-        }
-        return moved
+        cursors[name, default: Cursor()].advance(sequence: sequence, topicSequence: topicSequence)
     }
 
     /// Forgets every name.
-    mutating func removeAll() { cursors = NameTable() }
+    mutating func removeAll() { cursors = [:] }
 }

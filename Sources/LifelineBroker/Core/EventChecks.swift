@@ -4,8 +4,7 @@ import LifelineProtocol
 enum EventChecks {
     /// Why a client may not publish `name` with `payload`, or nil. Custom events need only a JSON
     /// object, checked without building it; catalogued events have their fields checked.
-    /// `nameChecked`: the name passed these checks already (the previous event of a batch had it, or
-    /// the previous PUBLISH had the same bytes).
+    /// `nameChecked`: the name passed these checks already (the previous event of a batch had it).
     static func publicationProblem(_ name: EventName, payload: [UInt8], nameChecked: Bool = false)
         -> ProtocolError?
     {

@@ -30,8 +30,7 @@ struct EventJournal {
     private var entries: [Entry] = []
     private var head = 0
     /// The last sequence and topic sequence of every name ever published.
-    var topics: [EventName: TopicState] { topicStates.values }
-    private var topicStates = NameTable<TopicState>()
+    private(set) var topics: [EventName: TopicState] = [:]
     /// The sequence of the last event appended (0 before any).
     private(set) var lastSequence: UInt64 = 0
 
@@ -66,7 +65,7 @@ struct EventJournal {
     ) {
         lastSequence = message.header.sequence
         let state = TopicState(sequence: message.header.sequence, topicSequence: message.header.topicSequence)
-        topicStates.update(message.name, initial: state) { $0 = state }
+        topics[message.name] = state
         guard capacity > 0 else { return }
         let size = Self.size(of: message)
         entries.append(
@@ -104,7 +103,7 @@ struct EventJournal {
             switch record {
             case .topics(let saved, _, let sequence):
                 lastSequence = max(lastSequence, sequence)
-                topicStates.merge(saved) { current, saved in
+                topics.merge(saved) { current, saved in
                     current.sequence >= saved.sequence ? current : saved
                 }
             case .event(let message, let publishID, let subscribers, let batch):

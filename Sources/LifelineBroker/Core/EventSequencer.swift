@@ -6,8 +6,7 @@ struct EventSequencer {
     let epoch: UInt64
     private(set) var sequence: UInt64 = 0
     /// The last topic sequence of each name: how many events of it this epoch has published.
-    var topicSequences: [EventName: UInt64] { topics.values }
-    private var topics = NameTable<UInt64>()
+    private(set) var topicSequences: [EventName: UInt64] = [:]
 
     init(epoch: UInt64) { self.epoch = epoch }
 
@@ -15,16 +14,25 @@ struct EventSequencer {
     init(continuing epoch: UInt64, after sequence: UInt64, topics: [EventName: EventJournal.TopicState]) {
         self.epoch = epoch
         self.sequence = sequence
-        self.topics = NameTable(topics.mapValues(\.topicSequence))
+        topicSequences = topics.mapValues(\.topicSequence)
     }
 
     /// The header for the next event named `name`.
     mutating func next(_ name: EventName, flags: UInt64 = 0, wall: UInt64, monotonic: UInt64) -> BusHeader {
         sequence += 1
-        let topic = topics.update(name, initial: 0) { $0 += 1 }
+        // One lookup of the name: the value is counted up where it lies.
+        let topic = topicSequences[name, default: 0].countUp()
         return BusHeader(
             epoch: epoch, sequence: sequence, topicSequence: topic, flags: flags,
             publishedWallNanoseconds: wall,
             publishedMonotonicNanoseconds: monotonic)
+    }
+}
+
+extension UInt64 {
+    /// Adds one and returns the new value (through a dictionary's default subscript: one lookup).
+    fileprivate mutating func countUp() -> UInt64 {
+        self += 1
+        return self
     }
 }

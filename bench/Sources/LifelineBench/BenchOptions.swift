@@ -76,7 +76,7 @@ enum BenchOptions {
         case "run":
             [quick, durable, output, only, transports, noCurve, group, samples, rounds, fanouts, sizes]
         case "blast": [broker, count, window, noReply, batch, posts, event, rate]
-        case "micro": [iterations]
+        case "micro", "paths": [iterations]
         case "replicas": [rounds, seconds, callers, work]
         case "compare": [before, after]
         case "service": [index, ack, events, poolEvents, typedEvents, keyed] + ServiceRunner.Options.declared

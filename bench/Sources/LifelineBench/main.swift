@@ -9,7 +9,7 @@ let role = CommandLine.arguments.dropFirst().first ?? "help"
 let shownRole = BenchOptions.declared(for: role).isEmpty ? "run" : role
 let usage = """
     usage: lifeline-bench run [options]
-           lifeline-bench blast|micro [options]
+           lifeline-bench blast|micro|paths [options]   (paths: each fast path against its general path)
            lifeline-bench replicas [options]   (bench/replicas.sh: calls/s of 1 and 2 instances)
            lifeline-bench compare --before DIR ... --after DIR ...   (bench/compare.sh)
            lifeline-bench service|proxy|subscriber|echo|worker ...   (started by 'run')
@@ -96,6 +96,11 @@ do {
         {
             Console.out(String(format: "%9.0f ns  %@", nanoseconds, name))
         }
+    case "paths":
+        let rows = try FastPaths.run(
+            iterations: try arguments.integer(BenchOptions.iterations, in: 1000...100_000_000) ?? 200_000)
+        try arguments.finish()
+        Console.out(FastPaths.table(rows))
     case "replicas":
         let rounds = try arguments.integer(BenchOptions.rounds, in: 1...100) ?? 3
         let seconds = try arguments.integer(BenchOptions.seconds, in: 1...600) ?? 5

@@ -5,9 +5,7 @@ import LifelineProtocol
 /// event, and room for the names the broker has not seen yet.
 enum PublishChecks {
     /// The status and sentence refusing the PUBLISH, or nil when every event may be published.
-    /// `firstNameChecked`: the first event's name passed the name checks already (the previous
-    /// PUBLISH had the same bytes).
-    static func problem(of request: PublishRequest, firstNameChecked: Bool, in core: BrokerCore) -> (
+    static func problem(of request: PublishRequest, in core: BrokerCore) -> (
         Status, String
     )? {
         let count = request.count
@@ -28,8 +26,7 @@ enum PublishChecks {
             }
             // The same bytes: a name only canonically equal to the last (a Kelvin sign for `K`) is
             // checked on its own, and refused.
-            let repeated =
-                index == 0 ? firstNameChecked : previous.map { event.name.isIdentical(to: $0) } ?? false
+            let repeated = previous.map { event.name.isIdentical(to: $0) } ?? false
             if let problem = EventChecks.publicationProblem(
                 event.name, payload: event.payload, nameChecked: repeated)
             {

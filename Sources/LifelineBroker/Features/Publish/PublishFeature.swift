@@ -4,8 +4,6 @@ import LifelineProtocol
 struct PublishFeature: BrokerFeature {
     private var acknowledgements = PendingAcknowledgements()
     private var recent: RecentPublications
-    /// The last custom name whose syntax passed: a publisher repeats its name, the check need not.
-    private var lastCustomName: EventName?
 
     init(configuration: BrokerConfiguration) {
         recent = RecentPublications(capacity: configuration.rememberedPublications)
@@ -92,10 +90,7 @@ struct PublishFeature: BrokerFeature {
             }
             return
         }
-        let firstNameChecked = lastCustomName?.isIdentical(to: request.event) == true
-        if let (status, problem) = PublishChecks.problem(
-            of: request, firstNameChecked: firstNameChecked, in: core)
-        {
+        if let (status, problem) = PublishChecks.problem(of: request, in: core) {
             if request.reply {
                 core.fail(peer, id, status, problem)
             } else {
@@ -103,7 +98,6 @@ struct PublishFeature: BrokerFeature {
             }
             return
         }
-        if !firstNameChecked && request.event.isCustom { lastCustomName = request.event }
         let count = request.count
         let acknowledged =
             request.acknowledged
