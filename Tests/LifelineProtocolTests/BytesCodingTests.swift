@@ -397,4 +397,110 @@ struct BytesCodingTests {
             }
         }
     }
+
+    /// Foundation's own Codable types, a set, and a subclass written through `superEncoder` and read
+    /// through `superDecoder` (keyed and unkeyed): what neither coder special-cases.
+    class Base: Codable {
+        var id: Int
+        init(id: Int) { self.id = id }
+    }
+
+    final class Derived: Base, Equatable, @unchecked Sendable {
+        var name: String
+        var parts: [Int]
+
+        enum CodingKeys: String, CodingKey { case name, parts, base }
+
+        init(id: Int, name: String, parts: [Int]) {
+            self.name = name
+            self.parts = parts
+            super.init(id: id)
+        }
+
+        required init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decode(String.self, forKey: .name)
+            var unkeyed = try container.nestedUnkeyedContainer(forKey: .parts)
+            var parts: [Int] = []
+            let first = try Base(from: unkeyed.superDecoder())
+            while !unkeyed.isAtEnd { parts.append(try unkeyed.decode(Int.self)) }
+            self.parts = [first.id] + parts
+            try super.init(from: container.superDecoder(forKey: .base))
+        }
+
+        override func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(name, forKey: .name)
+            var unkeyed = container.nestedUnkeyedContainer(forKey: .parts)
+            try Base(id: parts.first ?? 0).encode(to: unkeyed.superEncoder())
+            for part in parts.dropFirst() { try unkeyed.encode(part) }
+            try super.encode(to: container.superEncoder(forKey: .base))
+        }
+
+        static func == (a: Derived, b: Derived) -> Bool {
+            a.id == b.id && a.name == b.name && a.parts == b.parts
+        }
+    }
+
+    struct Stamped: Codable, Equatable {
+        var when: Date
+        var id: UUID
+        var link: URL
+        var tags: Set<String>
+        var bytes: Data?
+        var derived: Derived?
+    }
+
+    @Test(
+        "property, seeded: Date, UUID, URL, Set, Data and a subclass through superEncoder/superDecoder — the byte coders write the tree's text and read what it reads, refusing in the same words"
+    )
+    func foundationTypesMatchTheTree() throws {
+        var generator = SeededGenerator()
+        let links = ["https://example.com/a?b=c", "app://home", "relative/path", "mailto:x@y.z"]
+        let words = ["a", "b\"", "caf\u{E9}", "", "\u{212A}"]
+        let alphabet = Array("{}[]\":,.-+eE0123456789truefalsnl \\uABCDEF".utf8)
+        for round in 0..<400 {
+            let value = Stamped(
+                when: Date(
+                    timeIntervalSinceReferenceDate: Double(
+                        Int.random(in: -1_000_000...1_000_000, using: &generator)) / 8),
+                id: UUID(
+                    uuidString: [8, 4, 4, 4, 12].map { count in
+                        String((0..<count).map { _ in "0123456789ABCDEF".randomElement(using: &generator)! })
+                    }.joined(separator: "-"))!,
+                link: URL(string: links.randomElement(using: &generator)!)!,
+                tags: Set(words.shuffled(using: &generator).prefix(Int.random(in: 0...3, using: &generator))),
+                bytes: Bool.random(using: &generator)
+                    ? Data(
+                        (0..<Int.random(in: 0...4, using: &generator)).map { _ in
+                            UInt8.random(in: 0...255, using: &generator)
+                        })
+                    : nil,
+                derived: Bool.random(using: &generator)
+                    ? Derived(
+                        id: Int.random(in: -9...9, using: &generator),
+                        name: words.randomElement(using: &generator)!,
+                        parts: (0..<Int.random(in: 1...3, using: &generator)).map { $0 })
+                    : nil)
+            let text = try JSONBytesEncoder.encode(value)
+            let context = "round \(round): \(String(decoding: text, as: UTF8.self)); \(generator.replay)"
+            #expect(
+                JSONWriter.encode(try JSONParser.parse(text))
+                    == JSONWriter.encode(try JSONValueEncoder.encode(value)),
+                "\(context): not the tree's text")
+            #expect(try JSONBytesDecoder.decode(Stamped.self, from: text) == value, "\(context)")
+            #expect(try JSONValueDecoder.decode(Stamped.self, from: text) == value, "\(context)")
+            for _ in 0..<6 {
+                var mutated = text
+                mutated[Int.random(in: 0..<mutated.count, using: &generator)] = alphabet.randomElement(
+                    using: &generator)!
+                let fromBytes = Outcome { try JSONBytesDecoder.decode(Stamped.self, from: mutated) }
+                let fromTree = Outcome { try JSONValueDecoder.decode(Stamped.self, from: mutated) }
+                #expect(
+                    fromBytes == fromTree,
+                    "round \(round): \(String(decoding: mutated, as: UTF8.self)); \(generator.replay)")
+                if fromBytes != fromTree { return }
+            }
+        }
+    }
 }
