@@ -1,4 +1,5 @@
 import Dispatch
+import LifelineSupport
 import Synchronization
 
 /// Runs async code from the driver's thread (never a thread of the Swift pool) and waits for it.
@@ -32,4 +33,46 @@ enum AsyncBridge {
         }
         done.wait()
     }
+}
+
+/// Round-trip samples taken inside async code: each one timed around `body` in the calling task.
+enum AsyncSamples {
+    static func take(_ count: Int, _ body: () async throws -> Void) async throws -> [UInt64] {
+        var samples: [UInt64] = []
+        samples.reserveCapacity(count)
+        for _ in 0..<count {
+            let start = SystemClock.monotonicNanoseconds()
+            try await body()
+            samples.append(SystemClock.monotonicNanoseconds() - start)
+        }
+        return samples
+    }
+}
+
+/// Numbers the async rows' publications (their publish ids must not repeat).
+final class PublicationCounter: Sendable {
+    private let count = Mutex(0)
+
+    func next() -> Int {
+        count.withLock {
+            $0 += 1
+            return $0
+        }
+    }
+}
+
+/// The two legs of each "lifeline async (legs)" sample.
+final class LegRecorder: Sendable {
+    private let recorded = Mutex<[[UInt64]]>([[], []])
+
+    var legs: [[UInt64]] { recorded.withLock { $0 } }
+
+    func record(_ first: UInt64, _ second: UInt64) {
+        recorded.withLock {
+            $0[0].append(first)
+            $0[1].append(second)
+        }
+    }
+
+    func reset() { recorded.withLock { $0 = [[], []] } }
 }

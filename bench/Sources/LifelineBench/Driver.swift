@@ -324,63 +324,54 @@ final class Driver {
                 body: payload))
         var activations = 0
         // LifelineClient's publish (a lone event through the coalescing queue) against the same
-        // client's one request per event (the path before coalescing), both awaited from this thread.
+        // client's one request per event (the path before coalescing), awaited in async code: each
+        // block of samples runs in one task and each sample is timed inside it, as a program written
+        // in async code waits (a task started per sample and a semaphore back to this thread would
+        // add two thread wake-ups that no such program has).
         let asyncClient = LifelineClient(broker: topology.brokerControl, credentials: nil)
         let jsonPayload = try JSONParser.parse(payload)
-        var directPublications = 0
+        let publications = PublicationCounter()
         // The legs of "lifeline async (legs)": posted → reply on the socket thread → task resumed.
-        var asyncLegs: [[UInt64]] = [[], []]
+        let asyncLegs = LegRecorder()
+        let asyncSystems: [String: @Sendable (Int) async throws -> [UInt64]] = [
+            "lifeline async": { count in
+                try await AsyncSamples.take(count) {
+                    _ = try await asyncClient.publish("bench.none", jsonPayload)
+                }
+            },
+            // The request of "async direct", its reply handled on the socket thread, which resumes the
+            // task: each sample's two legs are kept.
+            "lifeline async (legs)": { count in
+                try await AsyncSamples.take(count) {
+                    let publication = PublishRequest(
+                        event: "bench.none", payload: JSONWriter.encode(jsonPayload),
+                        publishID: "bench-legs.\(publications.next())")
+                    let sent = SystemClock.monotonicNanoseconds()
+                    let replied = try await withCheckedThrowingContinuation {
+                        (done: CheckedContinuation<UInt64, any Error>) in
+                        asyncClient.send(.publish(publication)) { result in
+                            let replied = SystemClock.monotonicNanoseconds()
+                            done.resume(with: result.map { _ in replied }.mapError { $0 })
+                        }
+                    }
+                    asyncLegs.record(replied - sent, SystemClock.monotonicNanoseconds() - replied)
+                }
+            },
+            "lifeline async direct": { count in
+                try await AsyncSamples.take(count) {
+                    let publication = PublishRequest(
+                        event: "bench.none", payload: JSONWriter.encode(jsonPayload),
+                        publishID: "bench-direct.\(publications.next())")
+                    _ = try await asyncClient.request(.publish(publication))
+                }
+            },
+        ]
         var scenarios: [(String, [(String, () throws -> Void)])] = [
             (
                 "publish-ack",
                 [
                     ("lifeline", { _ = try topology.client.publish("bench.none", payload: payload) }),
-                    (
-                        "lifeline async",
-                        {
-                            try AsyncBridge.run {
-                                _ = try await asyncClient.publish("bench.none", jsonPayload)
-                            }
-                        }
-                    ),
-                    (
-                        // The request of "async direct", its reply handled on the socket thread,
-                        // which resumes the task: each sample's two legs are kept.
-                        "lifeline async (legs)",
-                        {
-                            directPublications += 1
-                            let id = "bench-legs.\(directPublications)"
-                            let legs = try AsyncBridge.run {
-                                let publication = PublishRequest(
-                                    event: "bench.none", payload: JSONWriter.encode(jsonPayload),
-                                    publishID: id)
-                                let sent = SystemClock.monotonicNanoseconds()
-                                let replied = try await withCheckedThrowingContinuation {
-                                    (done: CheckedContinuation<UInt64, any Error>) in
-                                    asyncClient.send(.publish(publication)) { result in
-                                        let replied = SystemClock.monotonicNanoseconds()
-                                        done.resume(with: result.map { _ in replied }.mapError { $0 })
-                                    }
-                                }
-                                return (replied - sent, SystemClock.monotonicNanoseconds() - replied)
-                            }
-                            asyncLegs[0].append(legs.0)
-                            asyncLegs[1].append(legs.1)
-                        }
-                    ),
-                    (
-                        "lifeline async direct",
-                        {
-                            directPublications += 1
-                            let id = "bench-direct.\(directPublications)"
-                            try AsyncBridge.run {
-                                let publication = PublishRequest(
-                                    event: "bench.none", payload: JSONWriter.encode(jsonPayload),
-                                    publishID: id)
-                                _ = try await asyncClient.request(.publish(publication))
-                            }
-                        }
-                    ),
+                    ("lifeline async", {}), ("lifeline async (legs)", {}), ("lifeline async direct", {}),
                     ("zmq_direct", { try exchange(topology.echoDealer) }),
                 ]
             ),
@@ -437,11 +428,22 @@ final class Driver {
         for (scenario, systems) in scenarios {
             progress("\(scenario) round trip \(topology.transport): \(settings.samples) per system")
             var samples = Array(repeating: [UInt64](), count: systems.count)
-            for system in systems { for _ in 0..<settings.warmup { try system.1() } }
-            asyncLegs = [[], []]
+            let warmup = settings.warmup
+            for system in systems {
+                if let block = asyncSystems[system.0] {
+                    _ = try AsyncBridge.run { try await block(warmup) }
+                } else {
+                    for _ in 0..<warmup { try system.1() }
+                }
+            }
+            asyncLegs.reset()
             let perRound = max(1, settings.samples / settings.rounds)
             for _ in 0..<settings.rounds {
                 for (index, system) in systems.enumerated() {
+                    if let block = asyncSystems[system.0] {
+                        samples[index] += try AsyncBridge.run { try await block(perRound) }
+                        continue
+                    }
                     for _ in 0..<perRound {
                         let start = SystemClock.monotonicNanoseconds()
                         try system.1()
@@ -457,14 +459,15 @@ final class Driver {
                         mode: "closed-loop", summary: Summary(samples[index])))
             }
             if scenario == "publish-ack" {
+                let legs = asyncLegs.legs
                 for (leg, name) in ["posted → reply (socket thread)", "reply → task resumed"].enumerated()
-                where !asyncLegs[leg].isEmpty {
+                where !legs[leg].isEmpty {
                     figures.append(
                         Figure(
                             scenario: "publish-ack leg", system: "lifeline async",
                             transport: topology.transport,
                             fanout: 1, size: size, metric: name, mode: "closed-loop",
-                            summary: Summary(asyncLegs[leg])))
+                            summary: Summary(legs[leg])))
                 }
             }
         }
