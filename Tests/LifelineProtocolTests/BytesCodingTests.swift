@@ -373,8 +373,13 @@ struct BytesCodingTests {
             let document = try JSONDocument(text: text)
             switch (document.root, tree) {
             case (.object(let members), .object(let parsed)):
-                #expect(Set(members.keys) == Set(parsed.keys), "\(context)")
-                for (name, node) in members {
+                #expect(Set(members.names) == Set(parsed.keys), "\(context)")
+                #expect(members.allNamed(in: Array(parsed.keys)), "\(context)")
+                #expect(
+                    parsed.isEmpty || !members.allNamed(in: Array(parsed.keys.dropFirst())),
+                    "\(context): a name left out")
+                for name in Set(members.names) {
+                    let node = try #require(members[name], "\(name) in \(context)")
                     let fromTree = Outcome {
                         try JSONValueDecoder.decode(Sample.self, from: parsed[name] ?? .null)
                     }

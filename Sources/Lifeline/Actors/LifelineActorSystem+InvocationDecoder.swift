@@ -59,7 +59,9 @@ extension LifelineActorSystem {
             case .null:
                 arguments = Array(repeating: nil, count: keys.count)
             case .object(let members):
-                if let unknown = members.keys.sorted().first(where: { !keys.contains($0) }) {
+                if !members.allNamed(in: keys),
+                    let unknown = members.names.sorted().first(where: { !keys.contains($0) })
+                {
                     let takes = keys.isEmpty ? "takes no arguments" : "takes \(keys.joined(separator: ", "))"
                     throw ServiceError(
                         .badRequest,

@@ -1,12 +1,46 @@
 /// JSON text read once (a ``JSONTape``), whose top-level members or elements decode as typed values
 /// one by one, straight from the text: a distributed func's arguments.
 package struct JSONDocument {
-    /// The top level: members by name (a name given twice: its last value), elements in order.
+    /// The top level: its members, elements in order.
     package enum Root {
         case null
-        case object([String: Int])
+        case object(Members)
         case array([Int])
         case other
+    }
+
+    /// The top-level object's members, found by name on the tape (an object of a few members is
+    /// looked through, not hashed).
+    package struct Members {
+        fileprivate let tape: JSONTape
+
+        /// The value of member `name` (a name given twice: its last value; names equal as `String`s
+        /// are, a `K` and a Kelvin sign, are one name, as in a tree), or nil.
+        package subscript(name: String) -> Int? { tape.member(name) }
+
+        /// The members' names, in the text's order (a repeated one as often as it is given).
+        package var names: [String] {
+            var names: [String] = []
+            forEachName { names.append(tape.string(at: $0)) }
+            return names
+        }
+
+        /// True when every member is named by one of `names`.
+        package func allNamed(in names: [String]) -> Bool {
+            var all = true
+            forEachName { node in
+                if all && !names.contains(where: { tape.string(at: node, equals: $0) }) { all = false }
+            }
+            return all
+        }
+
+        private func forEachName(_ body: (Int) -> Void) {
+            var child = 1
+            while child < tape[0].next {
+                body(child)
+                child = tape[tape[child].next].next
+            }
+        }
     }
 
     private let tape: JSONTape
@@ -20,15 +54,7 @@ package struct JSONDocument {
         let top = tape[0]
         switch top.kind {
         case .null: root = .null
-        case .object:
-            var members: [String: Int] = [:]
-            var child = 1
-            while child < top.next {
-                let value = tape[child].next
-                members[tape.string(at: child)] = value
-                child = tape[value].next
-            }
-            root = .object(members)
+        case .object: root = .object(Members(tape: tape))
         case .array:
             var elements: [Int] = []
             var child = 1
