@@ -31,10 +31,10 @@ struct TopicCursors {
 
     /// Moves the cursor of `name` to the event at `sequence` and `topicSequence` when that event is the
     /// next of its name (its topic sequence follows the cursor's, its sequence is past it); false, and
-    /// the cursor unchanged, otherwise (a name seen for the first time gets a cursor at the start).
-    /// One lookup of the name.
+    /// nothing changed, otherwise — also for a name without a cursor (no cursor and one at the start
+    /// are not alike to a replayed event). One lookup of the name.
     mutating func advance(_ name: EventName, sequence: UInt64, topicSequence: UInt64) -> Bool {
-        cursors[name, default: Cursor()].advance(sequence: sequence, topicSequence: topicSequence)
+        cursors[name]?.advance(sequence: sequence, topicSequence: topicSequence) ?? false
     }
 
     /// Forgets every name.

@@ -71,6 +71,9 @@ enum FastPaths {
             guard case .request(let request) = try ControlMessage.decode(frames[...]) else { return }
             _ = try ClientRequest.decode(request)
         }
+        guard cache.match(publishFrames[...]) != nil, cache.match(callFrames[...]) != nil else {
+            throw LifelineError(.internalError, "the header cache did not take the bench's requests")
+        }
         let arguments = Array(#"{"_0":2,"to":3}"#.utf8)
         return [
             Pair(
