@@ -64,8 +64,8 @@ struct EventJournal {
         _ message: BusMessage, now: UInt64, publishID: String? = nil, subscribers: Int = 0, batch: Int = 1
     ) {
         lastSequence = message.header.sequence
-        let state = TopicState(sequence: message.header.sequence, topicSequence: message.header.topicSequence)
-        topics[message.name] = state
+        topics[message.name] = TopicState(
+            sequence: message.header.sequence, topicSequence: message.header.topicSequence)
         guard capacity > 0 else { return }
         let size = Self.size(of: message)
         entries.append(
@@ -103,9 +103,7 @@ struct EventJournal {
             switch record {
             case .topics(let saved, _, let sequence):
                 lastSequence = max(lastSequence, sequence)
-                topics.merge(saved) { current, saved in
-                    current.sequence >= saved.sequence ? current : saved
-                }
+                topics.merge(saved) { current, saved in current.sequence >= saved.sequence ? current : saved }
             case .event(let message, let publishID, let subscribers, let batch):
                 let age = wall &- message.header.publishedWallNanoseconds
                 append(

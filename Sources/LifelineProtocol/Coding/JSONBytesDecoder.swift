@@ -158,12 +158,9 @@ struct TapeObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// In sorted order, as the tree decoder gives them (its members are a dictionary's, in no order).
     var allKeys: [Key] {
         var keys: [String] = []
-        var child = index + 1
-        let end = tape.tape[index].next
-        while child < end {
-            let name = tape.tape.string(at: child)
+        tape.tape.forEachMember(of: index) { name, _ in
+            let name = tape.tape.string(at: name)
             if !keys.contains(name) { keys.append(name) }
-            child = tape.tape[tape.tape[child].next].next
         }
         return keys.sorted().compactMap { Key(stringValue: $0) }
     }
@@ -172,17 +169,7 @@ struct TapeObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func valueIndex(_ key: Key) -> Int? { valueIndex(named: key.stringValue) }
 
     /// The node of the value of the member `name`, if the object has one.
-    func valueIndex(named name: String) -> Int? {
-        var found: Int?
-        var child = index + 1
-        let end = tape.tape[index].next
-        while child < end {
-            let value = tape.tape[child].next
-            if tape.tape.string(at: child, equals: name) { found = value }
-            child = tape.tape[value].next
-        }
-        return found
-    }
+    func valueIndex(named name: String) -> Int? { tape.tape.member(name, of: index) }
 
     func contains(_ key: Key) -> Bool { valueIndex(key) != nil }
 

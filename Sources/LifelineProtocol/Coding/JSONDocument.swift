@@ -21,25 +21,17 @@ package struct JSONDocument {
         /// The members' names, in the text's order (a repeated one as often as it is given).
         package var names: [String] {
             var names: [String] = []
-            forEachName { names.append(tape.string(at: $0)) }
+            tape.forEachMember(of: 0) { name, _ in names.append(tape.string(at: name)) }
             return names
         }
 
         /// True when every member is named by one of `names`.
         package func allNamed(in names: [String]) -> Bool {
             var all = true
-            forEachName { node in
-                if all && !names.contains(where: { tape.string(at: node, equals: $0) }) { all = false }
+            tape.forEachMember(of: 0) { name, _ in
+                if all && !names.contains(where: { tape.string(at: name, equals: $0) }) { all = false }
             }
             return all
-        }
-
-        private func forEachName(_ body: (Int) -> Void) {
-            var child = 1
-            while child < tape[0].next {
-                body(child)
-                child = tape[tape[child].next].next
-            }
         }
     }
 

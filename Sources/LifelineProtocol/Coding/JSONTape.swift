@@ -88,13 +88,21 @@ struct JSONTape {
     func member(_ key: String, of index: Int = 0) -> Int? {
         guard nodes[index].kind == .object else { return nil }
         var found: Int?
-        var child = index + 1
-        while child < nodes[index].next {
-            let valueIndex = nodes[child].next
-            if string(at: child, equals: key) { found = valueIndex }
-            child = nodes[valueIndex].next
+        forEachMember(of: index) { name, value in
+            if string(at: name, equals: key) { found = value }
         }
         return found
+    }
+
+    /// Calls `body` with the name node and the value node of each member of the object at `index`,
+    /// in the text's order.
+    func forEachMember(of index: Int, _ body: (_ name: Int, _ value: Int) -> Void) {
+        var child = index + 1
+        while child < nodes[index].next {
+            let value = nodes[child].next
+            body(child, value)
+            child = nodes[value].next
+        }
     }
 
     /// The indexes of the children of the container at `index` (an object's: keys and values
