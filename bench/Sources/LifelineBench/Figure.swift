@@ -10,6 +10,8 @@ struct Figure: Sendable {
     var summary: Summary?
     /// Events per second, for throughput.
     var rate: Double?
+    /// Throughput: each round's rate, in the order of the rounds (`rate` is their median).
+    var rates: [Double]? = nil
     /// Events published but never seen (closed loop: not acked within 2 s; throughput: dropped).
     var lost: Int = 0
     /// Events handled more than once (the guaranteed tier's consumer kill).

@@ -26,7 +26,18 @@ struct Report {
         if let mine = figure.summary, let theirs = peer.summary, theirs.p50 > 0 {
             return mine.p50 / theirs.p50
         }
-        if let mine = figure.rate, let theirs = peer.rate, theirs > 0 { return mine / theirs }
+        return Self.rateRatio(figure, peer)
+    }
+
+    /// One rate over another's. Rounds taken in turns are compared round by round: the median of
+    /// the rounds' ratios.
+    static func rateRatio(_ figure: Figure, _ other: Figure) -> Double? {
+        if let mine = figure.rates, let theirs = other.rates, mine.count == theirs.count, !mine.isEmpty,
+            !theirs.contains(0)
+        {
+            return Driver.median(zip(mine, theirs).map { $0 / $1 })
+        }
+        if let mine = figure.rate, let theirs = other.rate, theirs > 0 { return mine / theirs }
         return nil
     }
 
@@ -53,8 +64,8 @@ struct Report {
                 if let mine = figure.summary, let theirs = base.summary {
                     comparison = String(
                         format: "%.2fx / %.2fx %@", mine.p50 / theirs.p50, mine.p99 / theirs.p99, base.system)
-                } else if let mine = figure.rate, let theirs = base.rate, theirs > 0 {
-                    comparison = String(format: "%.2fx %@", mine / theirs, base.system)
+                } else if let ratio = Self.rateRatio(figure, base) {
+                    comparison = String(format: "%.2fx %@", ratio, base.system)
                 }
             }
             row.append(comparison)
@@ -68,6 +79,9 @@ struct Report {
             var notes: [String] = []
             if figure.summary != nil, let rate = figure.rate {
                 notes.append(String(format: "%.0f/s delivered to each", rate))
+            }
+            if let rates = figure.rates, rates.count > 1, let low = rates.min(), let high = rates.max() {
+                notes.append(String(format: "%d rounds %.0f–%.0f/s", rates.count, low, high))
             }
             if figure.lost > 0 || figure.scenario == "guaranteed" && figure.metric == Figure.consumerKill {
                 notes.append("\(figure.lost) lost")
@@ -129,6 +143,9 @@ struct Report {
                 }
             }
             if let rate = figure.rate { members["eventsPerSecond"] = .double(rate.rounded()) }
+            if let rates = figure.rates {
+                members["eventsPerSecondByRound"] = .array(rates.map { .double($0.rounded()) })
+            }
             if let cpu = figure.brokerCPU {
                 members["brokerCpuMicrosecondsPerEvent"] = .double(cpu.rounded())
             }
@@ -144,8 +161,8 @@ struct Report {
                     members["ratioP50"] = .double((mine.p50 / theirs.p50 * 100).rounded() / 100)
                     members["ratioP99"] = .double((mine.p99 / theirs.p99 * 100).rounded() / 100)
                 }
-                if let mine = figure.rate, let theirs = base.rate, theirs > 0 {
-                    members["ratioRate"] = .double((mine / theirs * 100).rounded() / 100)
+                if let ratio = Self.rateRatio(figure, base) {
+                    members["ratioRate"] = .double((ratio * 100).rounded() / 100)
                 }
             }
             return .object(members)
@@ -161,6 +178,7 @@ struct Report {
                 "bytes": .array(settings.sizes.map { .int(Int64($0)) }),
                 "transports": .array(settings.transports.map { .string($0) }),
                 "throughputEvents": .int(Int64(settings.throughputEvents)),
+                "throughputRounds": .int(Int64(settings.throughputRounds)),
                 "pacedRate": .int(Int64(settings.pacedRate)),
                 "clock": "CLOCK_MONOTONIC, shared by all processes of the host",
             ],

@@ -13,6 +13,8 @@ struct Settings: Sendable {
     var sizes = [64, 1024]
     var transports = ["ipc", "tcp"]
     var throughputEvents = 200_000
+    /// Throughput bursts per system, the systems taking turns (a row is the median burst).
+    var throughputRounds = 5
     var pacedRate = 2000
     var output = URL(fileURLWithPath: "bench/results")
     var only: String?
@@ -32,6 +34,7 @@ struct Settings: Sendable {
         settings.warmup = 200
         settings.rounds = 6
         settings.throughputEvents = 50_000
+        settings.throughputRounds = 3
         return settings
     }()
 
