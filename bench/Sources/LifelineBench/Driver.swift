@@ -171,7 +171,7 @@ final class Driver {
                         "zmq_proxy",
                         { key in
                             try topology.proxyPub.send(frames: [
-                                proxyTopic, Payload.binary(key: key, size: size),
+                                proxyTopic, Payload.json(key: key, size: size),
                             ])
                         }
                     ),
@@ -179,7 +179,7 @@ final class Driver {
                         "zmq_direct",
                         { key in
                             try topology.directPub.send(frames: [
-                                directTopic, Payload.binary(key: key, size: size),
+                                directTopic, Payload.json(key: key, size: size),
                             ])
                         }
                     ),
@@ -226,7 +226,7 @@ final class Driver {
                         (
                             "nats",
                             { key in
-                                nats.publish(subject, Payload.binary(key: key, size: size))
+                                nats.publish(subject, Payload.json(key: key, size: size))
                                 try nats.flush()
                             }
                         ))
@@ -238,7 +238,7 @@ final class Driver {
                             "redis",
                             { key in
                                 redis.command([
-                                    Array("PUBLISH".utf8), subject, Payload.binary(key: key, size: size),
+                                    Array("PUBLISH".utf8), subject, Payload.json(key: key, size: size),
                                 ])
                                 try redis.flush()
                                 _ = try redis.next()
@@ -408,7 +408,7 @@ final class Driver {
             // A NATS request: PUB with a reply subject the requester subscribed to, answered by the
             // responder process.
             let subject = Array("bench.echo".utf8)
-            let body = Payload.binary(key: 0, size: size)
+            let body = Payload.json(key: 0, size: size)
             scenarios[2].1.append(
                 (
                     "nats",
@@ -501,7 +501,7 @@ final class Driver {
             ),
             (
                 "zmq_proxy",
-                { key in try topology.proxyPub.send(frames: [topic, Payload.binary(key: key, size: 64)]) }
+                { key in try topology.proxyPub.send(frames: [topic, Payload.json(key: key, size: 64)]) }
             ),
         ]
         var latencies = Array(repeating: [UInt64](), count: systems.count)

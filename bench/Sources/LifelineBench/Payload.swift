@@ -11,18 +11,17 @@ enum Payload {
         return head + [UInt8](repeating: UInt8(ascii: "x"), count: padding) + Array("\"}".utf8)
     }
 
-    /// `size` bytes starting with `key` as a big-endian u64, then a quiet flag byte.
-    static func binary(key: UInt64, size: Int, quiet: Bool = false) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0x78, count: max(9, size))
-        for index in 0..<8 { bytes[index] = UInt8(truncatingIfNeeded: key >> UInt64(56 - 8 * index)) }
-        bytes[8] = quiet ? 1 : 0
-        return bytes
-    }
-
-    static func isQuiet(_ bytes: [UInt8]) -> Bool { bytes.count > 8 && bytes[8] == 1 }
-
-    static func key(inBinary bytes: [UInt8]) -> UInt64 {
-        guard bytes.count >= 8 else { return 0 }
-        return bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
+    /// The key and the quiet flag of a payload made by ``json(key:size:quiet:)``, read as the Lifeline
+    /// services' handlers read them (`event["k"]`, `event["q"]`, with the same reader): every
+    /// subscriber of every system does this same work per event.
+    static func fields(_ bytes: [UInt8]) -> (key: UInt64, quiet: Bool) {
+        func member(_ name: String) -> JSONValue? {
+            switch JSONFieldReader.value(of: name, in: bytes) {
+            case .none: return nil
+            case .some(let value?): return value
+            case .some(nil): return (try? JSONParser.parse(bytes))?[name]
+            }
+        }
+        return (UInt64(member("k")?.intValue ?? 0), member("q") != nil)
     }
 }

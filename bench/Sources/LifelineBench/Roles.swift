@@ -105,8 +105,9 @@ enum Roles {
             guard let frames = try sub.receiveFrames() else { continue }
             let received = SystemClock.monotonicNanoseconds()
             count += 1
-            guard frames.count > 1, !Payload.isQuiet(frames[1]) else { continue }
-            let key = Payload.key(inBinary: frames[1])
+            guard frames.count > 1 else { continue }
+            let (key, quiet) = Payload.fields(frames[1])
+            guard !quiet else { continue }
             try push.send(frames: [Ack(index: index, key: key, received: received, count: count).encoded()])
         }
     }

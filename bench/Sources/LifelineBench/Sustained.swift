@@ -32,7 +32,7 @@ extension Driver {
             send: { events in
                 for event in events {
                     try topology.proxyPub.send(frames: [
-                        topic, Payload.binary(key: event.key, size: 64, quiet: !event.sampled),
+                        topic, Payload.json(key: event.key, size: 64, quiet: !event.sampled),
                     ])
                 }
             })

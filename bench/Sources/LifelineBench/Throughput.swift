@@ -82,7 +82,7 @@ extension Driver {
             _ = try topology.client.publish("bench.n1", payload: Payload.json(key: key, size: 64))
         }
         let proxySend: (UInt64) throws -> Void = { key in
-            try topology.proxyPub.send(frames: [topic, Payload.binary(key: key, size: 64)])
+            try topology.proxyPub.send(frames: [topic, Payload.json(key: key, size: 64)])
         }
         var systems: [ThroughputSystem] = []
 
@@ -188,7 +188,7 @@ extension Driver {
                 let first = self.nextKey()
                 self.key += UInt64(total - 1)
                 let payloads = (0..<total).map {
-                    Payload.binary(key: first + UInt64($0), size: 64, quiet: $0 < total - 1)
+                    Payload.json(key: first + UInt64($0), size: 64, quiet: $0 < total - 1)
                 }
                 let start = SystemClock.monotonicNanoseconds()
                 for payload in payloads { try topology.proxyPub.send(frames: [topic, payload]) }
@@ -223,7 +223,7 @@ extension Driver {
         return peers.map { peer in
             ThroughputSystem(system: peer.0, label: peer.0, mode: "open-loop, writes of \(batch) events") {
                 let probe: (UInt64) throws -> Void = { key in
-                    peer.queue(Payload.binary(key: key, size: 64))
+                    peer.queue(Payload.json(key: key, size: 64))
                     try peer.flush()
                     try peer.replies(1)
                 }
@@ -231,7 +231,7 @@ extension Driver {
                 let first = self.nextKey()
                 self.key += UInt64(total - 1)
                 let payloads = (0..<total).map {
-                    Payload.binary(key: first + UInt64($0), size: 64, quiet: $0 < total - 1)
+                    Payload.json(key: first + UInt64($0), size: 64, quiet: $0 < total - 1)
                 }
                 let start = SystemClock.monotonicNanoseconds()
                 var pending = 0

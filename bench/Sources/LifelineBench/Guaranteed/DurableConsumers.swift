@@ -69,7 +69,7 @@ enum DurableConsumers {
         while true {
             let message = try nats.next()
             guard let reply = message.reply else { continue }
-            let key = Payload.key(inBinary: message.payload)
+            let key = Payload.fields(message.payload).key
             record.append("\(key)\n")
             nats.publish(reply, [])  // an empty message to the reply subject acks it
             count += 1
@@ -103,7 +103,7 @@ enum DurableConsumers {
                 continue
             }
             for (_, payload) in entries {
-                let key = Payload.key(inBinary: payload)
+                let key = Payload.fields(payload).key
                 record.append("\(key)\n")
                 count += 1
                 try acks.send(frames: [

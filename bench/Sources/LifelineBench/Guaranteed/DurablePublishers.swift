@@ -84,7 +84,7 @@ final class JetStreamPublisher: DurablePublisher {
     }
 
     func send(_ key: UInt64) throws {
-        nats.publish(subject, Payload.binary(key: key, size: 64), reply: Array("\(Self.inbox).\(key)".utf8))
+        nats.publish(subject, Payload.json(key: key, size: 64), reply: Array("\(Self.inbox).\(key)".utf8))
     }
 
     func flush() throws { try nats.flush() }
@@ -116,7 +116,7 @@ final class RedisStreamPublisher: DurablePublisher {
         _ = try redis.next()
     }
 
-    func send(_ key: UInt64) throws { redis.command(parts + [Payload.binary(key: key, size: 64)]) }
+    func send(_ key: UInt64) throws { redis.command(parts + [Payload.json(key: key, size: 64)]) }
 
     func flush() throws { try redis.flush() }
 

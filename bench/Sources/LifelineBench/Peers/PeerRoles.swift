@@ -3,7 +3,8 @@ import LifelineSupport
 import ZeroMQ
 
 /// The peers' subscriber and responder processes, which ack to the driver like the raw libzmq
-/// subscribers: each message's payload starts with its key (Payload.binary).
+/// subscribers: each message's payload is the Lifeline events' JSON, its key and quiet flag read as a
+/// Lifeline handler reads them (``Payload/fields(_:)``).
 enum PeerRoles {
     /// Subscribes to `--topics` on the NATS server `--server` and acks every message.
     static func natsSubscriber(_ arguments: inout CommandLineArguments) throws -> Never {
@@ -22,14 +23,9 @@ enum PeerRoles {
             let message = try nats.next()
             let received = SystemClock.monotonicNanoseconds()
             count += 1
-            guard !Payload.isQuiet(message.payload) else { continue }
-            try acks.send(frames: [
-                Ack(
-                    index: index, key: Payload.key(inBinary: message.payload), received: received,
-                    count: count
-                )
-                .encoded()
-            ])
+            let (key, quiet) = Payload.fields(message.payload)
+            guard !quiet else { continue }
+            try acks.send(frames: [Ack(index: index, key: key, received: received, count: count).encoded()])
         }
     }
 
@@ -50,11 +46,9 @@ enum PeerRoles {
             else { continue }
             let received = SystemClock.monotonicNanoseconds()
             count += 1
-            guard !Payload.isQuiet(payload) else { continue }
-            try acks.send(frames: [
-                Ack(index: index, key: Payload.key(inBinary: payload), received: received, count: count)
-                    .encoded()
-            ])
+            let (key, quiet) = Payload.fields(payload)
+            guard !quiet else { continue }
+            try acks.send(frames: [Ack(index: index, key: key, received: received, count: count).encoded()])
         }
     }
 
