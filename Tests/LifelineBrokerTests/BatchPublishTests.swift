@@ -114,6 +114,53 @@ struct BatchPublishTests {
             ])
     }
 
+    @Test(
+        "runs of one name are stamped as single events are: positions, the journal's records, a transition between them"
+    )
+    func runsMatchSingleEvents() throws {
+        let names: [EventName] = [
+            "app.a", "app.a", "app.b", "app.b", "app.b", "didFinishLaunching", "app.a", "app.a",
+        ]
+        var batched = BrokerHarness()
+        let reply = batched.raw("cli", Self.batch(names, header: ["publishId": "p.9"]))
+        #expect(reply?.status == .ok)
+        var single = BrokerHarness()
+        var singlyPublished: [BusMessage] = []
+        for (index, name) in names.enumerated() {
+            var header: [String: JSONValue] = ["event": .string(name.rawValue)]
+            if index == names.count - 1 { header["publishId"] = "p.9" }
+            _ = single.raw(
+                "cli",
+                ControlRequest(
+                    .publish, requestID: Array("s\(index)".utf8), header: .object(header),
+                    payload: Array("{\"n\":\(index)}".utf8)
+                ).frames())
+            singlyPublished += single.published
+        }
+        // The runtime's own events (the boot loader's) are left out: only the published ones compare.
+        let batch = batched.published.filter { names.contains($0.name) }
+        let alone = singlyPublished.filter { names.contains($0.name) }
+        #expect(batch.map(\.name) == names && alone.map(\.name) == names)
+        #expect(batch.map(\.header.topicSequence) == [1, 2, 1, 2, 3, 1, 3, 4])
+        #expect(batch.map(\.header.topicSequence) == alone.map(\.header.topicSequence))
+        #expect(batch.map(\.payload) == alone.map(\.payload))
+        #expect(zip(batch, batch.dropFirst()).allSatisfy { $0.header.sequence < $1.header.sequence })
+        #expect(batched.core.core.lifecycle == single.core.core.lifecycle)
+        let positions = batched.core.core.topicPositions(for: ["app.a", "app.b"]).positions
+        #expect(positions["app.a"]?.sequence == batch[7].header.sequence)
+        #expect(positions["app.a"]?.topicSequence == 4 && positions["app.b"]?.topicSequence == 3)
+        #expect(positions["app.b"]?.sequence == batch[4].header.sequence)
+        // Only the last event carries the publication's id and size, in memory and in a durable copy.
+        let records = batched.core.core.journal.records(epoch: batched.core.core.epoch).compactMap { record in
+            if case .event(let message, let publishID, _, let size) = record, names.contains(message.name) {
+                return (publishID, size)
+            }
+            return nil
+        }
+        #expect(records.map(\.0) == Array(repeating: nil, count: names.count - 1) + ["p.9"])
+        #expect(records.map(\.1) == Array(repeating: 1, count: names.count - 1) + [names.count])
+    }
+
     @Test("a repeated batch id gets the first receipt and nothing twice; without reply nothing is answered")
     func repeatsAndNoReply() throws {
         var broker = BrokerHarness()

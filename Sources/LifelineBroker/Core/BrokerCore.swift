@@ -189,24 +189,50 @@ struct BrokerCore {
         subscribers: Int = 0,
         batch: Int = 1
     ) -> BusHeader {
-        let header = sequencer.next(name, flags: flags, wall: wall(at: now), monotonic: now.nanoseconds)
-        let message = BusMessage(name: name, header: header, payload: payload)
-        journal.append(
-            message, now: now.nanoseconds, publishID: publishID, subscribers: subscribers, batch: batch)
-        stats.published &+= 1
-        stats.delivered &+= UInt64(subscribers)
-        if durable {
-            output.append(
-                .record(
-                    JournalRecord.event(
-                        message, publishID: publishID, subscribers: subscribers, batch: batch
-                    ).encoded()))
-            countRecord()
+        publish(
+            name, payloads: CollectionOfOne(payload), flags: flags, publishID: publishID,
+            subscribers: subscribers, batch: batch)
+    }
+
+    /// Stamps, journals (durably first, with a state directory) and publishes a run of events of one
+    /// name (at least one), in order, looking the name up once for the whole run: `publishID` and
+    /// `batch` are the run's last event's (the others have none, and 1). Returns the last event's
+    /// header.
+    @discardableResult
+    mutating func publish(
+        _ name: EventName, payloads: some Collection<[UInt8]>, flags: UInt64 = 0, publishID: String? = nil,
+        subscribers: Int = 0, batch: Int = 1
+    ) -> BusHeader {
+        let count = payloads.count
+        var header = sequencer.next(
+            name, count: count, flags: flags, wall: wall(at: now), monotonic: now.nanoseconds)
+        let shared = sharedRoutes.isEmpty ? nil : sharedRoutes[name]
+        var remaining = count
+        for payload in payloads {
+            remaining -= 1
+            let isLast = remaining == 0
+            let message = BusMessage(name: name, header: header, payload: payload)
+            journal.hold(
+                message, now: now.nanoseconds, publishID: isLast ? publishID : nil, subscribers: subscribers,
+                batch: isLast ? batch : 1)
+            // The name's position is noted once, after the run's last event, unless a shared queue
+            // may look at it in between.
+            if isLast || shared != nil { journal.noteTopic(of: message) }
+            if durable {
+                output.append(
+                    .record(
+                        JournalRecord.event(
+                            message, publishID: isLast ? publishID : nil, subscribers: subscribers,
+                            batch: isLast ? batch : 1
+                        ).encoded()))
+                countRecord()
+            }
+            output.append(.publish(message))
+            if let shared { announce(.sharedEvent(message, names: shared)) }
+            if !isLast { header = header.following }
         }
-        output.append(.publish(message))
-        if !sharedRoutes.isEmpty, let names = sharedRoutes[name] {
-            announce(.sharedEvent(message, names: names))
-        }
+        stats.published &+= UInt64(count)
+        stats.delivered &+= UInt64(subscribers) &* UInt64(count)
         return header
     }
 

@@ -63,9 +63,22 @@ struct EventJournal {
     mutating func append(
         _ message: BusMessage, now: UInt64, publishID: String? = nil, subscribers: Int = 0, batch: Int = 1
     ) {
-        lastSequence = message.header.sequence
+        noteTopic(of: message)
+        hold(message, now: now, publishID: publishID, subscribers: subscribers, batch: batch)
+    }
+
+    /// Remembers `message` as the last event of its name.
+    mutating func noteTopic(of message: BusMessage) {
         topics[message.name] = TopicState(
             sequence: message.header.sequence, topicSequence: message.header.topicSequence)
+    }
+
+    /// Holds `message` without noting it as the last of its name: for a run of one name, whose last
+    /// event is noted once (``noteTopic(of:)``).
+    mutating func hold(
+        _ message: BusMessage, now: UInt64, publishID: String? = nil, subscribers: Int = 0, batch: Int = 1
+    ) {
+        lastSequence = message.header.sequence
         guard capacity > 0 else { return }
         let size = Self.size(of: message)
         entries.append(

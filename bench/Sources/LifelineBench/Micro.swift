@@ -70,6 +70,17 @@ enum Micro {
                 core.handleControl(
                     peer: peer, frames: publish[...], now: SystemClock.now, into: &output)
             })
+        let batch = ControlRequest(
+            .publish, requestID: Array("k43".utf8), header: ["event": "bench.n1", "count": 1000],
+            payload: PackedPayloads.frame(Array(repeating: payload, count: 1000))
+        ).frames()
+        let perEvent = measure(
+            "broker: handle a PUBLISH of 1000 events (per event)", iterations: max(1, iterations / 1000)
+        ) {
+            output.removeAll(keepingCapacity: true)
+            core.handleControl(peer: peer, frames: batch[...], now: SystemClock.now, into: &output)
+        }
+        results.append((perEvent.0, perEvent.1 / 1000))
         results.append(
             try callRoundTrip(in: &core, iterations: iterations))
         results.append(

@@ -107,25 +107,38 @@ struct PublishFeature: BrokerFeature {
             publishedMonotonicNanoseconds: 0)
         var previous: EventName?
         var (plain, subscribers) = (true, 0)
-        for index in 0..<count {
+        func published(_ payload: [UInt8]) -> [UInt8] { payload.isEmpty ? Array("{}".utf8) : payload }
+        var index = 0
+        while index < count {
             let event = request.event(at: index)
             if event.name != previous {
                 previous = event.name
                 plain = LifecycleState.target(of: event.name) == nil
                 subscribers = core.registry.subscriberCount(of: event.name)
             }
+            // Consecutive plain events of the same name go as one run; one that moves the lifecycle
+            // goes alone, between its transition and its announcement.
+            var payloads = [published(event.payload)]
+            var end = index + 1
+            while plain && end < count {
+                let next = request.event(at: end)
+                guard next.name.isIdentical(to: event.name) else { break }
+                payloads.append(published(next.payload))
+                end += 1
+            }
             if !plain {
                 _ = EventChecks.moveLifecycle(event.name, force: request.force, peer: peer, id: id, in: &core)
             }
-            let isLast = index == count - 1
+            let isLast = end == count
             last = core.publish(
-                event.name, payload: event.payload.isEmpty ? Array("{}".utf8) : event.payload,
-                flags: acknowledged ? 1 : 0, publishID: isLast ? request.publishID : nil,
-                subscribers: subscribers, batch: isLast ? count : 1)
+                event.name, payloads: payloads, flags: acknowledged ? 1 : 0,
+                publishID: isLast ? request.publishID : nil, subscribers: subscribers,
+                batch: isLast ? count : 1)
             if !plain {
                 EventChecks.announceLaunch(
                     event.name, payload: event.payload, by: "a published \(event.name)", in: &core)
             }
+            index = end
         }
         guard request.reply || request.publishID != nil || acknowledged else { return }
         var receipt = PublishReceipt(
