@@ -1,3 +1,5 @@
+import Glibc
+
 /// Byte comparisons for the hot decoding paths, over contiguous memory (the generic `==` of two
 /// arrays, and `elementsEqual` of a String's UTF-8 view, cost 10–20× as many instructions).
 enum ByteComparison {
@@ -11,6 +13,9 @@ enum ByteComparison {
 
     /// True when `a` and `b` have the same UTF-8 bytes (not merely canonically equivalent text).
     static func equal(_ a: String, _ b: String) -> Bool {
+        // One representation — a storage both share, or the same small string — holds one text: a
+        // name copied along a batch is recognized without reading it.
+        if sameRepresentation(a, b) { return true }
         let (x, y) = (a.utf8, b.utf8)
         guard x.count == y.count else { return false }
         return x.withContiguousStorageIfAvailable { p in
@@ -37,6 +42,13 @@ enum ByteComparison {
         let value = word ^ (UInt64(byte) &* ones)
         // A byte of `value` is zero exactly when the subtraction borrows into its high bit.
         return (value &- ones) & ~value & 0x8080_8080_8080_8080 != 0
+    }
+
+    /// True when `a` and `b` are the same bits (two equal bit patterns of one value type are one value).
+    static func sameRepresentation<T>(_ a: T, _ b: T) -> Bool {
+        withUnsafeBytes(of: a) { x in
+            withUnsafeBytes(of: b) { y in memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+        }
     }
 
     private static func same(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -67,10 +67,18 @@ struct BytePathPropertyTests {
         }
     }
 
-    @Test("byte comparisons say what == of the bytes says, for arrays, strings and bus topics")
+    @Test(
+        "byte comparisons say what == of the bytes says, for arrays, strings (shared or copied) and bus topics"
+    )
     func comparisons() {
         var generator = SeededGenerator()
-        let names = ["a.b", "a.K", "a.\u{212A}", "café", "cafe\u{301}", "", "a.bc", "app.didBecomeActive"]
+        // Literals share one representation when picked twice; the copies made at run time hold the
+        // same bytes in a storage of their own (long ones) or the same small string.
+        let literals = [
+            "a.b", "a.K", "a.\u{212A}", "café", "cafe\u{301}", "", "a.bc", "app.didBecomeActive",
+            "app.didBecomeActive.Kelvin", "app.didBecomeActive.\u{212A}elvin",
+        ]
+        let names = literals + literals.map { String(decoding: Array($0.utf8), as: UTF8.self) }
         for _ in 0..<20_000 {
             let a = (0..<Int.random(in: 0...10, using: &generator)).map { _ in
                 UInt8.random(in: 0...3, using: &generator)
