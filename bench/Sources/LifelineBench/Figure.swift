@@ -19,6 +19,8 @@ struct Figure: Sendable {
     /// CPU per event (µs, all threads) of the broker or relay, and of all subscribers together.
     var brokerCPU: Double?
     var subscriberCPU: Double?
+    /// Throughput: CPU per event (µs) of the publishing process.
+    var publisherCPU: Double? = nil
 
     /// The guaranteed tier's row of a consumer killed and restarted mid-stream: lost and duplicated.
     static let consumerKill = "consumer kill -9"

@@ -41,6 +41,11 @@ struct Report {
         return nil
     }
 
+    /// CPU per event: whole microseconds, tenths below ten.
+    private static func cpu(_ value: Double) -> String {
+        String(format: value < 10 ? "%.1f" : "%.0f", value)
+    }
+
     private static func number(_ value: Double) -> String {
         value >= 1000 ? String(format: "%.0f", value) : String(format: "%.1f", value)
     }
@@ -72,14 +77,13 @@ struct Report {
             row.append(natsRatio(of: figure).map { String(format: "%.2fx", $0) } ?? "")
             row.append(
                 figure.subscriberCPU.map {
-                    String(
-                        format: "%@%.0f", figure.brokerCPU.map { String(format: "%.0f / ", $0) } ?? "- / ", $0
-                    )
+                    "\(figure.brokerCPU.map { Self.cpu($0) } ?? "-") / \(Self.cpu($0))"
                 } ?? "")
             var notes: [String] = []
             if figure.summary != nil, let rate = figure.rate {
                 notes.append(String(format: "%.0f/s delivered to each", rate))
             }
+            if let cpu = figure.publisherCPU { notes.append("publisher \(Self.cpu(cpu)) µs/event") }
             if let rates = figure.rates, rates.count > 1, let low = rates.min(), let high = rates.max() {
                 notes.append(String(format: "%d rounds %.0f–%.0f/s", rates.count, low, high))
             }
@@ -147,10 +151,15 @@ struct Report {
                 members["eventsPerSecondByRound"] = .array(rates.map { .double($0.rounded()) })
             }
             if let cpu = figure.brokerCPU {
-                members["brokerCpuMicrosecondsPerEvent"] = .double(cpu.rounded())
+                members["brokerCpuMicrosecondsPerEvent"] = .double(
+                    cpu < 10 ? (cpu * 100).rounded() / 100 : cpu.rounded())
             }
             if let cpu = figure.subscriberCPU {
-                members["subscribersCpuMicrosecondsPerEvent"] = .double(cpu.rounded())
+                members["subscribersCpuMicrosecondsPerEvent"] = .double(
+                    cpu < 10 ? (cpu * 100).rounded() / 100 : cpu.rounded())
+            }
+            if let cpu = figure.publisherCPU {
+                members["publisherCpuMicrosecondsPerEvent"] = .double((cpu * 100).rounded() / 100)
             }
             if let ratio = natsRatio(of: figure) {
                 members["ratioToNats"] = .double((ratio * 100).rounded() / 100)

@@ -1,3 +1,4 @@
+import Glibc
 import Lifeline
 import LifelineProtocol
 import LifelineSupport
@@ -9,6 +10,8 @@ extension Driver {
         let system: String
         let label: String
         let mode: String
+        /// The topology's roles of its server (none for a system without one) and its subscribers.
+        let roles: (server: String, subscribers: String)
         /// Sends one burst (the events made before its clock starts) and returns what it measured.
         let burst: () throws -> ThroughputBurst
     }
@@ -20,6 +23,9 @@ extension Driver {
         /// Events per second until the publisher was done (answered, or handed to its socket).
         var publisherRate: Double
         var lost: Int
+        /// CPU per event (µs) of the publishing process (this driver, with its client's threads), the
+        /// server and the subscriber.
+        var cpu = (publisher: 0.0, server: 0.0, subscriber: 0.0)
     }
 
     /// Bursts of `throughputEvents` events of 64 B to one subscriber, through every system, in
@@ -38,11 +44,24 @@ extension Driver {
         for round in 0..<rounds {
             for offset in systems.indices {
                 let system = systems[(offset + round) % systems.count]
-                let burst = try system.burst()
+                let before = (
+                    Self.ownCPU(), topology.cpu(system.roles.server),
+                    topology.cpu(system.roles.subscribers, first: 1)
+                )
+                var burst = try system.burst()
+                let events = Double(total)
+                burst.cpu = (
+                    (Self.ownCPU() - before.0) / events,
+                    (topology.cpu(system.roles.server) - before.1) / events,
+                    (topology.cpu(system.roles.subscribers, first: 1) - before.2) / events
+                )
                 progress(
                     String(
-                        format: "  round %d, %@: %.0f events/s delivered, publisher done at %.0f/s, %d lost",
-                        round + 1, system.label, burst.rate, burst.publisherRate, burst.lost))
+                        format:
+                            "  round %d, %@: %.0f events/s delivered, publisher done at %.0f/s, %d lost; CPU µs per event: publisher %.2f, server %.2f, subscriber %.2f",
+                        round + 1, system.label, burst.rate, burst.publisherRate, burst.lost,
+                        burst.cpu.publisher,
+                        burst.cpu.server, burst.cpu.subscriber))
                 bursts[system.system, default: []].append(burst)
             }
         }
@@ -53,8 +72,18 @@ extension Driver {
                     scenario: "throughput", system: system.system, transport: topology.transport, fanout: 1,
                     size: 64, metric: "events/s", mode: system.mode,
                     rate: Self.median(measured.map(\.rate)), rates: measured.map(\.rate),
-                    lost: measured.map(\.lost).reduce(0, +)))
+                    lost: measured.map(\.lost).reduce(0, +),
+                    brokerCPU: system.roles.server.isEmpty ? nil : Self.median(measured.map(\.cpu.server)),
+                    subscriberCPU: Self.median(measured.map(\.cpu.subscriber)),
+                    publisherCPU: Self.median(measured.map(\.cpu.publisher))))
         }
+    }
+
+    /// CPU used so far by this process, all its threads, in microseconds.
+    private static func ownCPU() -> Double {
+        var time = timespec()
+        guard clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time) == 0 else { return 0 }
+        return Double(time.tv_sec) * 1_000_000 + Double(time.tv_nsec) / 1000
     }
 
     static func median(_ values: [Double]) -> Double {
@@ -95,7 +124,8 @@ extension Driver {
                 ThroughputSystem(
                     system: replied ? "lifeline" : "lifeline no-reply",
                     label: replied ? "lifeline" : "lifeline (no reply)",
-                    mode: replied ? "open-loop, 1000 replies outstanding" : "open-loop, PUBLISH reply:false"
+                    mode: replied ? "open-loop, 1000 replies outstanding" : "open-loop, PUBLISH reply:false",
+                    roles: ("lifeline broker", "lifeline subscribers")
                 ) {
                     let before = try self.synchronize("throughput lifeline", expected: 1, send: lifelineSend)
                     let first = self.nextKey()
@@ -154,6 +184,7 @@ extension Driver {
                     label: "lifeline group (batched)",
                     mode:
                         "publish(contentsOf:) to a group's leader, 1000 events per PUBLISH, 4 PUBLISH outstanding",
+                    roles: ("lifeline group broker", "lifeline group subscribers"),
                     send: { key in
                         _ = try group.publish("bench.n1", payload: Payload.json(key: key, size: 64))
                     }
@@ -183,7 +214,10 @@ extension Driver {
 
         // Baseline: PUB -> zmq_proxy -> SUB, as fast as the PUB accepts.
         systems.append(
-            ThroughputSystem(system: "zmq_proxy", label: "zmq_proxy", mode: "open-loop") {
+            ThroughputSystem(
+                system: "zmq_proxy", label: "zmq_proxy", mode: "open-loop",
+                roles: ("zmq_proxy broker", "zmq subscribers")
+            ) {
                 let before = try self.synchronize("throughput zmq_proxy", expected: 1, send: proxySend)
                 let first = self.nextKey()
                 self.key += UInt64(total - 1)
@@ -221,7 +255,10 @@ extension Driver {
         }
         let batch = 500
         return peers.map { peer in
-            ThroughputSystem(system: peer.0, label: peer.0, mode: "open-loop, writes of \(batch) events") {
+            ThroughputSystem(
+                system: peer.0, label: peer.0, mode: "open-loop, writes of \(batch) events",
+                roles: ("\(peer.0) server", "\(peer.0) subscribers")
+            ) {
                 let probe: (UInt64) throws -> Void = { key in
                     peer.queue(Payload.json(key: key, size: 64))
                     try peer.flush()
@@ -253,9 +290,10 @@ extension Driver {
     /// A Lifeline system whose burst hands the events (made before the clock starts) to `publish`.
     private func lifelineEvents(
         _ topology: BenchTopology, total: Int, system: String, label: String, mode: String,
+        roles: (server: String, subscribers: String) = ("lifeline broker", "lifeline subscribers"),
         send: @escaping (UInt64) throws -> Void, publish: @escaping ([PublishedEvent]) throws -> Void
     ) -> ThroughputSystem {
-        ThroughputSystem(system: system, label: label, mode: mode) {
+        ThroughputSystem(system: system, label: label, mode: mode, roles: roles) {
             let before = try self.synchronize("throughput \(system)", expected: 1, send: send)
             let first = self.nextKey()
             self.key += UInt64(total - 1)
