@@ -14,7 +14,7 @@ struct AcceptShortcutTests {
     }
 
     @Test(
-        "property, seeded: live events in order, repeated, lost (then replayed from the journal), renumbered and of another epoch give the same deliveries, requests, cursor and positions with the common case as without it"
+        "property, seeded: live events in order, repeated, lost (then replayed from the journal), renumbered and of another epoch, alone or several to a bus message, give the same deliveries, requests, cursor and positions with the common case as without it"
     )
     func againstTheGeneralPath() throws {
         var generator = SeededGenerator()
@@ -40,30 +40,49 @@ struct AcceptShortcutTests {
             }
             for step in 0..<400 {
                 let name = names.randomElement(using: &generator)!
-                let position = positions[name] ?? (0, 0)
-                var live: Published
-                var epoch: UInt64?
-                switch Int.random(in: 0..<20, using: &generator) {
-                case 0:
-                    // A repeat of the name's last event (or of nothing yet).
-                    live = Published(
-                        name: name, sequence: position.sequence, topicSequence: position.topicSequence)
-                case 1:
-                    // One event lost on the bus: the journal has it.
-                    _ = publish(name, topicSequence: position.topicSequence + 1)
-                    live = publish(name, topicSequence: position.topicSequence + 2)
-                case 2:
-                    // The broker numbers the name afresh.
-                    live = publish(name, topicSequence: 1)
-                case 3:
-                    live = Published(name: name, sequence: sequence + 1, topicSequence: 1)
-                    epoch = 78
-                default:
-                    live = publish(name, topicSequence: position.topicSequence + 1)
+                // One event to a bus message, or a run of several of one name (as the broker sends a
+                // batch), each of them any of the cases below.
+                let size =
+                    Int.random(in: 0..<4, using: &generator) == 0
+                    ? Int.random(in: 2...6, using: &generator) : 1
+                var run: [(sequence: UInt64, topicSequence: UInt64, epoch: UInt64?)] = []
+                for _ in 0..<size {
+                    let position = positions[name] ?? (0, 0)
+                    var live: Published
+                    var epoch: UInt64?
+                    switch Int.random(in: 0..<20, using: &generator) {
+                    case 0:
+                        // A repeat of the name's last event (or of nothing yet).
+                        live = Published(
+                            name: name, sequence: position.sequence, topicSequence: position.topicSequence)
+                    case 1:
+                        // One event lost on the bus: the journal has it.
+                        _ = publish(name, topicSequence: position.topicSequence + 1)
+                        live = publish(name, topicSequence: position.topicSequence + 2)
+                    case 2:
+                        // The broker numbers the name afresh.
+                        live = publish(name, topicSequence: 1)
+                    case 3:
+                        live = Published(name: name, sequence: sequence + 1, topicSequence: 1)
+                        epoch = 78
+                    default:
+                        live = publish(name, topicSequence: position.topicSequence + 1)
+                    }
+                    run.append((live.sequence, live.topicSequence, epoch))
                 }
-                let context = "round \(round), step \(step), \(name) #\(live.sequence); \(generator.replay)"
-                fast.bus(name, sequence: live.sequence, topicSequence: live.topicSequence, epoch: epoch)
-                general.bus(name, sequence: live.sequence, topicSequence: live.topicSequence, epoch: epoch)
+                let context =
+                    "round \(round), step \(step), \(name) #\(run.map(\.sequence)); \(generator.replay)"
+                if run.count == 1 {
+                    fast.bus(
+                        name, sequence: run[0].sequence, topicSequence: run[0].topicSequence,
+                        epoch: run[0].epoch)
+                    general.bus(
+                        name, sequence: run[0].sequence, topicSequence: run[0].topicSequence,
+                        epoch: run[0].epoch)
+                } else {
+                    fast.bus(name, events: run)
+                    general.bus(name, events: run)
+                }
                 #expect(fast.effects == general.effects, "\(context)")
                 liveDeliveries += fast.delivered.count
                 // REPLAYs answered from the journal, until none is outstanding.

@@ -64,6 +64,20 @@ struct ConnectionHarness {
         step { session, effects, _ in session.handleBus(message.frames(), into: &effects) }
     }
 
+    /// One bus message of several events of `name` (`epoch` nil: the session's).
+    mutating func bus(_ name: EventName, events: [(sequence: UInt64, topicSequence: UInt64, epoch: UInt64?)])
+    {
+        let messages = events.map { event in
+            BusMessage(
+                name: name,
+                header: BusHeader(
+                    epoch: event.epoch ?? epoch, sequence: event.sequence, topicSequence: event.topicSequence,
+                    publishedWallNanoseconds: 0, publishedMonotonicNanoseconds: 0),
+                payload: Array("{}".utf8))
+        }
+        step { session, effects, _ in session.handleBus(BusMessage.frames(batch: messages), into: &effects) }
+    }
+
     mutating func journalEvent(
         _ name: EventName, sequence: UInt64, topicSequence: UInt64, epoch: UInt64? = nil
     ) {

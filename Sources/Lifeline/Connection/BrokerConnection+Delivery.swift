@@ -49,6 +49,23 @@ extension BrokerConnection {
         deliver(message, replayed: false, receivedAt: receivedAt, into: &effects)
     }
 
+    /// The common case of ``accept(_:receivedAt:into:)`` for a bus message's events (one name): delivers
+    /// those from the first on that each come next of their name, with one lookup of the name, and
+    /// returns how many; the others go through `accept` one by one.
+    mutating func acceptInOrder(
+        _ messages: [BusMessage], receivedAt: UInt64, into effects: inout [ConnectionEffect]
+    ) -> Int {
+        guard takesShortcut, !recovering, !pause.isOn, let epoch, let first = messages.first else { return 0 }
+        if case .joining = phase { return 0 }
+        let moved = topics.advance(first.name, over: messages[...], epoch: epoch)
+        guard moved > 0 else { return 0 }
+        lastSequence = max(lastSequence, messages[moved - 1].header.sequence)
+        for message in messages[..<moved] {
+            effects.append(.deliver(.event(message, receivedAt: receivedAt, replayed: false)))
+        }
+        return moved
+    }
+
     /// Sends REPLAY for `names` after `sequence`; live events are held until every REPLAY out is
     /// answered.
     mutating func askJournal(

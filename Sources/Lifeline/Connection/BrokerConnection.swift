@@ -61,8 +61,8 @@ package struct BrokerConnection {
     /// The highest sequence delivered in this epoch (where a reconnect resumes).
     var lastSequence: UInt64 = 0
     var topics = TopicCursors()
-    /// False only in the test that holds ``accept(_:receivedAt:into:)``'s common case to its general
-    /// path.
+    /// False only in the test that holds the common case (``acceptInOrder(_:receivedAt:into:)`` and
+    /// ``accept(_:receivedAt:into:)``'s first branch) to the general path.
     var takesShortcut = true
     /// Bus events held while joining or while a gap is being recovered.
     var held: [BusMessage] = []
@@ -218,7 +218,9 @@ package struct BrokerConnection {
             effects.append(.deliver(.log("ignored a malformed bus message: \(error.message)")))
             return 0
         }
-        for message in messages {
+        // A bus message carries one name: its events that each come next move the cursor at once.
+        let inOrder = acceptInOrder(messages, receivedAt: receivedAt, into: &effects)
+        for message in messages[inOrder...] {
             if case .joining = phase {
                 held.append(message)
             } else if recovering {

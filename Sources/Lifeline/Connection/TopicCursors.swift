@@ -15,6 +15,20 @@ struct TopicCursors {
             self = Cursor(sequence: sequence, topicSequence: topicSequence)
             return true
         }
+
+        /// Moves over `messages` from the first on while each is of `name` and `epoch` and the next
+        /// one; returns how many.
+        mutating func advance(over messages: ArraySlice<BusMessage>, of name: EventName, epoch: UInt64) -> Int
+        {
+            var moved = 0
+            for message in messages {
+                guard message.header.epoch == epoch, message.name.isIdentical(to: name),
+                    advance(sequence: message.header.sequence, topicSequence: message.header.topicSequence)
+                else { break }
+                moved += 1
+            }
+            return moved
+        }
     }
 
     private var cursors: [EventName: Cursor] = [:]
@@ -35,6 +49,13 @@ struct TopicCursors {
     /// are not alike to a replayed event). One lookup of the name.
     mutating func advance(_ name: EventName, sequence: UInt64, topicSequence: UInt64) -> Bool {
         cursors[name]?.advance(sequence: sequence, topicSequence: topicSequence) ?? false
+    }
+
+    /// Moves the cursor of `name` over `messages` from the first on, while each is of `name` and
+    /// `epoch` and the next of its name (as ``advance(_:sequence:topicSequence:)`` for each in turn);
+    /// returns how many it moved over. One lookup of the name for the whole run.
+    mutating func advance(_ name: EventName, over messages: ArraySlice<BusMessage>, epoch: UInt64) -> Int {
+        cursors[name]?.advance(over: messages, of: name, epoch: epoch) ?? 0
     }
 
     /// Forgets every name.
