@@ -16,6 +16,8 @@ final class SocketLoop: @unchecked Sendable {
     var control: ZMQSocket?
     var bus: ZMQSocket?
     var effects: [ConnectionEffect] = []
+    /// The effects being performed (see ``apply()``).
+    private var applying: [ConnectionEffect] = []
     /// The bus message being handled, read in libzmq's buffers.
     let busFrames = ZMQMultipart(capacity: 4)
     var finished = false
@@ -273,14 +275,19 @@ final class SocketLoop: @unchecked Sendable {
     }
 
     private func apply() {
-        for effect in effects {
+        guard !effects.isEmpty else { return }
+        // The two arrays trade places, keeping their room: what performing adds waits for the next
+        // apply. Taken from the back of the reversed list, in order, each effect is moved out of the
+        // array instead of copied.
+        swap(&effects, &applying)
+        applying.reverse()
+        while let effect = applying.popLast() {
             do {
                 try perform(effect)
             } catch {
                 deliver(.log("\(effect) failed: \(error)"))
             }
         }
-        effects.removeAll(keepingCapacity: true)
     }
 
     private func perform(_ effect: ConnectionEffect) throws {
