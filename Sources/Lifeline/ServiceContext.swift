@@ -3,20 +3,35 @@ import LifelineProtocol
 /// A service's view of the runtime, handed to every handler: its name, and a client that shares the
 /// service's connection to the broker.
 public struct ServiceContext: Sendable {
+    /// What the context holds, behind one reference: every event carries its service's context, and
+    /// copying it then costs one reference count instead of four.
+    private final class Storage: Sendable {
+        let serviceName: String
+        let client: LifelineClient
+        let actorSystem: LifelineActorSystem
+        let runtimeServices: RuntimeServices?
+
+        init(serviceName: String, client: LifelineClient, runtimeServices: RuntimeServices?) {
+            self.serviceName = serviceName
+            self.client = client
+            self.actorSystem = LifelineActorSystem(client: client)
+            self.runtimeServices = runtimeServices
+        }
+    }
+
+    private let storage: Storage
+
     /// The service's registered name.
-    public let serviceName: String
+    public var serviceName: String { storage.serviceName }
     /// Publish, look up and call other services through the broker.
-    public let client: LifelineClient
+    public var client: LifelineClient { storage.client }
     /// Distributed actors over the same connection: make a hosted actor with it
     /// (``Service/actor(_:)``), and resolve other services' actors with it.
-    public let actorSystem: LifelineActorSystem
-    let runtimeServices: RuntimeServices?
+    public var actorSystem: LifelineActorSystem { storage.actorSystem }
+    var runtimeServices: RuntimeServices? { storage.runtimeServices }
 
     init(serviceName: String, client: LifelineClient, runtimeServices: RuntimeServices? = nil) {
-        self.serviceName = serviceName
-        self.client = client
-        self.actorSystem = LifelineActorSystem(client: client)
-        self.runtimeServices = runtimeServices
+        storage = Storage(serviceName: serviceName, client: client, runtimeServices: runtimeServices)
     }
 
     /// Writes a timestamped line to standard error under the service's name.
