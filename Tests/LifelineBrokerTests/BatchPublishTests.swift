@@ -222,6 +222,63 @@ struct BatchPublishTests {
                 && again.sequence == original.sequence)
     }
 
+    @Test(
+        "a durable batch in runs: only its last record carries the publication, a rewrite in a run keeps the run's position, the counters count every event"
+    )
+    func durableRuns() throws {
+        // A journal of 4 events is rewritten past 2 × 4 + 1024 records: the 1 033rd falls in a run.
+        var broker = BrokerHarness {
+            $0.stateDirectory = "/state"
+            $0.journalCapacity = 4
+        }
+        _ = broker.core.takeStartupOutput()
+        broker.register("push", peer: "svc", events: ["app.a"])
+        func counters() throws -> (published: Int64?, delivered: Int64?) {
+            let reply = broker.request("cli", .stats)
+            let figures = try #require(reply).json()["broker"]
+            return (figures?["published"]?.intValue, figures?["delivered"]?.intValue)
+        }
+        let before = try counters()
+        let names: [EventName] = Array(repeating: "app.a", count: 700) + Array(repeating: "app.b", count: 700)
+        _ = broker.raw(
+            "cli", Self.batch(names, payloads: names.map { _ in "{}" }, header: ["publishId": "p.3"]))
+        var records: [JournalRecord] = []
+        var rewrites: [[JournalRecord]] = []
+        for item in broker.output {
+            switch item {
+            case .record(let bytes): records += JournalRecord.decodeAll(bytes).records
+            case .rewriteJournal(let bytes): rewrites.append(JournalRecord.decodeAll(bytes).records)
+            default: break
+            }
+        }
+        let events = records.compactMap { record -> (UInt64, String?, Int)? in
+            guard case .event(let message, let publishID, _, let batch) = record else { return nil }
+            return (message.header.sequence, publishID, batch)
+        }
+        #expect(events.count == names.count)
+        #expect(events.dropLast().allSatisfy { $0.1 == nil && $0.2 == 1 })
+        #expect(events.last?.1 == "p.3" && events.last?.2 == names.count)
+        // The rewrite holds the position of the name whose run it fell in: the last event recorded
+        // before it.
+        let rewrite = try #require(rewrites.first, "the journal was rewritten during the batch")
+        let positions = rewrite.compactMap { record -> [EventName: EventJournal.TopicState]? in
+            if case .topics(let topics, _, _) = record { return topics }
+            return nil
+        }.first
+        let heldBefore = rewrite.compactMap { record -> BusMessage? in
+            if case .event(let message, _, _, _) = record { return message }
+            return nil
+        }
+        let last = try #require(heldBefore.last)
+        #expect(
+            positions?[last.name]
+                == EventJournal.TopicState(
+                    sequence: last.header.sequence, topicSequence: last.header.topicSequence))
+        let after = try counters()
+        #expect(after.published.map { $0 - (before.published ?? 0) } == 1400)
+        #expect(after.delivered.map { $0 - (before.delivered ?? 0) } == 700, "app.a has one subscriber")
+    }
+
     @Test("a restored batch of several names answers its repeat with each name's subscriber count")
     func durableMixedBatch() throws {
         var first = BrokerHarness { $0.stateDirectory = "/state" }

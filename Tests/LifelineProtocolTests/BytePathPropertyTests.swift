@@ -76,7 +76,7 @@ struct BytePathPropertyTests {
         // same bytes in a storage of their own (long ones) or the same small string.
         let literals = [
             "a.b", "a.K", "a.\u{212A}", "café", "cafe\u{301}", "", "a.bc", "app.didBecomeActive",
-            "app.didBecomeActive.Kelvin", "app.didBecomeActive.\u{212A}elvin",
+            "app.didBecomeActive.Kelvin", "app.didBecomeActive.\u{212A}elvin", "app.didBecomeActivf",
         ]
         let names = literals + literals.map { String(decoding: Array($0.utf8), as: UTF8.self) }
         for _ in 0..<20_000 {

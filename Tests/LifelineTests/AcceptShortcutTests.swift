@@ -50,7 +50,7 @@ struct AcceptShortcutTests {
                     let position = positions[name] ?? (0, 0)
                     var live: Published
                     var epoch: UInt64?
-                    switch Int.random(in: 0..<20, using: &generator) {
+                    switch Int.random(in: 0..<22, using: &generator) {
                     case 0:
                         // A repeat of the name's last event (or of nothing yet).
                         live = Published(
@@ -64,6 +64,11 @@ struct AcceptShortcutTests {
                         live = publish(name, topicSequence: 1)
                     case 3:
                         live = Published(name: name, sequence: sequence + 1, topicSequence: 1)
+                        epoch = 78
+                    case 4:
+                        // Of another epoch, numbered as the next of its name.
+                        live = Published(
+                            name: name, sequence: sequence + 1, topicSequence: position.topicSequence + 1)
                         epoch = 78
                     default:
                         live = publish(name, topicSequence: position.topicSequence + 1)

@@ -204,6 +204,7 @@ struct BrokerCore {
         subscribers: Int = 0, batch: Int = 1
     ) -> BusHeader {
         let count = payloads.count
+        precondition(count > 0, "a run of events holds at least one")
         var header = sequencer.next(
             name, count: count, flags: flags, wall: wall(at: now), monotonic: now.nanoseconds)
         let shared = sharedRoutes.isEmpty ? nil : sharedRoutes[name]
@@ -225,7 +226,7 @@ struct BrokerCore {
                             message, publishID: isLast ? publishID : nil, subscribers: subscribers,
                             batch: isLast ? batch : 1
                         ).encoded()))
-                countRecord()
+                countRecord(within: message)
             }
             output.append(.publish(message))
             if let shared { announce(.sharedEvent(message, names: shared)) }
@@ -244,10 +245,13 @@ struct BrokerCore {
     }
 
     /// Rewrites the durable journal once it holds twice what it must (and 1024 records more).
-    private mutating func countRecord() {
+    /// `within`: the event just recorded, when it may be in the middle of a run, whose name's
+    /// position is otherwise noted after the run's last event: a rewrite notes it first.
+    private mutating func countRecord(within run: BusMessage? = nil) {
         recordsSinceRewrite += 1
         if recordsSinceRewrite > 2 * journal.capacity + 1024 {
             recordsSinceRewrite = 0
+            if let run { journal.noteTopic(of: run) }
             output.append(.rewriteJournal(journalRecords()))
         }
     }
