@@ -50,6 +50,27 @@ struct SharedDeliveryTests {
     }
 
     @Test(
+        "a batch of shared events (one run of one name): each event to one instance, all of them on the bus")
+    func sharedBatch() throws {
+        var broker = BrokerHarness()
+        InstanceTests.join(&broker, "p1", Self.instance("i1"))
+        InstanceTests.join(&broker, "p2", Self.instance("i2"))
+        let frames = ControlRequest(
+            .publish, requestID: Array("b1".utf8), header: ["event": "app.paid", "count": 4],
+            payload: PackedPayloads.frame(Array(repeating: Array("{}".utf8), count: 4))
+        ).frames()
+        let reply = broker.raw("pub", frames)
+        #expect(reply?.status == .ok)
+        let published = broker.published.filter { $0.name == "app.paid" }
+        #expect(published.count == 4)
+        let (first, second) = (Self.shared(to: "p1", broker), Self.shared(to: "p2", broker))
+        #expect(first.count == 2 && second.count == 2, "\(first) \(second)")
+        #expect(Set(first + second) == Set(published.map(\.header.sequence)), "each event to one instance")
+        let positions = broker.core.core.topicPositions(for: ["app.paid"]).positions
+        #expect(positions["app.paid"]?.sequence == published.last?.header.sequence)
+    }
+
+    @Test(
         "an instance that dies gives its unacknowledged events to another; with none left they wait for the next"
     )
     func redelivery() throws {

@@ -216,9 +216,9 @@ struct BrokerCore {
             journal.hold(
                 message, now: now.nanoseconds, publishID: isLast ? publishID : nil, subscribers: subscribers,
                 batch: isLast ? batch : 1)
-            // The name's position is noted once, after the run's last event, unless a shared queue
-            // may look at it in between.
-            if isLast || shared != nil { journal.noteTopic(of: message) }
+            // The name's position is noted once, after the run's last event (announcements, the
+            // shared queues', are handled after the step).
+            if isLast { journal.noteTopic(of: message) }
             if durable {
                 output.append(
                     .record(
