@@ -18,6 +18,9 @@ package struct Broker {
     var apps: AppsFeature
     var boot: BootFeature
     private var nextHeartbeat: MonotonicInstant
+    /// When ``tick(now:into:)`` last ran. The loop ticks at least once a heartbeat interval, so a
+    /// longer gap means the broker was not running (stopped, starved, its machine paused).
+    private var lastTick: MonotonicInstant
     /// Who may do what, when the broker runs with CURVE and a policy; nil lets every peer do anything.
     package var policy: AccessPolicy? { core.policy }
     /// True when the broker's sockets run CURVE (HELLO says so).
@@ -88,6 +91,7 @@ package struct Broker {
             }
         }
         nextHeartbeat = monotonic + .milliseconds(configuration.heartbeat.intervalMilliseconds)
+        lastTick = monotonic
     }
 
     /// This broker life's epoch.
@@ -209,6 +213,7 @@ package struct Broker {
     /// journal's age limit and heartbeats.
     package mutating func tick(now: MonotonicInstant, into output: inout [BrokerOutput]) {
         step(now, into: &output) { broker in
+            broker.excuseOwnAbsence(now: now)
             broker.registry.expireSilent(in: &broker.core)
             broker.deliverAnnouncements()
             for wait in broker.core.correlator.removeExpired(now: now) {
@@ -226,6 +231,19 @@ package struct Broker {
                     now + .milliseconds(broker.core.configuration.heartbeat.intervalMilliseconds)
             }
         }
+    }
+
+    /// After a gap longer than an interval and a half since the last tick, the broker itself was
+    /// absent: the heartbeats its services sent meanwhile may still wait unread in its socket, so
+    /// that time does not count as their silence. Each gets a whole window from now.
+    private mutating func excuseOwnAbsence(now: MonotonicInstant) {
+        defer { lastTick = now }
+        let interval = Duration.milliseconds(core.configuration.heartbeat.intervalMilliseconds)
+        guard now - lastTick > interval * 3 / 2, !core.registry.isEmpty else { return }
+        let excused = core.registry.excuseSilence(now: now.nanoseconds)
+        core.log(
+            "this broker did not run for \((now - lastTick).wholeMilliseconds) ms (stopped or starved): that time is not counted as its services' silence\(excused > 0 ? " (\(excused) would have expired)" : "")"
+        )
     }
 
     /// When ``tick(now:into:)`` next has work.

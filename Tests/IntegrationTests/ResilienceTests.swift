@@ -44,6 +44,40 @@ struct ResilienceTests {
         #expect(detected >= .milliseconds(400))
     }
 
+    @Test(
+        "a broker stopped (SIGSTOP) for 2 s, past its services' 600 ms windows: resumed, it expires none that kept beating, keeps their sessions, and still expires one killed meanwhile"
+    )
+    func brokerPaused() async throws {
+        let broker = try await BrokerProcess(["--heartbeat-interval", "200"])
+        let beats = ["--heartbeat-interval", "200", "--liveness", "3"]
+        let host = try await broker.service("lifeline-probe", ["--name", "host", "--apps", "home"] + beats)
+        let victim = try await broker.service("lifeline-probe", ["--name", "victim"] + beats)
+        let tail = try ChildProcess(
+            "lifeline", ["tail", "serviceDidStop", "--json", "--broker", broker.control])
+        defer { host.kill(); victim.kill(); tail.kill(); broker.process.kill() }
+        try await tail.waitForLine(startingWith: "# tailing", .stderr)
+        #expect(try await broker.cli(["apps", "start", "home"]).status == 0)
+        try await host.waitForLine { $0.hasPrefix("CALLBACK ") && $0.hasSuffix(" didCreate") }
+
+        broker.process.kill(SIGSTOP)
+        victim.kill(SIGKILL)
+        // The scenario, not a readiness wait: the broker stays stopped past every window.
+        try await Task.sleep(for: .seconds(2))
+        broker.process.kill(SIGCONT)
+        let excused = try await broker.process.waitForLine(.stderr, seconds: 10) {
+            $0.contains("this broker did not run for")
+        }
+        #expect(excused.contains("not counted as its services' silence"))
+        let line = try await tail.waitForLine(seconds: 10) { $0.contains("serviceDidStop") }
+        #expect(try JSONParser.parse(line)["payload"] == ["name": "victim", "reason": "expired"])
+        let services = try await broker.cli(["services", "--json"])
+        #expect(services.output.contains("\"host\"") && !services.output.contains("\"victim\""))
+        let apps = try await broker.cli(["apps", "list", "--json"])
+        #expect(try JSONParser.parse(apps.output)["stack"]?.arrayValue?.map { $0["app"] } == ["home"])
+        #expect(!tail.lines().contains { $0.contains("\"host\"") }, "the host never left")
+        #expect(!host.lines().contains { $0.contains("didDestroy") })
+    }
+
     @Test("the broker restarted on the same endpoints: services register again without being restarted")
     func brokerRestart() async throws {
         let first = try await BrokerProcess()

@@ -34,9 +34,22 @@ struct BrokerHarness {
     /// The injected clock as an instant.
     var instant: MonotonicInstant { MonotonicInstant(nanoseconds: now) }
 
+    /// Lets `milliseconds` pass as the broker's loop would: a tick at least every heartbeat interval
+    /// (what every tick sent is in ``output``).
     mutating func advance(milliseconds: Int) {
-        now += UInt64(milliseconds) * 1_000_000
         output.removeAll()
+        let target = now + UInt64(milliseconds) * 1_000_000
+        let interval = UInt64(core.core.configuration.heartbeat.intervalMilliseconds) * 1_000_000
+        repeat {
+            now = min(target, now + interval)
+            core.tick(now: instant, into: &output)
+        } while now < target
+    }
+
+    /// Lets `milliseconds` pass with the broker not running (stopped, starved), then one tick.
+    mutating func pause(milliseconds: Int) {
+        output.removeAll()
+        now += UInt64(milliseconds) * 1_000_000
         core.tick(now: instant, into: &output)
     }
 

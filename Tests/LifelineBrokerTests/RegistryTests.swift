@@ -100,6 +100,31 @@ struct RegistryTests {
         #expect(try JSONParser.parse(broker.published[0].payload) == ["name": "push", "reason": "expired"])
     }
 
+    @Test(
+        "a broker that was not running does not count that time as its services' silence: none expires when it resumes, a silent one a window later"
+    )
+    func ownAbsence() throws {
+        var broker = BrokerHarness()
+        let heartbeat = HeartbeatSettings(intervalMilliseconds: 100, liveness: 3)
+        broker.register("push", peer: "p1", heartbeat: heartbeat)
+        broker.register("rates", peer: "p2", heartbeat: heartbeat)
+        broker.advance(milliseconds: 200)
+        broker.pause(milliseconds: 5000)
+        #expect(broker.core.serviceCount == 2, "their heartbeats may wait unread in the broker's socket")
+        #expect(broker.published.isEmpty)
+        broker.advance(milliseconds: 150)
+        broker.request("p1", .heartbeat)  // read once the broker runs again; rates stays silent
+        broker.advance(milliseconds: 150)
+        #expect(broker.core.serviceCount == 2)
+        broker.advance(milliseconds: 1)
+        #expect(broker.core.serviceCount == 1)
+        #expect(try JSONParser.parse(broker.published[0].payload) == ["name": "rates", "reason": "expired"])
+        // A tick late by less than half the broker's interval is no absence: silence counts in full.
+        broker.request("p1", .heartbeat)
+        broker.pause(milliseconds: 1400)
+        #expect(broker.core.serviceCount == 0)
+    }
+
     @Test("the broker heartbeats its services every interval and disconnects unknown heartbeaters")
     func brokerHeartbeats() {
         var broker = BrokerHarness()

@@ -280,6 +280,22 @@ struct ServiceRegistry {
     /// When the next instance would expire.
     var nextExpiry: UInt64? { expiryTimes.values.min() }
 
+    /// Gives every instance a whole heartbeat window from `now` (or what it has, when that is
+    /// longer): the broker was not running before `now`, so their heartbeats may still wait unread.
+    /// Returns how many instances would have expired otherwise.
+    mutating func excuseSilence(now: UInt64) -> Int {
+        var excused = 0
+        for (name, entry) in entries {
+            for instance in entry.instances {
+                let key = InstanceKey(name: name, instance: instance.id)
+                guard let expiry = expiryTimes[key] else { continue }
+                if now > expiry { excused += 1 }
+                expiryTimes[key] = max(expiry, now &+ instance.registration.heartbeat.expiryNanoseconds)
+            }
+        }
+        return excused
+    }
+
     // MARK: Load
 
     /// The instance of `name` a call goes to: a connected one with the fewest calls in flight, ties
