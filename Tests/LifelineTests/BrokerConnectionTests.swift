@@ -402,7 +402,8 @@ struct BrokerConnectionTests {
             to: register, ["epoch": 77, "sequence": 0, "heartbeat": ["intervalMs": 1000, "liveness": 3]])
         harness.advance(milliseconds: 1000)
         #expect(harness.sent.map(\.command) == [.heartbeat])
-        harness.advance(milliseconds: 2001)
+        harness.advance(milliseconds: 1000)
+        harness.advance(milliseconds: 1001)
         #expect(
             harness.effects.contains(
                 .deliver(.log("the broker was silent for 3000 ms; reconnecting in 250 ms"))))
@@ -503,6 +504,31 @@ struct BrokerConnectionTests {
         harness.advance(milliseconds: 1000)
         #expect(harness.sent.map(\.command) == [.heartbeat])
         #expect(harness.sent.first?.header == ["dropped": 7, "name": "svc"])
+    }
+
+    @Test(
+        "a service that did not run does not count that time as the broker's silence: the broker gets a whole window from then"
+    )
+    func ownAbsence() {
+        var harness = ConnectionHarness()
+        let register = harness.join()
+        harness.reply(
+            to: register, ["epoch": 77, "sequence": 0, "heartbeat": ["intervalMs": 1000, "liveness": 3]])
+        harness.advance(milliseconds: 1000)
+        harness.advance(milliseconds: 5000)  // stopped: the broker's heartbeats wait unread
+        #expect(
+            harness.effects.contains(
+                .deliver(
+                    .log(
+                        "this service did not run for 5000 ms (stopped or starved): that time is not counted as the broker's silence"
+                    ))))
+        #expect(harness.sent.map(\.command) == [.heartbeat], "still connected, and beating")
+        for _ in 0..<2 { harness.advance(milliseconds: 1000) }
+        #expect(!harness.effects.contains(.openControl))
+        harness.advance(milliseconds: 1001)
+        #expect(
+            harness.effects.contains(
+                .deliver(.log("the broker was silent for 3000 ms; reconnecting in 250 ms"))))
     }
 
     @Test("each backoff wait is scaled by the jitter, at most 1.2 times: back within 2 s of the broker")

@@ -5,6 +5,9 @@ import LifelineProtocol
 extension BrokerConnection {
     /// Runs the timers that are due.
     mutating func tick(now: UInt64, into effects: inout [ConnectionEffect]) {
+        let gap = now &- lastTick
+        let absent = lastTick != 0 && gap > heartbeatInterval / 2 * 3
+        lastTick = now
         failForNoBroker(now: now, into: &effects)
         var unanswered: Command?
         var sawUnansweredCall = false
@@ -71,6 +74,15 @@ extension BrokerConnection {
             effects.append(.deliver(.log("the broker did not answer UNREGISTER; leaving anyway")))
             finish(into: &effects)
         case .ready where registers:
+            if now > brokerDeadline && absent {
+                // The broker's heartbeats sent meanwhile may wait unread: its silence counts from now.
+                effects.append(
+                    .deliver(
+                        .log(
+                            "this service did not run for \(gap / 1_000_000) ms (stopped or starved): that time is not counted as the broker's silence"
+                        )))
+                brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds
+            }
             if now > brokerDeadline {
                 let silence = brokerHeartbeat.expiryNanoseconds / 1_000_000
                 lose("the broker was silent for \(silence) ms", retryAt: nil, now: now, into: &effects)

@@ -77,6 +77,9 @@ package struct BrokerConnection {
     var brokerHeartbeat = HeartbeatSettings.standard
     var brokerDeadline = UInt64.max
     var nextHeartbeat = UInt64.max
+    /// When ``tick(now:into:)`` last ran (0 before the first): registered, the loop ticks at least
+    /// once a heartbeat interval, so a longer gap means this process was not running.
+    var lastTick: UInt64 = 0
     var backoffMilliseconds: Int
     var hasJoined = false
     /// A taken name is retried once, after its holder would have expired (a restarted service whose
