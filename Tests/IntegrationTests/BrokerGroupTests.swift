@@ -178,6 +178,41 @@ struct BrokerGroupTests {
     }
 
     @Test(
+        "a standby stopped (SIGSTOP) for 1.5 s, past the leader's 600 ms failover window: resumed, it does not count that time as the leader's silence and revokes nothing; the stream goes on",
+        .enabled(
+            if: EtcdProcess.available, "etcd is not installed (deploy/test.sh installs etcd-server as root)"))
+    func pausedStandby() async throws {
+        let rig = try await GroupRig(services: 1, events: 100_000)
+        defer { rig.stop() }
+        let stream = TickPublisher(brokers: rig.brokers, total: 1, untilStopped: true)
+        let publisher = Task { try await stream.run() }
+        defer { publisher.cancel() }
+        for round in 1...2 {
+            let leader = try #require(rig.leader, "a member leads before round \(round)")
+            let standby = try #require(rig.members.first { $0 !== leader && $0.role == "STANDBY" })
+            let excused = standby.process.lines(.stderr).filter { $0.contains("this member did not run for") }
+            standby.process.kill(SIGSTOP)
+            // The scenario, not a readiness wait: stopped past the failover window, inside the lease.
+            try await Task.sleep(for: .milliseconds(1_500))
+            standby.process.kill(SIGCONT)
+            try await rig.showingLogs {
+                try await LifecycleSemanticsTests.poll(seconds: 30) {
+                    standby.process.lines(.stderr).filter { $0.contains("this member did not run for") }.count
+                        > excused.count
+                }
+            }
+            let before = stream.published
+            try await LifecycleSemanticsTests.poll(seconds: 30) { stream.published >= before + 2 }
+            #expect(
+                !standby.process.lines(.stderr).contains { $0.contains("fell silent; revoking its lease") },
+                "the stopped standby suspected a leader that kept beating")
+        }
+        stream.stop()
+        try await publisher.value
+        await stream.client.close()
+    }
+
+    @Test(
         "a rolling restart of all three members, one at a time, under a stream: each event handled once, in order; no client error",
         .enabled(
             if: EtcdProcess.available, "etcd is not installed (deploy/test.sh installs etcd-server as root)"))

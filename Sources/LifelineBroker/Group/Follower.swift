@@ -160,6 +160,16 @@ struct Follower {
         _ = try? socket?.send(frames: message.frames, dontWait: true)
     }
 
+    /// This member did not run until `now` (stopped, starved): what the leader sent meanwhile may
+    /// still wait unread, so its silence counts from `now`. Returns whether it would have counted as
+    /// silent for longer than `limit`.
+    mutating func excuseAbsence(now: UInt64, limit: Duration) -> Bool {
+        guard socket != nil else { return false }
+        let excused = now &- heard > UInt64(limit.wholeNanoseconds)
+        heard = max(heard, now)
+        return excused
+    }
+
     /// Whether the followed leader was heard from within `duration`.
     func alive(within duration: Duration) -> Bool { socket != nil && !silent(longerThan: duration) }
 

@@ -143,7 +143,19 @@ package final class GroupMember {
         var suspected: Int64 = 0
         let watchdog = SystemdNotifier.watchdogMilliseconds.map { UInt64($0) * 1_000_000 }
         var nextWatchdog: UInt64 = 0
+        var lastTurn = SystemClock.monotonicNanoseconds()
         while !isStopping {
+            // A turn comes every 10 ms: a gap of half the failover window is time this member did
+            // not run (not a slow turn: a member starved turn after turn still suspects a dead leader).
+            let turn = SystemClock.monotonicNanoseconds()
+            if turn &- lastTurn > UInt64(configuration.failoverAfter.wholeNanoseconds) / 2,
+                follower.excuseAbsence(now: turn, limit: configuration.failoverAfter)
+            {
+                log(
+                    "this member did not run for \((turn &- lastTurn) / 1_000_000) ms (stopped or starved): that time is not counted as the leader's silence"
+                )
+            }
+            lastTurn = turn
             if let watchdog, SystemClock.monotonicNanoseconds() >= nextWatchdog {
                 SystemdNotifier.notify("WATCHDOG=1")
                 nextWatchdog = SystemClock.monotonicNanoseconds() + watchdog
