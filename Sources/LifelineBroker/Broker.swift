@@ -18,9 +18,10 @@ package struct Broker {
     var apps: AppsFeature
     var boot: BootFeature
     private var nextHeartbeat: MonotonicInstant
-    /// When ``tick(now:into:)`` last ran. The loop ticks at least once a heartbeat interval, so a
-    /// longer gap means the broker was not running (stopped, starved, its machine paused).
+    /// When ``tick(now:into:)`` last ran, and when the loop last meant to run it next (what
+    /// ``nextDeadline()`` said): a tick well past both means the broker was not running meanwhile.
     private var lastTick: MonotonicInstant
+    private var scheduledTick: MonotonicInstant?
     /// Who may do what, when the broker runs with CURVE and a policy; nil lets every peer do anything.
     package var policy: AccessPolicy? { core.policy }
     /// True when the broker's sockets run CURVE (HELLO says so).
@@ -233,16 +234,23 @@ package struct Broker {
         }
     }
 
-    /// After a gap longer than an interval and a half since the last tick, the broker itself was
-    /// absent: the heartbeats its services sent meanwhile may still wait unread in its socket, so
-    /// that time does not count as their silence. Each gets a whole window from now.
+    /// A tick later than the loop meant it to come (at the latest an interval after the last) by
+    /// more than half an interval, or 100 ms, finds the broker was absent: the heartbeats its
+    /// services sent meanwhile may still wait unread in its socket, so that time does not count as
+    /// their silence. Each gets a whole window from now (once between two of its heartbeats).
     private mutating func excuseOwnAbsence(now: MonotonicInstant) {
-        defer { lastTick = now }
         let interval = Duration.milliseconds(core.configuration.heartbeat.intervalMilliseconds)
-        guard now - lastTick > interval * 3 / 2, !core.registry.isEmpty else { return }
+        let meant = min(scheduledTick ?? .init(nanoseconds: .max), lastTick + interval)
+        defer {
+            lastTick = now
+            scheduledTick = nil
+        }
+        guard now > meant, now - meant > min(interval / 2, .milliseconds(100)), !core.registry.isEmpty
+        else { return }
         let excused = core.registry.excuseSilence(now: now.nanoseconds)
+        guard excused > 0 else { return }
         core.log(
-            "this broker did not run for \((now - lastTick).wholeMilliseconds) ms (stopped or starved): that time is not counted as its services' silence\(excused > 0 ? " (\(excused) would have expired)" : "")"
+            "this broker did not run for \((now - meant).wholeMilliseconds) ms (stopped or starved): that time is not counted as its services' silence (\(excused) would have expired)"
         )
     }
 
@@ -253,6 +261,7 @@ package struct Broker {
             next = min(next, MonotonicInstant(nanoseconds: expiry &+ 1))
         }
         if let wait = core.correlator.nextDeadline() { next = min(next, wait) }
+        scheduledTick = next
         return next
     }
 

@@ -119,9 +119,17 @@ struct RegistryTests {
         broker.advance(milliseconds: 1)
         #expect(broker.core.serviceCount == 1)
         #expect(try JSONParser.parse(broker.published[0].payload) == ["name": "rates", "reason": "expired"])
-        // A tick late by less than half the broker's interval is no absence: silence counts in full.
+        // Excused once between two heartbeats: a dead service expires after the next absence.
         broker.request("p1", .heartbeat)
-        broker.pause(milliseconds: 1400)
+        broker.pause(milliseconds: 5000)
+        #expect(broker.core.serviceCount == 1)
+        broker.pause(milliseconds: 5000)
+        #expect(broker.core.serviceCount == 0)
+        // A tick less than 100 ms later than the loop meant is no absence: silence counts in full.
+        broker.register("push", peer: "p3", heartbeat: heartbeat)
+        broker.advance(milliseconds: 1000)
+        broker.request("p3", .heartbeat)
+        broker.pause(milliseconds: 1090)
         #expect(broker.core.serviceCount == 0)
     }
 

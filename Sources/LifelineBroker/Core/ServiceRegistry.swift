@@ -282,13 +282,15 @@ struct ServiceRegistry {
 
     /// Gives every instance a whole heartbeat window from `now` (or what it has, when that is
     /// longer): the broker was not running before `now`, so their heartbeats may still wait unread.
-    /// Returns how many instances would have expired otherwise.
+    /// Once per instance between two signs of life: one that has died expires at the latest a
+    /// window after the next absence, however often the broker is absent. Returns how many
+    /// instances would have expired otherwise.
     mutating func excuseSilence(now: UInt64) -> Int {
         var excused = 0
         for (name, entry) in entries {
             for instance in entry.instances {
                 let key = InstanceKey(name: name, instance: instance.id)
-                guard let expiry = expiryTimes[key] else { continue }
+                guard let expiry = expiryTimes[key], expiry == instance.expiryTime else { continue }
                 if now > expiry { excused += 1 }
                 expiryTimes[key] = max(expiry, now &+ instance.registration.heartbeat.expiryNanoseconds)
             }
