@@ -529,6 +529,17 @@ struct BrokerConnectionTests {
         #expect(
             harness.effects.contains(
                 .deliver(.log("the broker was silent for 3000 ms; reconnecting in 250 ms"))))
+        // Once between two signs of life: a broker still silent after a second absence is left.
+        var again = ConnectionHarness()
+        let request = again.join()
+        again.reply(
+            to: request, ["epoch": 77, "sequence": 0, "heartbeat": ["intervalMs": 1000, "liveness": 3]])
+        again.advance(milliseconds: 1000)
+        again.advance(milliseconds: 5000)
+        again.advance(milliseconds: 5000)
+        #expect(
+            again.effects.contains(
+                .deliver(.log("the broker was silent for 3000 ms; reconnecting in 250 ms"))))
     }
 
     @Test("each backoff wait is scaled by the jitter, at most 1.2 times: back within 2 s of the broker")

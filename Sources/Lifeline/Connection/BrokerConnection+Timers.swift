@@ -74,7 +74,8 @@ extension BrokerConnection {
             effects.append(.deliver(.log("the broker did not answer UNREGISTER; leaving anyway")))
             finish(into: &effects)
         case .ready where registers:
-            if now > brokerDeadline && absent {
+            if now > brokerDeadline && absent && !excusedSilence {
+                excusedSilence = true
                 // The broker's heartbeats sent meanwhile may wait unread: its silence counts from now.
                 effects.append(
                     .deliver(

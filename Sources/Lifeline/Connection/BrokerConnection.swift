@@ -80,6 +80,9 @@ package struct BrokerConnection {
     /// When ``tick(now:into:)`` last ran (0 before the first): registered, the loop ticks at least
     /// once a heartbeat interval, so a longer gap means this process was not running.
     var lastTick: UInt64 = 0
+    /// The broker's silence was excused since it was last heard from (once between two signs of
+    /// life: a broker that died is still left after the next absence).
+    var excusedSilence = false
     var backoffMilliseconds: Int
     var hasJoined = false
     /// A taken name is retried once, after its holder would have expired (a restarted service whose
@@ -144,6 +147,7 @@ package struct BrokerConnection {
     mutating func heard(at now: UInt64) {
         guard registers else { return }
         brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds
+        excusedSilence = false
     }
 
     /// Handles one message from the control socket.

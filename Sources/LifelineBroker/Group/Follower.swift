@@ -14,6 +14,8 @@ struct Follower {
     private var leader: MemberRecord?
     private var group = ""
     private var heard: UInt64 = 0
+    /// `heard` as the last excused absence left it.
+    private var excusedAt: UInt64?
     private var joined: UInt64 = 0
     private var dropped = 0
     /// The replica, once following (for a JOIN sent on a refusal).
@@ -161,12 +163,14 @@ struct Follower {
     }
 
     /// This member did not run until `now` (stopped, starved): what the leader sent meanwhile may
-    /// still wait unread, so its silence counts from `now`. Returns whether it would have counted as
-    /// silent for longer than `limit`.
+    /// still wait unread, so its silence counts from `now` — once between two messages from it, so
+    /// that a leader that died is still suspected after the next absence. Returns whether it would
+    /// have counted as silent for longer than `limit`.
     mutating func excuseAbsence(now: UInt64, limit: Duration) -> Bool {
-        guard socket != nil else { return false }
+        guard socket != nil, heard != excusedAt else { return false }
         let excused = now &- heard > UInt64(limit.wholeNanoseconds)
         heard = max(heard, now)
+        excusedAt = heard
         return excused
     }
 
