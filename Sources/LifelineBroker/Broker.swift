@@ -235,7 +235,7 @@ package struct Broker {
     }
 
     /// A tick later than the loop meant it to come (at the latest an interval after the last) by
-    /// more than half an interval, or 100 ms, finds the broker was absent: the heartbeats its
+    /// more than half an interval (at most 100 ms, at least 20 ms) finds the broker was absent: the heartbeats its
     /// services sent meanwhile may still wait unread in its socket, so that time does not count as
     /// their silence. Each gets a whole window from now (once between two of its heartbeats).
     private mutating func excuseOwnAbsence(now: MonotonicInstant) {
@@ -245,8 +245,8 @@ package struct Broker {
             lastTick = now
             scheduledTick = nil
         }
-        guard now > meant, now - meant > min(interval / 2, .milliseconds(100)), !core.registry.isEmpty
-        else { return }
+        let threshold = max(min(interval / 2, .milliseconds(100)), .milliseconds(20))
+        guard now > meant, now - meant > threshold, !core.registry.isEmpty else { return }
         let excused = core.registry.excuseSilence(now: now.nanoseconds)
         guard excused > 0 else { return }
         core.log(

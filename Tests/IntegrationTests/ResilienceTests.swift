@@ -48,7 +48,8 @@ struct ResilienceTests {
         "a broker stopped (SIGSTOP) for 2 s, past its services' 600 ms windows: resumed, it expires none that kept beating, keeps their sessions, and still expires one killed meanwhile"
     )
     func brokerPaused() async throws {
-        let broker = try await BrokerProcess(["--heartbeat-interval", "200"])
+        // The services give the broker 4 s (200 ms × 20): they stay connected through its stop.
+        let broker = try await BrokerProcess(["--heartbeat-interval", "200", "--liveness", "20"])
         let beats = ["--heartbeat-interval", "200", "--liveness", "3"]
         let host = try await broker.service("lifeline-probe", ["--name", "host", "--apps", "home"] + beats)
         let victim = try await broker.service("lifeline-probe", ["--name", "victim"] + beats)
@@ -76,6 +77,7 @@ struct ResilienceTests {
         #expect(try JSONParser.parse(apps.output)["stack"]?.arrayValue?.map { $0["app"] } == ["home"])
         #expect(!tail.lines().contains { $0.contains("\"host\"") }, "the host never left")
         #expect(!host.lines().contains { $0.contains("didDestroy") })
+        #expect(!host.lines(.stderr).contains { $0.contains("reconnecting") }, "the host kept its connection")
     }
 
     @Test("the broker restarted on the same endpoints: services register again without being restarted")

@@ -133,6 +133,44 @@ struct RegistryTests {
         #expect(broker.core.serviceCount == 0)
     }
 
+    @Test(
+        "an absence is a tick later than the loop meant it (the deadline it waited for) by more than 100 ms, though within the broker's interval; 50 ms late is none"
+    )
+    func lateTick() {
+        var broker = BrokerHarness()
+        let heartbeat = HeartbeatSettings(intervalMilliseconds: 100, liveness: 3)
+        broker.register("push", peer: "p1", heartbeat: heartbeat)
+        broker.advance(milliseconds: 100)
+        _ = broker.core.nextDeadline()  // the loop waits for push's expiry, 200 ms on
+        broker.pause(milliseconds: 400)
+        #expect(broker.core.serviceCount == 1, "200 ms late: its heartbeats may wait unread")
+        broker.request("p1", .heartbeat)
+        _ = broker.core.nextDeadline()
+        broker.pause(milliseconds: 350)
+        #expect(broker.core.serviceCount == 0, "50 ms late: silent for 350 ms, past its 300")
+    }
+
+    @Test(
+        "after an absence of the broker, a taken name is refused with the time until its holder really expires"
+    )
+    func retryAfterAbsence() throws {
+        var broker = BrokerHarness()
+        let heartbeat = HeartbeatSettings(intervalMilliseconds: 100, liveness: 3)
+        broker.register("push", peer: "p1", heartbeat: heartbeat)
+        broker.advance(milliseconds: 200)
+        broker.pause(milliseconds: 5000)
+        var successor = BrokerHarness.registration("push", instance: "push-2", heartbeat: heartbeat)
+            .objectValue!
+        successor["pid"] = 101
+        broker.subscribeMarker("push-2")
+        let answer = broker.request("p2", .register, .object(successor))
+        let reply = try #require(answer)
+        #expect(reply.status == .conflict)
+        #expect(try reply.json()["retryAfterMs"] == 300, "the holder was given a whole window at the absence")
+        broker.advance(milliseconds: 301)
+        #expect(broker.core.serviceCount == 0)
+    }
+
     @Test("the broker heartbeats its services every interval and disconnects unknown heartbeaters")
     func brokerHeartbeats() {
         var broker = BrokerHarness()

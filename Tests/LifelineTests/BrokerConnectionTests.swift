@@ -520,7 +520,7 @@ struct BrokerConnectionTests {
             harness.effects.contains(
                 .deliver(
                     .log(
-                        "this service did not run for 5000 ms (stopped or starved): that time is not counted as the broker's silence"
+                        "this service did not run for 4000 ms (stopped or starved): that time is not counted as the broker's silence"
                     ))))
         #expect(harness.sent.map(\.command) == [.heartbeat], "still connected, and beating")
         for _ in 0..<2 { harness.advance(milliseconds: 1000) }

@@ -5,9 +5,11 @@ import LifelineProtocol
 extension BrokerConnection {
     /// Runs the timers that are due.
     mutating func tick(now: UInt64, into effects: inout [ConnectionEffect]) {
-        let gap = now &- lastTick
-        let absent = lastTick != 0 && gap > heartbeatInterval / 2 * 3
+        let meant = plannedTick ?? (lastTick &+ heartbeatInterval)
+        let late = lastTick != 0 && now > meant ? now &- meant : 0
+        let absent = late > Self.absenceThreshold(interval: heartbeatInterval)
         lastTick = now
+        plannedTick = nil
         failForNoBroker(now: now, into: &effects)
         var unanswered: Command?
         var sawUnansweredCall = false
@@ -74,15 +76,17 @@ extension BrokerConnection {
             effects.append(.deliver(.log("the broker did not answer UNREGISTER; leaving anyway")))
             finish(into: &effects)
         case .ready where registers:
-            if now > brokerDeadline && absent && !excusedSilence {
-                excusedSilence = true
+            if absent && !excusedSilence {
                 // The broker's heartbeats sent meanwhile may wait unread: its silence counts from now.
-                effects.append(
-                    .deliver(
-                        .log(
-                            "this service did not run for \(gap / 1_000_000) ms (stopped or starved): that time is not counted as the broker's silence"
-                        )))
-                brokerDeadline = now &+ brokerHeartbeat.expiryNanoseconds
+                excusedSilence = true
+                if now > brokerDeadline {
+                    effects.append(
+                        .deliver(
+                            .log(
+                                "this service did not run for \(late / 1_000_000) ms (stopped or starved): that time is not counted as the broker's silence"
+                            )))
+                }
+                brokerDeadline = max(brokerDeadline, now &+ brokerHeartbeat.expiryNanoseconds)
             }
             if now > brokerDeadline {
                 let silence = brokerHeartbeat.expiryNanoseconds / 1_000_000
@@ -93,6 +97,12 @@ extension BrokerConnection {
             }
         default: break
         }
+    }
+
+    /// How late a tick may come before it means the process was not running: half a heartbeat
+    /// interval, at most 100 ms and at least 20 ms.
+    static func absenceThreshold(interval: UInt64) -> UInt64 {
+        max(min(interval / 2, 100_000_000), 20_000_000)
     }
 
     /// When ``tick(now:into:)`` next has work.

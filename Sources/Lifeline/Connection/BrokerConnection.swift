@@ -77,9 +77,11 @@ package struct BrokerConnection {
     var brokerHeartbeat = HeartbeatSettings.standard
     var brokerDeadline = UInt64.max
     var nextHeartbeat = UInt64.max
-    /// When ``tick(now:into:)`` last ran (0 before the first): registered, the loop ticks at least
-    /// once a heartbeat interval, so a longer gap means this process was not running.
+    /// When ``tick(now:into:)`` last ran (0 before the first), and when the loop meant to run it
+    /// next (the ``nextDeadline`` it waited for; without one, an interval after the last): a tick
+    /// well past that means this process was not running meanwhile.
     var lastTick: UInt64 = 0
+    var plannedTick: UInt64?
     /// The broker's silence was excused since it was last heard from (once between two signs of
     /// life: a broker that died is still left after the next absence).
     var excusedSilence = false

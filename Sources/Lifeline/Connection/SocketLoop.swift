@@ -89,10 +89,10 @@ final class SocketLoop: @unchecked Sendable {
         }
         // Jobs waiting: only look at what is ready (a task that keeps yielding must not hide the
         // sockets from the loop).
-        let timeout =
-            executor.hasJobs
-            ? 0
-            : SystemClock.pollTimeout(until: connection.nextDeadline, now: SystemClock.monotonicNanoseconds())
+        let now = SystemClock.monotonicNanoseconds()
+        let deadline = executor.hasJobs ? now : connection.nextDeadline
+        connection.plannedTick = deadline
+        let timeout = executor.hasJobs ? 0 : SystemClock.pollTimeout(until: deadline, now: now)
         guard let (commands, controlReady, busReady, linkReady) = wait(timeoutMilliseconds: timeout) else {
             return false
         }

@@ -181,11 +181,10 @@ struct ServiceRegistry {
         }
         let held = existing.instances[0]
         let silence = (now &- held.lastSeen) / 1_000_000
-        let expiry = Int64(held.registration.heartbeat.expiryNanoseconds / 1_000_000)
         return .refused(
             "service '\(registration.name)' is already registered by pid \(held.registration.pid) on host '\(held.registration.host)' "
                 + "(last heard from \(silence) ms ago); choose another name or stop that process first",
-            retryAfterMilliseconds: max(0, expiry - Int64(silence)))
+            retryAfterMilliseconds: Int64(milliseconds(untilExpiryOf: registration.name, now: now)))
     }
 
     private static func oneInstancePerConnection(_ name: String) -> String {
@@ -279,6 +278,17 @@ struct ServiceRegistry {
 
     /// When the next instance would expire.
     var nextExpiry: UInt64? { expiryTimes.values.min() }
+
+    /// How long until the last instance of `name` expires if it stays silent (0 when it is due, or
+    /// when there is no such name): an excused absence of the broker's counts.
+    func milliseconds(untilExpiryOf name: String, now: UInt64) -> Int {
+        guard let entry = entries[name] else { return 0 }
+        let expiry =
+            entry.instances.compactMap {
+                expiryTimes[InstanceKey(name: name, instance: $0.id)]
+            }.max() ?? now
+        return Int(expiry > now ? (expiry &- now) / 1_000_000 : 0)
+    }
 
     /// Gives every instance a whole heartbeat window from `now` (or what it has, when that is
     /// longer): the broker was not running before `now`, so their heartbeats may still wait unread.

@@ -83,7 +83,7 @@ extension RegistryFeature {
     mutating func expireSilent(in core: inout BrokerCore) {
         for left in core.registry.removeExpired(now: core.nanoseconds) {
             let registration = left.instance.registration
-            let silence = registration.heartbeat.expiryNanoseconds / 1_000_000
+            let silence = (core.nanoseconds &- left.instance.lastSeen) / 1_000_000
             core.log(
                 "service \(registration.name) (pid \(registration.pid)) expired: silent for \(silence) ms")
             announce(left, reason: .expired, in: &core)

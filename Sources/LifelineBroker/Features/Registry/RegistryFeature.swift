@@ -298,10 +298,9 @@ struct RegistryFeature: BrokerFeature {
         // When the owner has gone silent (a crashed process whose key was rotated, say) the name
         // expires: say when, so that its successor may try once more then.
         var body = ErrorReply(message)
-        if let entry = core.registry.entry(named: name) {
-            let silence = (core.nanoseconds &- entry.lastSeen) / 1_000_000
-            let expiry = Int64(entry.registration.heartbeat.expiryNanoseconds / 1_000_000)
-            body.retryAfterMilliseconds = Int(max(0, expiry - Int64(silence)))
+        if core.registry.entry(named: name) != nil {
+            body.retryAfterMilliseconds = core.registry.milliseconds(
+                untilExpiryOf: name, now: core.nanoseconds)
         }
         core.send(peer, ControlReply(requestID: id, status: .forbidden, body: body.bytes))
     }
