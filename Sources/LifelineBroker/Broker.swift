@@ -235,9 +235,10 @@ package struct Broker {
     }
 
     /// A tick later than the loop meant it to come (at the latest an interval after the last) by
-    /// more than half an interval (at most 100 ms, at least 20 ms) finds the broker was absent: the heartbeats its
-    /// services sent meanwhile may still wait unread in its socket, so that time does not count as
-    /// their silence. Each gets a whole window from now (once between two of its heartbeats).
+    /// more than half an interval (at most 100 ms, at least 20 ms) finds the broker was absent: the
+    /// heartbeats its services sent meanwhile may still wait unread in its socket, so that time does
+    /// not count as their silence. Each gets a whole window from now, once between two messages
+    /// from it.
     private mutating func excuseOwnAbsence(now: MonotonicInstant) {
         let interval = Duration.milliseconds(core.configuration.heartbeat.intervalMilliseconds)
         let meant = min(scheduledTick ?? .init(nanoseconds: .max), lastTick + interval)
