@@ -164,14 +164,13 @@ struct Follower {
 
     /// This member did not run until `now` (stopped, starved): what the leader sent meanwhile may
     /// still wait unread, so its silence counts from `now` — once between two messages from it, so
-    /// that a leader that died is still suspected after the next absence. Returns whether it would
-    /// have counted as silent for longer than `limit`.
-    mutating func excuseAbsence(now: UInt64, limit: Duration) -> Bool {
+    /// that a leader that died is still suspected after the next absence. Returns false when it
+    /// follows no leader or was excused already since the leader last spoke.
+    mutating func excuseAbsence(now: UInt64) -> Bool {
         guard socket != nil, heard != excusedAt else { return false }
-        let excused = now &- heard > UInt64(limit.wholeNanoseconds)
         heard = max(heard, now)
         excusedAt = heard
-        return excused
+        return true
     }
 
     /// Whether the followed leader was heard from within `duration`.

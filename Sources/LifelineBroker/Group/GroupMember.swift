@@ -143,19 +143,8 @@ package final class GroupMember {
         var suspected: Int64 = 0
         let watchdog = SystemdNotifier.watchdogMilliseconds.map { UInt64($0) * 1_000_000 }
         var nextWatchdog: UInt64 = 0
-        var lastTurn = SystemClock.monotonicNanoseconds()
+        var lastLook = SystemClock.monotonicNanoseconds()
         while !isStopping {
-            // A turn comes every 10 ms: a gap of half the failover window is time this member did
-            // not run (not a slow turn: a member starved turn after turn still suspects a dead leader).
-            let turn = SystemClock.monotonicNanoseconds()
-            if turn &- lastTurn > UInt64(configuration.failoverAfter.wholeNanoseconds) / 2,
-                follower.excuseAbsence(now: turn, limit: configuration.failoverAfter)
-            {
-                log(
-                    "this member did not run for \((turn &- lastTurn) / 1_000_000) ms (stopped or starved): that time is not counted as the leader's silence"
-                )
-            }
-            lastTurn = turn
             if let watchdog, SystemClock.monotonicNanoseconds() >= nextWatchdog {
                 SystemdNotifier.notify("WATCHDOG=1")
                 nextWatchdog = SystemClock.monotonicNanoseconds() + watchdog
@@ -191,6 +180,18 @@ package final class GroupMember {
                     "READY=1\nSTATUS=standing by in group \(configuration.name): leader \(leader.member), term \(leader.term)"
                 )
             }
+            // The leader's silence is looked at once a turn, every 10 ms: a gap of half the failover
+            // window since the last look (wherever in the turn it fell) is time this member did not
+            // run (not a slow turn: a member starved turn after turn still suspects a dead leader).
+            let look = SystemClock.monotonicNanoseconds()
+            if look &- lastLook > UInt64(configuration.failoverAfter.wholeNanoseconds) / 2,
+                follower.excuseAbsence(now: look)
+            {
+                log(
+                    "this member did not run for \((look &- lastLook) / 1_000_000) ms (stopped or starved): that time is not counted as the leader's silence"
+                )
+            }
+            lastLook = look
             if let leader, follower.silent(longerThan: configuration.failoverAfter), suspected != leader.lease
             {
                 suspected = leader.lease
