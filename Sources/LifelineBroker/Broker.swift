@@ -17,11 +17,11 @@ package struct Broker {
     var shared = SharedDeliveryFeature()
     var apps: AppsFeature
     var boot: BootFeature
-    private var nextHeartbeat: MonotonicInstant
+    var nextHeartbeat: MonotonicInstant
     /// When ``tick(now:into:)`` last ran, and when the loop last meant to run it next (what
     /// ``nextDeadline()`` said): a tick well past both means the broker was not running meanwhile.
-    private var lastTick: MonotonicInstant
-    private var scheduledTick: MonotonicInstant?
+    var lastTick: MonotonicInstant
+    var scheduledTick: MonotonicInstant?
     /// Who may do what, when the broker runs with CURVE and a policy; nil lets every peer do anything.
     package var policy: AccessPolicy? { core.policy }
     /// True when the broker's sockets run CURVE (HELLO says so).
@@ -210,62 +210,6 @@ package struct Broker {
         step(now, into: &output) { broker in broker.registry.busNotice(notice, in: &broker.core) }
     }
 
-    /// Runs every timer that is due: service expiry, the deadlines of every waiting request, the
-    /// journal's age limit and heartbeats.
-    package mutating func tick(now: MonotonicInstant, into output: inout [BrokerOutput]) {
-        step(now, into: &output) { broker in
-            broker.excuseOwnAbsence(now: now)
-            broker.registry.expireSilent(in: &broker.core)
-            broker.deliverAnnouncements()
-            for wait in broker.core.correlator.removeExpired(now: now) {
-                broker.expire(wait)
-                broker.deliverAnnouncements()
-            }
-            broker.core.journal.trim(now: now.nanoseconds)
-            if now >= broker.nextHeartbeat {
-                let heartbeat = Self.heartbeatFrames
-                let closed = broker.core.registry.cutOffPeers
-                for peer in broker.core.registry.peers where closed.isEmpty || !closed.contains(peer) {
-                    broker.core.output.append(.send(peer: peer, frames: heartbeat))
-                }
-                broker.nextHeartbeat =
-                    now + .milliseconds(broker.core.configuration.heartbeat.intervalMilliseconds)
-            }
-        }
-    }
-
-    /// A tick later than the loop meant it to come (at the latest an interval after the last) by
-    /// more than half an interval (at most 100 ms, at least 20 ms) finds the broker was absent: the
-    /// heartbeats its services sent meanwhile may still wait unread in its socket, so that time does
-    /// not count as their silence. Each gets a whole window from now, once between two messages
-    /// from it.
-    private mutating func excuseOwnAbsence(now: MonotonicInstant) {
-        let interval = Duration.milliseconds(core.configuration.heartbeat.intervalMilliseconds)
-        let meant = min(scheduledTick ?? .init(nanoseconds: .max), lastTick + interval)
-        defer {
-            lastTick = now
-            scheduledTick = nil
-        }
-        let threshold = max(min(interval / 2, .milliseconds(100)), .milliseconds(20))
-        guard now > meant, now - meant > threshold, !core.registry.isEmpty else { return }
-        let excused = core.registry.excuseSilence(now: now.nanoseconds)
-        guard excused > 0 else { return }
-        core.log(
-            "this broker did not run for \((now - meant).wholeMilliseconds) ms (stopped or starved): that time is not counted as its services' silence (\(excused) would have expired)"
-        )
-    }
-
-    /// When ``tick(now:into:)`` next has work.
-    package mutating func nextDeadline() -> MonotonicInstant {
-        var next = nextHeartbeat
-        if let expiry = core.registry.nextExpiry {
-            next = min(next, MonotonicInstant(nanoseconds: expiry &+ 1))
-        }
-        if let wait = core.correlator.nextDeadline() { next = min(next, wait) }
-        scheduledTick = next
-        return next
-    }
-
     /// Tells every registered service that the broker is leaving.
     package func shutdown(reason: String, into output: inout [BrokerOutput]) {
         disconnect(Array(core.registry.peers), reason: reason, into: &output)
@@ -277,11 +221,9 @@ package struct Broker {
         for peer in peers { output.append(.send(peer: peer, frames: frames)) }
     }
 
-    static let heartbeatFrames = BrokerRequest.heartbeat.frames()
-
     // MARK: Routing
 
-    private mutating func step(
+    mutating func step(
         _ now: MonotonicInstant, into output: inout [BrokerOutput], _ body: (inout Broker) -> Void
     ) {
         core.now = now
@@ -400,7 +342,7 @@ package struct Broker {
         }
     }
 
-    private mutating func expire(_ wait: Correlator.Entry) {
+    mutating func expire(_ wait: Correlator.Entry) {
         switch wait.owner {
         case .registry: registry.expired(wait, in: &core)
         case .services: services.expired(wait, in: &core)
@@ -413,7 +355,7 @@ package struct Broker {
 
     /// Tells every feature what the step announced, in a fixed order (the registry last: it publishes
     /// serviceDidStop once the others have let go of the service), until nothing new is announced.
-    private mutating func deliverAnnouncements() {
+    mutating func deliverAnnouncements() {
         while !core.announcements.isEmpty {
             let announcement = core.announcements.removeFirst()
             services.react(to: announcement, in: &core)
