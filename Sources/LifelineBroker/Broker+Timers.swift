@@ -39,8 +39,8 @@ extension Broker {
             lastTick = now
             scheduledTick = nil
         }
-        let threshold = max(min(interval / 2, .milliseconds(100)), .milliseconds(20))
-        guard now > meant, now - meant > threshold, !core.registry.isEmpty else { return }
+        let threshold = HeartbeatSettings.absenceThreshold(interval: interval.wholeNanoseconds)
+        guard now > meant, (now - meant).wholeNanoseconds > threshold, !core.registry.isEmpty else { return }
         let excused = core.registry.excuseSilence(now: now.nanoseconds)
         guard excused > 0 else { return }
         core.log(

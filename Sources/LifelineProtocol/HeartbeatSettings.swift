@@ -22,6 +22,12 @@ package struct HeartbeatSettings: Sendable, Equatable {
     /// The interval in nanoseconds.
     public var intervalNanoseconds: UInt64 { UInt64(intervalMilliseconds) * 1_000_000 }
 
+    /// How late, in nanoseconds, a loop whose timers beat every `interval` nanoseconds may run them
+    /// before that means its process was not running (stopped, starved): half an interval, at most
+    /// 100 ms and at least 20 ms. The broker and the library judge their own absences by it.
+    package static func absenceThreshold(interval: UInt64) -> UInt64 {
+        max(min(interval / 2, 100_000_000), 20_000_000)
+    }
 }
 
 extension HeartbeatSettings: WireRecord {

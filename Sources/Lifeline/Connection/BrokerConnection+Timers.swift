@@ -7,7 +7,7 @@ extension BrokerConnection {
     mutating func tick(now: UInt64, into effects: inout [ConnectionEffect]) {
         let meant = plannedTick ?? (lastTick &+ heartbeatInterval)
         let late = lastTick != 0 && now > meant ? now &- meant : 0
-        let absent = late > Self.absenceThreshold(interval: heartbeatInterval)
+        let absent = late > HeartbeatSettings.absenceThreshold(interval: heartbeatInterval)
         lastTick = now
         plannedTick = nil
         failForNoBroker(now: now, into: &effects)
@@ -97,12 +97,6 @@ extension BrokerConnection {
             }
         default: break
         }
-    }
-
-    /// How late a tick may come before it means the process was not running: half a heartbeat
-    /// interval, at most 100 ms and at least 20 ms.
-    static func absenceThreshold(interval: UInt64) -> UInt64 {
-        max(min(interval / 2, 100_000_000), 20_000_000)
     }
 
     /// When ``tick(now:into:)`` next has work.
