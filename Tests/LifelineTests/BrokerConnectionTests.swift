@@ -8,6 +8,8 @@ struct ConnectionHarness {
     var session: BrokerConnection
     var now: UInt64 = 1_000_000_000
     var effects: [ConnectionEffect] = []
+    /// The sequences of each run of live events delivered in the last step.
+    var runs: [[UInt64]] = []
     let epoch: UInt64 = 77
 
     init(resume: EventCursor? = nil, jitter: Double = 1.0, dropped: UInt64 = 0) {
@@ -43,9 +45,18 @@ struct ConnectionHarness {
         }
     }
 
+    /// Runs one step; a run of live events (``ConnectionEffect/deliverRun(_:receivedAt:)``) is
+    /// listed as the deliveries of its events one by one, as the socket thread makes them when the
+    /// application takes no run, and its sequences are kept in ``runs``.
     mutating func step(_ body: (inout BrokerConnection, inout [ConnectionEffect], UInt64) -> Void) {
-        effects.removeAll()
-        body(&session, &effects, now)
+        var raw: [ConnectionEffect] = []
+        body(&session, &raw, now)
+        runs = []
+        effects = raw.flatMap { effect -> [ConnectionEffect] in
+            guard case .deliverRun(let run, let receivedAt) = effect else { return [effect] }
+            runs.append(run.map(\.header.sequence))
+            return run.map { .deliver(.event($0, receivedAt: receivedAt, replayed: false)) }
+        }
     }
 
     mutating func reply(to request: ControlRequest, status: Status = .ok, _ body: JSONValue) {
@@ -214,6 +225,27 @@ struct BrokerConnectionTests {
         #expect(harness.delivered.map(\.0) == [4] && harness.delivered.allSatisfy(\.1))
         harness.reply(to: replay, ["replayed": 2, "sequence": 5, "epoch": 77])
         #expect(harness.delivered.map(\.0) == [5], "#4 came from the journal already; #5 was held")
+    }
+
+    @Test(
+        "a bus message's events that each come next of their name leave as one run; from a skipped one on, the general path"
+    )
+    func runs() {
+        var harness = ConnectionHarness()
+        let register = harness.join()
+        harness.reply(to: register, ["epoch": 77, "sequence": 0, "topics": [:]])
+        harness.bus("app.a", sequence: 1, topicSequence: 1)
+        #expect(
+            harness.runs.isEmpty && harness.delivered.map(\.0) == [1], "a name seen first: the general path")
+        harness.bus("app.a", events: [(2, 2, nil), (3, 3, nil), (4, 4, nil)])
+        #expect(harness.runs == [[2, 3, 4]])
+        #expect(harness.delivered.map(\.0) == [2, 3, 4])
+        harness.bus("app.a", events: [(5, 5, nil), (7, 7, nil), (8, 8, nil)])
+        #expect(harness.runs == [[5]], "the run ends before the gap")
+        #expect(harness.delivered.map(\.0) == [5], "#7 and #8 wait for the replay of #6")
+        #expect(harness.sent.first?.command == .replay)
+        harness.bus("app.b", events: [(9, 1, nil), (10, 2, nil)])
+        #expect(harness.runs.isEmpty && harness.delivered.isEmpty, "held while recovering")
     }
 
     @Test(

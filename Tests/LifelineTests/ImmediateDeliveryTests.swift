@@ -92,6 +92,82 @@ struct ImmediateDeliveryTests {
         #expect(journal.all == ["now #3 n=1"])
     }
 
+    /// An ``ImmediateDelivery`` for `service`, attached to a responder over an in-memory connection.
+    private func attachedDelivery(_ service: Service) -> (
+        ImmediateDelivery, InboundQueue<ConnectionEvent>, HandlerCounts, InMemoryConnection
+    ) {
+        let inbound = InboundQueue<ConnectionEvent>()
+        let drops = DropCounter()
+        let handled = HandlerCounts(events: service.events)
+        let immediate = ImmediateDelivery(service: service, handled: handled, drops: drops, inbound: inbound)
+        let connection = InMemoryConnection()
+        let client = LifelineClient(brokerEndpoint: "inproc://none", deliver: { _ in }) { pending, sink in
+            connection.attach(pending, sink)
+            return connection
+        }
+        let context = ServiceContext(serviceName: "svc", client: client)
+        let runtime = RuntimeServices(
+            mainName: "svc",
+            template: ServiceRegistration(
+                name: "svc", instance: "i", pid: 1, host: "h", events: [], methods: [], attachToken: "i"))
+        immediate.attach(
+            ServiceResponder(
+                service: service, name: "svc", client: client, context: context, runtime: runtime,
+                drops: drops,
+                handled: handled, sessions: HostedSessions(factories: [:], actions: [:], context: context)))
+        return (immediate, inbound, handled, connection)
+    }
+
+    @Test(
+        "a run of a bus message's events handled inline does what delivering them one by one does: the same handler calls, counts, undecodable payloads and acknowledgements, in order"
+    )
+    func runMatchesOneByOne() async throws {
+        struct Refused: Error {}
+        struct Needs: Decodable { let n: Int }
+        let payloads = [#"{"n":1}"#, #"{"n":2}"#, #"{}"#, #"{"n":4}"#, #"{"n":"five"}"#, #"{"n":6}"#]
+        let run = payloads.enumerated().map { index, text in
+            let sequence = UInt64(index + 1)
+            let header = BusHeader(
+                epoch: 7, sequence: sequence, topicSequence: sequence, flags: index % 2 == 1 ? 1 : 0,
+                publishedWallNanoseconds: 0, publishedMonotonicNanoseconds: 0)
+            return BusMessage(name: "app.now", header: header, payload: Array(text.utf8))
+        }
+        var outcomes: [([String], [String: UInt64], UInt64, [String])] = []
+        for asRun in [true, false] {
+            let journal = Journal()
+            let service = Service("svc").onInline("app.now") { event in
+                let value = try event.decode(Needs.self)
+                journal.add("#\(event.sequence) n=\(value.n)")
+                if value.n == 4 { throw Refused() }
+            }
+            let (immediate, inbound, handled, connection) = attachedDelivery(service)
+            #expect(immediate.deliver(run: run[...], receivedAt: 1) == 0, "no consumer waits: nothing runs")
+            let consumer = Task { await inbound.next() }
+            while !inbound.consumerIsWaiting { await Task.yield() }
+            if asRun {
+                #expect(immediate.deliver(run: run[...], receivedAt: 1) == run.count)
+            } else {
+                for message in run { #expect(immediate.deliver(message, receivedAt: 1, replayed: false)) }
+            }
+            var acknowledgements: [String] = []
+            for _ in 0..<3 {
+                guard case .acknowledge(let sequence, _, let error) = await connection.nextCommand() else {
+                    Issue.record("each event with flag bit 0 is acknowledged")
+                    break
+                }
+                acknowledgements.append("#\(sequence) \(error ?? "ok")")
+            }
+            outcomes.append((journal.all, handled.snapshot, handled.undecodable, acknowledgements))
+            inbound.push(.gap(GapNotice(after: 0, reason: "test", epoch: 7, sequence: 0)))
+            _ = await consumer.value
+        }
+        #expect(outcomes[0].0 == ["#1 n=1", "#2 n=2", "#4 n=4", "#6 n=6"])
+        #expect(outcomes[0].0 == outcomes[1].0 && outcomes[0].1 == outcomes[1].1)
+        #expect(outcomes[0].2 == 2 && outcomes[0].2 == outcomes[1].2, "{} and n=\"five\" did not decode")
+        #expect(outcomes[0].3 == outcomes[1].3)
+        #expect(outcomes[0].3.first == "#2 ok" && outcomes[0].3.last == "#6 ok")
+    }
+
     @Test("behind a handler that is suspended, inline handlers wait their turn: bus order end to end")
     func orderBehindASuspendedHandler() async throws {
         let journal = Journal()

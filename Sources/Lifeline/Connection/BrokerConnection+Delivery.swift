@@ -50,8 +50,9 @@ extension BrokerConnection {
     }
 
     /// The common case of ``accept(_:receivedAt:into:)`` for a bus message's events (one name): delivers
-    /// those from the first on that each come next of their name, with one lookup of the name, and
-    /// returns how many; the others go through `accept` one by one.
+    /// those from the first on that each come next of their name as one run
+    /// (``ConnectionEffect/deliverRun(_:receivedAt:)``), with one lookup of the name, and returns how
+    /// many; the others go through `accept` one by one.
     mutating func acceptInOrder(
         _ messages: [BusMessage], receivedAt: UInt64, into effects: inout [ConnectionEffect]
     ) -> Int {
@@ -60,9 +61,7 @@ extension BrokerConnection {
         let moved = topics.advance(first.name, over: messages[...], epoch: epoch)
         guard moved > 0 else { return 0 }
         lastSequence = max(lastSequence, messages[moved - 1].header.sequence)
-        for message in messages[..<moved] {
-            effects.append(.deliver(.event(message, receivedAt: receivedAt, replayed: false)))
-        }
+        effects.append(.deliverRun(messages[..<moved], receivedAt: receivedAt))
         return moved
     }
 

@@ -50,6 +50,10 @@ package struct ConnectionConfiguration: Sendable {
     var unregisterTimeoutMilliseconds = 1000
     /// Where a restarted service resumes: the broker replays what it missed after this cursor.
     var resume: EventCursor?
+    /// Takes a run of live events (``ConnectionEffect/deliverRun(_:receivedAt:)``) on the socket
+    /// thread before they are delivered one by one, and returns how many it handled from the front
+    /// (a service host's inline handlers: all of them or none).
+    var deliverInline: (@Sendable (ArraySlice<BusMessage>, _ receivedAt: UInt64) -> Int)?
 
     init(
         brokerEndpoint: String, registration: ServiceRegistration? = nil,

@@ -14,4 +14,8 @@ enum ConnectionEffect: Sendable, Equatable {
     case openBus(endpoint: String, subscriptions: [[UInt8]])
     /// Hand `event` to the application.
     case deliver(ConnectionEvent)
+    /// Hand the application live events of one bus message (one name, each the next of its name,
+    /// in bus order), received at `receivedAt`: a run the application may take whole
+    /// (``ConnectionConfiguration/deliverInline``), else each one as ``ConnectionEvent/event(_:receivedAt:replayed:)``.
+    case deliverRun(ArraySlice<BusMessage>, receivedAt: UInt64)
 }

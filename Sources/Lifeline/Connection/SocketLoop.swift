@@ -12,6 +12,8 @@ final class SocketLoop: @unchecked Sendable {
     let executor: SocketExecutor
     let pending: PendingReplies
     let deliver: @Sendable (ConnectionEvent) -> Void
+    /// The configuration's ``ConnectionConfiguration/deliverInline``.
+    private let deliverInline: (@Sendable (ArraySlice<BusMessage>, UInt64) -> Int)?
     let context = ZMQContext.shared
     var control: ZMQSocket?
     var bus: ZMQSocket?
@@ -52,6 +54,7 @@ final class SocketLoop: @unchecked Sendable {
         self.mailbox = mailbox
         self.executor = executor
         self.deliver = deliver
+        deliverInline = configuration.deliverInline
         poller.watch(mailbox.fileDescriptor, tag: 0)
     }
 
@@ -339,6 +342,12 @@ final class SocketLoop: @unchecked Sendable {
                 .event(
                     event, receivedAt: receivedAt == 0 ? SystemClock.monotonicNanoseconds() : receivedAt,
                     replayed: replayed))
+        case .deliverRun(let run, let receivedAt):
+            let stamp = receivedAt == 0 ? SystemClock.monotonicNanoseconds() : receivedAt
+            let taken = deliverInline?(run, stamp) ?? 0
+            for message in run.dropFirst(taken) {
+                deliver(.event(message, receivedAt: stamp, replayed: false))
+            }
         case .deliver(.completion(let ticket, let result)):
             pending.resume(ticket, with: result)
             completed = returnsAfterCompletion

@@ -61,6 +61,9 @@ final class ImmediateDelivery: Sendable {
         self.handled = handled
     }
 
+    /// True when the service has inline event handlers.
+    var handlesEvents: Bool { !entries.isEmpty }
+
     /// Lets deliveries be handled here from now on (once the service's didCreate has returned).
     func attach(_ responder: ServiceResponder) {
         let attached = Target(responder)
@@ -96,19 +99,41 @@ final class ImmediateDelivery: Sendable {
         guard let entry = entry(for: message.name), !drops.hasUntold, inbound.consumerIsWaiting,
             let target = target.withLock({ $0 })
         else { return false }
+        watch.run(.event(message.name), log: target.context.log) {
+            handle(message, entry, target, receivedAt: receivedAt, replayed: replayed)
+        }
+        return true
+    }
+
+    /// Runs the handler of each event of `run` (live events of one name, in bus order) now, one
+    /// after the other, and returns how many: all of them, or none when they must be queued. What
+    /// lets the first run inline holds for the rest: only this thread pushes to the queue.
+    func deliver(run: ArraySlice<BusMessage>, receivedAt: UInt64) -> Int {
+        guard let first = run.first, let entry = entry(for: first.name), !drops.hasUntold,
+            inbound.consumerIsWaiting, let target = target.withLock({ $0 })
+        else { return 0 }
+        let what: InlineWatch.Handler =
+            run.count == 1 ? .event(first.name) : .events(first.name, count: run.count)
+        watch.run(what, log: target.context.log) {
+            for message in run { handle(message, entry, target, receivedAt: receivedAt, replayed: false) }
+        }
+        return run.count
+    }
+
+    /// Runs `entry`'s handler for `message` and settles it (counts it, acknowledges it when asked).
+    private func handle(
+        _ message: BusMessage, _ entry: Entry, _ target: Target, receivedAt: UInt64, replayed: Bool
+    ) {
         var failure: (any Error)?
         do {
-            try watch.run(.event(message.name), log: target.context.log) {
-                try entry.handler(
-                    Event(message, receivedAt: receivedAt, context: target.context, replayed: replayed))
-            }
+            try entry.handler(
+                Event(message, receivedAt: receivedAt, context: target.context, replayed: replayed))
         } catch {
             failure = error
         }
         ServiceResponder.settle(
             message, failure: failure, counter: entry.counter, handled: handled, context: target.context,
             client: target.client)
-        return true
     }
 
     private func entry(for name: EventName) -> Entry? {

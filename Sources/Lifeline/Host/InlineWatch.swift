@@ -10,11 +10,15 @@ final class InlineWatch: Sendable {
     /// An inline handler, as the log names it.
     enum Handler: Sendable, CustomStringConvertible {
         case event(EventName)
+        /// The handler of `count` events of one name, run one after the other (a bus message's).
+        case events(EventName, count: Int)
         case method(service: String, method: String)
 
         var description: String {
             switch self {
             case .event(let name): "the inline handler of event \(name.rawValue)"
+            case .events(let name, let count):
+                "the inline handler of event \(name.rawValue) (\(count) events in a row)"
             case .method(let service, let method): "the inline method \(service).\(method)"
             }
         }

@@ -119,6 +119,11 @@ public final class ServiceRunner: Sendable {
         }
         configuration.handlerReport = { (UInt64(inbound.count), handled.snapshot, handled.undecodable) }
         let immediate = ImmediateDelivery(service: service, handled: handled, drops: drops, inbound: inbound)
+        if immediate.handlesEvents {
+            configuration.deliverInline = { run, receivedAt in
+                immediate.deliver(run: run, receivedAt: receivedAt)
+            }
+        }
         // A service that resumes from a cursor loses nothing when its handlers fall behind.
         let backpressure = service.resumeHook == nil ? nil : HandlerBackpressure()
         let (control, controlSink) = AsyncStream<ConnectionEvent>.makeStream()
