@@ -257,7 +257,11 @@ package struct Broker {
         do {
             message = try ControlMessage.decode(frames)
         } catch {
-            core.refuse(peer, error)
+            if let command = Self.unanswered(frames) {
+                core.log("ignored a \(command) from \(core.peerName(peer)): \(error.message)")
+            } else {
+                core.refuse(peer, error)
+            }
             return
         }
         core.registry.touch(peer: peer, now: core.nanoseconds)
@@ -268,16 +272,28 @@ package struct Broker {
             do {
                 typed = try ClientRequest.decode(request)
             } catch {
-                if request.command == .ack {
-                    core.log("ignored an ACK from \(core.peerName(peer)): \(error.message)")
+                if request.command == .ack || request.command == .heartbeat {
+                    core.log(
+                        "ignored a \(request.command.rawValue) from \(core.peerName(peer)): \(error.message)")
                 } else {
-                    core.refuse(peer, error)
+                    core.refuse(
+                        peer, ProtocolError(error.status, error.message, requestID: request.requestID))
                 }
                 return
             }
             repeatedHeaders.remember(frames, request: request, decoded: typed)
             admit(typed, id: request.requestID, from: peer, key: key)
         }
+    }
+
+    /// The command of `frames` when it is one that is never answered, even when malformed (ACK,
+    /// HEARTBEAT): the sender reads no reply to it.
+    private static func unanswered(_ frames: ArraySlice<[UInt8]>) -> String? {
+        guard frames.count > 1 else { return nil }
+        let command = frames[frames.startIndex + 1]
+        if command.elementsEqual("ACK".utf8) { return "ACK" }
+        if command.elementsEqual("HEARTBEAT".utf8) { return "HEARTBEAT" }
+        return nil
     }
 
     /// Hands a decoded request to its feature, unless the access policy denies it.

@@ -175,13 +175,39 @@ struct BatchPublishTests {
         #expect(silent == nil && broker.published.count == 3 && broker.core.sequence == 6)
     }
 
+    @Test("a malformed HEARTBEAT or ACK is logged, never answered; other malformed requests are answered")
+    func unansweredCommands() {
+        var broker = BrokerHarness()
+        let malformed: [[[UInt8]]] = [
+            [Array("LLC01".utf8), Array("HEARTBEAT".utf8), Array("h".utf8), Array(#"{"name":5}"#.utf8)],
+            [Array("LLC01".utf8), Array("HEARTBEAT".utf8), Array("h".utf8), Array("[]".utf8)],
+            [
+                Array("LLC01".utf8), Array("HEARTBEAT".utf8), Array("h".utf8), Array("{}".utf8),
+                Array("x".utf8),
+            ],
+            [Array("LLC01".utf8), Array("ACK".utf8), Array("a".utf8)],
+            [Array("LLC01".utf8), Array("ACK".utf8), Array("a".utf8), Array("nonjson".utf8)],
+        ]
+        for frames in malformed {
+            #expect(broker.raw("svc", frames) == nil, "\(frames.map { String(decoding: $0, as: UTF8.self) })")
+            let logged = broker.output.contains {
+                if case .log(let line) = $0 { line.hasPrefix("ignored a ") } else { false }
+            }
+            #expect(logged)
+        }
+        let lookup = [Array("LLC01".utf8), Array("LOOKUP".utf8), Array("l".utf8), Array("[]".utf8)]
+        #expect(broker.raw("svc", lookup)?.status == .badRequest)
+    }
+
     @Test("the header must say how many events the packed payloads frame holds, and it must hold them")
     func malformedBatches() {
         var broker = BrokerHarness()
         func refusal(_ header: JSONValue, _ payloads: [String]) -> String? {
             let frame = PackedPayloads.frame(payloads.map { Array($0.utf8) })
             let request = ControlRequest(.publish, requestID: Array("m".utf8), header: header, payload: frame)
-            return broker.raw("cli", request.frames())?.errorMessage
+            let reply = broker.raw("cli", request.frames())
+            #expect(reply?.requestID == Array("m".utf8), "the refusal carries the request's id")
+            return reply?.errorMessage
         }
         #expect(
             refusal(["events": ["app.a", "app.b"]], ["{}"])
