@@ -192,6 +192,29 @@ struct KeyedActorTests {
         #expect(try Self.placements(&broker).map(\.instance) == ["i2", "i2"])
     }
 
+    @Test(
+        "a held call's 504 gives the reason of the moment: once the cut-off instance expired, that it may still run a call sent there"
+    )
+    func heldReasonFollowsTheInstance() throws {
+        var broker = Self.broker()
+        broker.request("c1", .call, Self.keyed("ana", timeout: 20_000))
+        _ = try #require(Self.forwarded(broker, to: Self.first))
+        broker.core.connectionsClosed([1], now: broker.instant, into: &broker.output)
+        broker.request("c2", .call, Self.keyed("ana", timeout: 6000))
+        var reply: ControlReply?
+        for _ in 0..<70 where reply == nil {
+            broker.request(Self.second, .heartbeat, ["name": "cart"])
+            broker.advance(milliseconds: 100)
+            reply = broker.replies(to: "c2").first
+        }
+        let held = try #require(reply, "answered at its deadline")
+        #expect(held.status == .timeout)
+        #expect(
+            held.errorMessage
+                == "cart/ana.add did not answer within 6000 ms: the actor's instance went away while it may still run it (revoked within its heartbeat window, or with a call sent there before its deadline), so the key could not move (retry)"
+        )
+    }
+
     @Test("a held call whose deadline passes first gets 504, saying to retry")
     func heldTimeout() throws {
         var broker = Self.broker()

@@ -166,6 +166,8 @@ extension ServicesFeature {
             core.log(
                 "\(service): the actor keys of instance \(instance) (\(reason.rawValue)) move in \((until - core.nanoseconds) / 1_000_000) ms, when no call sent there can still run"
             )
+            // The calls held for its keys stay held, now for that reason.
+            retryHeld(of: service, in: &core)
             return
         }
         let keys = placements.forgetAll(of: service, on: instance)
