@@ -12,7 +12,7 @@ enum ServicesCommand: CLICommand {
         Prints one row per registered service: name, how many instances serve it, pid and host (of
         its first instance), the events it subscribes to, the methods it answers, how long it has
         been registered and when it last heartbeated. Long event and method lists are cut to fit
-        100 columns ('…+N more'); --wide shows them all. --instances prints one row per instance
+        100 columns ('…+N', N more); --wide shows them all. --instances prints one row per instance
         instead: name, instance id, pid, host, calls in flight, connected, uptime, last heartbeat.
         """
     static let wide = CommandLineOption.flag(

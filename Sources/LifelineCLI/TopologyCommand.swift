@@ -103,7 +103,7 @@ enum TopologyCommand: CLICommand {
             }
             for service in topology.services {
                 Console.out(
-                    "service \(service.name): \(([service.executable] + service.arguments).joined(separator: " ")) (restart: \(service.restart.rawValue)\(service.after.isEmpty ? "" : ", after \(service.after.joined(separator: ", "))"))"
+                    "service \(service.name): \(([service.executable] + service.arguments).joined(separator: " ")) (\(service.replicas > 1 ? "\(service.replicas) replicas, " : "")restart: \(service.restart.rawValue)\(service.after.isEmpty ? "" : ", after \(service.after.joined(separator: ", "))"))"
                 )
             }
             Console.out("start order: " + layers.map { $0.joined(separator: " + ") }.joined(separator: " → "))

@@ -124,6 +124,9 @@ struct BootTests {
         #expect(try await first.cli(["boot", "start"]).status == 0)
         #expect(try await first.cli(["boot", "wait"]).status == 0)
         #expect(Self.task(try await Self.report(first), "migrator.migrate").state == "done")
+        let sameBoot = try await first.cli(["boot", "run", "migrator.migrate"])
+        #expect(
+            sameBoot.status == 1 && sameBoot.errors.contains("is a run-once task and already ran in boot #1"))
         first.process.kill(SIGTERM)
         _ = try await first.process.waitForExit()
 

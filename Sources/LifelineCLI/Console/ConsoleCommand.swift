@@ -14,7 +14,7 @@ enum ConsoleCommand: CLICommand {
 
         Serves one page, live without reloading: the services with their calls, the bus (events per
         second by name and a tail of the latest events), the micro-app stack, the boot's timeline,
-        traces while their view is open, and actions (publish, call, apps). Prints
+        traces while their view is open, and actions (publish, call, apps, dispatch, boot). Prints
         'READY http://HOST:PORT/' once it listens; open that address in a browser. All of the page is
         in this binary: nothing is fetched from the network.
 

@@ -33,7 +33,11 @@ extension BootFeature {
             return
         }
         if task.runsOnce && runOnceDone.contains(name) {
-            core.fail(peer, id, .conflict, "\(name) is a run-once task and already ran in an earlier boot")
+            var when = "in an earlier boot"
+            if case .finished(.done)? = boot?.scheduler?.record(name)?.state {
+                when = "in boot #\(boot?.number ?? 0)"
+            }
+            core.fail(peer, id, .conflict, "\(name) is a run-once task and already ran \(when)")
             return
         }
         let number = boot?.number ?? 0
