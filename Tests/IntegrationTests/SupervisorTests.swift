@@ -88,6 +88,38 @@ struct SupervisorTests {
         #expect(log.contains("unregistered gateway"), "a clean stop: the service said goodbye")
     }
 
+    @Test(
+        "lifeline scale: a replicable service gets its new process; one that is not replicable is refused by the broker, and the process is stopped, not kept or restarted"
+    )
+    func scale() async throws {
+        let (path, run) = try Self.topology([
+            "broker": ["control": "tcp://127.0.0.1:*", "bus": "tcp://127.0.0.1:*"],
+            "services": [
+                ["name": "rates", "executable": "lifeline-rates"],
+                ["name": "solo", "executable": "lifeline-probe", "args": ["--events", "test.tick"]],
+            ],
+        ])
+        defer { try? FileManager.default.removeItem(at: run.deletingLastPathComponent()) }
+        let up = try ChildProcess("lifeline", ["up", "--topology", path, "--run-dir", run.path])
+        defer { up.kill() }
+        let ready = try await up.waitForLine(startingWith: "UP ", seconds: 30)
+        let control = String(ready.split(separator: " ")[1].dropFirst("control=".count))
+
+        let grown = try await CLIResult.run(["scale", "rates", "2", "--run-dir", run.path], seconds: 40)
+        #expect(grown.status == 0 && grown.output.contains("rates: 1 → 2 processes"), "\(grown.errors)")
+        let refused = try await CLIResult.run(["scale", "solo", "2", "--run-dir", run.path], seconds: 40)
+        #expect(refused.status == 1)
+        #expect(refused.errors.contains("solo@2 exited before it registered"), "\(refused.errors)")
+        #expect(refused.errors.contains("not kept"))
+        #expect(Self.pid(run, "solo@2") == nil, "its pid file is gone")
+        let lookup = try await CLIResult.run(["lookup", "solo", "--json", "--broker", control])
+        #expect(lookup.status == 0, "the first solo still serves")
+        #expect(!up.lines(.stderr).contains { $0.contains("restarting solo@2") }, "not restarted")
+
+        up.kill(SIGTERM)
+        #expect(try await up.waitForExit(seconds: 20) == 0)
+    }
+
     @Test("the topology is checked first: unknown keys, a bad restart policy, a missing or cyclic 'after'")
     func topologyRefusals() async throws {
         let cases: [(JSONValue, String)] = [

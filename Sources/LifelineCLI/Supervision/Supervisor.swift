@@ -261,7 +261,8 @@ final class Supervisor: @unchecked Sendable {
     /// until each has registered) or stops the last-started extra ones (SIGTERM: they unregister);
     /// the other processes are not touched. Returns what changed, in a sentence.
     /// - Throws: ``LifelineError``: `.notFound` for a service the topology does not run, `.badRequest`
-    ///   for a count outside 1...64, `.unavailable` when a new process does not register within 30 s.
+    ///   for a count outside 1...64, `.unavailable` when a new process exits before it registers or
+    ///   does not register within 30 s (it and those after it are then stopped, not kept).
     func scale(_ name: String, to count: Int) throws -> String {
         guard let entry = entries[name] else {
             throw LifelineError(
@@ -299,10 +300,28 @@ final class Supervisor: @unchecked Sendable {
         for child in added {
             try launch(child, arguments: ["--broker", control] + child.arguments)
         }
-        for child in added {
+        for (index, child) in added.enumerated() {
+            let waited = SystemClock.monotonicNanoseconds()
             guard child.waitUntilReady(seconds: 30) != nil else {
+                // The processes that did not come up are not kept (nor restarted): the service runs
+                // as many as before plus those that registered.
+                let failed = Array(added[index...])
+                // Woken before its time: the process exited (it may have been restarted since).
+                let exited = SystemClock.monotonicNanoseconds() - waited < 29_000_000_000
+                queue.sync {
+                    for other in failed { other.retired = true }
+                    instances[name]?.removeAll { started in failed.contains { $0 === started } }
+                }
+                Self.terminate(failed)
+                for other in failed {
+                    try? FileManager.default.removeItem(
+                        at: runDirectory.appendingPathComponent("\(other.name).pid"))
+                }
                 throw LifelineError(
-                    .unavailable, "\(child.name) did not register within 30 s; see \(child.logPath)")
+                    .unavailable,
+                    exited
+                        ? "\(child.name) exited before it registered (is '\(name)' replicable? see \(child.logPath)); not kept"
+                        : "\(child.name) did not register within 30 s; see \(child.logPath); not kept")
             }
             say("\(child.name) up (pid \(child.pid))")
         }
