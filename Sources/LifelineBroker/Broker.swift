@@ -235,6 +235,12 @@ package struct Broker {
 
     private mutating func control(peer: [UInt8], frames: ArraySlice<[UInt8]>, key: String?) {
         let size = frames.reduce(0) { $0 + $1.count }
+        if size > core.configuration.maximumMessageBytes, let command = Self.unanswered(frames) {
+            core.log(
+                "ignored a \(command) of \(size) bytes from \(core.peerName(peer)): over the limit of \(core.configuration.maximumMessageBytes) bytes"
+            )
+            return
+        }
         if size > core.configuration.maximumMessageBytes {
             let requestID =
                 frames.count > 2
@@ -289,7 +295,9 @@ package struct Broker {
     /// The command of `frames` when it is one that is never answered, even when malformed (ACK,
     /// HEARTBEAT): the sender reads no reply to it.
     private static func unanswered(_ frames: ArraySlice<[UInt8]>) -> String? {
-        guard frames.count > 1 else { return nil }
+        guard frames.count > 1, frames[frames.startIndex].elementsEqual(ProtocolID.control.utf8) else {
+            return nil
+        }
         let command = frames[frames.startIndex + 1]
         if command.elementsEqual("ACK".utf8) { return "ACK" }
         if command.elementsEqual("HEARTBEAT".utf8) { return "HEARTBEAT" }

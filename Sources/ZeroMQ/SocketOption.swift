@@ -14,6 +14,8 @@ public struct IntegerOption: Sendable, Hashable {
     }
 
     public static let linger = IntegerOption(ZMQ_LINGER)
+    /// IPv6 addresses (`tcp://[::1]:…`) as well as IPv4 ones.
+    public static let ipv6 = IntegerOption(ZMQ_IPV6)
     public static let sendHighWaterMark = IntegerOption(ZMQ_SNDHWM)
     public static let receiveHighWaterMark = IntegerOption(ZMQ_RCVHWM)
     /// The kernel's receive buffer (`SO_RCVBUF`) of each TCP connection, in bytes.

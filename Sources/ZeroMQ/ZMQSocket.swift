@@ -48,17 +48,33 @@ public final class ZMQSocket {
 
     // MARK: Endpoints
 
-    /// Binds to `endpoint`, e.g. `tcp://127.0.0.1:*` or `ipc:///tmp/x`.
+    /// Binds to `endpoint`, e.g. `tcp://127.0.0.1:*` or `ipc:///tmp/x`. `tcp://localhost:…` binds
+    /// 127.0.0.1 (libzmq reads a bind's host as an interface or an address, not a name), and an
+    /// IPv6 address in brackets (`tcp://[::1]:…`) turns IPv6 on for the socket.
     public func bind(_ endpoint: String) throws {
         let handle = try live("zmq_bind(\(endpoint))")
-        guard zmq_bind(handle, endpoint) == 0 else { throw ZeroMQError.last("zmq_bind(\(endpoint))") }
+        let target = Self.bindable(endpoint)
+        if Self.isIPv6(target) { try set(.ipv6, 1) }
+        guard zmq_bind(handle, target) == 0 else { throw ZeroMQError.last("zmq_bind(\(endpoint))") }
     }
 
     /// Connects to `endpoint`; libzmq completes the connection (and reconnects) in the background.
+    /// An IPv6 address in brackets turns IPv6 on for the socket.
     public func connect(_ endpoint: String) throws {
         let handle = try live("zmq_connect(\(endpoint))")
+        if Self.isIPv6(endpoint) { try set(.ipv6, 1) }
         guard zmq_connect(handle, endpoint) == 0 else { throw ZeroMQError.last("zmq_connect(\(endpoint))") }
     }
+
+    /// `endpoint` with the host `localhost` of a TCP endpoint written as 127.0.0.1.
+    static func bindable(_ endpoint: String) -> String {
+        let prefix = "tcp://localhost:"
+        guard endpoint.hasPrefix(prefix) else { return endpoint }
+        return "tcp://127.0.0.1:" + endpoint.dropFirst(prefix.count)
+    }
+
+    /// True for a TCP endpoint whose host is an IPv6 address in brackets.
+    static func isIPv6(_ endpoint: String) -> Bool { endpoint.hasPrefix("tcp://[") }
 
     /// Stops listening on `endpoint`.
     public func unbind(_ endpoint: String) throws {

@@ -335,7 +335,11 @@ struct BatchPublishTests {
         ].filter { EventCatalog.descriptor(for: $0)?.requiresAcknowledgement != true }
         var outcomes = (accepted: 0, refused: 0)
         let payloads = ["{\"n\":1}", #"{"k":"\u00e9"}"#, "{bad", "[1]", "\"x\"", "{\"n\":1e999}"]
-        for round in 0..<300 {
+        // 300 rounds, and more (up to 3000) until each verdict was reached 30 times: about one batch
+        // in seven is accepted, so 300 rounds alone fall short for a few seeds in a hundred.
+        var round = 0
+        while round < 300 || (min(outcomes.accepted, outcomes.refused) < 30 && round < 3000) {
+            defer { round += 1 }
             let count = Int.random(in: 1...6, using: &generator)
             var events = (0..<count).map { _ in names.randomElement(using: &generator)! }
             if Bool.random(using: &generator) { events = Array(repeating: events[0], count: count) }
@@ -382,6 +386,8 @@ struct BatchPublishTests {
                 #expect(batched.core.lifecycle == single.core.lifecycle, "\(context)")
             }
         }
-        #expect(outcomes.accepted > 30 && outcomes.refused > 30, "both verdicts are reached: \(outcomes)")
+        #expect(
+            outcomes.accepted >= 30 && outcomes.refused >= 30,
+            "both verdicts are reached: \(outcomes); \(generator.replay)")
     }
 }

@@ -244,8 +244,10 @@ struct BrokerConnectionTests {
         #expect(harness.runs == [[5]], "the run ends before the gap")
         #expect(harness.delivered.map(\.0) == [5], "#7 and #8 wait for the replay of #6")
         #expect(harness.sent.first?.command == .replay)
-        harness.bus("app.b", events: [(9, 1, nil), (10, 2, nil)])
-        #expect(harness.runs.isEmpty && harness.delivered.isEmpty, "held while recovering")
+        harness.bus("app.a", events: [(9, 9, nil), (10, 10, nil)])
+        #expect(
+            harness.runs.isEmpty && harness.delivered.isEmpty,
+            "the next of their name, but held while recovering")
     }
 
     @Test(

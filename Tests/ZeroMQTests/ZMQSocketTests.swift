@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Testing
 
@@ -31,6 +32,27 @@ struct ZMQSocketTests {
         #expect(received[3] == Array("tail".utf8))
         try server.send(frames: [received[0], big])
         #expect(try client.receiveFrames() == [big])
+    }
+
+    @Test("a bind to tcp://localhost binds 127.0.0.1; the endpoint round-trips a message")
+    func localhost() throws {
+        let (server, client) = try pair(.router, .dealer, transport: "tcp://localhost:*")
+        #expect(try server.lastEndpoint().hasPrefix("tcp://127.0.0.1:"))
+        try client.send(frames: [Array("hi".utf8)])
+        #expect(try server.receiveFrames()?.last == Array("hi".utf8))
+    }
+
+    /// True when this host's loopback has an IPv6 address.
+    static let hasIPv6Loopback =
+        ((try? String(contentsOfFile: "/proc/net/if_inet6", encoding: .utf8)) ?? "").contains(
+            "00000000000000000000000000000001")
+
+    @Test("tcp://[::1] binds and connects (IPv6 turned on for the socket)", .enabled(if: hasIPv6Loopback))
+    func ipv6Loopback() throws {
+        let (server, client) = try pair(.router, .dealer, transport: "tcp://[::1]:*")
+        #expect(try server.lastEndpoint().hasPrefix("tcp://[::1]:"))
+        try client.send(frames: [Array("hi".utf8)])
+        #expect(try server.receiveFrames()?.last == Array("hi".utf8))
     }
 
     @Test("a message still held is untouched by the next receive")

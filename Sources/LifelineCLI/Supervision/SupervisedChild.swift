@@ -21,8 +21,10 @@ final class SupervisedChild: @unchecked Sendable {
     var gaveUp = false
     /// Stopped on purpose (scaled down): not restarted.
     var retired = false
-    /// The line that said it was ready, for this run (nil until then).
-    private let readiness = Mutex<(line: String?, waiters: [DispatchSemaphore])>((nil, []))
+    /// The line that said it was ready, for this run (nil until then), and whether the run's
+    /// output ended without it.
+    private let readiness = Mutex<(line: String?, ended: Bool, waiters: [DispatchSemaphore])>(
+        (nil, false, []))
 
     init(
         name: String, executable: URL, arguments: [String], restart: Topology.Restart, logPath: String,
@@ -40,7 +42,10 @@ final class SupervisedChild: @unchecked Sendable {
     /// ended it.
     func launch(arguments override: [String]? = nil, exited: @escaping @Sendable (Int32, Bool) -> Void) throws
     {
-        readiness.withLock { $0.line = nil }
+        readiness.withLock {
+            $0.line = nil
+            $0.ended = false
+        }
         let process = Process()
         process.executableURL = executable
         process.arguments = override ?? arguments
@@ -67,12 +72,12 @@ final class SupervisedChild: @unchecked Sendable {
     /// Waits up to `seconds` for this run's READY line; nil when it did not come.
     func waitUntilReady(seconds: Double) -> String? {
         let semaphore = DispatchSemaphore(value: 0)
-        if let line = readiness.withLock({ state -> String? in
-            if state.line == nil { state.waiters.append(semaphore) }
-            return state.line
-        }) {
-            return line
+        let (line, ended) = readiness.withLock { state -> (String?, Bool) in
+            if state.line == nil && !state.ended { state.waiters.append(semaphore) }
+            return (state.line, state.ended)
         }
+        if let line { return line }
+        if ended { return nil }
         _ = semaphore.wait(timeout: .now() + seconds)
         return readiness.withLock { $0.line }
     }
@@ -107,6 +112,7 @@ final class SupervisedChild: @unchecked Sendable {
     private func ready(_ line: String?) {
         let waiters = readiness.withLock { state -> [DispatchSemaphore] in
             if let line, state.line == nil { state.line = line }
+            if line == nil { state.ended = true }
             defer { state.waiters.removeAll() }
             return state.waiters
         }

@@ -206,6 +206,10 @@ final class Supervisor: @unchecked Sendable {
             say("\(child.name) \(how) after \(Self.seconds(ran)); restarting it in \(milliseconds) ms")
             queue.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in
                 guard !stopping else { return }
+                if child.retired {
+                    say("\(child.name) is not restarted: it was dropped meanwhile")
+                    return
+                }
                 do {
                     try child.launch(arguments: overrides[child.name]) { [self] status, signalled in
                         queue.async { self.exited(child, status: status, signalled: signalled) }
