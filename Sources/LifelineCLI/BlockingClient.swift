@@ -22,6 +22,7 @@ package final class BlockingClient {
         broker: String, credentials: LifelineClient.Credentials? = LifelineClient.Credentials.environment
     ) throws {
         self.credentials = credentials
+        connectedTo = broker
         connection = try BlockingConnection(broker: broker, credentials: credentials)
     }
 
@@ -31,7 +32,54 @@ package final class BlockingClient {
     /// - Throws: ``LifelineError`` when no reply came: `.timeout` (504) when the broker does not
     ///   answer in time, `.unavailable` when no broker answers, `.forbidden` for a refused key.
     package func send(_ request: ClientRequest, timeout: Duration = .seconds(5)) throws -> ControlReply {
-        try connection.send(request, timeout: timeout)
+        guard isGroup, let repeatable = repeatable(request) else {
+            return try connection.send(request, timeout: timeout)
+        }
+        // A group's member may take a request and never answer (stopped, or cut off): each attempt
+        // waits 1 s, and the connection moves to the next member for the next one, as the SDK's
+        // publish does. Only requests that are safe to send twice: reads, and changes with an id the
+        // broker remembers (publishId, opId).
+        let start = ContinuousClock.now
+        while true {
+            let attempt = min(timeout - (ContinuousClock.now - start), .seconds(1))
+            let outcome = Result { () throws(LifelineError) in
+                try connection.send(repeatable, timeout: attempt)
+            }
+            guard case .failure(let error) = outcome else { return try outcome.get() }
+            guard error.status == .timeout else { throw error }
+            guard timeout - (ContinuousClock.now - start) > .milliseconds(10) else {
+                throw LifelineError.unanswered(
+                    request.command, milliseconds: Int(timeout.wholeMilliseconds), endpoint: brokerEndpoint)
+            }
+        }
+    }
+
+    /// True when the broker endpoint names a group's members.
+    private var isGroup: Bool { connectedTo.contains(",") }
+    /// The endpoint (or list) given.
+    private let connectedTo: String
+    /// This client's token: its publications' and changes' ids start with it.
+    private let token = "cli-" + Environment.uniqueToken()
+    /// How many ids this client gave.
+    private var issued = 0
+
+    /// `request` made safe to send again (a publication or a change given an id of its own), or
+    /// nil when it is not (a call, a dispatch: their handlers may run twice).
+    private func repeatable(_ request: ClientRequest) -> ClientRequest? {
+        switch request {
+        case .hello, .lookup, .list, .stats, .actors, .boot(.report): return request
+        case .publish(var publication):
+            if publication.publishID == nil { publication.publishID = nextID() }
+            return .publish(publication)
+        case .apps(let operation, let id):
+            return operation.isQuery ? request : .apps(operation, operationID: id ?? nextID())
+        default: return nil
+        }
+    }
+
+    private func nextID() -> String {
+        issued += 1
+        return "\(token)-\(issued)"
     }
 
     /// Like ``send(_:timeout:)``, but a non-2xx reply throws ``LifelineError``.

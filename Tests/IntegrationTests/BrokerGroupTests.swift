@@ -3,6 +3,7 @@ import Lifeline
 import LifelineProtocol
 import Synchronization
 import Testing
+import ZeroMQ
 
 @Suite("Real processes: a broker group with etcd", .serialized, .timeLimit(.minutes(3)))
 struct BrokerGroupTests {
@@ -175,6 +176,44 @@ struct BrokerGroupTests {
             created.count == kills + 1 && Set(created).count == created.count, "no session was created twice")
         await stream.client.close()
         await caller.close()
+    }
+
+    @Test(
+        "the leader stopped (SIGSTOP), listed first: the CLI's publish, LOOKUP and status move past it to the new leader (1 s attempts, one publishId); a standby answers another protocol version 505",
+        .enabled(
+            if: EtcdProcess.available, "etcd is not installed (deploy/test.sh installs etcd-server as root)"))
+    func cliPastAPausedLeader() async throws {
+        let rig = try await GroupRig(services: 1, events: 1000)
+        defer { rig.stop() }
+        let leader = try #require(rig.leader)
+        // The stopped leader first in the list, as a user who names the members in order would.
+        let others = rig.members.filter { $0 !== leader }.map(\.control)
+        let list = ([leader.control] + others).joined(separator: ",")
+        // A standby answers another protocol version as the leader does: 505, with the request's id.
+        let standby = try #require(rig.members.first { $0 !== leader })
+        let raw = try ZMQSocket(ZMQContext.shared, type: .dealer)
+        defer { raw.close() }
+        try raw.set(.linger, 0)
+        try raw.set(.receiveTimeout, 10_000)
+        try raw.connect(standby.localControl)
+        try raw.send(frames: [Array("LLC02".utf8), Array("HELLO".utf8), Array("v1".utf8), Array("{}".utf8)])
+        let refusal = try #require(try raw.receiveFrames())
+        #expect(refusal.count == 5 && refusal[2] == Array("v1".utf8) && refusal[3] == Array("505".utf8))
+        leader.process.kill(SIGSTOP)
+        defer { leader.process.kill(SIGCONT) }
+        let started = ContinuousClock.now
+        let published = try await CLIResult.run(
+            ["publish", "test.paused", "n:=1", "--json", "--broker", list], seconds: 30)
+        #expect(published.status == 0, "\(published.errors)")
+        let receipt = try JSONParser.parse(published.output)
+        #expect(receipt["sequence"]?.intValue != nil)
+        print("group: the CLI published past a stopped leader in \(Self.seconds(since: started)) s")
+        let status = try await CLIResult.run(["status", "--json", "--broker", list], seconds: 30)
+        #expect(status.status == 0, "\(status.errors)")
+        let lookup = try await CLIResult.run(["lookup", "nobody", "--broker", list], seconds: 30)
+        #expect(lookup.status == 1 && lookup.errors.contains("no service named 'nobody'"), "\(lookup.errors)")
+        // Each attempt carries the same publishId: a repeat the new leader got twice is answered
+        // with the first receipt (IdempotentPublishTests), so the publication is made once.
     }
 
     @Test(

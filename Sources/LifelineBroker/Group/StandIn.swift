@@ -46,7 +46,20 @@ final class StandIn {
         // Subscriptions are read and dropped: nothing is published here.
         while (try? bus.receiveFrames(dontWait: true)) != nil {}
         while let frames = try? router.receiveFrames(dontWait: true) {
-            guard frames.count >= 4, frames[1] == Array("LLC01".utf8) else { continue }
+            guard frames.count >= 2 else { continue }
+            if frames[1] != Array("LLC01".utf8) {
+                // Not this protocol's version: the error the leader would answer (400, or 505 for
+                // another version), so that a client learns it from any member.
+                do {
+                    _ = try ControlMessage.decode(frames[1...])
+                } catch {
+                    log("refused a message from a client: \(error.message)")
+                    let reply = ControlReply.error(error.status, error.message, requestID: error.requestID)
+                    _ = try? router.send(frames: [frames[0]] + reply.frames(), dontWait: true)
+                }
+                continue
+            }
+            guard frames.count >= 4 else { continue }
             let command = String(decoding: frames[2], as: UTF8.self)
             let id = frames[3]
             let (sentence, hint) = Self.sentence(leader: leader, member: member, group: group)
