@@ -62,11 +62,16 @@ extension BrokerServer {
 
     /// Sends `items` on the sockets, in order (state operations are written elsewhere).
     func sendNow(_ items: [BrokerOutput]) {
-        for item in items {
-            // A group's leader checks its lease before every reply and event it hands to ZeroMQ.
-            if let group, !group.certainlyLeads() {
-                busRun.clear()
-                return
+        for (index, item) in items.enumerated() {
+            // A group's leader checks its lease before every reply and event it hands to ZeroMQ,
+            // and beats to its standbys while a long output (a REPLAY of the journal) leaves, so
+            // that they do not take it for silent.
+            if let group {
+                if index & 255 == 255 { group.tick(now: SystemClock.monotonicNanoseconds()) }
+                if !group.certainlyLeads() {
+                    busRun.clear()
+                    return
+                }
             }
             if case .publish(let message) = item {
                 if !busRun.accepts(message) { sendBusRun() }

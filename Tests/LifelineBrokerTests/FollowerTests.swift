@@ -76,6 +76,28 @@ struct FollowerTests {
     }
 
     @Test(
+        "a leader just followed is not suspected for its silence until its first message's window (it may be restoring its state); after its first message, the usual window"
+    )
+    func firstMessageWindow() throws {
+        let rig = try Rig()
+        #expect(try rig.next()?.command == .join)
+        // The scenario: the leader says nothing for 100 ms, past a 50 ms failover window.
+        usleep(100_000)
+        #expect(rig.follower.silent(longerThan: .milliseconds(50)))
+        #expect(!rig.follower.overdue(failoverAfter: .milliseconds(50)), "still starting: not suspected")
+        try rig.send(GroupMessage(.beat, ["term": 5, "commit": 0]))
+        var heard = false
+        for _ in 0..<500 where !heard {
+            rig.follower.drain(replica: rig.replica)
+            heard = !rig.follower.silent(longerThan: .milliseconds(50))
+            usleep(1_000)
+        }
+        #expect(heard, "the beat was read")
+        usleep(100_000)
+        #expect(rig.follower.overdue(failoverAfter: .milliseconds(50)), "it spoke: the usual window")
+    }
+
+    @Test(
         "a standby that holds the key refuses 'not leading': that is no sign of life, so its silence runs on (and its lease is revoked as usual)"
     )
     func notLeadingIsNoSignOfLife() throws {

@@ -14,6 +14,9 @@ struct Follower {
     private var leader: MemberRecord?
     private var group = ""
     private var heard: UInt64 = 0
+    /// Whether the followed leader has sent a message of its term since it was followed (anything
+    /// but a REFUSE): until then it may still be starting (restoring its state from its copy).
+    private var spoke = false
     /// `heard` as the last excused absence left it.
     private var excusedAt: UInt64?
     private var joined: UInt64 = 0
@@ -40,6 +43,7 @@ struct Follower {
         self.group = group
         replica.adopt(term: record.term)
         heard = SystemClock.monotonicNanoseconds()
+        spoke = false
         join(replica)
     }
 
@@ -93,6 +97,7 @@ struct Follower {
                 continue
             }
             heard = now
+            if message.command != .refuse { spoke = true }
             switch message.command {
             case .snapshot:
                 do {
@@ -175,6 +180,19 @@ struct Follower {
 
     /// Whether the followed leader was heard from within `duration`.
     func alive(within duration: Duration) -> Bool { socket != nil && !silent(longerThan: duration) }
+
+    /// How long a leader just followed may take to send its first message: starting to lead
+    /// (restoring the state from its copy of the journal) may take seconds on a busy machine, and a
+    /// leader suspected meanwhile would be voted out before it could beat — and the next one the
+    /// same way. A leader that dies while it starts stops renewing its etcd lease, which expires on
+    /// its own.
+    static let firstMessageWindow: Duration = .seconds(10)
+
+    /// Whether the followed leader should be suspected: silent for `failoverAfter` since its last
+    /// message, or, before its first, for ``firstMessageWindow``.
+    func overdue(failoverAfter: Duration) -> Bool {
+        silent(longerThan: spoke ? failoverAfter : max(failoverAfter, Self.firstMessageWindow))
+    }
 
     /// Whether the followed leader has said nothing for `duration`.
     func silent(longerThan duration: Duration) -> Bool {

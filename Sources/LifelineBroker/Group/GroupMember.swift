@@ -192,7 +192,8 @@ package final class GroupMember {
                 )
             }
             lastLook = look
-            if let leader, follower.silent(longerThan: configuration.failoverAfter), suspected != leader.lease
+            if let leader, follower.overdue(failoverAfter: configuration.failoverAfter),
+                suspected != leader.lease
             {
                 suspected = leader.lease
                 leadership.suspect(lease: leader.lease)
