@@ -32,24 +32,11 @@ struct ImmediateDeliveryTests {
         for index in 0..<extraHandlers {
             service = service.onInline(EventName(rawValue: "app.extra\(index)")) { _ in journal.add("extra") }
         }
-        let inbound = InboundQueue<ConnectionEvent>()
-        let drops = DropCounter()
-        let handled = HandlerCounts(events: service.events)
-        let immediate = ImmediateDelivery(service: service, handled: handled, drops: drops, inbound: inbound)
-        let connection = InMemoryConnection()
-        let client = LifelineClient(brokerEndpoint: "inproc://none", deliver: { _ in }) { pending, sink in
-            connection.attach(pending, sink)
-            return connection
-        }
-        let context = ServiceContext(serviceName: "svc", client: client)
-        let runtime = RuntimeServices(
-            mainName: "svc",
-            template: ServiceRegistration(
-                name: "svc", instance: "i", pid: 1, host: "h", events: [], methods: [], attachToken: "i"))
-        let responder = ServiceResponder(
-            service: service, name: "svc", client: client, context: context, runtime: runtime, drops: drops,
-            handled: handled,
-            sessions: HostedSessions(factories: [:], actions: [:], context: context))
+        let rig = DeliveryRig(service)
+        let (immediate, inbound, drops, handled, connection) = (
+            rig.immediate, rig.inbound, rig.drops, rig.handled, rig.connection
+        )
+        let responder = rig.responder
 
         #expect(
             !immediate.deliver(message("app.now", 1), receivedAt: 0, replayed: false),
@@ -92,32 +79,6 @@ struct ImmediateDeliveryTests {
         #expect(journal.all == ["now #3 n=1"])
     }
 
-    /// An ``ImmediateDelivery`` for `service`, attached to a responder over an in-memory connection.
-    private func attachedDelivery(_ service: Service) -> (
-        ImmediateDelivery, InboundQueue<ConnectionEvent>, HandlerCounts, InMemoryConnection
-    ) {
-        let inbound = InboundQueue<ConnectionEvent>()
-        let drops = DropCounter()
-        let handled = HandlerCounts(events: service.events)
-        let immediate = ImmediateDelivery(service: service, handled: handled, drops: drops, inbound: inbound)
-        let connection = InMemoryConnection()
-        let client = LifelineClient(brokerEndpoint: "inproc://none", deliver: { _ in }) { pending, sink in
-            connection.attach(pending, sink)
-            return connection
-        }
-        let context = ServiceContext(serviceName: "svc", client: client)
-        let runtime = RuntimeServices(
-            mainName: "svc",
-            template: ServiceRegistration(
-                name: "svc", instance: "i", pid: 1, host: "h", events: [], methods: [], attachToken: "i"))
-        immediate.attach(
-            ServiceResponder(
-                service: service, name: "svc", client: client, context: context, runtime: runtime,
-                drops: drops,
-                handled: handled, sessions: HostedSessions(factories: [:], actions: [:], context: context)))
-        return (immediate, inbound, handled, connection)
-    }
-
     @Test(
         "a run of a bus message's events handled inline does what delivering them one by one does: the same handler calls, counts, undecodable payloads and acknowledgements, in order"
     )
@@ -140,7 +101,11 @@ struct ImmediateDeliveryTests {
                 journal.add("#\(event.sequence) n=\(value.n)")
                 if value.n == 4 { throw Refused() }
             }
-            let (immediate, inbound, handled, connection) = attachedDelivery(service)
+            let rig = DeliveryRig(service)
+            let (immediate, inbound, handled, connection) = (
+                rig.immediate, rig.inbound, rig.handled, rig.connection
+            )
+            immediate.attach(rig.responder)
             #expect(immediate.deliver(run: run[...], receivedAt: 1) == 0, "no consumer waits: nothing runs")
             let consumer = Task { await inbound.next() }
             while !inbound.consumerIsWaiting { await Task.yield() }
@@ -227,5 +192,34 @@ struct ImmediateDeliveryTests {
         #expect(slow.requestID == Array("s".utf8))
         #expect(try slow.json() == "slow", "the suspended call is answered once it goes on")
         try await host.stop()
+    }
+}
+
+/// An ``ImmediateDelivery`` for a service, and the responder (over an in-memory connection) it is
+/// attached to when a test says so.
+private struct DeliveryRig {
+    let inbound = InboundQueue<ConnectionEvent>()
+    let drops = DropCounter()
+    let handled: HandlerCounts
+    let immediate: ImmediateDelivery
+    let connection = InMemoryConnection()
+    let responder: ServiceResponder
+
+    init(_ service: Service) {
+        handled = HandlerCounts(events: service.events)
+        immediate = ImmediateDelivery(service: service, handled: handled, drops: drops, inbound: inbound)
+        let connection = connection
+        let client = LifelineClient(brokerEndpoint: "inproc://none", deliver: { _ in }) { pending, sink in
+            connection.attach(pending, sink)
+            return connection
+        }
+        let context = ServiceContext(serviceName: "svc", client: client)
+        let runtime = RuntimeServices(
+            mainName: "svc",
+            template: ServiceRegistration(
+                name: "svc", instance: "i", pid: 1, host: "h", events: [], methods: [], attachToken: "i"))
+        responder = ServiceResponder(
+            service: service, name: "svc", client: client, context: context, runtime: runtime, drops: drops,
+            handled: handled, sessions: HostedSessions(factories: [:], actions: [:], context: context))
     }
 }
