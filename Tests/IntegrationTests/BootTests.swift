@@ -20,6 +20,25 @@ struct BootTests {
         )
     }
 
+    @Test("a boot waiting for the topology's services names those it waits for in its report")
+    func waitingReportNamesTheMissing() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-boot-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let topology = directory.appendingPathComponent("topology.json").path
+        let document: JSONValue = [
+            "broker": ["control": "tcp://127.0.0.1:*", "bus": "tcp://127.0.0.1:*"],
+            "services": [["name": "ghost", "executable": "lifeline-probe"]],
+        ]
+        try Data(JSONWriter.encode(document)).write(to: URL(fileURLWithPath: topology))
+        let broker = try await BrokerProcess(["--topology", topology, "--boot-wait", "60000"])
+        #expect(try await broker.cli(["boot", "start"]).status == 0)
+        let report = try await Self.report(broker)
+        #expect(report["state"] == "waiting")
+        #expect(report["missing"] == ["ghost"], "\(report)")
+    }
+
     @Test(
         "a boot across three services: a dependency from one process to another holds and asynchronous tasks overlap"
     )

@@ -8,9 +8,15 @@ extension BootFeature {
         guard case .boot(let operation) = request else { return }
         switch operation {
         case .report:
-            guard let run = boot else {
+            guard var run = boot else {
                 core.reply(peer, id, BootReplies.NotStarted(phases: phases, planned: plannedTasks(core)))
                 return
+            }
+            // A boot still waiting names the services it waits for.
+            if run.state == .waiting {
+                run.missing = core.configuration.expectedServices.filter {
+                    core.registry.entry(named: $0) == nil
+                }
             }
             core.reply(peer, id, BootReport.report(run, phases: phases, now: core.nanoseconds))
         case .start(let options):
