@@ -90,7 +90,8 @@ start_all() {
     fi
     control=$(sed -n 's/^UP control=\([^ ]*\).*/\1/p' <<<"$up")
     local names=()
-    while read -r kind name _; do [ "$kind" = service ] && names+=("$name"); done \
+    # One line per process ('cart', 'cart@2', …): each service named once.
+    while read -r kind name _; do [ "$kind" = service ] && [ "${name%@*}" = "$name" ] && names+=("$name"); done \
         <<<"$("$bin/lifeline" topology "$topology" --shell)"
     say "  up: $up (logs and pids in $run_dir)"
 

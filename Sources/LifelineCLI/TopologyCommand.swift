@@ -58,10 +58,13 @@ enum TopologyCommand: CLICommand {
                     "broker \(topology.control) \(topology.bus)"
                         + (topology.launcher.map { " --launcher \($0)" } ?? ""))
             }
+            // One line per process, named as the supervisor names them (`cart`, `cart@2`, …).
             for service in topology.services {
-                Console.out(
-                    (["service", service.name, service.executable] + service.arguments).joined(separator: " ")
-                )
+                for number in 1...service.replicas {
+                    let name = number == 1 ? service.name : "\(service.name)@\(number)"
+                    Console.out(
+                        (["service", name, service.executable] + service.arguments).joined(separator: " "))
+                }
             }
         } else if json {
             let services: [JSONValue] = topology.services.map {

@@ -126,6 +126,25 @@ struct SupervisorTests {
             "never started again")
     }
 
+    @Test(
+        "lifeline topology: --shell prints one line per process, named as the supervisor names them; the text shows replicas"
+    )
+    func topologyLines() async throws {
+        let (path, run) = try Self.topology([
+            "broker": ["control": "tcp://127.0.0.1:*", "bus": "tcp://127.0.0.1:*"],
+            "services": [["name": "rates", "executable": "lifeline-rates", "replicas": 2]],
+        ])
+        defer { try? FileManager.default.removeItem(at: run.deletingLastPathComponent()) }
+        let shell = try await CLIResult.run(["topology", path, "--shell"])
+        #expect(shell.status == 0, "\(shell.errors)")
+        #expect(
+            shell.stdout.filter { $0.hasPrefix("service ") }.map { $0.split(separator: " ")[1] } == [
+                "rates", "rates@2",
+            ])
+        let text = try await CLIResult.run(["topology", path])
+        #expect(text.output.contains("service rates: lifeline-rates (2 replicas, restart:"), "\(text.output)")
+    }
+
     @Test("the topology is checked first: unknown keys, a bad restart policy, a missing or cyclic 'after'")
     func topologyRefusals() async throws {
         let cases: [(JSONValue, String)] = [
