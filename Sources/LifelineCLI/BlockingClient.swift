@@ -37,8 +37,8 @@ package final class BlockingClient {
         }
         // A group's member may take a request and never answer (stopped, or cut off): each attempt
         // waits 1 s, and the connection moves to the next member for the next one, as the SDK's
-        // publish does. Only requests that are safe to send twice: reads, and changes with an id the
-        // broker remembers (publishId, opId).
+        // publish does. Only requests the broker answers at once and that are safe to send twice:
+        // reads, and a publication that waits for no acknowledgement (given a publishId).
         let start = ContinuousClock.now
         while true {
             let attempt = min(timeout - (ContinuousClock.now - start), .seconds(1))
@@ -58,21 +58,27 @@ package final class BlockingClient {
     private var isGroup: Bool { connectedTo.contains(",") }
     /// The endpoint (or list) given.
     private let connectedTo: String
-    /// This client's token: its publications' and changes' ids start with it.
+    /// This client's token: its publications' ids start with it.
     private let token = "cli-" + Environment.uniqueToken()
     /// How many ids this client gave.
     private var issued = 0
 
-    /// `request` made safe to send again (a publication or a change given an id of its own), or
-    /// nil when it is not (a call, a dispatch: their handlers may run twice).
+    /// `request` made safe to send again (a publication given an id of its own), or nil when it is
+    /// not, or may rightly take longer than an attempt: a call or a dispatch (their handlers may
+    /// run twice), an acknowledged publication (it waits for its subscribers), an APPS change (it
+    /// waits for its callbacks), a boot started or a task run.
     private func repeatable(_ request: ClientRequest) -> ClientRequest? {
         switch request {
         case .hello, .lookup, .list, .stats, .actors, .boot(.report): return request
+        case .apps(let operation, _): return operation.isQuery ? request : nil
         case .publish(var publication):
+            let acknowledged =
+                publication.acknowledged
+                ?? (publication.count == 1
+                    && EventCatalog.descriptor(for: publication.event)?.requiresAcknowledgement == true)
+            guard !acknowledged else { return nil }
             if publication.publishID == nil { publication.publishID = nextID() }
             return .publish(publication)
-        case .apps(let operation, let id):
-            return operation.isQuery ? request : .apps(operation, operationID: id ?? nextID())
         default: return nil
         }
     }
