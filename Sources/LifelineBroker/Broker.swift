@@ -235,13 +235,13 @@ package struct Broker {
 
     private mutating func control(peer: [UInt8], frames: ArraySlice<[UInt8]>, key: String?) {
         let size = frames.reduce(0) { $0 + $1.count }
-        if size > core.configuration.maximumMessageBytes, let command = Self.unanswered(frames) {
-            core.log(
-                "ignored a \(command) of \(size) bytes from \(core.peerName(peer)): over the limit of \(core.configuration.maximumMessageBytes) bytes"
-            )
-            return
-        }
         if size > core.configuration.maximumMessageBytes {
+            if let command = Self.unanswered(frames) {
+                core.log(
+                    "ignored a \(command) of \(size) bytes from \(core.peerName(peer)): over the limit of \(core.configuration.maximumMessageBytes) bytes"
+                )
+                return
+            }
             let requestID =
                 frames.count > 2
                     && frames[frames.startIndex + 2].count <= ControlRequest.maximumRequestIDLength

@@ -22,7 +22,7 @@ package final class BlockingClient {
         broker: String, credentials: LifelineClient.Credentials? = LifelineClient.Credentials.environment
     ) throws {
         self.credentials = credentials
-        connectedTo = broker
+        isGroup = broker.contains(",")
         connection = try BlockingConnection(broker: broker, credentials: credentials)
     }
 
@@ -55,9 +55,7 @@ package final class BlockingClient {
     }
 
     /// True when the broker endpoint names a group's members.
-    private var isGroup: Bool { connectedTo.contains(",") }
-    /// The endpoint (or list) given.
-    private let connectedTo: String
+    private let isGroup: Bool
     /// This client's token: its publications' ids start with it.
     private let token = "cli-" + Environment.uniqueToken()
     /// How many ids this client gave.

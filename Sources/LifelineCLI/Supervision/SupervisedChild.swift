@@ -69,17 +69,32 @@ final class SupervisedChild: @unchecked Sendable {
         copy(err.fileHandleForReading, to: log, stamped: false)
     }
 
+    /// How a wait for a run's READY line ended.
+    enum Readiness: Equatable {
+        case ready(String)
+        /// The run's output ended without it: the process exited.
+        case exited
+        case timedOut
+    }
+
     /// Waits up to `seconds` for this run's READY line; nil when it did not come.
     func waitUntilReady(seconds: Double) -> String? {
+        if case .ready(let line) = waitForReadiness(seconds: seconds) { return line }
+        return nil
+    }
+
+    /// Waits up to `seconds` for this run's READY line, or for the run to end without it.
+    func waitForReadiness(seconds: Double) -> Readiness {
         let semaphore = DispatchSemaphore(value: 0)
-        let (line, ended) = readiness.withLock { state -> (String?, Bool) in
+        let waiting = readiness.withLock { state -> Bool in
             if state.line == nil && !state.ended { state.waiters.append(semaphore) }
-            return (state.line, state.ended)
+            return state.line == nil && !state.ended
         }
-        if let line { return line }
-        if ended { return nil }
-        _ = semaphore.wait(timeout: .now() + seconds)
-        return readiness.withLock { $0.line }
+        if waiting { _ = semaphore.wait(timeout: .now() + seconds) }
+        return readiness.withLock { state in
+            if let line = state.line { return .ready(line) }
+            return state.ended ? .exited : .timedOut
+        }
     }
 
     /// True while the current run has not exited.

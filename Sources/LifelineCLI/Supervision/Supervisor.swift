@@ -305,13 +305,12 @@ final class Supervisor: @unchecked Sendable {
             try launch(child, arguments: ["--broker", control] + child.arguments)
         }
         for (index, child) in added.enumerated() {
-            let waited = SystemClock.monotonicNanoseconds()
-            guard child.waitUntilReady(seconds: 30) != nil else {
+            let readiness = child.waitForReadiness(seconds: 30)
+            guard case .ready = readiness else {
                 // The processes that did not come up are not kept (nor restarted): the service runs
                 // as many as before plus those that registered.
                 let failed = Array(added[index...])
-                // Woken before its time: the process exited (it may have been restarted since).
-                let exited = SystemClock.monotonicNanoseconds() - waited < 29_000_000_000
+                let exited = readiness == .exited
                 queue.sync {
                     for other in failed { other.retired = true }
                     instances[name]?.removeAll { started in failed.contains { $0 === started } }
