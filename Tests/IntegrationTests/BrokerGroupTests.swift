@@ -130,6 +130,11 @@ struct BrokerGroupTests {
                     "group: the stack after failover \(kill) came back \(Self.seconds(since: killed) - seconds) s after the first publish"
                 )
             }
+            if after != stack {
+                // Why, from the members' and services' logs, printed while their processes exist.
+                struct StackChanged: Error {}
+                try? await rig.showingLogs { throw StackChanged() }
+            }
             #expect(after == stack, "the stack after failover \(kill) is the stack before it")
             let status = try await rig.cli(["status", "--json"])
             #expect(
