@@ -103,7 +103,7 @@ struct GroupTrustTests {
     }
 
     @Test(
-        "a forged ASK with term 2^62 (plain-text group, in member b's name) is dropped by every member, logged, and the group elects the next leader as usual"
+        "a forged ASK with term 2^62 (plain-text group, in member b's name) is dropped by every member, logged; a JOIN and an ACK under an older term are refused stale-term by the leader; the group elects the next leader as usual"
     )
     func forgedTermIsDropped() async throws {
         let rig = try await GroupRig(services: 1, events: 10, secure: false)
@@ -120,6 +120,22 @@ struct GroupTrustTests {
                 $0.contains("a claim of term 4611686018427387904 by b")
             }
         }
+        // A JOIN and an ACK under a term older than the leader's are refused, not counted: what a
+        // standby holds under an earlier term is not this term's.
+        guard let leader = rig.leader else { throw HarnessError("no member leads") }
+        let stale = [
+            Self.message("JOIN", #"{"group":"demo","member":"b","term":1,"lastTerm":0,"index":0}"#),
+            Self.message("ACK", #"{"member":"b","term":1,"index":1000000}"#),
+        ]
+        let refusals = try await Self.replies(from: leader.replicate, to: stale)
+        #expect(
+            refusals.count == 2
+                && refusals.allSatisfy {
+                    $0.count == 3 && $0[1] == Array("REFUSE".utf8)
+                        && (try? JSONParser.parse($0[2]))?["code"] == "stale-term"
+                },
+            "the leader's answers to a JOIN and an ACK under term 1: \(refusals.map { $0.map { String(decoding: $0, as: UTF8.self) } })"
+        )
         let before = rig.termsWon
         let seconds = try await Self.failover(rig)
         print(

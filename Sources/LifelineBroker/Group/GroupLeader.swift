@@ -109,6 +109,17 @@ package final class GroupLeader {
                             term: term))
                     continue
                 }
+                // A standby joins under the term etcd showed it: an older one follows a leader that
+                // is gone (it reads etcd again), a later one is a claim etcd decides.
+                let joinTerm = message.number("term")
+                if joinTerm > term {
+                    laterTerm(joinTerm, from: received.sender)
+                    continue
+                }
+                if joinTerm < term {
+                    send(peer, Self.staleTerm(joinTerm, leading: term))
+                    continue
+                }
                 log.join(peer: peer, member: received.sender, now: now)
                 send(peer, GroupMember.snapshot(member.replica, term: term, commit: log.commitIndex))
                 for entry in log.pending {
@@ -117,6 +128,11 @@ package final class GroupLeader {
             case .ack:
                 if message.number("term") > term {
                     laterTerm(message.number("term"), from: received.sender)
+                    continue
+                }
+                // What a standby holds under an older term is not known to be this term's entries.
+                if message.number("term") < term {
+                    send(peer, Self.staleTerm(message.number("term"), leading: term))
                     continue
                 }
                 guard let entries = log.acknowledge(peer: peer, index: message.number("index"), now: now)
@@ -142,6 +158,10 @@ package final class GroupLeader {
     /// A member says it holds a later term. Nobody's word deposes a leader: etcd does (its lease
     /// and key, checked every 100 ms), so a member that says 2^62 changes nothing; what it says
     /// is dropped and logged.
+    private static func staleTerm(_ stale: UInt64, leading term: UInt64) -> GroupMessage {
+        GroupMember.refusal(.staleTerm, "term \(stale) is older than this leader's \(term)", term: term)
+    }
+
     private func laterTerm(_ later: UInt64, from sender: String) {
         member.drop(
             "a claim of a later term \(later) by '\(sender.escapedForLog)' (etcd decides who leads)",
