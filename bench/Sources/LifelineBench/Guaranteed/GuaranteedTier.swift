@@ -7,10 +7,11 @@ import LifelineSupport
 /// subscriber that records what it handled and resumes by cursor, beside JetStream (file storage, one
 /// replica, a durable push consumer with explicit acks) and Redis Streams (`appendonly yes`,
 /// `appendfsync everysec`; XREADGROUP and XACK), on loopback TCP. Each system in turn: publish-ack
-/// round trips one at a time, then a stream published with a window of acknowledgements in flight
-/// (its publish rate, and the rate at which the consumer has handled it all), then a stream during
-/// which the consumer is killed with SIGKILL and restarted — and each consumer's record is counted:
-/// every acknowledged event handled (lost 0), and how many handled twice.
+/// round trips one at a time, then streams published with a window of acknowledgements in flight
+/// (their publish rate, and the rate at which the consumer has handled them all), the systems taking
+/// turns burst by burst, then a stream during which the consumer is killed with SIGKILL and
+/// restarted — and each consumer's record is counted: every acknowledged event handled (lost 0),
+/// and how many handled twice.
 struct GuaranteedTier {
     /// One system under test: its publisher, and how to start (again) its consumer.
     struct System {
@@ -77,10 +78,31 @@ struct GuaranteedTier {
             rtt.summary = Summary(run.roundTrips)
             driver.figures.append(rtt)
         }
+        // The streams in bursts, the systems taking turns (each round starting one system further
+        // on), so that a slow moment of the machine falls on all alike; a row is the median burst.
+        let bursts = max(1, driver.settings.throughputRounds)
+        driver.progress(
+            "guaranteed tier: streams of \(streamEvents) events per system in \(bursts) interleaved bursts ...")
         for run in runs where run.failure == nil {
-            driver.progress("guaranteed tier: \(run.system.name): streams and a consumer kill ...")
+            _ = try waitUntilHandled(run.published, record: run.system.record, seconds: 30)
+        }
+        for round in 0..<bursts {
+            for offset in runs.indices {
+                let run = runs[(offset + round) % runs.count]
+                guard run.failure == nil else { continue }
+                do {
+                    try burst(run, events: streamEvents / bursts)
+                } catch {
+                    run.failure = "\(error)"
+                    driver.progress("guaranteed tier: \(run.system.name) failed: \(error)")
+                }
+            }
+        }
+        for run in runs where run.failure == nil { appendStreamFigures(run) }
+        for run in runs where run.failure == nil {
+            driver.progress("guaranteed tier: \(run.system.name): a consumer kill ...")
             do {
-                try measureStreams(run)
+                try killConsumer(run)
             } catch {
                 driver.progress("guaranteed tier: \(run.system.name) failed: \(error)")
             }
@@ -94,6 +116,7 @@ struct GuaranteedTier {
         var published: Set<UInt64> = []
         var key: UInt64
         var roundTrips: [UInt64] = []
+        var bursts: [Burst] = []
         var failure: String?
 
         init(_ system: System, consumer: Child) {
@@ -217,46 +240,78 @@ struct GuaranteedTier {
             mode: "persisted before the acknowledgement, not synced; consumer records then acks")
     }
 
-    private func measureStreams(_ run: SystemRun) throws {
+    /// One stream of a system: its publish rate, when its consumer had it all, and the CPU each side
+    /// spent on it.
+    struct Burst {
+        var publishRate: Double
+        var handledRate: Double?
+        var serverCPU: Double
+        var consumerCPU: Double
+    }
+
+    /// Streams `events` with ``window`` publishes in flight and waits until the consumer has handled
+    /// them all.
+    private func burst(_ run: SystemRun, events: Int) throws {
         let system = run.system
-        var consumer = run.consumer
-        var published = run.published
-        let publisher = system.publisher
-        var key = run.key
-        _ = try waitUntilHandled(published, record: system.record, seconds: 30)
         drainAcks()
-
-        // A stream with `window` publishes in flight: its publish rate, and when the consumer had it all.
         let serverCPU = system.servers.map(\.cpuMicroseconds).reduce(0, +)
-        let consumerCPU = consumer.cpuMicroseconds
-        let first = key + 1
+        let consumerCPU = run.consumer.cpuMicroseconds
+        let keys = (run.key + 1)...(run.key + UInt64(events))
         let start = SystemClock.monotonicNanoseconds()
-        try stream(publisher, keys: first...(first + UInt64(streamEvents) - 1))
-        let published1 = SystemClock.monotonicNanoseconds()
-        key = first + UInt64(streamEvents) - 1
-        for streamed in first...key { published.insert(streamed) }
-        let lastHandled = try lastAck(of: first...key, seconds: 60)
-        let serverCost = system.servers.map(\.cpuMicroseconds).reduce(0, +) - serverCPU
-        let consumerCost = consumer.cpuMicroseconds - consumerCPU
-        var publishRate = figure(system, "publish, acked")
-        publishRate.rate = Double(streamEvents) / (Double(published1 - start) / 1e9)
-        publishRate.brokerCPU = serverCost / Double(streamEvents)
-        driver.figures.append(publishRate)
-        var endToEnd = figure(system, "end to end, handled")
-        if let lastHandled {
-            endToEnd.rate = Double(streamEvents) / (Double(lastHandled - start) / 1e9)
-        }
-        endToEnd.brokerCPU = serverCost / Double(streamEvents)
-        endToEnd.subscriberCPU = consumerCost / Double(streamEvents)
-        driver.figures.append(endToEnd)
+        try stream(system.publisher, keys: keys)
+        let published = SystemClock.monotonicNanoseconds()
+        run.key = keys.upperBound
+        for key in keys { run.published.insert(key) }
+        let lastHandled = try lastAck(of: keys, seconds: 60)
+        let count = Double(events)
+        let measured = Burst(
+            publishRate: count / (Double(published - start) / 1e9),
+            handledRate: lastHandled.map { count / (Double($0 - start) / 1e9) },
+            serverCPU: (system.servers.map(\.cpuMicroseconds).reduce(0, +) - serverCPU) / count,
+            consumerCPU: (run.consumer.cpuMicroseconds - consumerCPU) / count)
+        run.bursts.append(measured)
+        driver.progress(
+            String(
+                format: "  %@: %.0f events/s acknowledged, %@ handled; CPU µs per event: server %.1f, consumer %.1f",
+                system.name, measured.publishRate,
+                measured.handledRate.map { String(format: "%.0f/s", $0) } ?? "not all",
+                measured.serverCPU, measured.consumerCPU))
+    }
 
-        // The consumer killed -9 mid-stream (once it has handled a quarter of the stream, publishing
-        // going on) and restarted: every acknowledged event handled?
-        let crash = (key + 1)...(key + UInt64(streamEvents))
-        key = crash.upperBound
+    /// A system's stream rows: the median burst, each burst's rate kept (ratios are the median of the
+    /// rounds' ratios).
+    private func appendStreamFigures(_ run: SystemRun) {
+        let bursts = run.bursts
+        guard !bursts.isEmpty else { return }
+        let serverCPU = Driver.median(bursts.map(\.serverCPU))
+        var publishRate = figure(run.system, "publish, acked")
+        publishRate.rate = Driver.median(bursts.map(\.publishRate))
+        publishRate.rates = bursts.map(\.publishRate)
+        publishRate.brokerCPU = serverCPU
+        driver.figures.append(publishRate)
+        var endToEnd = figure(run.system, "end to end, handled")
+        let handled = bursts.compactMap(\.handledRate)
+        if handled.count == bursts.count {
+            endToEnd.rate = Driver.median(handled)
+            endToEnd.rates = handled
+        }
+        endToEnd.brokerCPU = serverCPU
+        endToEnd.subscriberCPU = Driver.median(bursts.map(\.consumerCPU))
+        driver.figures.append(endToEnd)
+    }
+
+    /// A stream during which the consumer is killed -9 (once it has handled a quarter of it,
+    /// publishing going on) and started again: is every acknowledged event of the run handled, and
+    /// how many twice?
+    private func killConsumer(_ run: SystemRun) throws {
+        let system = run.system
+        drainAcks()
+        let crash = (run.key + 1)...(run.key + UInt64(streamEvents))
+        run.key = crash.upperBound
         var handled = Set<UInt64>()
         var alive = true
-        try stream(publisher, keys: crash) {
+        let consumer = run.consumer
+        try stream(system.publisher, keys: crash) {
             guard alive else { return }
             while let ack = try driver.receiveAck(until: 0) {
                 if crash.contains(ack.key) { handled.insert(ack.key) }
@@ -266,20 +321,20 @@ struct GuaranteedTier {
                 alive = false
             }
         }
-        for streamed in crash { published.insert(streamed) }
+        for streamed in crash { run.published.insert(streamed) }
         if alive { kill(consumer.process.processIdentifier, SIGKILL) }
         consumer.process.waitUntilExit()
         drainAcks()
-        consumer = try system.startConsumer()
-        let counts = try waitUntilHandled(published, record: system.record, seconds: 60)
+        run.consumer = try system.startConsumer()
+        let counts = try waitUntilHandled(run.published, record: system.record, seconds: 60)
         var killed = figure(system, Figure.consumerKill)
-        killed.lost = published.filter { counts[$0] == nil }.count
+        killed.lost = run.published.filter { counts[$0] == nil }.count
         killed.duplicated = counts.values.filter { $0 > 1 }.count
         driver.figures.append(killed)
         driver.progress(
-            "guaranteed tier: \(system.name): \(published.count) events acknowledged, consumer killed -9 once: lost \(killed.lost), handled twice \(killed.duplicated)"
+            "guaranteed tier: \(system.name): \(run.published.count) events acknowledged, consumer killed -9 once: lost \(killed.lost), handled twice \(killed.duplicated)"
         )
-        consumer.stop()
+        run.consumer.stop()
         drainAcks()
         if killed.lost > 0 {
             // What the processes said, and the consumer's record, kept beside the results.
