@@ -82,7 +82,8 @@ struct GuaranteedTier {
         // on), so that a slow moment of the machine falls on all alike; a row is the median burst.
         let bursts = max(1, driver.settings.throughputRounds)
         driver.progress(
-            "guaranteed tier: streams of \(streamEvents) events per system in \(bursts) interleaved bursts ...")
+            "guaranteed tier: streams of \(streamEvents) events per system in \(bursts) interleaved bursts ..."
+        )
         for run in runs where run.failure == nil {
             _ = try waitUntilHandled(run.published, record: run.system.record, seconds: 30)
         }
@@ -272,7 +273,8 @@ struct GuaranteedTier {
         run.bursts.append(measured)
         driver.progress(
             String(
-                format: "  %@: %.0f events/s acknowledged, %@ handled; CPU µs per event: server %.1f, consumer %.1f",
+                format:
+                    "  %@: %.0f events/s acknowledged, %@ handled; CPU µs per event: server %.1f, consumer %.1f",
                 system.name, measured.publishRate,
                 measured.handledRate.map { String(format: "%.0f/s", $0) } ?? "not all",
                 measured.serverCPU, measured.consumerCPU))
