@@ -96,9 +96,7 @@ final class ImmediateDelivery: Sendable {
 
     /// Runs the handler of `message` now and returns true, or returns false when it must be queued.
     func deliver(_ message: BusMessage, receivedAt: UInt64, replayed: Bool) -> Bool {
-        guard let entry = entry(for: message.name), !drops.hasUntold, inbound.consumerIsWaiting,
-            let target = target.withLock({ $0 })
-        else { return false }
+        guard let (entry, target) = admit(message.name) else { return false }
         watch.run(.event(message.name), log: target.context.log) {
             handle(message, entry, target, receivedAt: receivedAt, replayed: replayed)
         }
@@ -109,15 +107,22 @@ final class ImmediateDelivery: Sendable {
     /// after the other, and returns how many: all of them, or none when they must be queued. What
     /// lets the first run inline holds for the rest: only this thread pushes to the queue.
     func deliver(run: ArraySlice<BusMessage>, receivedAt: UInt64) -> Int {
-        guard let first = run.first, let entry = entry(for: first.name), !drops.hasUntold,
-            inbound.consumerIsWaiting, let target = target.withLock({ $0 })
-        else { return 0 }
+        guard let first = run.first, let (entry, target) = admit(first.name) else { return 0 }
         let what: InlineWatch.Handler =
             run.count == 1 ? .event(first.name) : .events(first.name, count: run.count)
         watch.run(what, log: target.context.log) {
             for message in run { handle(message, entry, target, receivedAt: receivedAt, replayed: false) }
         }
         return run.count
+    }
+
+    /// The handler of `name` and where it runs, when an event of that name may run now: it has an
+    /// inline handler, no drop is waiting to be told, and the consumer waits (nothing is queued).
+    private func admit(_ name: EventName) -> (Entry, Target)? {
+        guard let entry = entry(for: name), !drops.hasUntold, inbound.consumerIsWaiting,
+            let target = target.withLock({ $0 })
+        else { return nil }
+        return (entry, target)
     }
 
     /// Runs `entry`'s handler for `message` and settles it (counts it, acknowledges it when asked).
