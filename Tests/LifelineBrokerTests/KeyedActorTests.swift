@@ -215,6 +215,29 @@ struct KeyedActorTests {
         )
     }
 
+    @Test("the last instance expiring with calls held: they fail 503 naming the reason")
+    func lastInstanceGone() throws {
+        var broker = BrokerHarness()
+        broker.advance(milliseconds: 3001)
+        Self.join(&broker, Self.first, Self.cart("i1", pid: 1))
+        broker.request("c1", .call, Self.keyed("ana"))
+        Self.answer(&broker, try #require(Self.forwarded(broker, to: Self.first)), from: Self.first)
+        broker.core.connectionsClosed([1], now: broker.instant, into: &broker.output)
+        broker.request("c2", .call, Self.keyed("ana", timeout: 20_000))
+        broker.request("c3", .call, Self.keyed("bob", timeout: 20_000))
+        var replies: [ControlReply] = []
+        for _ in 0..<40 where replies.count < 2 {
+            broker.advance(milliseconds: 100)
+            replies += broker.replies(to: "c2") + broker.replies(to: "c3")
+        }
+        #expect(replies.map(\.status) == [.unavailable, .unavailable])
+        #expect(
+            replies.map(\.errorMessage) == [
+                "service 'cart' went away (expired) before cart/ana could be placed",
+                "service 'cart' went away (expired) before cart/bob could be placed",
+            ])
+    }
+
     @Test("a held call whose deadline passes first gets 504, saying to retry")
     func heldTimeout() throws {
         var broker = Self.broker()

@@ -40,7 +40,7 @@ extension ServicesFeature {
         guard let key = forwarded.call.key, let entry = core.registry.entry(named: forwarded.service) else {
             core.fail(
                 forwarded.client, forwarded.clientRequestID, .unavailable,
-                "service '\(forwarded.service)' went away before \(forwarded.call.address) was placed")
+                "service '\(forwarded.service)' went away before \(forwarded.call.address) could be placed")
             return
         }
         let service = forwarded.service
@@ -130,7 +130,10 @@ extension ServicesFeature {
     /// Sends the held calls of `service` (every service: nil) again through ``routeKeyed(_:in:)``.
     mutating func retryHeld(of service: String?, in core: inout BrokerCore) {
         for key in moving.keys.sorted() {
-            guard let call = moving[key], service == nil || call.service == service else { continue }
+            guard let call = moving[key], service == nil || call.service == service,
+                // A name whose last instance just left: its `gone`, next, fails them with the reason.
+                core.registry.entry(named: call.service) != nil
+            else { continue }
             moving[key] = nil
             core.correlator.close(owner: .services, key: key)
             routeKeyed(call, in: &core)
