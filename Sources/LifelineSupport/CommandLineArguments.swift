@@ -122,7 +122,9 @@ package struct CommandLineArguments: Sendable {
         {
             milliseconds = value * scale
         }
-        guard let milliseconds, milliseconds.isFinite, milliseconds >= 0,
+        // Below 2^62 ms before the conversion: a larger number does not fit an Int64 (and no range
+        // here reaches it).
+        guard let milliseconds, milliseconds.isFinite, milliseconds >= 0, milliseconds < 0x1p62,
             range.contains(.milliseconds(Int64(milliseconds.rounded())))
         else {
             throw UsageError(

@@ -84,6 +84,15 @@ struct CommandLineArgumentsTests {
                 "--timeout must be a duration such as 500ms, 5s or 1m (or milliseconds) within 0.001 seconds...5.0 seconds, got 'soon'"
             )
         ) { try duration.duration(Self.timeout, in: .milliseconds(1) ... .seconds(5)) }
+        // Past what an Int64 of milliseconds holds: the same sentence, not a trap.
+        for huge in ["9223372036854775807", "1e19", "1e300", "9999999999999999s", "1e16m"] {
+            var arguments = Self.reading(["--timeout", huge])
+            #expect(
+                throws: UsageError(
+                    "--timeout must be a duration such as 500ms, 5s or 1m (or milliseconds) within 0.001 seconds...5.0 seconds, got '\(huge)'"
+                )
+            ) { try arguments.duration(Self.timeout, in: .milliseconds(1) ... .seconds(5)) }
+        }
     }
 
     @Test("durations: 500ms, 1.5s, 1m and bare milliseconds")

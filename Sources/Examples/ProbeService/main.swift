@@ -230,6 +230,15 @@ for task in tasks {
 }
 for method in idempotent { service = service.idempotent(method) }
 for event in sharedEvents { service = service.shared(event) }
+/// The `ms` of a sleep, spin, compute or block call: 0 when left out, at most 10 minutes.
+@Sendable func duration(_ request: CallRequest) throws -> Int64 {
+    let milliseconds = request.body["ms"]?.intValue ?? 0
+    guard (0...600_000).contains(milliseconds) else {
+        throw ServiceError(
+            .badRequest, "'ms' must be an integer within 0...600000, got \(request.body["ms"] ?? .null)")
+    }
+    return milliseconds
+}
 await service
     .lazy(lazy)
     .replicable(replicable)
@@ -237,14 +246,14 @@ await service
     .onGap { notice, context in context.log("GAP after #\(notice.after): \(notice.reason)") }
     .method("echo") { request in request.body }
     .method("sleep") { request in
-        let milliseconds = request.body["ms"]?.intValue ?? 0
+        let milliseconds = try duration(request)
         try await Task.sleep(for: .milliseconds(milliseconds))
         return ["slept": .int(milliseconds)]
     }
     .method("spin") { request in
         // `"await": false` computes from the first instruction, with no suspension before it.
         if request.body["await"] != false { try await Task.sleep(for: .milliseconds(1)) }
-        let milliseconds = request.body["ms"]?.intValue ?? 0
+        let milliseconds = try duration(request)
         let clock = ContinuousClock()
         let until = clock.now + .milliseconds(milliseconds)
         var rounds: Int64 = 0
@@ -252,7 +261,7 @@ await service
         return ["spun": .int(milliseconds), "rounds": .int(rounds)]
     }
     .methodInline("compute") { request in
-        let milliseconds = request.body["ms"]?.intValue ?? 0
+        let milliseconds = try duration(request)
         let clock = ContinuousClock()
         let until = clock.now + .milliseconds(milliseconds)
         var rounds: Int64 = 0
@@ -260,8 +269,8 @@ await service
         return ["computed": .int(milliseconds), "rounds": .int(rounds)]
     }
     .methodInline("block") { request in
-        let milliseconds = request.body["ms"]?.intValue ?? 0
-        usleep(useconds_t(max(0, milliseconds)) * 1000)
+        let milliseconds = try duration(request)
+        usleep(useconds_t(milliseconds) * 1000)
         return ["blocked": .int(milliseconds)]
     }
     .method("fail") { request in
