@@ -38,7 +38,7 @@ package struct Broker {
 
     /// Creates the Context of a broker that started at `monotonic` (and `wall` nanoseconds since 1970),
     /// with the micro-app stack (`sessions`), boot state, durable journal (`journal`, the bytes of
-    /// `journal.log`) and lifecycle state (a group's `lifecycle.json`) saved by a previous life, if any.
+    /// `journal.log`) and lifecycle state (`lifecycle.json`) saved by a previous life, if any.
     package init(
         configuration: BrokerConfiguration, identity: BrokerIdentity, busEndpoints: [String],
         monotonic: MonotonicInstant, wall: UInt64, sessions: JSONValue? = nil, bootState: JSONValue? = nil,
@@ -110,7 +110,7 @@ package struct Broker {
 
     /// Begins a group leader's term at `now`: for `window`, a LOOKUP or CALL of a service that has
     /// not registered yet is answered 503 (retry) rather than 404, while services register again;
-    /// and from now on every lifecycle change is saved in `lifecycle.json`, which the group replicates.
+    /// and every lifecycle change is saved in `lifecycle.json`, which the group replicates.
     package mutating func beginGroupTerm(rejoinWindow window: Duration, now: MonotonicInstant) {
         core.rejoining = (now, now + window)
         core.persistsLifecycle = true
@@ -213,6 +213,12 @@ package struct Broker {
     /// Tells every registered service that the broker is leaving.
     package func shutdown(reason: String, into output: inout [BrokerOutput]) {
         disconnect(Array(core.registry.peers), reason: reason, into: &output)
+    }
+
+    /// A single broker stopping cleanly ends the application: with a state directory its next life
+    /// starts `notRunning` (one that crashed, or a group's next leader, goes on in the saved state).
+    package mutating func endApplication(now: MonotonicInstant, into output: inout [BrokerOutput]) {
+        step(now, into: &output) { broker in broker.core.lifecycle = .notRunning }
     }
 
     /// Tells `peers` to go (DISCONNECT with `reason`).

@@ -151,7 +151,7 @@ package final class BrokerServer {
         var saved = SavedState()
         if let path = configuration.stateDirectory {
             let directory = URL(fileURLWithPath: path)
-            saved = try SavedState(directory: directory, group: group != nil, log: log)
+            saved = try SavedState(directory: directory, log: log)
             stateDirectory = directory
             journal =
                 group == nil ? JournalFile(path: directory.appendingPathComponent("journal.log").path) : nil
@@ -320,6 +320,7 @@ package final class BrokerServer {
             }
             output.removeAll()
         } else {
+            core.endApplication(now: SystemClock.now, into: &output)
             core.shutdown(reason: "broker shutting down", into: &output)
             flush()
         }

@@ -2,8 +2,8 @@ import Foundation
 import LifelineProtocol
 
 /// What a broker's state directory holds from its previous life, read once at start: the micro-app
-/// stack (`sessions.json`), the boot state (`boot.json`), a group's lifecycle state
-/// (`lifecycle.json`, which only a group's leader writes) and the durable journal's bytes.
+/// stack (`sessions.json`), the boot state (`boot.json`), the application's lifecycle state
+/// (`lifecycle.json`) and the durable journal's bytes.
 struct SavedState {
     var sessions: JSONValue?
     var bootState: JSONValue?
@@ -15,7 +15,7 @@ struct SavedState {
 
     /// Reads `directory` (creating it when missing); `log` hears of a file it ignores.
     /// - Throws: the error of creating the directory.
-    init(directory: URL, group: Bool, log: (String) -> Void) throws {
+    init(directory: URL, log: (String) -> Void) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         func contents(_ file: String) -> [UInt8]? {
             FileManager.default.contents(atPath: directory.appendingPathComponent(file).path).map(Array.init)
@@ -25,7 +25,7 @@ struct SavedState {
             if sessions == nil { log("ignored \(directory.path)/sessions.json: it is not JSON") }
         }
         bootState = contents("boot.json").flatMap { try? JSONParser.parse($0) }
-        if group { lifecycle = contents("lifecycle.json").flatMap { try? JSONParser.parse($0) } }
+        lifecycle = contents("lifecycle.json").flatMap { try? JSONParser.parse($0) }
         journal = JournalFile.read(directory.appendingPathComponent("journal.log").path)
     }
 }

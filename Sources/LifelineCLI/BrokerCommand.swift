@@ -77,7 +77,7 @@ enum BrokerCommand: CLICommand {
     static let stateDir = CommandLineOption.value(
         "--state-dir", "DIR",
         help:
-            "keep the journal (journal.log: epoch and events survive a restart), the micro-app stack and run-once tasks in DIR across restarts"
+            "keep the journal (journal.log: epoch and events survive a restart), the micro-app stack, the boot state (run-once tasks, the last report) and the lifecycle state (until a clean stop) in DIR across restarts"
     )
     static let launcher = CommandLineOption.value(
         "--launcher", "APP", help: "the Launcher micro-app, started as soon as a host offers it")

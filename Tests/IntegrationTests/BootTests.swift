@@ -128,7 +128,7 @@ struct BootTests {
         #expect(Self.task(try await Self.report(second), "fragile.later").state == "waiting")
     }
 
-    @Test("run-once tasks run once ever, remembered across a broker restart")
+    @Test("run-once tasks run once ever, remembered across a broker restart, with the last boot's report and number")
     func runOnceAcrossRestarts() async throws {
         let state = FileManager.default.temporaryDirectory.appendingPathComponent(
             "lifeline-boot-\(UUID().uuidString)")
@@ -153,11 +153,15 @@ struct BootTests {
             control: first.control, bus: first.bus, ["--state-dir", state.path])
         defer { second.process.kill() }
         try await service.waitForLine(.stderr, seconds: 15) { $0.contains("registered again") }
+        // The boot state is the earlier broker's: its last report, until this one boots (#2).
+        let earlier = try await Self.report(second)
+        #expect(earlier["boot"] == 1 && earlier["state"] == "done", "\(earlier)")
+        #expect(Self.task(earlier, "migrator.migrate").state == "done")
         #expect(try await second.cli(["boot", "start"]).status == 0)
         #expect(try await second.cli(["boot", "wait"]).status == 0)
-        #expect(
-            Self.task(try await Self.report(second), "migrator.migrate").reason
-                == "run-once: already ran in an earlier boot")
+        let report = try await Self.report(second)
+        #expect(report["boot"] == 2)
+        #expect(Self.task(report, "migrator.migrate").reason == "run-once: already ran in an earlier boot")
         #expect(service.lines().filter { $0 == "TASK migrator.migrate" }.count == 1)
         let manual = try await second.cli(["boot", "run", "migrator.migrate"])
         #expect(

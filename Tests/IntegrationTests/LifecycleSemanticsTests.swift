@@ -227,6 +227,39 @@ struct LifecycleSemanticsTests {
         await client.close()
     }
 
+    @Test(
+        "with a state directory the application's lifecycle state outlives a broker killed -9; a clean stop ends the application (notRunning)"
+    )
+    func lifecycleAcrossRestarts() async throws {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-lifecycle-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: state) }
+        func lifecycle(_ broker: BrokerProcess) async throws -> JSONValue? {
+            try JSONParser.parse(try await broker.cli(["status", "--json"]).output)["lifecycle"]
+        }
+        let first = try await BrokerProcess(["--state-dir", state.path])
+        #expect(try await first.cli(["publish", "didFinishLaunching"]).status == 0)
+        #expect(try await first.cli(["publish", "didBecomeActive"]).status == 0)
+        first.process.kill(SIGKILL)
+        _ = try await first.process.waitForExit()
+
+        let second = try await BrokerProcess(
+            control: first.control, bus: first.bus, ["--state-dir", state.path])
+        #expect(try await lifecycle(second) == "active", "kept across a kill -9")
+        let resign = try await second.cli(["publish", "willResignActive"])
+        #expect(resign.status == 0, "\(resign.errors)")
+        let relaunch = try await second.cli(["publish", "didFinishLaunching"])
+        #expect(relaunch.status == 1 && relaunch.errors.contains("didFinishLaunching makes no sense while"), "no second launch: \(relaunch.errors)")
+        second.process.kill(SIGTERM)
+        _ = try await second.process.waitForExit()
+
+        let third = try await BrokerProcess(
+            control: first.control, bus: first.bus, ["--state-dir", state.path])
+        defer { third.process.kill() }
+        #expect(try await lifecycle(third) == "notRunning", "a clean stop ended the application")
+        #expect(try await third.cli(["publish", "didFinishLaunching"]).status == 0)
+    }
+
     /// Waits until `condition` holds, checking every 10 ms, failing after `seconds`.
     static func poll(seconds: Double, until condition: () -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(seconds)

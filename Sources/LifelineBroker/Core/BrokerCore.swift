@@ -24,9 +24,10 @@ struct BrokerCore {
             }
         }
     }
-    /// True in a group's leader: every change of ``lifecycle`` is saved (and so replicated) in
-    /// `lifecycle.json`, so that a new leader goes on in the application's state.
-    var persistsLifecycle = false
+    /// True with a state directory (and in a group's leader): every change of ``lifecycle`` is saved
+    /// (in a group, replicated) in `lifecycle.json`, so that the next life (a restarted broker, a new
+    /// leader) goes on in the application's state.
+    var persistsLifecycle: Bool
     var correlator = Correlator()
     var starts: [String: StartState] = [:]
     /// True once a boot has run (or settled): a service that registers now starts at once.
@@ -77,6 +78,7 @@ struct BrokerCore {
         self.now = monotonic
         startedAt = monotonic
         self.durable = configuration.stateDirectory != nil && configuration.journalCapacity > 0
+        persistsLifecycle = configuration.stateDirectory != nil
         self.sequencer = EventSequencer(epoch: wall & 0x7FFF_FFFF_FFFF_FFFF)
         self.journal = EventJournal(
             capacity: configuration.journalCapacity,

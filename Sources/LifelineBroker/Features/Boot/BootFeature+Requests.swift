@@ -9,7 +9,11 @@ extension BootFeature {
         switch operation {
         case .report:
             guard var run = boot else {
-                core.reply(peer, id, BootReplies.NotStarted(phases: phases, planned: plannedTasks(core)))
+                if let earlier {
+                    core.reply(peer, id, earlier)
+                } else {
+                    core.reply(peer, id, BootReplies.NotStarted(phases: phases, planned: plannedTasks(core)))
+                }
                 return
             }
             // A boot still waiting names the services it waits for.

@@ -21,16 +21,33 @@ struct BootFeature: BrokerFeature {
     var readinessWait: [UInt8]?
 
     let phases: [String]
+    /// The report of the last boot of an earlier broker on this state directory (`boot.json`),
+    /// until this broker boots: what a BOOT report answers, and what the next boot's number follows.
+    var earlier: BootReplies.Report?
 
     init(phases: [String], bootState: JSONValue?) {
         self.phases = phases
         runOnceDone = Set((bootState?["runOnce"]?.arrayValue ?? []).compactMap(\.stringValue))
+        earlier = bootState?["last"].flatMap { try? BootReplies.Report(json: $0) }.map(Self.ended)
+    }
+
+    /// A boot the broker stopped in the middle of (waiting or running) ended there: nothing runs it
+    /// on. It is reported failed, saying so.
+    static func ended(_ report: BootReplies.Report) -> BootReplies.Report {
+        guard report.state == BootRun.State.waiting.rawValue || report.state == BootRun.State.running.rawValue
+        else { return report }
+        var ended = report
+        ended.state = BootRun.State.failed.rawValue
+        ended.error = "the broker stopped while boot #\(report.boot) was \(report.state)"
+        return ended
     }
 
     var bootFile: JSONValue {
         var document: [String: JSONValue] = ["runOnce": .array(runOnceDone.sorted().map { .string($0) })]
         if let boot {
             document["last"] = BootReport.report(boot, phases: phases, now: boot.endedAt ?? 0).json
+        } else if let earlier {
+            document["last"] = earlier.json
         }
         return .object(document)
     }
@@ -59,7 +76,7 @@ struct BootFeature: BrokerFeature {
             core.log("boot #\(boot.number) is already under way; \(reason) does not start another")
             return false
         }
-        let number = (boot?.number ?? 0) + 1
+        let number = (boot?.number ?? earlier.map { Int($0.boot) } ?? 0) + 1
         let waitUntil = core.deadline(core.configuration.bootWait)
         boot = BootRun(
             number: number, state: .waiting, launchOptions: launchOptions, waitUntil: waitUntil.nanoseconds)
