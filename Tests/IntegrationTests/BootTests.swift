@@ -128,7 +128,9 @@ struct BootTests {
         #expect(Self.task(try await Self.report(second), "fragile.later").state == "waiting")
     }
 
-    @Test("run-once tasks run once ever, remembered across a broker restart, with the last boot's report and number")
+    @Test(
+        "run-once tasks run once ever, remembered across a broker restart, with the last boot's report and number"
+    )
     func runOnceAcrossRestarts() async throws {
         let state = FileManager.default.temporaryDirectory.appendingPathComponent(
             "lifeline-boot-\(UUID().uuidString)")

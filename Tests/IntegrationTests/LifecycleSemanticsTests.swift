@@ -249,7 +249,9 @@ struct LifecycleSemanticsTests {
         let resign = try await second.cli(["publish", "willResignActive"])
         #expect(resign.status == 0, "\(resign.errors)")
         let relaunch = try await second.cli(["publish", "didFinishLaunching"])
-        #expect(relaunch.status == 1 && relaunch.errors.contains("didFinishLaunching makes no sense while"), "no second launch: \(relaunch.errors)")
+        #expect(
+            relaunch.status == 1 && relaunch.errors.contains("didFinishLaunching makes no sense while"),
+            "no second launch: \(relaunch.errors)")
         second.process.kill(SIGTERM)
         _ = try await second.process.waitForExit()
 
