@@ -13,7 +13,8 @@ enum ServicesCommand: CLICommand {
         its first instance), the events it subscribes to, the methods it answers, how long it has
         been registered and when it last heartbeated. Long event and method lists are cut to fit
         100 columns ('…+N', N more); --wide shows them all. --instances prints one row per instance
-        instead: name, instance id, pid, host, calls in flight, connected, uptime, last heartbeat.
+        instead: name, instance id (its first 12 characters; --wide: whole, as 'lifeline actors'
+        prints it), pid, host, calls in flight, connected, uptime, last heartbeat.
         """
     static let wide = CommandLineOption.flag(
         "--wide", help: "show every event and method, however wide the table")
@@ -36,7 +37,7 @@ enum ServicesCommand: CLICommand {
             return 0
         }
         if perInstance {
-            Console.out(instanceTable(records))
+            Console.out(instanceTable(records, wide: wide))
             return 0
         }
         // Long lists are cut to fit a 100-column terminal: '…+N' says how many more (--wide: all).
@@ -71,8 +72,9 @@ enum ServicesCommand: CLICommand {
         return 0
     }
 
-    /// One row per instance: a service of one process is its own only instance.
-    static func instanceTable(_ records: [ServiceRecord]) -> String {
+    /// One row per instance: a service of one process is its own only instance. Instance ids are
+    /// cut to 12 characters, whole with `wide` (as `lifeline actors` prints them).
+    static func instanceTable(_ records: [ServiceRecord], wide: Bool) -> String {
         var rows: [[String]] = []
         for record in records {
             guard !record.instances.isEmpty else {
@@ -85,7 +87,9 @@ enum ServicesCommand: CLICommand {
             }
             for instance in record.instances {
                 rows.append([
-                    record.name, String(instance.instance.prefix(12)), String(instance.pid), instance.host,
+                    record.name, wide ? instance.instance : String(instance.instance.prefix(12)),
+                    String(instance.pid),
+                    instance.host,
                     String(instance.inFlight), instance.connected ? "yes" : "no",
                     TextFormat.duration(
                         milliseconds: max(

@@ -89,13 +89,13 @@ struct SupervisorTests {
     }
 
     @Test(
-        "lifeline scale: a replicable service gets its new process; one that is not replicable is refused by the broker, and the process is stopped, not kept or restarted"
+        "lifeline scale: a replicable service gets its new process (also in place of one that stopped for good); one that is not replicable is refused by the broker, and the process is stopped, not kept or restarted"
     )
     func scale() async throws {
         let (path, run) = try Self.topology([
             "broker": ["control": "tcp://127.0.0.1:*", "bus": "tcp://127.0.0.1:*"],
             "services": [
-                ["name": "rates", "executable": "lifeline-rates"],
+                ["name": "rates", "executable": "lifeline-rates", "restart": "on-failure"],
                 ["name": "solo", "executable": "lifeline-probe", "args": ["--events", "test.tick"]],
             ],
         ])
@@ -107,6 +107,19 @@ struct SupervisorTests {
 
         let grown = try await CLIResult.run(["scale", "rates", "2", "--run-dir", run.path], seconds: 40)
         #expect(grown.status == 0 && grown.output.contains("rates: 1 → 2 processes"), "\(grown.errors)")
+        // A process that stopped cleanly stays stopped (on-failure): it is not one of the 2, and
+        // scaling to 2 starts one in its place.
+        let stopped = try #require(Self.pid(run, "rates@2"))
+        kill(stopped, SIGTERM)
+        try await up.waitForLine(.stderr, seconds: 20) {
+            $0.contains("rates@2 exited with status 0") && $0.contains("stays stopped")
+        }
+        let again = try await CLIResult.run(["scale", "rates", "2", "--run-dir", run.path], seconds: 40)
+        #expect(
+            again.status == 0 && again.output.contains("rates: 1 → 2 processes"),
+            "\(again.output) \(again.errors)")
+        let replaced = try #require(Self.pid(run, "rates@2"))
+        #expect(replaced != stopped && kill(replaced, 0) == 0, "a new rates@2 runs")
         let refused = try await CLIResult.run(["scale", "solo", "2", "--run-dir", run.path], seconds: 40)
         #expect(refused.status == 1)
         #expect(refused.errors.contains("solo@2 exited before it registered"), "\(refused.errors)")

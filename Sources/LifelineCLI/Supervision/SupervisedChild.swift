@@ -21,6 +21,8 @@ final class SupervisedChild: @unchecked Sendable {
     var gaveUp = false
     /// Stopped on purpose (scaled down): not restarted.
     var retired = false
+    /// Exited and not restarted (its policy said so, or the supervisor gave up on it).
+    var stopped = false
     /// The line that said it was ready, for this run (nil until then), and whether the run's
     /// output ended without it.
     private let readiness = Mutex<(line: String?, ended: Bool, waiters: [DispatchSemaphore])>(

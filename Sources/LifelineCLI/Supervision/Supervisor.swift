@@ -161,10 +161,14 @@ final class Supervisor: @unchecked Sendable {
                 try launch(child, arguments: arguments)
             }
             for child in children {
-                guard child.waitUntilReady(seconds: 30) != nil else {
+                let readiness = child.waitForReadiness(seconds: 30)
+                guard case .ready = readiness else {
                     stop()
                     throw LifelineError(
-                        .unavailable, "\(child.name) did not register within 30 s; see \(child.logPath)")
+                        .unavailable,
+                        readiness == .exited
+                            ? "\(child.name) exited before it registered; see \(child.logPath)"
+                            : "\(child.name) did not register within 30 s; see \(child.logPath)")
                 }
                 say("\(child.name) up (pid \(child.pid))")
             }
@@ -195,9 +199,11 @@ final class Supervisor: @unchecked Sendable {
         switch child.restart {
         case .never:
             say("\(child.name) \(how) after \(Self.seconds(ran)); restart: never, so it stays stopped")
+            child.stopped = true
             return
         case .onFailure where !failed:
             say("\(child.name) \(how) after \(Self.seconds(ran)); restart: on-failure, so it stays stopped")
+            child.stopped = true
             return
         default: break
         }
@@ -223,6 +229,7 @@ final class Supervisor: @unchecked Sendable {
             }
         case .giveUp(let restarts):
             child.gaveUp = true
+            child.stopped = true
             let limit = topology.restartLimit
             say(
                 "gave up on \(child.name): \(restarts) restarts within \(limit.seconds) s (restart intensity \(limit.restarts) in \(limit.seconds) s); see \(child.logPath)"
@@ -282,6 +289,14 @@ final class Supervisor: @unchecked Sendable {
             () throws -> (Int, [SupervisedChild], [SupervisedChild]) in
             if stopping { throw LifelineError(.unavailable, "stopping: nothing is scaled") }
             var current = instances[name] ?? []
+            // A process that stays stopped (its policy, or given up on) is no longer one of them: its
+            // place is taken by a new one when the count asks for it.
+            for child in current where child.stopped {
+                child.retired = true
+                try? FileManager.default.removeItem(
+                    at: runDirectory.appendingPathComponent("\(child.name).pid"))
+            }
+            current.removeAll(where: \.stopped)
             let before = current.count
             var added: [SupervisedChild] = []
             var removed: [SupervisedChild] = []
