@@ -314,9 +314,11 @@ package struct Broker {
     private mutating func admit(_ typed: ClientRequest, id: [UInt8], from peer: [UInt8], key: String?) {
         if let policy = core.policy, let key, let denial = denial(of: typed, key: key, peer: peer, in: policy)
         {
-            core.log("denied \(typed.command.rawValue) from \(core.peerName(peer)): \(denial)")
+            let line = "denied \(typed.command.rawValue) from \(core.peerName(peer)): \(denial)"
             if typed.command != .heartbeat && typed.command != .ack {
-                core.fail(peer, id, .forbidden, denial)
+                core.fail(peer, id, .forbidden, denial, logLine: line)
+            } else {
+                core.log(line)
             }
             return
         }
@@ -355,8 +357,9 @@ package struct Broker {
             let id = String(decoding: reply.requestID, as: UTF8.self)
             if core.correlator.isForeign(reply.requestID, from: peer) {
                 let message = "refused a reply to request '\(id)': that request was sent to another peer"
-                core.log("\(message) (this one came from \(core.peerName(peer)))")
-                core.fail(peer, reply.requestID, .forbidden, message)
+                core.fail(
+                    peer, reply.requestID, .forbidden, message,
+                    logLine: "\(message) (this one came from \(core.peerName(peer)))")
             } else {
                 core.log("dropped a late or unknown reply '\(id)' (status \(reply.status.rawValue))")
             }

@@ -244,7 +244,7 @@ extension ServiceRegistration: WireRecord {
     private static func bootTaskProblem(_ task: BootTask, of name: String) -> String? {
         if task.name.isEmpty { return "'bootTasks': a boot task needs a 'name'" }
         if let problem = nameProblem(task.name, what: "a boot task name") { return problem }
-        if !task.name.hasPrefix(name + ".") {
+        if !task.name.hasPrefix(name + ".") || task.name.count == name.count + 1 {
             return "'bootTasks': boot task \(task.name) of \(name) must be named \(name).something"
         }
         if task.kind == .launcher {

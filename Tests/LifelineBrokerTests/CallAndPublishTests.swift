@@ -5,6 +5,30 @@ import Testing
 
 @Suite("Broker calls, publishing and bad input", .timeLimit(.minutes(1)))
 struct CallAndPublishTests {
+    @Test(
+        "each refused request gets one log line beside its reply (unknown event, broker-only event, lifecycle conflict); a 404 is an answer, not logged"
+    )
+    func refusalsAreLogged() throws {
+        var broker = BrokerHarness()
+        func logs() -> [String] {
+            broker.output.compactMap { if case .log(let line) = $0 { line } else { nil } }
+        }
+        broker.request("cli", .publish, ["event": "frob"])
+        #expect(broker.replies(to: "cli").first?.status == .badRequest)
+        #expect(logs().count == 1 && logs()[0].hasPrefix("refused a request from "), "\(logs())")
+        broker.request("cli", .publish, ["event": "serviceDidStart"])
+        #expect(broker.replies(to: "cli").first?.status == .forbidden)
+        #expect(logs().count == 1, "\(logs())")
+        broker.request("cli", .publish, ["event": "willResignActive"])
+        #expect(broker.replies(to: "cli").first?.status == .conflict)
+        #expect(logs().count == 1 && logs()[0].contains("409 willResignActive makes no sense"), "\(logs())")
+        broker.request("cli", .lookup, ["name": "nobody"])
+        #expect(broker.replies(to: "cli").first?.status == .notFound)
+        #expect(logs().isEmpty)
+        broker.request("cli", .boot, ["op": "start", "launchOptions": 5])
+        #expect(broker.replies(to: "cli").first?.errorMessage == "BOOT 'launchOptions' must be a JSON object")
+    }
+
     @Test("a call goes to the service and its reply comes back to the caller unchanged")
     func callRoundTrip() throws {
         var broker = BrokerHarness()

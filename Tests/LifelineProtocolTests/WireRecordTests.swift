@@ -180,6 +180,10 @@ struct WireRecordTests {
         #expect(
             refused?.message
                 == "REGISTER 'bootTasks': boot task other.task of cart must be named cart.something")
+        fields["bootTasks"] = [["name": "cart."]]
+        let empty = #expect(throws: ProtocolError.self) { try ServiceRegistration(json: .object(fields)) }
+        #expect(
+            empty?.message == "REGISTER 'bootTasks': boot task cart. of cart must be named cart.something")
         fields["bootTasks"] = [["name": "cart.x", "condition": ["nothing": 1]]]
         let condition = #expect(throws: ProtocolError.self) { try ServiceRegistration(json: .object(fields)) }
         #expect(

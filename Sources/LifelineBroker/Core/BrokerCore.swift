@@ -153,9 +153,20 @@ struct BrokerCore {
         send(peer, ControlReply(requestID: id, status: .ok, body: record.bytes))
     }
 
-    mutating func fail(_ peer: [UInt8], _ id: [UInt8], _ status: Status, _ message: String) {
+    /// Answers a request with an error. A refusal of what the request asked (400, 403, 409, 413,
+    /// 422) is logged too, once: `logLine` when given, else the status and `message`.
+    mutating func fail(
+        _ peer: [UInt8], _ id: [UInt8], _ status: Status, _ message: String, logLine: String? = nil
+    ) {
+        if Self.loggedRefusals.contains(status.rawValue) {
+            log(logLine ?? "refused a request from \(peerName(peer)): \(status.rawValue) \(message)")
+        }
         send(peer, ControlReply.error(status, message, requestID: id))
     }
+
+    /// What a request is refused with for what it asked (not 404, an answer about the registry, nor
+    /// 429, 503 and 504, about the moment).
+    static let loggedRefusals: Set<Int> = [400, 403, 409, 413, 422]
 
     /// Answers a LOOKUP or CALL of `name`, which no service registered: 404, or 503 while services
     /// are registering again with a group's new leader.

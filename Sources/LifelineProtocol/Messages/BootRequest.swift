@@ -41,7 +41,7 @@ struct BootHeader: HeaderMessage, Equatable {
     static let blank = BootHeader()
 
     mutating func visit<Visitor: HeaderVisitor>(_ visitor: inout Visitor) throws(Visitor.Failure) {
-        try visitor.field("launchOptions", any: &launchOptions)
+        try visitor.field("launchOptions", object: &launchOptions)
         try visitor.field("op", &op)
         try visitor.field("task", tolerant: &task)
     }

@@ -17,8 +17,9 @@ extension RegistryFeature {
                 ? Self.foreignMessage(
                     request.name, owner: entry.owner, requester: key, action: "unregister", core)
                 : "service '\(request.name)' belongs to another connection (pid \(entry.registration.pid) on '\(entry.registration.host)'); only the connection that registered it may unregister it"
-            core.log("denied UNREGISTER from \(core.peerName(peer)): \(message)")
-            core.fail(peer, id, .forbidden, message)
+            core.fail(
+                peer, id, .forbidden, message,
+                logLine: "denied UNREGISTER from \(core.peerName(peer)): \(message)")
             return
         }
         // The connection's own instance, or the one the request names; the owner's key from another

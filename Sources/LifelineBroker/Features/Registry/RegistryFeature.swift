@@ -188,8 +188,9 @@ struct RegistryFeature: BrokerFeature {
                         }.first
                 } ?? "this connection's key is no longer in the policy"
             if let denial {
-                core.log("denied REGISTER from \(core.peerName(peer)): \(denial)")
-                core.fail(peer, id, .forbidden, denial)
+                core.fail(
+                    peer, id, .forbidden, denial,
+                    logLine: "denied REGISTER from \(core.peerName(peer)): \(denial)")
                 return
             }
         }
@@ -276,8 +277,7 @@ struct RegistryFeature: BrokerFeature {
 
     /// A 409 for an instance whose registration differs from its name's, saying how.
     private func refuseDifferent(_ reason: String, peer: [UInt8], id: [UInt8], in core: inout BrokerCore) {
-        core.log("refused an instance: \(reason)")
-        core.fail(peer, id, .conflict, reason)
+        core.fail(peer, id, .conflict, reason, logLine: "refused an instance: \(reason)")
     }
 
     /// A 409 for a taken name, with how long until the holder would expire if it has died.
