@@ -22,6 +22,7 @@ enum BootCommand: CLICommand {
                  (slowest first) and the critical chain (@start +duration), as systemd-analyze;
                  --svg FILE draws the timeline
         run      runs one task now (executeTaskWithName); once per boot, once ever when run-once
+        start    starts a boot; exits 1 when the broker refuses its plan (a cycle, say)
         wait     shows the boot task by task until it finishes; exits 1 when it failed
         """
     static let svg = CommandLineOption.value(
@@ -83,7 +84,8 @@ enum BootCommand: CLICommand {
                 options.json
                     ? body.description
                     : "boot #\(body["boot"]?.intValue ?? 0) \(body["state"]?.stringValue ?? "")")
-            return 0
+            // A boot refused at once (a cycle in its tasks, say) is a failure.
+            return body["state"] == "refused" ? 1 : 0
         case "wait":
             try arguments.finish()
             return try wait(options)

@@ -30,6 +30,7 @@ enum CallCommand: CLICommand {
             throw UsageError("call needs a SERVICE and a METHOD")
         }
         let (service, key) = ActorKey.split(address)
+        if service.isEmpty { throw UsageError("call needs a SERVICE, got '\(address)'") }
         if let key, let problem = ActorKey.problem(key) { throw UsageError("\(address): \(problem)") }
         let given = arguments.remainingPositionals()
         try arguments.finish()
