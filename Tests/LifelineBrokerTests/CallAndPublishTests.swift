@@ -25,6 +25,10 @@ struct CallAndPublishTests {
         broker.request("cli", .lookup, ["name": "nobody"])
         #expect(broker.replies(to: "cli").first?.status == .notFound)
         #expect(logs().isEmpty)
+        broker.request("cli", .attach, ["token": .string(String(repeating: "t", count: 129))])
+        #expect(
+            broker.replies(to: "cli").first?.errorMessage
+                == "ATTACH 'token' must be at most 128 bytes (its bus marker's limit), not 129")
         broker.request("cli", .boot, ["op": "start", "launchOptions": 5])
         #expect(broker.replies(to: "cli").first?.errorMessage == "BOOT 'launchOptions' must be a JSON object")
     }

@@ -5,7 +5,7 @@ import LifelineProtocol
 /// of token), or the empty prefix (every event). Anything else — a 64 KiB topic, say — would only
 /// grow the subscription trie, and is refused.
 enum BusSubscriptionRule {
-    static let maximumTokenLength = 128
+    static let maximumTokenLength = AttachHeader.maximumTokenBytes
     /// The largest message the bus socket takes from a subscriber: a subscription (its kind byte and
     /// topic) is at most 202 bytes; this leaves room for libzmq's own commands.
     static let maximumMessageBytes = 1024
