@@ -48,6 +48,7 @@ package struct Topology: Sendable, Equatable {
     }
 
     static let topFields = ["broker", "boot", "services", "supervisor", "group"]
+    static let bootFields = ["phases", "tasks", "waitMs"]
     static let brokerFields = ["control", "bus", "launcher"]
     static let serviceFields = ["name", "executable", "args", "restart", "after", "replicas"]
 
@@ -99,6 +100,22 @@ package struct Topology: Sendable, Equatable {
         launcher = json["broker"]?["launcher"]?.stringValue
         if let launcher, let problem = ServiceRegistration.nameProblem(launcher, what: "broker.launcher") {
             throw ProtocolError(.badRequest, problem)
+        }
+        if let boot = json["boot"] {
+            guard case .object(let members) = boot else {
+                throw ProtocolError(.badRequest, "boot must be an object with phases, tasks and waitMs")
+            }
+            try Self.refuseUnknown(members, Self.bootFields, at: "boot")
+            if let phases = boot["phases"], phases.arrayValue == nil {
+                throw ProtocolError(.badRequest, "boot.phases must be a list of names")
+            }
+            if let tasks = boot["tasks"], tasks.arrayValue == nil {
+                throw ProtocolError(.badRequest, "boot.tasks must be a list of tasks")
+            }
+            if let wait = boot["waitMs"], !(wait.intValue.map { (0...3_600_000).contains($0) } ?? false) {
+                throw ProtocolError(
+                    .badRequest, "boot.waitMs must be an integer within 0...3600000, not \(wait)")
+            }
         }
         bootPhases = try (json["boot"]?["phases"]?.arrayValue ?? BootTask.defaultPhases.map { .string($0) })
             .map {

@@ -158,7 +158,9 @@ struct SupervisorTests {
         #expect(text.output.contains("service rates: lifeline-rates (2 replicas, restart:"), "\(text.output)")
     }
 
-    @Test("the topology is checked first: unknown keys, a bad restart policy, a missing or cyclic 'after'")
+    @Test(
+        "the topology is checked first: unknown keys (in boot too), a bad restart policy, a missing or cyclic 'after', a bad boot section"
+    )
     func topologyRefusals() async throws {
         let cases: [(JSONValue, String)] = [
             (
@@ -182,6 +184,12 @@ struct SupervisorTests {
                 ], "form a cycle among: a, b"
             ),
             (["brokr": [:]], "unknown key 'brokr'"),
+            (["services": [], "boot": ["frob": 1]], "boot: unknown key 'frob'"),
+            (["services": [], "boot": ["phases": "setup"]], "boot.phases must be a list of names"),
+            (
+                ["services": [], "boot": ["waitMs": "soon"]],
+                "boot.waitMs must be an integer within 0...3600000"
+            ),
         ]
         for (json, message) in cases {
             let (path, run) = try Self.topology(json)
