@@ -127,6 +127,29 @@ struct ResilienceTests {
         }
     }
 
+    @Test(
+        "SIGTERM with calls running past their callers' deadlines (one awaiting, one computing): the service stops waiting for them a second after, cancels them and exits 0"
+    )
+    func stopDoesNotWaitForAbandonedCalls() async throws {
+        let broker = try await BrokerProcess()
+        let service = try await broker.service("lifeline-probe", ["--name", "slow"])
+        defer { service.kill(); broker.process.kill() }
+        for method in ["sleep", "spin"] {
+            let call = try await broker.cli(["call", "slow", method, "ms:=600000", "--timeout", "500ms"])
+            #expect(call.status == 1 && call.errors.contains("504"), "\(call.errors)")
+        }
+        let stopped = ContinuousClock.now
+        service.kill(SIGTERM)
+        #expect(try await service.waitForExit(seconds: 30) == 0)
+        print(
+            "a service stopped with 2 abandoned calls exited \(BrokerGroupTests.seconds(since: stopped)) s after SIGTERM"
+        )
+        #expect(
+            service.lines(.stderr).contains {
+                $0.contains("stopped waiting for 2 call(s) still running past their callers' deadlines")
+            })
+    }
+
     @Test("garbage on the control socket gets error replies, and the broker answers a lookup right after")
     func garbage() async throws {
         let broker = try await BrokerProcess()

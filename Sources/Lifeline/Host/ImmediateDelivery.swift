@@ -41,6 +41,8 @@ final class ImmediateDelivery: Sendable {
     let watch = InlineWatch()
     /// The calls answered in tasks on the socket thread, not yet answered.
     let calls = CallsInFlight()
+    /// How long a caller waits when a CALL says nothing (the broker's default; it always says).
+    static let defaultCallTimeout = 5000
     /// Set once the service's responder exists; until then every delivery goes the usual way.
     private let target = Mutex<Target?>(nil)
     /// Counts a payload that did not decode, as the handlers' loop does.
@@ -86,11 +88,12 @@ final class ImmediateDelivery: Sendable {
         }
         guard let executor = target.client.executor else { return false }
         let (responder, calls) = (target.responder, self.calls)
-        calls.begin()
-        Task(executorPreference: executor) {
+        let token = calls.begin(timeoutMilliseconds: call.timeoutMilliseconds ?? Self.defaultCallTimeout)
+        let task = Task(executorPreference: executor) {
             await responder.respond(to: pending, id: id)
-            calls.end()
+            calls.end(token)
         }
+        calls.running(token, in: task)
         return true
     }
 

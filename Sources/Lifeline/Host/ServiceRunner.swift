@@ -245,8 +245,16 @@ public final class ServiceRunner: Sendable {
                 stops.continuation.finish()
             }
         }
-        // Calls answered on the socket thread run in tasks of their own: the runner ends after them.
-        await immediate.calls.drained()
+        // Calls answered on the socket thread run in tasks of their own: the runner ends after them,
+        // or once their callers stopped waiting (a handler that outlives its deadline does not hold
+        // the process).
+        let abandoned = await immediate.calls.drained(grace: .seconds(1))
+        if abandoned > 0 {
+            Console.log(
+                name,
+                "stopped waiting for \(abandoned) call(s) still running past their callers' deadlines: cancelled",
+                level: .warning)
+        }
         if let refusal { throw refusal }
     }
 
