@@ -170,7 +170,13 @@ package struct CommandLineArguments: Sendable {
         let left = tokens.filter { !$0.taken }
         if let option = left.first(where: \.looksLikeOption) {
             let name = option.optionName
-            if declared.contains(where: { $0.names.contains(name) }) {
+            if let known = declared.first(where: { $0.names.contains(name) }) {
+                // Read once already: the same option again.
+                if tokens.contains(where: {
+                    $0.taken && $0.looksLikeOption && known.names.contains($0.optionName)
+                }) {
+                    throw UsageError("\(name) is given more than once")
+                }
                 throw UsageError("\(name) does not apply here")
             }
             let names = declared.flatMap(\.names).filter { $0.hasPrefix("--") }

@@ -17,11 +17,13 @@ public enum KeyFile {
 
     /// The public and secret keys of the key pair file at `path`.
     public static func readPair(_ path: String) throws(Problem) -> (publicKey: String?, secretKey: String) {
-        try checkPrivate(path, what: "secret key file")
+        // What the file is comes first: a public key file (NAME.pub, readable by all) given for a
+        // pair is named as such, not as one with the wrong mode.
         let fields = try read(path)
         guard let secret = fields["secret-key"] else {
             throw Problem("\(path) has no 'secret-key = …' line: it is not a key pair file")
         }
+        try checkPrivate(path, what: "secret key file")
         return (fields["public-key"], secret)
     }
 

@@ -71,6 +71,10 @@ struct CommandLineArgumentsTests {
         }
         let unused = Self.reading(["--json"])
         #expect(throws: UsageError("--json does not apply here")) { try unused.finish() }
+        var twice = Self.reading(["--json", "--json"])
+        let first = twice.flag(Self.json)
+        #expect(first)
+        #expect(throws: UsageError("--json is given more than once")) { try twice.finish() }
         var extra = Self.reading(["one", "two"])
         _ = extra.positional()
         #expect(throws: UsageError("unexpected argument 'two'")) { try extra.finish() }
