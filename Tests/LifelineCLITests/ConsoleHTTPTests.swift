@@ -30,6 +30,12 @@ struct ConsoleHTTPTests {
         #expect(throws: HTTPError(400, "a header line needs 'Name: value', not 'nocolon'")) {
             try HTTPRequest.parse(head: "GET / HTTP/1.1\r\nnocolon")
         }
+        #expect(throws: HTTPError(400, "a header line needs 'Name: value', not 'Bad Header: x'")) {
+            try HTTPRequest.parse(head: "GET / HTTP/1.1\r\nBad Header: x")
+        }
+        #expect(throws: HTTPError(400, "Content-Length is given twice, as 5 and 10")) {
+            try HTTPRequest.parse(head: "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 10")
+        }
         #expect(HTTPRequest.endOfHead(in: Array("GET / HTTP/1.1\r\n\r\nbody".utf8)) == 14)
         #expect(HTTPRequest.endOfHead(in: Array("GET / HTTP/1.1\r\n".utf8)) == nil)
     }

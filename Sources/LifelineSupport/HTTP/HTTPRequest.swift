@@ -56,11 +56,19 @@ package struct HTTPRequest: Sendable, Equatable {
         }
         var headers: [String: String] = [:]
         for line in lines where !line.isEmpty {
-            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else {
+            // A name is a token: no white space in it, none before the colon (RFC 9112, 5.1).
+            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,
+                !line[..<colon].contains(where: \.isWhitespace)
+            else {
                 throw HTTPError(400, "a header line needs 'Name: value', not '\(line.prefix(80))'")
             }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
-                in: .whitespaces)
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            // Two lengths that disagree leave the body's end unknown (RFC 9112, 6.3).
+            if name == "content-length", let earlier = headers[name], earlier != value {
+                throw HTTPError(400, "Content-Length is given twice, as \(earlier) and \(value)")
+            }
+            headers[name] = value
         }
         let target = String(parts[1])
         let pieces = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
