@@ -250,6 +250,12 @@ enum BrokerCommand: CLICommand {
         configuration.policyPath = try arguments.option(Self.policy)
         configuration.insecure = arguments.flag(Self.insecure)
         configuration.metricsAddress = try arguments.option(Self.metrics)
+        // The address's form first: a malformed one is named as such, not judged for its token.
+        if let address = configuration.metricsAddress,
+            address.lastIndex(of: ":").flatMap({ UInt16(address[address.index(after: $0)...]) }) == nil
+        {
+            throw UsageError("--metrics expects HOST:PORT, e.g. 127.0.0.1:9464, not '\(address)'")
+        }
         if let tokenFile = try arguments.option(Self.metricsToken) {
             do {
                 configuration.metricsToken = try KeyFile.secret(tokenFile)

@@ -118,6 +118,12 @@ struct MetricsTests {
         #expect(
             exposed.status == 2
                 && exposed.errors.contains("refusing to serve /metrics on 0.0.0.0:0 without a token"))
+        let malformed = try await CLIResult.run(["broker", "--metrics", "notanaddr"])
+        #expect(
+            malformed.status == 2
+                && malformed.errors.contains(
+                    "--metrics expects HOST:PORT, e.g. 127.0.0.1:9464, not 'notanaddr'")
+        )
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "lifeline-token-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
