@@ -180,6 +180,24 @@ struct AppsTests {
         #expect(broker.answerCallbacks() == ["a.willTerminate"])
     }
 
+    @Test("a shouldTerminate left unanswered past the callback time-out counts as allowed: the exit goes on")
+    func unansweredVeto() throws {
+        var broker = BrokerHarness()
+        broker.host("shell", apps: ["a", "b"])
+        for app in ["a", "b"] {
+            _ = broker.apps(["op": "start", "app": .string(app)])
+            _ = broker.answerCallbacks()
+        }
+        _ = broker.apps(["op": "exit", "app": "b"])
+        #expect(broker.appCallback?.0 == "b.shouldTerminate")
+        broker.advance(milliseconds: 2001)
+        #expect(broker.answerCallbacks() == ["b.willTerminate", "a.willResume", "a.didResume"])
+        #expect(try #require(broker.replies(to: "cli").first).status == .ok)
+        let listed = broker.apps(["op": "list"])
+        let list = try #require(listed)
+        #expect(try list.json()["stack"]?.arrayValue?.count == 1)
+    }
+
     @Test("the session that resumes after an exit, a dismiss or a popToRoot is stamped with the wall time")
     func resumedSessionsCarryTheWallTime() throws {
         var broker = BrokerHarness()

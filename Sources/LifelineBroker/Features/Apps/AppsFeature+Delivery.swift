@@ -171,8 +171,12 @@ extension AppsFeature {
         let limit = core.configuration.appCallbackTimeout.wholeMilliseconds
         core.log("\(awaiting.what) was not answered within \(limit) ms; going on")
         transition.awaiting = nil
-        if transition.stage == .vetoing { planExit(&transition, in: core) }
-        if transition.stage == .delivering, transition.callbacks[transition.next - 1].name == .action {
+        if transition.stage == .vetoing {
+            // The question unanswered counts as allowed: the exit goes on, its callbacks from the first.
+            planExit(&transition, in: core)
+        } else if transition.stage == .delivering, transition.next > 0,
+            transition.callbacks[transition.next - 1].name == .action
+        {
             transition.failure = (.timeout, "\(awaiting.what) was not answered within \(limit) ms")
         }
         self.transition = transition
