@@ -34,9 +34,15 @@ extension BrokerServer {
     private func abandonJournal(_ what: String, _ error: Int32) {
         guard let file = journal else { return }
         journal = nil
-        unlink(file.path)
+        let problem = "could not \(what) \(file.path) (\(String(cString: strerror(error))))"
+        guard unlink(file.path) == 0 || errno == ENOENT else {
+            log(
+                "\(problem), nor remove it (\(String(cString: strerror(errno)))): events are not kept any more, and a broker restarted on this directory would go on after the journal's last event, giving its numbers out again; remove the file before restarting it"
+            )
+            return
+        }
         log(
-            "could not \(what) \(file.path) (\(String(cString: strerror(error)))): removed it; events are not kept across a restart any more, which will begin a new epoch"
+            "\(problem): removed it; events are not kept across a restart any more, which will begin a new epoch"
         )
     }
 

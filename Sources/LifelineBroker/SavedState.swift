@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import LifelineProtocol
 
 /// What a broker's state directory holds from its previous life, read once at start: the micro-app
@@ -17,6 +18,13 @@ struct SavedState {
     /// - Throws: the error of creating the directory.
     init(directory: URL, log: (String) -> Void) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // A journal that cannot be written (nor removed) would be replayed by the next start as if
+        // nothing had happened since: its sequences given out twice.
+        guard access(directory.path, W_OK | X_OK) == 0 else {
+            throw StateDirectoryError(
+                "the state directory \(directory.path) is not writable (\(String(cString: strerror(errno)))): the broker keeps its journal, stack and boot state there"
+            )
+        }
         func contents(_ file: String) -> [UInt8]? {
             FileManager.default.contents(atPath: directory.appendingPathComponent(file).path).map(Array.init)
         }
@@ -28,4 +36,10 @@ struct SavedState {
         lifecycle = contents("lifecycle.json").flatMap { try? JSONParser.parse($0) }
         journal = JournalFile.read(directory.appendingPathComponent("journal.log").path)
     }
+}
+
+/// Why a state directory cannot be used.
+struct StateDirectoryError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -22,7 +22,8 @@ enum BootCommand: CLICommand {
                  (slowest first) and the critical chain (@start +duration), as systemd-analyze;
                  --svg FILE draws the timeline
         run      runs one task now (executeTaskWithName); once per boot, once ever when run-once
-        start    starts a boot; exits 1 when the broker refuses its plan (a cycle, say)
+        start    starts a boot; exits 1 when the broker refuses its plan at once (a cycle, say;
+                 a boot that waits for services is judged later: see wait)
         wait     shows the boot task by task until it finishes; exits 1 when it failed
         """
     static let svg = CommandLineOption.value(
@@ -104,6 +105,8 @@ enum BootCommand: CLICommand {
         let deadline =
             SystemClock.monotonicNanoseconds() + max(options.timeout, .seconds(120)).wholeNanoseconds
         func finished(_ report: JSONValue) -> Int32? {
+            // The last boot of the broker's earlier life is not the one to wait for.
+            if report["restored"] == true { return nil }
             for task in report["tasks"]?.arrayValue ?? [] {
                 guard let name = task["name"]?.stringValue,
                     ["done", "skipped", "failed"].contains(task["state"]?.stringValue ?? ""),

@@ -130,6 +130,33 @@ struct BootTests {
     }
 
     @Test(
+        "a boot the broker was killed in the middle of is reported failed after the restart, its unfinished task too; didBecomeActive does not boot again"
+    )
+    func interruptedBoot() async throws {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-boot-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: state) }
+        let first = try await BrokerProcess(["--state-dir", state.path])
+        let service = try await first.service(
+            "lifeline-probe", ["--name", "slow", "--tasks", #"[{"name": "warm", "ms": 60000}]"#])
+        defer { service.kill() }
+        #expect(try await first.cli(["publish", "didFinishLaunching"]).status == 0)
+        try await service.waitForLine { $0 == "TASK slow.warm" }
+        first.process.kill(SIGKILL)
+        _ = try await first.process.waitForExit()
+
+        let second = try await BrokerProcess(
+            control: first.control, bus: first.bus, ["--state-dir", state.path])
+        defer { second.process.kill() }
+        let report = try await Self.report(second)
+        #expect(report["boot"] == 1 && report["state"] == "failed" && report["restored"] == true, "\(report)")
+        #expect(report["error"] == "the broker stopped while boot #1 was running")
+        #expect(Self.task(report, "slow.warm").state == "failed")
+        #expect(try await second.cli(["publish", "didBecomeActive"]).status == 0)
+        #expect(try await Self.report(second)["restored"] == true, "no second boot on didBecomeActive")
+    }
+
+    @Test(
         "run-once tasks run once ever, remembered across a broker restart, with the last boot's report and number"
     )
     func runOnceAcrossRestarts() async throws {
@@ -158,7 +185,8 @@ struct BootTests {
         try await service.waitForLine(.stderr, seconds: 15) { $0.contains("registered again") }
         // The boot state is the earlier broker's: its last report, until this one boots (#2).
         let earlier = try await Self.report(second)
-        #expect(earlier["boot"] == 1 && earlier["state"] == "done", "\(earlier)")
+        #expect(
+            earlier["boot"] == 1 && earlier["state"] == "done" && earlier["restored"] == true, "\(earlier)")
         #expect(Self.task(earlier, "migrator.migrate").state == "done")
         #expect(try await second.cli(["boot", "start"]).status == 0)
         #expect(try await second.cli(["boot", "wait"]).status == 0)

@@ -12,6 +12,9 @@ package enum BootReplies {
         package var launchOptions: JSONValue
         package var missing: [String]
         package var phases: [String]
+        /// The last boot of an earlier life of the broker (read back from its state directory), not
+        /// one this broker ran.
+        package var restored: Bool?
         package var startedAt: Int64
         package var state: String
         package var tasks: [Task]?
@@ -43,6 +46,7 @@ package enum BootReplies {
             try visitor.field("launchOptions", any: &launchOptions, default: .emptyObject)
             try visitor.field("missing", list: &missing)
             try visitor.field("phases", list: &phases)
+            try visitor.field("restored", &restored)
             try visitor.field("startedAt", &startedAt, default: 0)
             try visitor.field("state", &state)
             try visitor.field("tasks", optionalRecords: &tasks)

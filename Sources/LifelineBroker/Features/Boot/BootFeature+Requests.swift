@@ -116,7 +116,7 @@ extension BootFeature {
         }
         if outcome == "done" && task.runsOnce {
             runOnceDone.insert(task.name)
-            core.persist("boot.json", bootFile)
+            core.persist("boot.json", bootFile(now: core.nanoseconds))
         }
         core.reply(peer, id, BootReplies.TaskRun(task: task.name, outcome: outcome, reason: reason))
         return true

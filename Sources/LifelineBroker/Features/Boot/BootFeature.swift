@@ -28,25 +28,36 @@ struct BootFeature: BrokerFeature {
     init(phases: [String], bootState: JSONValue?) {
         self.phases = phases
         runOnceDone = Set((bootState?["runOnce"]?.arrayValue ?? []).compactMap(\.stringValue))
-        earlier = bootState?["last"].flatMap { try? BootReplies.Report(json: $0) }.map(Self.ended)
+        earlier = bootState?["last"].flatMap { try? BootReplies.Report(json: $0) }.map(Self.restored)
     }
 
-    /// A boot the broker stopped in the middle of (waiting or running) ended there: nothing runs it
-    /// on. It is reported failed, saying so.
-    static func ended(_ report: BootReplies.Report) -> BootReplies.Report {
+    /// The last boot of the broker's earlier life, marked `restored`. One it stopped in the middle
+    /// of (waiting or running) ended there — nothing runs it on: it is reported failed, and so is
+    /// each of its tasks that had not finished.
+    static func restored(_ report: BootReplies.Report) -> BootReplies.Report {
+        var restored = report
+        restored.restored = true
         guard report.state == BootRun.State.waiting.rawValue || report.state == BootRun.State.running.rawValue
-        else { return report }
-        var ended = report
-        ended.state = BootRun.State.failed.rawValue
-        ended.error = "the broker stopped while boot #\(report.boot) was \(report.state)"
-        return ended
+        else { return restored }
+        let stopped = "the broker stopped while boot #\(report.boot) was \(report.state)"
+        restored.state = BootRun.State.failed.rawValue
+        restored.error = stopped
+        for index in restored.tasks?.indices ?? 0..<0
+        where !["done", "skipped", "failed"].contains(restored.tasks?[index].state ?? "") {
+            restored.tasks?[index].state = "failed"
+            restored.tasks?[index].reason = stopped
+        }
+        return restored
     }
 
-    var bootFile: JSONValue {
+    /// What `boot.json` holds at `now`: the run-once tasks done, and the report of the current boot
+    /// (or of the earlier life's, until this broker boots).
+    func bootFile(now: UInt64) -> JSONValue {
         var document: [String: JSONValue] = ["runOnce": .array(runOnceDone.sorted().map { .string($0) })]
         if let boot {
-            document["last"] = BootReport.report(boot, phases: phases, now: boot.endedAt ?? 0).json
-        } else if let earlier {
+            document["last"] = BootReport.report(boot, phases: phases, now: boot.endedAt ?? now).json
+        } else if var earlier {
+            earlier.restored = nil
             document["last"] = earlier.json
         }
         return .object(document)
@@ -58,7 +69,9 @@ struct BootFeature: BrokerFeature {
             if name == .didFinishLaunching {
                 _ = requestBoot(
                     launchOptions: payload["launchOptions"] ?? .emptyObject, reason: reason, in: &core)
-            } else if name == .didBecomeActive && boot == nil {
+            } else if name == .didBecomeActive && boot == nil && earlier == nil {
+                // (A broker restarted on its state directory goes on in the application's state:
+                // the boot that ran before it is not run again.)
                 _ = requestBoot(launchOptions: .emptyObject, reason: reason, in: &core)
             }
         case .registered: checkReadiness(in: &core)
@@ -84,6 +97,7 @@ struct BootFeature: BrokerFeature {
         ranOnDemand.removeAll()
         core.log("boot #\(number) requested by \(reason)")
         readinessWait = core.correlator.open(.boot, key: 0, peer: nil, deadline: waitUntil)
+        core.persist("boot.json", bootFile(now: core.nanoseconds))
         checkReadiness(in: &core)
         return true
     }
@@ -110,6 +124,7 @@ struct BootFeature: BrokerFeature {
                 maximumConcurrent: core.configuration.bootConcurrency, now: core.nanoseconds)
             run.state = .running
             boot = run
+            core.persist("boot.json", bootFile(now: core.nanoseconds))
             core.publishRuntime(
                 .bootDidStart,
                 ["boot": .int(Int64(run.number)), "tasks": .int(Int64(run.scheduler?.records.count ?? 0))])
@@ -124,7 +139,7 @@ struct BootFeature: BrokerFeature {
             core.publishRuntime(
                 .bootDidFinish,
                 ["boot": .int(Int64(run.number)), "outcome": "refused", "error": .string(error.message)])
-            core.persist("boot.json", bootFile)
+            core.persist("boot.json", bootFile(now: core.nanoseconds))
         }
     }
 
@@ -186,7 +201,7 @@ struct BootFeature: BrokerFeature {
                 "boot": .int(Int64(finished.number)), "outcome": .string(finished.state.rawValue),
                 "error": done.failure.map { .string($0) } ?? .null, "durationMs": .int(Int64(duration)),
             ])
-        core.persist("boot.json", bootFile)
+        core.persist("boot.json", bootFile(now: core.nanoseconds))
         core.servicesStartAtOnce = true
         core.announce(.bootSettled)
     }
@@ -251,10 +266,9 @@ struct BootFeature: BrokerFeature {
         run.scheduler = scheduler
         boot = run
         if record.task.kind == .start { core.announce(.started(service: record.task.service)) }
-        if outcome == .done && record.task.runsOnce {
-            runOnceDone.insert(name)
-            core.persist("boot.json", bootFile)
-        }
+        if outcome == .done && record.task.runsOnce { runOnceDone.insert(name) }
+        // Each task's end is kept: a broker killed later reports the boot as far as it went.
+        core.persist("boot.json", bootFile(now: core.nanoseconds))
         if let waiter = boot?.onDemand.removeValue(forKey: name) {
             core.reply(
                 waiter.peer, waiter.requestID,
