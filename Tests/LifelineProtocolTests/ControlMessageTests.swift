@@ -54,7 +54,7 @@ struct ControlMessageTests {
             ),
             (
                 [Array("LLC01".utf8), Array("REPLY".utf8), Array("7".utf8), Array("2x0".utf8), []], 400,
-                "REPLY status must be 3 digits, got '2x0'"
+                "REPLY status must be three digits from 100 to 999, got '2x0'"
             ),
         ] as [([[UInt8]], Int, String)])
     func malformed(frames: [[UInt8]], status: Int, message: String) {
