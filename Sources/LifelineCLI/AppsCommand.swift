@@ -29,7 +29,10 @@ enum AppsCommand: CLICommand {
     static let clearTop = CommandLineOption.flag(
         "--clear-top", help: "start: pop back to an existing session of the app instead of pushing a new one")
     static let parent = CommandLineOption.value(
-        "--parent", "SESSION", help: "start: the session the new one is a child of, which hears childDidFinish when it exits (default: none)")
+        "--parent", "SESSION",
+        help:
+            "start: the session the new one is a child of, which hears childDidFinish when it exits (default: none)"
+    )
     static let all = CommandLineOption.flag(
         "--all", help: "find: every session of the app, not only the newest")
     static let force = CommandLineOption.flag(

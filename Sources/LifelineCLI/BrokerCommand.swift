@@ -80,7 +80,10 @@ enum BrokerCommand: CLICommand {
             "keep the journal (journal.log: epoch and events survive a restart), the micro-app stack, the boot state (run-once tasks, the last report) and the lifecycle state (until a clean stop) in DIR across restarts"
     )
     static let launcher = CommandLineOption.value(
-        "--launcher", "APP", help: "the Launcher micro-app, started by the boot's last phase (broker.launcher), or at once by a host that offers it after the boot when the stack has none")
+        "--launcher", "APP",
+        help:
+            "the Launcher micro-app, started by the boot's last phase (broker.launcher), or at once by a host that offers it after the boot when the stack has none"
+    )
     static let appTimeout = CommandLineOption.value(
         "--app-timeout", "MS", help: "how long a host may take for one micro-app callback (default 2000)")
     static let bootWait = CommandLineOption.value(

@@ -185,7 +185,8 @@ package enum ControlMessage: Sendable, Equatable {
             code >= 100
         else {
             throw ProtocolError(
-                .badRequest, "REPLY status must be three digits from 100 to 999, got \(printable(statusBytes))",
+                .badRequest,
+                "REPLY status must be three digits from 100 to 999, got \(printable(statusBytes))",
                 requestID: requestID)
         }
         return ControlReply(
