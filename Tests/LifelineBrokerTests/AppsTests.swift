@@ -180,6 +180,26 @@ struct AppsTests {
         #expect(broker.answerCallbacks() == ["a.willTerminate"])
     }
 
+    @Test("a start whose host dies on the way is answered 503, not 200 with a session that crashed")
+    func startWhoseHostDies() throws {
+        var broker = BrokerHarness()
+        broker.host("shell", apps: ["a"])
+        _ = broker.apps(["op": "start", "app": "a"])
+        #expect(broker.appCallback?.0 == "a.didCreate")
+        var reply: ControlReply?
+        for _ in 0..<100 where reply == nil {
+            broker.advance(milliseconds: 100)
+            reply = broker.replies(to: "cli").first
+        }
+        let answered = try #require(reply, "answered once the host expired")
+        #expect(answered.status == .unavailable)
+        #expect(
+            answered.errorMessage
+                == "the host of s1 (a), shell, went away during the start: the session crashed with it")
+        let listed = broker.apps(["op": "list"])
+        #expect(try #require(listed).json()["stack"] == [])
+    }
+
     @Test("a shouldTerminate left unanswered past the callback time-out counts as allowed: the exit goes on")
     func unansweredVeto() throws {
         var broker = BrokerHarness()

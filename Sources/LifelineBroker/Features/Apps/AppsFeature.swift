@@ -336,6 +336,14 @@ struct AppsFeature: BrokerFeature {
         transition.stage = .delivering
     }
 
+    /// Whether a crash of `session`'s host (or of its instance) waits in the queue.
+    func crashIsQueued(for session: SessionRecord) -> Bool {
+        queue.contains { operation in
+            guard case .crash(let host, let instance) = operation, host == session.host else { return false }
+            return instance == nil || instance == session.instance
+        }
+    }
+
     mutating func finish(_ transition: AppTransition, in core: inout BrokerCore) {
         let outcome = transition.outcome
         if case .launch = transition.operation { core.announce(.launcherFinished(.done, reason: nil)) }
@@ -364,6 +372,15 @@ struct AppsFeature: BrokerFeature {
         guard case .request(_, let peer, let id, _) = transition.operation else { return }
         if let failure = transition.failure {
             core.fail(peer, id, failure.status, failure.message)
+            return
+        }
+        // The started session's host died while the start went on: the crash, queued next, takes
+        // the session off the stack, so the start did not succeed.
+        if let started = outcome.started, crashIsQueued(for: started) {
+            core.fail(
+                peer, id, .unavailable,
+                "the host of \(started.id) (\(started.app)), \(started.host), went away during the start: the session crashed with it"
+            )
             return
         }
         if var actionReply = transition.actionReply {
