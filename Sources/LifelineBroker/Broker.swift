@@ -51,7 +51,7 @@ package struct Broker {
                 startupNotes.append(
                     "restored \(stack.sessions.count) micro-app session(s); they wait for their hosts")
             } catch {
-                startupNotes.append("ignored the saved sessions: \(error.message)")
+                startupNotes.append("ignored the saved micro-app stack (sessions.json): \(error.message)")
             }
         }
         core = BrokerCore(
@@ -64,10 +64,19 @@ package struct Broker {
                 "\(apps.deferred.count) micro-app callback(s) of an unfinished change wait for their hosts")
         }
         publishing = PublishFeature(configuration: configuration)
-        let (records, length) = JournalRecord.decodeAll(journal)
+        var (records, length) = JournalRecord.decodeAll(journal)
         if length < journal.count {
-            startupNotes.append(
-                "dropped the last \(journal.count - length) byte(s) of the journal: a torn record")
+            if JournalRecord.isTorn(journal[length...]) {
+                startupNotes.append(
+                    "dropped the last \(journal.count - length) byte(s) of the journal: a torn record")
+            } else {
+                // Going on after the last record read would give the numbers of those after it
+                // out again: a new epoch says their history is gone.
+                startupNotes.append(
+                    "the journal is damaged at byte \(length) of \(journal.count) (a record that cannot be read, with more after it): it is not restored, and a new epoch begins"
+                )
+                records = []
+            }
         }
         if let epoch = core.restore(records) {
             publishing.restore(records)

@@ -28,12 +28,25 @@ struct SavedState {
         func contents(_ file: String) -> [UInt8]? {
             FileManager.default.contents(atPath: directory.appendingPathComponent(file).path).map(Array.init)
         }
-        if let data = contents("sessions.json") {
-            sessions = try? JSONParser.parse(data)
-            if sessions == nil { log("ignored \(directory.path)/sessions.json: it is not JSON") }
+        /// The JSON object in `file`, if any; one that is not (or not shaped as `problem` wants) is
+        /// ignored, and logged.
+        func document(_ file: String, problem: (JSONValue) -> String? = { _ in nil }) -> JSONValue? {
+            guard let data = contents(file) else { return nil }
+            guard let value = try? JSONParser.parse(data), case .object = value else {
+                log("ignored \(directory.path)/\(file): it is not a JSON object")
+                return nil
+            }
+            if let problem = problem(value) {
+                log("ignored \(directory.path)/\(file): \(problem)")
+                return nil
+            }
+            return value
         }
-        bootState = contents("boot.json").flatMap { try? JSONParser.parse($0) }
-        lifecycle = contents("lifecycle.json").flatMap { try? JSONParser.parse($0) }
+        sessions = document("sessions.json")
+        bootState = document("boot.json") { value in
+            value["runOnce"].map { $0.arrayValue == nil } == true ? "its 'runOnce' is not a list" : nil
+        }
+        lifecycle = document("lifecycle.json")
         journal = JournalFile.read(directory.appendingPathComponent("journal.log").path)
     }
 }

@@ -202,6 +202,34 @@ struct DurableJournalTests {
     }
 
     @Test(
+        "a journal damaged in the middle (an unreadable record with more after it) is not restored: a new epoch, numbers never given twice"
+    )
+    func damagedJournal() throws {
+        var outputs: [[BrokerOutput]] = []
+        var first = BrokerHarness { $0.stateDirectory = "/state" }
+        outputs.append(first.core.takeStartupOutput())
+        for n in 1...3 {
+            first.request("cli", .publish, ["event": "app.x"], payload: Array("{\"n\":\(n)}".utf8))
+            outputs.append(first.output)
+        }
+        var bytes = Self.file(of: outputs)
+        let whole = JournalRecord.decodeAll(bytes)
+        #expect(whole.records.count == 4 && whole.length == bytes.count)
+        // The kind byte of the second event's record (after the topics record and the first event).
+        let damagedAt = JournalRecord.decodeAll(Array(bytes)).records.prefix(2).map { $0.encoded().count }
+            .reduce(0, +)
+        bytes[damagedAt + 4] = 99
+        var second = BrokerHarness.restarted(journal: bytes)
+        #expect(second.core.epoch != first.core.epoch, "a new epoch")
+        #expect(second.core.sequence == 0)
+        #expect(
+            second.core.startupNotes.first
+                == "the journal is damaged at byte \(damagedAt) of \(bytes.count) (a record that cannot be read, with more after it): it is not restored, and a new epoch begins"
+        )
+        _ = second.core.takeStartupOutput()
+    }
+
+    @Test(
         "same epoch, sequences and topic sequences go on, a resume replays, a repeated publication stays once"
     )
     func restart() throws {

@@ -146,5 +146,16 @@ struct SessionStackTests {
         _ = restored.attach(host: "host-launcher", now: 11)
         #expect(restored.sessions.map(\.state) == [.paused, .running])
         #expect(Self.push(&restored, "next").started?.id == "s3", "ids continue after a restart")
+        // A file whose counter is missing, of another kind or behind its sessions gives no id twice.
+        for counter: JSONValue in ["x", 0, .null] {
+            var document = try JSONParser.parse(saved)
+            if case .object(var members) = document {
+                members["counter"] = counter
+                document = .object(members)
+            }
+            var damaged = try SessionStack(json: document, launcher: "launcher")
+            #expect(Self.push(&damaged, "next").started?.id == "s3", "counter \(counter)")
+        }
+        #expect(throws: ProtocolError.self) { try SessionStack(json: [1, 2, 3], launcher: nil) }
     }
 }

@@ -73,6 +73,15 @@ enum JournalRecord: Sendable, Equatable {
         return (records, offset)
     }
 
+    /// Whether `rest`, what ``decodeAll(_:)`` could not read, is a record cut short — the broker was
+    /// killed in the middle of a write — rather than a damaged one: fewer bytes than a length, or a
+    /// length that runs past the end.
+    static func isTorn(_ rest: ArraySlice<UInt8>) -> Bool {
+        guard rest.count >= 4 else { return true }
+        let length = rest.prefix(4).reduce(0) { $0 << 8 | Int($1) }
+        return 4 + length > rest.count
+    }
+
     private static func decode(_ reader: inout Reader, end: Int) -> JournalRecord? {
         switch reader.byte() {
         case 1:

@@ -258,13 +258,19 @@ struct SessionStack {
     /// Restores a saved stack; every session is detached until its host registers.
     init(json: JSONValue, launcher: String?) throws(ProtocolError) {
         guard json["version"]?.intValue == 1 else {
-            throw ProtocolError(.badRequest, "unknown session file version")
+            throw ProtocolError(
+                .badRequest,
+                "it is not a stack this broker wrote (no \"version\": 1 in an object)")
+        }
+        guard let sessions = json["sessions"]?.arrayValue else {
+            throw ProtocolError(.badRequest, "its 'sessions' is not a list")
         }
         self.launcher = launcher
-        counter = UInt64(json["counter"]?.intValue ?? 0)
-        sessions = try (json["sessions"]?.arrayValue ?? []).map { (value) throws(ProtocolError) in
-            try SessionRecord(json: value)
-        }
+        self.sessions = try sessions.map { (value) throws(ProtocolError) in try SessionRecord(json: value) }
+        // Ids are never given twice: the counter is at least the highest id on the stack, whatever
+        // the file says of it.
+        let highest = self.sessions.compactMap { UInt64($0.id.dropFirst()) }.max() ?? 0
+        counter = max(UInt64(clamping: json["counter"]?.intValue ?? 0), highest)
         detachAll()
     }
 }
