@@ -123,6 +123,9 @@ extension AppsFeature {
         }
         transition.awaiting = nil
         let body = (try? reply.json()) ?? .null
+        if reply.status.isSuccess && (try? reply.json()) == nil && !reply.body.isEmpty {
+            core.log("\(awaiting.what) was answered with a body that is not JSON; it is read as {}")
+        }
         switch transition.stage {
         case .intercepting:
             switch StartDecision(bytes: reply.body) {
@@ -139,6 +142,12 @@ extension AppsFeature {
             case .allow: break
             }
         case .vetoing:
+            if !reply.status.isSuccess || body["allow"]?.boolValue == nil {
+                // Only an answer of {"allow": false} refuses; anything else lets the exit go on.
+                core.log(
+                    "\(awaiting.what) answered \(reply.status.rawValue) without a boolean 'allow': taken as allowed"
+                )
+            }
             if reply.status.isSuccess && body["allow"]?.boolValue == false, let exit = transition.exit {
                 let record = stack.session(exit.session)
                 transition.failure = (
