@@ -155,13 +155,14 @@ package final class GroupLeader {
         return released
     }
 
-    /// A member says it holds a later term. Nobody's word deposes a leader: etcd does (its lease
-    /// and key, checked every 100 ms), so a member that says 2^62 changes nothing; what it says
-    /// is dropped and logged.
+    /// The refusal of a JOIN or ACK under a term older than this leader's.
     private static func staleTerm(_ stale: UInt64, leading term: UInt64) -> GroupMessage {
         GroupMember.refusal(.staleTerm, "term \(stale) is older than this leader's \(term)", term: term)
     }
 
+    /// A member says it holds a later term. Nobody's word deposes a leader: etcd does (its lease
+    /// and key, checked every 100 ms), so a member that says 2^62 changes nothing; what it says
+    /// is dropped and logged.
     private func laterTerm(_ later: UInt64, from sender: String) {
         member.drop(
             "a claim of a later term \(later) by '\(sender.escapedForLog)' (etcd decides who leads)",

@@ -215,7 +215,6 @@ struct AppsFeature: BrokerFeature {
         case .request(let request, let peer, _, let operationID):
             // Checked again now: what it targets may have changed while it was queued.
             if let refusal = refusal(of: request, operationID: operationID, peer: peer, in: core) {
-                core.log("denied APPS \(request.operation) from \(core.peerName(peer)): \(refusal)")
                 transition.failure = (.forbidden, refusal)
                 finish(transition, in: &core)
                 return

@@ -92,7 +92,7 @@ struct GuaranteedTier {
                 let run = runs[(offset + round) % runs.count]
                 guard run.failure == nil else { continue }
                 do {
-                    try burst(run, events: streamEvents / bursts)
+                    try burst(run, events: max(1, streamEvents / bursts))
                 } catch {
                     run.failure = "\(error)"
                     driver.progress("guaranteed tier: \(run.system.name) failed: \(error)")
