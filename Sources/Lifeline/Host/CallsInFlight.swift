@@ -10,6 +10,8 @@ final class CallsInFlight: Sendable {
         /// Each call: when its caller stops waiting (monotonic nanoseconds), and its task.
         var calls: [UInt64: (deadline: UInt64, task: Task<Void, Never>?)] = [:]
         var waiters: [CheckedContinuation<Void, Never>] = []
+        /// The runner stopped waiting: a task recorded from now on is cancelled at once.
+        var abandoned = false
     }
 
     private let state = Mutex(State())
@@ -26,8 +28,12 @@ final class CallsInFlight: Sendable {
 
     /// The task answering the call of `token` (cancelled if the runner stops waiting for it).
     func running(_ token: UInt64, in task: Task<Void, Never>) {
-        // A call that ended already is not kept.
-        state.withLock { state in if state.calls[token] != nil { state.calls[token]?.task = task } }
+        // A call that ended already is not kept; one the runner gave up on is cancelled.
+        let abandoned = state.withLock { state -> Bool in
+            if state.calls[token] != nil { state.calls[token]?.task = task }
+            return state.abandoned
+        }
+        if abandoned { task.cancel() }
     }
 
     func end(_ token: UInt64) {
@@ -66,16 +72,17 @@ final class CallsInFlight: Sendable {
     /// Cancels the calls still in flight and forgets them (their waiter, too, returns): returns how
     /// many.
     private func abandon() -> Int {
-        let (left, waiters) = state.withLock { state in
+        let (count, left, waiters) = state.withLock { state in
             defer {
                 state.calls.removeAll()
                 state.waiters.removeAll()
+                state.abandoned = true
             }
-            return (state.calls.values.compactMap(\.task), state.waiters)
+            return (state.calls.count, state.calls.values.compactMap(\.task), state.waiters)
         }
         for task in left { task.cancel() }
         for waiter in waiters { waiter.resume() }
-        return left.count
+        return count
     }
 
     /// Returns true once no call is in flight.

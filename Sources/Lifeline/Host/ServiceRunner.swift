@@ -207,7 +207,21 @@ public final class ServiceRunner: Sendable {
                 for await event in control {
                     switch event {
                     case .request(let request, let id):
-                        group.addTask { await responder.respond(to: request, id: id) }
+                        if case .call(let call) = request {
+                            // Counted with the socket thread's calls: a stop waits for them only
+                            // while their callers do.
+                            let calls = immediate.calls
+                            let token = calls.begin(
+                                timeoutMilliseconds: call.timeoutMilliseconds
+                                    ?? ImmediateDelivery.defaultCallTimeout)
+                            let task = Task {
+                                await responder.respond(to: request, id: id)
+                                calls.end(token)
+                            }
+                            calls.running(token, in: task)
+                        } else {
+                            group.addTask { await responder.respond(to: request, id: id) }
+                        }
                     case .joined(let epoch, let first, let sequence, let lifecycle):
                         if first {
                             if let hook = service.didCreateHook {
