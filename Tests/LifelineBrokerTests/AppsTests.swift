@@ -180,6 +180,30 @@ struct AppsTests {
         #expect(broker.answerCallbacks() == ["a.willTerminate"])
     }
 
+    @Test(
+        "a host that stops cleanly while its shouldTerminate waits keeps the session, detached: the exit is answered 503"
+    )
+    func cleanStopDuringVeto() throws {
+        var broker = BrokerHarness()
+        broker.host("shell", apps: ["a", "b"])
+        for app in ["a", "b"] {
+            _ = broker.apps(["op": "start", "app": .string(app)])
+            _ = broker.answerCallbacks()
+        }
+        _ = broker.apps(["op": "exit", "app": "b"])
+        #expect(broker.appCallback?.0 == "b.shouldTerminate")
+        _ = broker.request("shell", .unregister, ["name": "shell", "instance": "shell"])
+        let reply = try #require(broker.replies(to: "cli").first)
+        #expect(reply.status == .unavailable)
+        #expect(
+            reply.errorMessage
+                == "s2 was not exited: shell stopped before answering shouldTerminate; the session waits for it, detached"
+        )
+        let listed = broker.apps(["op": "list"])
+        let stack = try #require(listed).json()["stack"]?.arrayValue ?? []
+        #expect(stack.map { $0["state"]?.stringValue } == ["detached", "detached"])
+    }
+
     @Test("a start whose host dies on the way is answered 503, not 200 with a session that crashed")
     func startWhoseHostDies() throws {
         var broker = BrokerHarness()

@@ -232,7 +232,9 @@ extension AppsFeature {
                 reason == .unregistered ? .detach(host: registration.name) : .crash(host: registration.name)
             queue.insert(operation, at: 0)
         }
-        stopWaiting(where: { $0.service == registration.name }, registration.name, in: &core)
+        stopWaiting(
+            where: { $0.service == registration.name }, registration.name, cleanly: reason == .unregistered,
+            in: &core)
     }
 
     /// One instance of a host of several left while others stay: after a clean stop its sessions
@@ -260,13 +262,15 @@ extension AppsFeature {
                 queue.insert(.crash(host: host, instance: instance), at: 0)
             }
         }
-        stopWaiting(where: { $0.peer == peer }, "instance \(instance) of \(host)", in: &core)
+        stopWaiting(
+            where: { $0.peer == peer }, "instance \(instance) of \(host)", cleanly: reason == .unregistered,
+            in: &core)
     }
 
     /// When the change in progress waits on an answer from `who`, which went away, that answer
     /// counts as given and the change goes on; otherwise what is queued runs.
     private mutating func stopWaiting(
-        where gone: (AppTransition.Awaiting) -> Bool, _ who: String, in core: inout BrokerCore
+        where gone: (AppTransition.Awaiting) -> Bool, _ who: String, cleanly: Bool, in core: inout BrokerCore
     ) {
         guard var transition = self.transition, let awaiting = transition.awaiting, gone(awaiting) else {
             pump(in: &core)
@@ -275,7 +279,16 @@ extension AppsFeature {
         core.log("\(awaiting.what) lost: \(who) went away")
         core.correlator.close(awaiting.id)
         transition.awaiting = nil
-        if transition.stage == .vetoing { planExit(&transition, in: core) }
+        if transition.stage == .vetoing, cleanly, let exit = transition.exit {
+            // A host that stopped cleanly keeps its sessions, detached: the exit it did not answer
+            // does not happen.
+            transition.failure = (
+                .unavailable,
+                "\(exit.session) was not exited: \(who) stopped before answering shouldTerminate; the session waits for it, detached"
+            )
+        } else if transition.stage == .vetoing {
+            planExit(&transition, in: core)
+        }
         self.transition = transition
         advance(in: &core)
     }
