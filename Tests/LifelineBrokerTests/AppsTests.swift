@@ -180,10 +180,8 @@ struct AppsTests {
         #expect(broker.answerCallbacks() == ["a.willTerminate"])
     }
 
-    @Test(
-        "a host that stops cleanly while its shouldTerminate waits keeps the session, detached: the exit is answered 503"
-    )
-    func cleanStopDuringVeto() throws {
+    /// A host `shell` with sessions a and b started, and b asked to exit: its shouldTerminate waits.
+    static func exitAsked() -> BrokerHarness {
         var broker = BrokerHarness()
         broker.host("shell", apps: ["a", "b"])
         for app in ["a", "b"] {
@@ -192,6 +190,14 @@ struct AppsTests {
         }
         _ = broker.apps(["op": "exit", "app": "b"])
         #expect(broker.appCallback?.0 == "b.shouldTerminate")
+        return broker
+    }
+
+    @Test(
+        "a host that stops cleanly while its shouldTerminate waits keeps the session, detached: the exit is answered 503"
+    )
+    func cleanStopDuringVeto() throws {
+        var broker = Self.exitAsked()
         _ = broker.request("shell", .unregister, ["name": "shell", "instance": "shell"])
         let reply = try #require(broker.replies(to: "cli").first)
         #expect(reply.status == .unavailable)
@@ -226,14 +232,7 @@ struct AppsTests {
 
     @Test("a shouldTerminate left unanswered past the callback time-out counts as allowed: the exit goes on")
     func unansweredVeto() throws {
-        var broker = BrokerHarness()
-        broker.host("shell", apps: ["a", "b"])
-        for app in ["a", "b"] {
-            _ = broker.apps(["op": "start", "app": .string(app)])
-            _ = broker.answerCallbacks()
-        }
-        _ = broker.apps(["op": "exit", "app": "b"])
-        #expect(broker.appCallback?.0 == "b.shouldTerminate")
+        var broker = Self.exitAsked()
         broker.advance(milliseconds: 2001)
         #expect(broker.answerCallbacks() == ["b.willTerminate", "a.willResume", "a.didResume"])
         #expect(try #require(broker.replies(to: "cli").first).status == .ok)
