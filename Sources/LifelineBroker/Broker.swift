@@ -121,8 +121,16 @@ package struct Broker {
     /// not registered yet is answered 503 (retry) rather than 404, while services register again;
     /// and every lifecycle change is saved in `lifecycle.json`, which the group replicates.
     package mutating func beginGroupTerm(rejoinWindow window: Duration, now: MonotonicInstant) {
-        core.rejoining = (now, now + window)
+        core.rejoining = (now, now + window, "took over its group")
+        core.rejoiningTakeover = true
         core.persistsLifecycle = true
+    }
+
+    /// Begins the life of a broker started again on its state directory: for `window`, a LOOKUP or
+    /// CALL of a service that has not registered yet is answered 503 (retry) rather than 404, while
+    /// services register again.
+    package mutating func beginRestart(rejoinWindow window: Duration, now: MonotonicInstant) {
+        core.rejoining = (now, now + window, "started again on its state directory")
     }
 
     /// How many services are registered.

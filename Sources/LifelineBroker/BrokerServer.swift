@@ -183,6 +183,8 @@ package final class BrokerServer {
             core.groupStatus = { group.status(now: SystemClock.monotonicNanoseconds()) }
             core.beginGroupTerm(rejoinWindow: GroupLeader.rejoinWindow(configuration), now: SystemClock.now)
             release(group.beginTerm())
+        } else if saved.hadState {
+            core.beginRestart(rejoinWindow: GroupLeader.rejoinWindow(configuration), now: SystemClock.now)
         }
         flush()
     }

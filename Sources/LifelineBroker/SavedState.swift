@@ -14,6 +14,10 @@ struct SavedState {
     /// Nothing saved: a broker without a state directory.
     init() {}
 
+    /// Whether an earlier life of the broker left anything: it is started again, and its services
+    /// are likely on their way back.
+    var hadState: Bool { !journal.isEmpty || sessions != nil || bootState != nil || lifecycle != nil }
+
     /// Reads `directory` (creating it when missing); `log` hears of a file it ignores.
     /// - Throws: the error of creating the directory.
     init(directory: URL, log: (String) -> Void) throws {

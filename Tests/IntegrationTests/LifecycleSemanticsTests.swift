@@ -246,6 +246,14 @@ struct LifecycleSemanticsTests {
         let second = try await BrokerProcess(
             control: first.control, bus: first.bus, ["--state-dir", state.path])
         #expect(try await lifecycle(second) == "active", "kept across a kill -9")
+        // Its services may be on their way back: a missing one is 503 (retry) for a while, not 404.
+        let early = try await second.cli(["lookup", "nobody"])
+        #expect(
+            early.status == 1
+                && early.errors.contains(
+                    "no service named 'nobody' has registered yet: this broker started again on its state directory"
+                ),
+            "\(early.errors)")
         let resign = try await second.cli(["publish", "willResignActive"])
         #expect(resign.status == 0, "\(resign.errors)")
         let relaunch = try await second.cli(["publish", "didFinishLaunching"])

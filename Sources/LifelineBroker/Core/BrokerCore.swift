@@ -55,10 +55,12 @@ struct BrokerCore {
     var peerKeys: [[UInt8]: String] = [:]
     /// What the step asks the socket shell to do.
     var output: [BrokerOutput] = []
-    /// A group leader's first moments: since when it leads and until when a LOOKUP or CALL of a
-    /// service not registered yet is answered 503 (its service is likely registering again) rather
-    /// than 404.
-    var rejoining: (since: MonotonicInstant, until: MonotonicInstant)?
+    /// A group leader's first moments, or a broker's started again on its state directory: since
+    /// when, until when a LOOKUP or CALL of a service not registered yet is answered 503 (its service
+    /// is likely registering again) rather than 404, and what happened (`took over its group`).
+    var rejoining: (since: MonotonicInstant, until: MonotonicInstant, after: String)?
+    /// True when ``rejoining`` is a group's takeover (no key is placed anew until it ends).
+    var rejoiningTakeover = false
     /// What the step tells the features, in order.
     var announcements: [Announcement] = []
     /// The names each event goes to `shared` (one instance each), kept by `SharedDeliveryFeature`.
@@ -169,12 +171,12 @@ struct BrokerCore {
     static let loggedRefusals: Set<Int> = [400, 403, 409, 413, 422]
 
     /// Answers a LOOKUP or CALL of `name`, which no service registered: 404, or 503 while services
-    /// are registering again with a group's new leader.
+    /// are registering again with a group's new leader or a restarted broker.
     mutating func failMissingService(_ peer: [UInt8], _ id: [UInt8], _ name: String) {
         if let rejoining, now < rejoining.until {
             fail(
                 peer, id, .unavailable,
-                "no service named '\(name)' has registered yet: this broker took over its group \((now - rejoining.since).wholeMilliseconds) ms ago and services are registering again; retry"
+                "no service named '\(name)' has registered yet: this broker \(rejoining.after) \((now - rejoining.since).wholeMilliseconds) ms ago and services are registering again; retry"
             )
             return
         }
