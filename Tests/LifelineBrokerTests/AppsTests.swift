@@ -230,6 +230,28 @@ struct AppsTests {
         #expect(try #require(listed).json()["stack"] == [])
     }
 
+    @Test("a start whose host stops cleanly on the way is answered 503: the session waits for it, detached")
+    func startWhoseHostStops() throws {
+        var broker = BrokerHarness()
+        broker.host("shell", apps: ["a"])
+        _ = broker.apps(["op": "start", "app": "a"])
+        #expect(broker.appCallback?.0 == "a.didCreate")
+        _ = broker.request("shell", .unregister, ["name": "shell", "instance": "shell"])
+        var reply = broker.replies(to: "cli").first
+        for _ in 0..<100 where reply == nil {
+            broker.advance(milliseconds: 100)
+            reply = broker.replies(to: "cli").first
+        }
+        let answered = try #require(reply)
+        #expect(answered.status == .unavailable)
+        #expect(
+            answered.errorMessage
+                == "the host of s1 (a), shell, stopped during the start: the session waits for it, detached")
+        let listed = broker.apps(["op": "list"])
+        let stack = try #require(listed).json()["stack"]?.arrayValue ?? []
+        #expect(stack.map { $0["state"]?.stringValue } == ["detached"])
+    }
+
     @Test("a shouldTerminate left unanswered past the callback time-out counts as allowed: the exit goes on")
     func unansweredVeto() throws {
         var broker = Self.exitAsked()

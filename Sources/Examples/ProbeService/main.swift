@@ -232,10 +232,10 @@ for method in idempotent { service = service.idempotent(method) }
 for event in sharedEvents { service = service.shared(event) }
 /// The `ms` of a sleep, spin, compute or block call: 0 when left out, at most 10 minutes.
 @Sendable func duration(_ request: CallRequest) throws -> Int64 {
-    let milliseconds = request.body["ms"]?.intValue ?? 0
-    guard (0...600_000).contains(milliseconds) else {
+    guard let given = request.body["ms"] else { return 0 }
+    guard let milliseconds = given.intValue, (0...600_000).contains(milliseconds) else {
         throw ServiceError(
-            .badRequest, "'ms' must be an integer within 0...600000, got \(request.body["ms"] ?? .null)")
+            .badRequest, "'ms' must be an integer within 0...600000, got \(given)")
     }
     return milliseconds
 }

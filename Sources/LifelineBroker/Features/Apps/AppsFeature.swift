@@ -335,13 +335,22 @@ struct AppsFeature: BrokerFeature {
         transition.stage = .delivering
     }
 
-    /// Whether a crash of `session`'s host (or of its instance) waits in the queue.
-    func crashIsQueued(for session: SessionRecord) -> Bool {
-        queue.contains { operation in
-            guard case .crash(let host, let instance) = operation, host == session.host else { return false }
-            return instance == nil || instance == session.instance
+    /// How `session`'s host (or its instance) left, when its crash or its clean stop waits in the
+    /// queue.
+    func departureQueued(for session: SessionRecord) -> QueuedDeparture? {
+        for operation in queue {
+            switch operation {
+            case .crash(let host, let instance)
+            where host == session.host && (instance == nil || instance == session.instance):
+                return .crash
+            case .detach(let host) where host == session.host: return .cleanStop
+            default: continue
+            }
         }
+        return nil
     }
+
+    enum QueuedDeparture { case crash, cleanStop }
 
     mutating func finish(_ transition: AppTransition, in core: inout BrokerCore) {
         let outcome = transition.outcome
@@ -373,12 +382,14 @@ struct AppsFeature: BrokerFeature {
             core.fail(peer, id, failure.status, failure.message)
             return
         }
-        // The started session's host died while the start went on: the crash, queued next, takes
-        // the session off the stack, so the start did not succeed.
-        if let started = outcome.started, crashIsQueued(for: started) {
+        // The started session's host left while the start went on: the crash queued next takes the
+        // session off the stack, a clean stop leaves it detached — either way it did not start.
+        if let started = outcome.started, let departure = departureQueued(for: started) {
             core.fail(
                 peer, id, .unavailable,
-                "the host of \(started.id) (\(started.app)), \(started.host), went away during the start: the session crashed with it"
+                departure == .crash
+                    ? "the host of \(started.id) (\(started.app)), \(started.host), went away during the start: the session crashed with it"
+                    : "the host of \(started.id) (\(started.app)), \(started.host), stopped during the start: the session waits for it, detached"
             )
             return
         }
