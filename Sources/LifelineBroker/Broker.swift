@@ -118,19 +118,18 @@ package struct Broker {
     package func peerName(_ peer: [UInt8]) -> String { core.peerName(peer) }
 
     /// Begins a group leader's term at `now`: for `window`, a LOOKUP or CALL of a service that has
-    /// not registered yet is answered 503 (retry) rather than 404, while services register again;
-    /// and every lifecycle change is saved in `lifecycle.json`, which the group replicates.
+    /// not registered yet is answered 503 (retry) rather than 404, while services register again.
+    /// (Every lifecycle change is saved in `lifecycle.json`, as with any state directory, and the
+    /// group replicates it.)
     package mutating func beginGroupTerm(rejoinWindow window: Duration, now: MonotonicInstant) {
-        core.rejoining = (now, now + window, "took over its group")
-        core.rejoiningTakeover = true
-        core.persistsLifecycle = true
+        core.rejoining = (now, now + window, .takeover)
     }
 
     /// Begins the life of a broker started again on its state directory: for `window`, a LOOKUP or
     /// CALL of a service that has not registered yet is answered 503 (retry) rather than 404, while
     /// services register again.
     package mutating func beginRestart(rejoinWindow window: Duration, now: MonotonicInstant) {
-        core.rejoining = (now, now + window, "started again on its state directory")
+        core.rejoining = (now, now + window, .restart)
     }
 
     /// How many services are registered.

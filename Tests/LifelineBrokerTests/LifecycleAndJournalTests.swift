@@ -34,19 +34,21 @@ struct LifecycleAndJournalTests {
     }
 
     @Test(
-        "a group's leader saves every lifecycle change in lifecycle.json; a broker given it goes on in that state"
+        "a broker with a state directory (a group's leader too) saves every lifecycle change in lifecycle.json; a broker given it goes on in that state"
     )
     func lifecycleReplicated() throws {
-        var broker = BrokerHarness()
-        broker.request("cli", .publish, ["event": "didFinishLaunching"])
         let saved = { (harness: BrokerHarness) in
             harness.output.compactMap { item -> JSONValue? in
                 guard case .persist("lifecycle.json", let document) = item else { return nil }
                 return document
             }
         }
-        #expect(saved(broker).isEmpty, "a single broker does not save it")
-        broker.core.beginGroupTerm(rejoinWindow: .seconds(5), now: broker.instant)
+        var plain = BrokerHarness()
+        plain.request("cli", .publish, ["event": "didFinishLaunching"])
+        #expect(saved(plain).isEmpty, "a broker without a state directory does not save it")
+        var broker = BrokerHarness { $0.stateDirectory = "/state" }
+        broker.request("cli", .publish, ["event": "didFinishLaunching"])
+        #expect(saved(broker) == [["state": "launching"]])
         broker.request("cli", .publish, ["event": "didBecomeActive"])
         #expect(saved(broker) == [["state": "active"]])
         broker.request("cli", .publish, ["event": "app.other"])

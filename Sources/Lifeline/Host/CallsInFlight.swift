@@ -17,7 +17,7 @@ final class CallsInFlight: Sendable {
     private let state = Mutex(State())
 
     /// Counts a call whose caller waits `timeoutMilliseconds` from now; returns its token.
-    func begin(timeoutMilliseconds: Int) -> UInt64 {
+    private func begin(timeoutMilliseconds: Int) -> UInt64 {
         let deadline = SystemClock.monotonicNanoseconds() &+ UInt64(max(0, timeoutMilliseconds)) &* 1_000_000
         return state.withLock { state in
             state.next &+= 1
@@ -26,8 +26,22 @@ final class CallsInFlight: Sendable {
         }
     }
 
+    /// Answers a call in a task of its own (preferring `executor`), counted until `answer` returns,
+    /// its caller waiting `timeoutMilliseconds`.
+    func track(
+        timeoutMilliseconds: Int, executor: (any TaskExecutor)?,
+        _ answer: @escaping @Sendable () async -> Void
+    ) {
+        let token = begin(timeoutMilliseconds: timeoutMilliseconds)
+        let task = Task(executorPreference: executor) {
+            await answer()
+            self.end(token)
+        }
+        running(token, in: task)
+    }
+
     /// The task answering the call of `token` (cancelled if the runner stops waiting for it).
-    func running(_ token: UInt64, in task: Task<Void, Never>) {
+    private func running(_ token: UInt64, in task: Task<Void, Never>) {
         // A call that ended already is not kept; one the runner gave up on is cancelled.
         let abandoned = state.withLock { state -> Bool in
             if state.calls[token] != nil { state.calls[token]?.task = task }
@@ -36,7 +50,7 @@ final class CallsInFlight: Sendable {
         if abandoned { task.cancel() }
     }
 
-    func end(_ token: UInt64) {
+    private func end(_ token: UInt64) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.calls[token] = nil
             guard state.calls.isEmpty else { return [] }

@@ -87,13 +87,10 @@ final class ImmediateDelivery: Sendable {
         case .later(let found): pending = found
         }
         guard let executor = target.client.executor else { return false }
-        let (responder, calls) = (target.responder, self.calls)
-        let token = calls.begin(timeoutMilliseconds: call.timeoutMilliseconds ?? Self.defaultCallTimeout)
-        let task = Task(executorPreference: executor) {
-            await responder.respond(to: pending, id: id)
-            calls.end(token)
-        }
-        calls.running(token, in: task)
+        let responder = target.responder
+        calls.track(
+            timeoutMilliseconds: call.timeoutMilliseconds ?? Self.defaultCallTimeout, executor: executor
+        ) { await responder.respond(to: pending, id: id) }
         return true
     }
 

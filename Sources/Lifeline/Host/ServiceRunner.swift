@@ -210,15 +210,10 @@ public final class ServiceRunner: Sendable {
                         if case .call(let call) = request {
                             // Counted with the socket thread's calls: a stop waits for them only
                             // while their callers do.
-                            let calls = immediate.calls
-                            let token = calls.begin(
+                            immediate.calls.track(
                                 timeoutMilliseconds: call.timeoutMilliseconds
-                                    ?? ImmediateDelivery.defaultCallTimeout)
-                            let task = Task {
-                                await responder.respond(to: request, id: id)
-                                calls.end(token)
-                            }
-                            calls.running(token, in: task)
+                                    ?? ImmediateDelivery.defaultCallTimeout, executor: nil
+                            ) { await responder.respond(to: request, id: id) }
                         } else {
                             group.addTask { await responder.respond(to: request, id: id) }
                         }

@@ -27,7 +27,7 @@ struct BrokerCore {
     /// True with a state directory (and in a group's leader): every change of ``lifecycle`` is saved
     /// (in a group, replicated) in `lifecycle.json`, so that the next life (a restarted broker, a new
     /// leader) goes on in the application's state.
-    var persistsLifecycle: Bool
+    let persistsLifecycle: Bool
     var correlator = Correlator()
     var starts: [String: StartState] = [:]
     /// True once a boot has run (or settled): a service that registers now starts at once.
@@ -57,10 +57,16 @@ struct BrokerCore {
     var output: [BrokerOutput] = []
     /// A group leader's first moments, or a broker's started again on its state directory: since
     /// when, until when a LOOKUP or CALL of a service not registered yet is answered 503 (its service
-    /// is likely registering again) rather than 404, and what happened (`took over its group`).
-    var rejoining: (since: MonotonicInstant, until: MonotonicInstant, after: String)?
-    /// True when ``rejoining`` is a group's takeover (no key is placed anew until it ends).
-    var rejoiningTakeover = false
+    /// is likely registering again) rather than 404, and why.
+    var rejoining: (since: MonotonicInstant, until: MonotonicInstant, after: RejoinCause)?
+
+    /// Why services are registering again.
+    enum RejoinCause: String {
+        /// A group's new leader (no key is placed anew until its window ends).
+        case takeover = "took over its group"
+        /// A broker started on a state directory an earlier life left.
+        case restart = "started again on its state directory"
+    }
     /// What the step tells the features, in order.
     var announcements: [Announcement] = []
     /// The names each event goes to `shared` (one instance each), kept by `SharedDeliveryFeature`.
@@ -176,7 +182,7 @@ struct BrokerCore {
         if let rejoining, now < rejoining.until {
             fail(
                 peer, id, .unavailable,
-                "no service named '\(name)' has registered yet: this broker \(rejoining.after) \((now - rejoining.since).wholeMilliseconds) ms ago and services are registering again; retry"
+                "no service named '\(name)' has registered yet: this broker \(rejoining.after.rawValue) \((now - rejoining.since).wholeMilliseconds) ms ago and services are registering again; retry"
             )
             return
         }

@@ -122,8 +122,9 @@ extension AppsFeature {
             return
         }
         transition.awaiting = nil
-        let body = (try? reply.json()) ?? .null
-        if reply.status.isSuccess && (try? reply.json()) == nil && !reply.body.isEmpty {
+        let parsed = try? reply.json()
+        let body = parsed ?? .null
+        if reply.status.isSuccess && parsed == nil && !reply.body.isEmpty {
             core.log("\(awaiting.what) was answered with a body that is not JSON; it is read as {}")
         }
         switch transition.stage {

@@ -30,7 +30,8 @@ extension ServicesFeature {
     static func placingFrom(_ core: BrokerCore) -> MonotonicInstant {
         let grace =
             core.startedAt + .milliseconds(Int64(core.configuration.heartbeat.expiryNanoseconds / 1_000_000))
-        return max(grace, core.rejoiningTakeover ? core.rejoining?.until ?? grace : grace)
+        guard let rejoining = core.rejoining, rejoining.after == .takeover else { return grace }
+        return max(grace, rejoining.until)
     }
 
     /// Sends `forwarded` (a call with a key) to the instance its key is placed on, placing it first
