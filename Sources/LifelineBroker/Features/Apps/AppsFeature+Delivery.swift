@@ -268,6 +268,23 @@ extension AppsFeature {
             in: &core)
     }
 
+    /// How `session`'s host (or its instance) left, when its crash or its clean stop waits in the
+    /// queue.
+    func departureQueued(for session: SessionRecord) -> QueuedDeparture? {
+        for operation in queue {
+            switch operation {
+            case .crash(let host, let instance)
+            where host == session.host && (instance == nil || instance == session.instance):
+                return .crash
+            case .detach(let host) where host == session.host: return .cleanStop
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    enum QueuedDeparture { case crash, cleanStop }
+
     /// When the change in progress waits on an answer from `who`, which went away, that answer
     /// counts as given and the change goes on; otherwise what is queued runs.
     private mutating func stopWaiting(

@@ -335,23 +335,6 @@ struct AppsFeature: BrokerFeature {
         transition.stage = .delivering
     }
 
-    /// How `session`'s host (or its instance) left, when its crash or its clean stop waits in the
-    /// queue.
-    func departureQueued(for session: SessionRecord) -> QueuedDeparture? {
-        for operation in queue {
-            switch operation {
-            case .crash(let host, let instance)
-            where host == session.host && (instance == nil || instance == session.instance):
-                return .crash
-            case .detach(let host) where host == session.host: return .cleanStop
-            default: continue
-            }
-        }
-        return nil
-    }
-
-    enum QueuedDeparture { case crash, cleanStop }
-
     mutating func finish(_ transition: AppTransition, in core: inout BrokerCore) {
         let outcome = transition.outcome
         if case .launch = transition.operation { core.announce(.launcherFinished(.done, reason: nil)) }
