@@ -49,7 +49,9 @@ extension BrokerServer {
             } catch {
                 log("could not apply a bus subscription: \(error)")
             }
-            core.handleBusNotice(first, now: SystemClock.now, into: &output)
+            let refused =
+                kind == 1 && topic.first == UInt8(ascii: "!") ? subscriptions.refusals(of: connection) : []
+            core.handleBusNotice(first, refused: refused, now: SystemClock.now, into: &output)
         }
         return received
     }

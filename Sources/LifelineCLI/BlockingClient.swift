@@ -154,7 +154,8 @@ package final class BlockingClient {
     }
 
     /// Opens a SUB on the bus for `subscriptions` (nil: every event) and returns once the broker has
-    /// seen the subscription, so no event published afterwards is missed.
+    /// seen the subscription, so no event published afterwards is missed. Subscriptions the broker
+    /// refused are in the subscriber's ``BusSubscriber/refused``; the others stand.
     package func subscribe(to subscriptions: [EventName]?, timeout: Duration = .seconds(5)) throws
         -> BusSubscriber
     {
@@ -163,7 +164,22 @@ package final class BlockingClient {
         let subscriber = try BusSubscriber(
             endpoint: BrokerConnection.reachable(info.bus, via: brokerEndpoint), events: subscriptions,
             token: token, credentials: credentials)
-        _ = try request(.attach(token: token), timeout: timeout)
+        let receipt = try AttachReceipt(bytes: try request(.attach(token: token), timeout: timeout).body)
+        subscriber.refused = receipt.refused ?? []
+        return subscriber
+    }
+
+    /// ``subscribe(to:timeout:)``, refusing a subscription the broker did not apply whole.
+    /// - Throws: ``LifelineError``: `.forbidden` naming what the broker refused and why.
+    package func subscribeWhole(to subscriptions: [EventName]?, timeout: Duration = .seconds(5)) throws
+        -> BusSubscriber
+    {
+        let subscriber = try subscribe(to: subscriptions, timeout: timeout)
+        guard subscriber.refused.isEmpty else {
+            throw LifelineError(
+                .forbidden,
+                "the broker refused this subscription: \(subscriber.refused.joined(separator: "; "))")
+        }
         return subscriber
     }
 }
@@ -171,6 +187,9 @@ package final class BlockingClient {
 /// A SUB socket on the bus owned by the calling thread.
 package final class BusSubscriber {
     package let endpoint: String
+    /// Why the broker refused subscriptions of this subscriber, one sentence each (its policy does
+    /// not let the key read the event): nothing arrives for them.
+    package fileprivate(set) var refused: [String] = []
     private let socket: ZMQSocket
     /// Events of a batch not returned yet.
     private var waiting: [BusMessage] = []

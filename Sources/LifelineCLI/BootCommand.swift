@@ -98,7 +98,7 @@ enum BootCommand: CLICommand {
     /// Streams the boot's progress: what finished already, then each task as it finishes.
     static func wait(_ options: ClientOptions) throws -> Int32 {
         let client = try options.client()
-        let subscriber = try client.subscribe(
+        let subscriber = try client.subscribeWhole(
             to: [.bootDidStart, .bootTaskDidFinish, .bootDidFinish],
             timeout: options.timeout)
         var printed: Set<String> = []

@@ -48,7 +48,7 @@ enum TailCommand: CLICommand {
         if all && !events.isEmpty { events += traces }
         let everything = events.isEmpty || !patterns.isEmpty
         let client = try options.client()
-        let subscriber = try client.subscribe(to: everything ? nil : events, timeout: options.timeout)
+        let subscriber = try client.subscribeWhole(to: everything ? nil : events, timeout: options.timeout)
         var leaseRenewal = SystemClock.monotonicNanoseconds()
         if all {
             _ = try client.request(.trace(seconds: 10), timeout: options.timeout)

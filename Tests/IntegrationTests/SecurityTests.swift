@@ -94,7 +94,8 @@ struct SecurityTests {
     }
 
     @Test(
-        "a subscriber receives only the events its key may read; what it may not read is refused and logged")
+        "a subscriber receives only the events its key may read; what it may not read is refused, logged and named in its ATTACH reply"
+    )
     func subscriptionsFollowTheRule() async throws {
         let keys = try SecuritySetup(keys: ["ops", "reader"])
         defer { keys.remove() }
@@ -108,10 +109,27 @@ struct SecurityTests {
                 "refused a bus subscription: key 'reader' may not subscribe to 'com.example.secret.plans': its rule 'subscribe' is [com.example.public.*]"
             )
         }
-        _ = try reader.subscribe(to: nil)
+        #expect(
+            subscriber.refused == [
+                "key 'reader' may not subscribe to 'com.example.secret.plans': its rule 'subscribe' is [com.example.public.*]"
+            ], "its ATTACH reply says what was refused")
+        let everything = try reader.subscribe(to: nil)
         try await broker.process.waitForLine(.stderr) {
             $0.contains("key 'reader' may not subscribe to '*'")
         }
+        #expect(
+            everything.refused == [
+                "key 'reader' may not subscribe to '*': its rule 'subscribe' is [com.example.public.*]"
+            ])
+        let tail = try await CLIResult.run(
+            ["tail", "com.example.public.news", "com.example.secret.plans", "--broker", broker.control]
+                + keys.keyArguments("reader"))
+        #expect(tail.status == 1)
+        #expect(
+            tail.errors.contains(
+                "the broker refused this subscription: key 'reader' may not subscribe to 'com.example.secret.plans'"
+            ),
+            "\(tail.errors)")
         let ops = try blockingClient(broker: broker.control, credentials: keys.credentials("ops"))
         _ = try ops.publish("com.example.secret.plans")
         _ = try ops.publish("com.example.public.news")

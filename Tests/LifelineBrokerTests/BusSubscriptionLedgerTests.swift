@@ -33,12 +33,15 @@ struct BusSubscriptionLedgerTests {
         #expect(
             ledger.take(1, subscribe: true, topic: Self.topic("x"), problem: "too long")
                 == .refuse("too long", first: false))
+        #expect(ledger.refusals(of: 1) == ["too long", "too long"], "for the ATTACH reply")
+        #expect(ledger.refusals(of: 2).isEmpty)
         #expect(
             ledger.take(1, subscribe: true, topic: Self.topic("x"), problem: "too long")
                 == .cutOff("it sent 3 subscriptions the bus refuses (the last: too long)"))
         #expect(ledger.take(1, subscribe: true, topic: Self.topic("a\0"), problem: nil) == .ignore)
         let worthTrimming = ledger.forget(1)
         #expect(worthTrimming, "a cut connection's memory is worth giving back")
+        #expect(ledger.refusals(of: 1).isEmpty)
         #expect(
             ledger.take(1, subscribe: true, topic: Self.topic("a\0"), problem: nil) == .apply,
             "a new connection")

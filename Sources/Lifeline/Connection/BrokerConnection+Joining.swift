@@ -159,6 +159,14 @@ extension BrokerConnection {
         lastSequence = max(lastSequence, snapshot.sequence)
         // What the handlers refused is not passed: a reconnect resumes from before it.
         if pause.isOn, let refusedAfter = pause.after { lastSequence = min(lastSequence, refusedAfter) }
+        if let refused = snapshot.refused, !refused.isEmpty {
+            effects.append(
+                .deliver(
+                    .log(
+                        "the broker refused bus subscriptions, nothing arrives for them: \(refused.joined(separator: "; "))"
+                    )
+                ))
+        }
         if let notice = snapshot.gap {
             effects.append(.deliver(.log("could not resume after #\(notice.after): \(notice.reason)")))
             effects.append(.deliver(.gap(notice)))

@@ -13,6 +13,8 @@ struct AttachTracker {
     private var head = 0
     private var serial: UInt64 = 0
     private var waiters: [String: [UInt64]] = [:]
+    /// Why the subscriptions sent before a seen marker were refused (only markers with refusals).
+    private var refusals: [String: [String]] = [:]
 
     /// Reads an XPUB notice (`0x01` or `0x00` then the topic); returns the marker token, if any.
     static func token(inNotice notice: [UInt8]) -> (subscribed: Bool, token: String)? {
@@ -22,18 +24,26 @@ struct AttachTracker {
 
     func hasSeen(_ token: String) -> Bool { seen[token] != nil }
 
+    /// Why the subscriptions sent before the marker `token` were refused: empty when all were applied.
+    func refusals(of token: String) -> [String] { refusals[token] ?? [] }
+
     /// How many entries the order keeps (live and forgotten markers): at most about twice the live.
     var orderCount: Int { order.count - head }
 
-    /// Records a marker subscription and returns the keys of the waits it releases.
-    mutating func markerSubscribed(_ token: String, now: UInt64) -> [UInt64] {
+    /// Records a marker subscription, with why the subscriptions sent before it were refused, and
+    /// returns the keys of the waits it releases.
+    mutating func markerSubscribed(_ token: String, refused: [String] = [], now: UInt64) -> [UInt64] {
+        refusals[token] = refused.isEmpty ? nil : refused
         if seen[token] == nil {
             serial += 1
             seen[token] = serial
             order.append((token, serial))
             while seen.count > Self.capacity, head < order.count {
                 let oldest = order[head]
-                if seen[oldest.token] == oldest.serial { seen[oldest.token] = nil }
+                if seen[oldest.token] == oldest.serial {
+                    seen[oldest.token] = nil
+                    refusals[oldest.token] = nil
+                }
                 head += 1
             }
             compact()
@@ -43,6 +53,7 @@ struct AttachTracker {
 
     mutating func markerUnsubscribed(_ token: String) {
         seen[token] = nil
+        refusals[token] = nil
         compact()
     }
 

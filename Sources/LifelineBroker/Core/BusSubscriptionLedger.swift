@@ -23,6 +23,9 @@ struct BusSubscriptionLedger {
     let cutOffAfter: Int
     private var topics: [UInt32: Set<[UInt8]>] = [:]
     private var refusals: [UInt32: Int] = [:]
+    /// Why each refused subscription of a connection was refused, in order (fewer than
+    /// ``cutOffAfter``: the connection is closed then), for the ATTACH that follows them.
+    private var reasons: [UInt32: [String]] = [:]
     private var cut: Set<UInt32> = []
 
     /// A ledger that lets a connection hold `limit` topics and closes it at its `cutOffAfter`th
@@ -63,6 +66,7 @@ struct BusSubscriptionLedger {
         guard connection != 0 else { return .refuse(why, first: true) }
         let count = refusals[connection, default: 0] + 1
         refusals[connection] = count
+        reasons[connection, default: []].append(why)
         if count >= cutOffAfter {
             cut.insert(connection)
             return .cutOff("it sent \(count) subscriptions the bus refuses (the last: \(why))")
@@ -74,9 +78,13 @@ struct BusSubscriptionLedger {
     mutating func forget(_ connection: UInt32) -> Bool {
         let held = topics.removeValue(forKey: connection)?.count ?? 0
         let refused = refusals.removeValue(forKey: connection) ?? 0
+        reasons[connection] = nil
         let wasCut = cut.remove(connection) != nil
         return held >= 64 || refused > 0 || wasCut
     }
+
+    /// Why the subscriptions `connection` sent so far were refused, oldest first.
+    func refusals(of connection: UInt32) -> [String] { reasons[connection] ?? [] }
 
     /// How many topics `connection` holds.
     func count(of connection: UInt32) -> Int { topics[connection]?.count ?? 0 }

@@ -184,7 +184,7 @@ final class ConsoleFeed: Sendable {
                 let current = try client ?? BlockingClient(broker: broker, credentials: credentials)
                 client = current
                 if subscriber == nil {
-                    subscriber = try current.subscribe(to: nil, timeout: .seconds(2))
+                    subscriber = try current.subscribeWhole(to: nil, timeout: .seconds(2))
                     state.update("bus", ["subscribed": true])
                 }
                 if viewers.traces == 0 {
@@ -204,7 +204,9 @@ final class ConsoleFeed: Sendable {
             } catch {
                 state.update("bus", ["error": .string(Self.sentence(error))])
                 subscriber = nil
-                Thread.sleep(forTimeInterval: 1)
+                // A refused subscription stays refused until the policy changes: ask rarely.
+                let refused = (error as? LifelineError)?.status == .forbidden
+                for _ in 0..<(refused ? 150 : 5) where !isStopped { Thread.sleep(forTimeInterval: 0.2) }
             }
         }
     }

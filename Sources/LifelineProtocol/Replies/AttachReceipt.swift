@@ -4,6 +4,8 @@ package struct AttachReceipt: Sendable, Equatable {
     public var epoch: UInt64
     public var sequence: UInt64
     public var lifecycle: LifecycleState
+    /// Why bus subscriptions sent before the marker were refused, one sentence each (nil: none was).
+    package var refused: [String]?
 
     public init(bus: String, epoch: UInt64, sequence: UInt64, lifecycle: LifecycleState) {
         self.bus = bus
@@ -23,6 +25,7 @@ extension AttachReceipt: WireRecord {
         try visitor.field("bus", &bus, default: "")
         try visitor.field("epoch", &epoch, default: 0, bitPattern: true)
         try visitor.field("lifecycle", &lifecycle, default: .notRunning)
+        try visitor.field("refused", optionalList: &refused)
         try visitor.field("sequence", &sequence, default: 0, bitPattern: false)
     }
 }

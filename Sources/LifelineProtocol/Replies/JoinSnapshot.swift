@@ -12,6 +12,8 @@ package struct JoinSnapshot: Sendable, Equatable {
     public var replayed: Int?
     /// What could not be replayed (a resume that could not be served).
     public var gap: GapNotice?
+    /// Why bus subscriptions were refused (an ATTACH reply's `refused`).
+    package var refused: [String]?
 
     public init(
         epoch: UInt64, sequence: UInt64, lifecycle: LifecycleState, bus: String, heartbeat: HeartbeatSettings,
@@ -42,6 +44,7 @@ extension JoinSnapshot: WireRecord {
         try visitor.field("gap", record: &gap)
         try visitor.field("heartbeat", record: &heartbeat, default: .standard)
         try visitor.field("lifecycle", &lifecycle, default: .notRunning)
+        try visitor.field("refused", optionalList: &refused)
         try visitor.field("replayed", &replayed, in: 0...Int.max)
         try visitor.field("sequence", &sequence, bitPattern: false)
         try visitor.field("topics", records: &topics.positions)

@@ -45,7 +45,7 @@ struct RegistryFeature: BrokerFeature {
         case .attach(let attach):
             let token = attach.token
             if markers.hasSeen(token) {
-                core.reply(peer, id, Self.attached(core))
+                core.reply(peer, id, Self.attached(core, refused: markers.refusals(of: token)))
             } else {
                 wait(for: token, .attach(peer: peer, requestID: id), in: &core)
             }
@@ -68,24 +68,29 @@ struct RegistryFeature: BrokerFeature {
         return info
     }
 
-    static func attached(_ core: BrokerCore) -> AttachReceipt {
-        AttachReceipt(bus: core.bus, epoch: core.epoch, sequence: core.sequence, lifecycle: core.lifecycle)
+    static func attached(_ core: BrokerCore, refused: [String]) -> AttachReceipt {
+        var receipt = AttachReceipt(
+            bus: core.bus, epoch: core.epoch, sequence: core.sequence, lifecycle: core.lifecycle)
+        receipt.refused = refused.isEmpty ? nil : refused
+        return receipt
     }
 
     // MARK: Markers
 
-    /// A subscription notice from the XPUB socket: a marker releases what waited for it.
-    mutating func busNotice(_ notice: [UInt8], in core: inout BrokerCore) {
+    /// A subscription notice from the XPUB socket: a marker releases what waited for it. `refused`
+    /// says why the subscriptions its connection sent before it were refused.
+    mutating func busNotice(_ notice: [UInt8], refused: [String], in core: inout BrokerCore) {
         guard let marker = AttachTracker.token(inNotice: notice) else { return }
         guard marker.subscribed else {
             markers.markerUnsubscribed(marker.token)
             return
         }
-        for key in markers.markerSubscribed(marker.token, now: core.nanoseconds) {
+        for key in markers.markerSubscribed(marker.token, refused: refused, now: core.nanoseconds) {
             guard let held = waiting.removeValue(forKey: key) else { continue }
             core.correlator.close(held.id)
             switch held.wait {
-            case .attach(let peer, let requestID): core.reply(peer, requestID, Self.attached(core))
+            case .attach(let peer, let requestID):
+                core.reply(peer, requestID, Self.attached(core, refused: refused))
             case .register(let peer, let requestID, let register):
                 completeRegistration(register, peer: peer, id: requestID, in: &core)
             }
