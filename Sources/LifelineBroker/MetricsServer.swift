@@ -6,7 +6,8 @@ import Synchronization
 /// A small HTTP/1.1 responder on its own thread for Prometheus: `GET /metrics` answers the
 /// broker's counters in the text exposition format (asked of the broker's thread each time);
 /// anything else is 404 or 405. With a token, a request without `Authorization: Bearer TOKEN` gets
-/// 401. One request per connection (`Connection: close`).
+/// 401 once its head is read, before anything else is said about it. One request per connection
+/// (`Connection: close`).
 final class MetricsServer: Sendable {
     /// The address actually bound, `HOST:PORT`.
     var address: String { listener.address }
@@ -32,18 +33,23 @@ final class MetricsServer: Sendable {
     private static func serve(_ client: Int32, token: String?, render: @Sendable () -> String?) {
         let request: HTTPRequest
         do {
-            request = try HTTPRequest.read(from: client, maxBody: 0, timeoutSeconds: 2)
+            request = try HTTPRequest.read(from: client, maxBody: 0, timeoutSeconds: 2) { request in
+                if let token, !Self.authorizes(request, token: token) {
+                    return HTTPError(401, "/metrics needs the header 'Authorization: Bearer TOKEN'")
+                }
+                return nil
+            }
         } catch {
-            HTTPResponse.text(error.status, error.message).send(to: client)
+            var refusal = HTTPResponse.text(error.status, error.message)
+            if error.status == 401 {
+                refusal.headers.append(("WWW-Authenticate", "Bearer realm=\"lifeline\""))
+            }
+            refusal.send(to: client)
             return
         }
         let response: HTTPResponse
         if request.method != "GET" && request.method != "HEAD" {
             response = .text(405, "only GET /metrics")
-        } else if let token, !Self.authorizes(request, token: token) {
-            var challenge = HTTPResponse.text(401, "/metrics needs the header 'Authorization: Bearer TOKEN'")
-            challenge.headers.append(("WWW-Authenticate", "Bearer realm=\"lifeline\""))
-            response = challenge
         } else if request.path != "/metrics" {
             response = .text(404, "only /metrics is served here")
         } else if let text = render() {

@@ -5,8 +5,13 @@ import Testing
 
 @Suite("Real processes: lifeline stats and the Prometheus endpoint", .serialized, .timeLimit(.minutes(1)))
 struct MetricsTests {
-    /// `GET path` on 127.0.0.1:`port` with a bare socket: (status line, body).
-    static func get(port: UInt16, _ path: String, headers: [String] = []) throws -> (String, String) {
+    /// `GET path` (or another method, with a body) on 127.0.0.1:`port` with a bare socket:
+    /// (status line, body).
+    static func get(
+        port: UInt16, _ path: String, headers: [String] = [], method: String = "GET", body: String = ""
+    )
+        throws -> (String, String)
+    {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -20,7 +25,9 @@ struct MetricsTests {
         }
         guard connected == 0 else { throw HarnessError("cannot connect to 127.0.0.1:\(port)") }
         let extra = headers.map { $0 + "\r\n" }.joined()
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\(extra)\r\n".utf8)
+        let length = body.isEmpty ? "" : "Content-Length: \(body.utf8.count)\r\n"
+        let request = Array(
+            "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\n\(extra)\(length)\r\n\(body)".utf8)
         _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
         var response: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -112,7 +119,9 @@ struct MetricsTests {
         #expect(scrape.contains(#"lifeline_service_queue_depth{service="url"} 0"#))
     }
 
-    @Test("/metrics off loopback needs a token (or --insecure); with one, a request without it gets 401")
+    @Test(
+        "/metrics off loopback needs a token (or --insecure); with one, a request without it gets 401 (whatever its method or body)"
+    )
     func metricsToken() async throws {
         let exposed = try await CLIResult.run(["broker", "--metrics", "0.0.0.0:0"])
         #expect(
@@ -146,6 +155,10 @@ struct MetricsTests {
         #expect(
             try Self.get(port: port, "/metrics", headers: ["Authorization: Bearer wrong"]).0
                 == "HTTP/1.1 401 Unauthorized")
+        #expect(
+            try Self.get(port: port, "/metrics", method: "POST", body: "hello").0
+                == "HTTP/1.1 401 Unauthorized",
+            "a stranger hears nothing about methods or bodies")
         let (status, body) = try Self.get(port: port, "/metrics", headers: ["Authorization: Bearer s3cret"])
         #expect(status == "HTTP/1.1 200 OK" && body.contains("lifeline_events_published_total"))
     }

@@ -10,12 +10,13 @@ struct HTTPListenerTests {
     final class EchoServer: Sendable {
         let listener: HTTPListener
 
-        init() throws {
+        /// `admit` refuses what it returns a refusal for, once the head is read.
+        init(admit: @escaping @Sendable (HTTPRequest) -> HTTPError? = { _ in nil }) throws {
             listener = try HTTPListener(address: "127.0.0.1:0", threadName: "ll-echo-http") { client in
                 defer { close(client) }
                 do throws(HTTPError) {
                     let request = try HTTPRequest.read(
-                        from: client, maxHead: 256, maxBody: 64, timeoutSeconds: 1)
+                        from: client, maxHead: 256, maxBody: 64, timeoutSeconds: 1, admit: admit)
                     let query = request.query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
                     let text =
                         "\(request.method) \(request.path) \(query.joined(separator: "&")) \(String(decoding: request.body, as: UTF8.self))"
@@ -92,6 +93,22 @@ struct HTTPListenerTests {
             #expect(answer.hasPrefix("HTTP/1.1 \(status)\r\n"), "\(parts.joined()): \(answer)")
         }
         #expect(server.exchange(["POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhe"]).contains("408"))
+    }
+
+    @Test("what the reader's admit refuses is refused as soon as the head is read, before the body's size")
+    func admitFirst() throws {
+        let server = try EchoServer { $0.header("x-token") == "ok" ? nil : HTTPError(403, "no token") }
+        defer { server.listener.stop() }
+        #expect(server.exchange(["POST / HTTP/1.1\r\nContent-Length: 65\r\n\r\n"]).hasPrefix("HTTP/1.1 403 "))
+        #expect(
+            server.exchange(["POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"]).hasPrefix(
+                "HTTP/1.1 403 "))
+        #expect(
+            server.exchange(["POST / HTTP/1.1\r\nX-Token: ok\r\nContent-Length: 65\r\n\r\n"]).hasPrefix(
+                "HTTP/1.1 413 "))
+        #expect(
+            server.exchange(["POST /a HTTP/1.1\r\nX-Token: ok\r\nContent-Length: 2\r\n\r\nhi"]).hasSuffix(
+                "POST /a  hi"))
     }
 
     @Test("a listener binds port 0 to a free port, says where, and refuses a bad address in a sentence")

@@ -124,6 +124,10 @@ struct TypedRequestTests {
                 .apps, ["op": "start", "app": "a", "mode": "sideways"],
                 "unknown launch mode 'sideways'; modes: pushWithAnimation, pushNoAnimation, presentWithAnimation, presentNoAnimation"
             ),
+            BadField(.apps, ["op": "exit"], "APPS exit needs a string 'session' (an id or 'top') or 'app'"),
+            BadField(
+                .apps, ["op": "action", "action": "open"],
+                "APPS action needs a string 'session' (an id or 'top') or 'app'"),
             BadField(.boot, ["op": "run"], "BOOT run needs a string 'task'"),
             BadField(.offer, ["event": "openURL"], "OFFER is sent by the broker only"),
         ])

@@ -45,15 +45,16 @@ final class ConsoleServer: Sendable {
 
     private func serve(_ client: Int32) {
         let request: HTTPRequest
-        do { request = try HTTPRequest.read(from: client) } catch {
+        let access = access
+        do {
+            request = try HTTPRequest.read(from: client) { request in
+                request.path == "/api/action" ? access.actionRefusal(request) : access.readRefusal(request)
+            }
+        } catch {
             respond(.text(error.status, error.message), to: client)
             return
         }
         let isAction = request.path == "/api/action"
-        if let refusal = isAction ? access.actionRefusal(request) : access.readRefusal(request) {
-            respond(.text(refusal.status, refusal.message), to: client)
-            return
-        }
         if !isAction && request.method != "GET" && request.method != "HEAD" {
             respond(.text(405, "only GET here (actions are a POST to /api/action)"), to: client)
             return

@@ -63,9 +63,12 @@ package enum AppsRequest: Sendable, Equatable {
                     app: header.app, mode: header.mode, params: header.params, clearTop: header.clearTop,
                     parent: header.parent, replacesRoot: operation == "setRoot", fields))
         case "exit":
+            guard let target = SessionTarget(session: header.session, app: header.app) else {
+                throw fields.problem("APPS exit needs a string 'session' (an id or 'top') or 'app'")
+            }
             self = .exit(
                 AppExit(
-                    target: SessionTarget(session: header.session, app: header.app), force: header.force,
+                    target: target, force: header.force,
                     result: header.result, animated: header.animated))
         case "exitAll": self = .exitAll
         case "dismiss": self = .dismiss
@@ -74,8 +77,11 @@ package enum AppsRequest: Sendable, Equatable {
             guard let action = header.action else {
                 throw fields.problem("APPS action needs a string 'action'")
             }
+            guard let target = SessionTarget(session: header.session, app: header.app) else {
+                throw fields.problem("APPS action needs a string 'session' (an id or 'top') or 'app'")
+            }
             self = .action(
-                target: SessionTarget(session: header.session, app: header.app), action: action,
+                target: target, action: action,
                 body: header.body ?? .null)
         default:
             throw fields.problem(

@@ -90,11 +90,14 @@ package struct HTTPRequest: Sendable, Equatable {
 
     /// Reads one request from a connected socket: the head (at most `maxHead` bytes) and a body of
     /// `Content-Length` bytes (at most `maxBody`), waiting at most `timeoutSeconds` between reads.
-    /// - Throws: ``HTTPError``: 400 for a malformed request or a connection closed early, 408 when the
-    ///   client is too slow, 411 for a chunked body, 413 for a body that is too large, 431 for a head
-    ///   that is too large.
+    /// `admit` sees the head first: what it refuses is refused before anything about the body is
+    /// said, so a stranger learns nothing from the body's limits.
+    /// - Throws: ``HTTPError``: what `admit` returned; 400 for a malformed request or a connection
+    ///   closed early, 408 when the client is too slow, 411 for a chunked body, 413 for a body that is
+    ///   too large, 431 for a head that is too large.
     package static func read(
-        from descriptor: Int32, maxHead: Int = 16_384, maxBody: Int = 65_536, timeoutSeconds: Int = 10
+        from descriptor: Int32, maxHead: Int = 16_384, maxBody: Int = 65_536, timeoutSeconds: Int = 10,
+        admit: (HTTPRequest) -> HTTPError? = { _ in nil }
     ) throws(HTTPError) -> HTTPRequest {
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -121,6 +124,7 @@ package struct HTTPRequest: Sendable, Equatable {
         }
         let end = headEnd!
         var request = try parse(head: String(decoding: bytes[..<end], as: UTF8.self))
+        if let refusal = admit(request) { throw refusal }
         if request.header("transfer-encoding") != nil {
             throw HTTPError(411, "a chunked request body is not accepted; send it with Content-Length")
         }

@@ -245,7 +245,7 @@ struct AppsFeature: BrokerFeature {
             case .top: named = "no session on the stack (it is empty)"
             case .session(let id): named = "no session '\(id)' on the stack"
             case .app(let app): named = "no session of the app '\(app)' on the stack"
-            case nil: named = "no session named"
+            case nil: named = "no session named"  // refused as a 400 when read
             }
             let sessions = stack.sessions.map { "\($0.id) (\($0.app))" }.joined(separator: ", ")
             return named + (stack.sessions.isEmpty ? "" : "; on it: \(sessions)")
