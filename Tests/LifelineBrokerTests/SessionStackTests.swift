@@ -100,7 +100,7 @@ struct SessionStackTests {
             dismissed.map(Self.order) == [
                 "picker.willTerminate", "detail.willTerminate", "list.willResume", "list.didResume",
             ])
-        #expect(stack.dismiss(now: 5) == nil || true)
+        #expect(stack.dismiss(now: 5) == nil, "nothing presented any more")
         _ = Self.push(&stack, "detail")
         let popped = stack.popToRoot(now: 6)
         #expect(
@@ -109,6 +109,31 @@ struct SessionStackTests {
             ])
         let all = stack.exitAll(now: 7)
         #expect(Self.order(all) == ["root.willTerminate"] && stack.sessions.isEmpty)
+    }
+
+    @Test("a dismiss closes sessions as a clearTop does: willTerminate top first, then the parents that stay")
+    func dismissLikeClearTop() {
+        var dismissing = SessionStack()
+        var clearing = SessionStack()
+        _ = Self.push(&dismissing, "list")
+        _ = Self.push(&dismissing, "detail", mode: .presentWithAnimation, parent: "s1")
+        _ = Self.push(&dismissing, "picker", parent: "s2")
+        let dismissed = dismissing.dismiss(now: 5)
+        #expect(
+            dismissed.map(Self.order) == [
+                "picker.willTerminate", "detail.willTerminate", "list.childDidFinish", "list.willResume",
+                "list.didResume",
+            ])
+        #expect(dismissed?.exited.map(\.0.app) == ["picker", "detail"])
+        _ = Self.push(&clearing, "list")
+        _ = Self.push(&clearing, "detail", parent: "s1")
+        _ = Self.push(&clearing, "picker", parent: "s2")
+        let cleared = Self.push(&clearing, "list", clearTop: true)
+        #expect(
+            Self.order(cleared) == [
+                "picker.willTerminate", "detail.willTerminate", "list.childDidFinish", "list.willResume",
+                "list.didResume",
+            ])
     }
 
     @Test("a dead host takes its sessions with it; parents hear of the crash; the one below resumes")

@@ -62,14 +62,14 @@ var service = Service("analytics")
 for name in tracked {
     service = service.on(name) { event in
         await analytics.record(event)
-        print("analytics: \(event.name) #\(event.sequence) \(event.payload)")
+        print("\(event.name) #\(event.sequence) \(event.payload)")
     }
 }
 await service
     .on(Track.self) { track, event in
         await analytics.record(event)
         print(
-            "analytics: \(Track.name) #\(event.sequence) \(track.name)\(track.value.map { " \($0)" } ?? "")")
+            "\(Track.name) #\(event.sequence) \(track.name)\(track.value.map { " \($0)" } ?? "")")
     }
     // Boot: started after the gateway; an asynchronous group (cache and backlog) runs concurrently.
     .startTask(after: ["gateway.start"])
@@ -81,7 +81,7 @@ await service
     }
     .handle(.performFetch) { event in
         let result = await analytics.fetch()
-        print("analytics: performFetch dispatch #\(event.dispatchID ?? 0) -> \(result)")
+        print("performFetch dispatch #\(event.dispatchID ?? 0) -> \(result)")
         return .completed(.string(result))
     }
     .describeEvent("analytics.track", summary: "an app-defined analytics event it counts")

@@ -20,7 +20,7 @@ distributed actor Gateway: SignInGateway {
 
     distributed func signIn(user: String, password: String) async throws -> SignInState {
         try await signIn.signIn(user: user, password: password)
-        print("gateway: \(user) signed in")
+        print("\(user) signed in")
         // While someone is signed in, this process also serves 'account' (registered at run time).
         try? await context.unregisterService("account")
         try await context.registerService(
@@ -31,7 +31,7 @@ distributed actor Gateway: SignInGateway {
     distributed func signOut() async {
         await signIn.signOut()
         try? await context.unregisterService("account")
-        print("gateway: signed out")
+        print("signed out")
     }
 
     distributed func waitForSignIn(seconds: Int) async throws -> SignInState {

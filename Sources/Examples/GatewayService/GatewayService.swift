@@ -20,7 +20,7 @@ enum GatewayService {
             .actor { context in Gateway(signIn: signIn, context: context) }
             .interceptStarts(priority: 10) { request, _ in
                 guard request.app == "home", await signIn.user == nil else { return .allow }
-                print("gateway: nobody is signed in; starting login instead of home")
+                print("nobody is signed in; starting login instead of home")
                 return .change(app: "login", params: ["next": "home"])
             }
     }

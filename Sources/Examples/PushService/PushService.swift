@@ -39,28 +39,28 @@ enum PushService {
             .on(Lifecycle.DidRegisterForRemoteNotifications.self) { registered, event in
                 await state.register(token: registered.deviceToken)
                 print(
-                    "push: didRegisterForRemoteNotifications #\(event.sequence) token=\(registered.deviceToken)"
+                    "didRegisterForRemoteNotifications #\(event.sequence) token=\(registered.deviceToken)"
                 )
             }
             .on(Lifecycle.DidFailToRegisterForRemoteNotifications.self) { failure, event in
                 await state.fail(failure.error)
                 print(
-                    "push: didFailToRegisterForRemoteNotifications #\(event.sequence) \(event.payload)")
+                    "didFailToRegisterForRemoteNotifications #\(event.sequence) \(event.payload)")
             }
             // A remote notification carries a fetch completion: this service says it got new data.
             .handle(Lifecycle.DidReceiveRemoteNotification.self) { notification, event in
                 await state.receive(notification.userInfo)
                 print(
-                    "push: didReceiveRemoteNotification \(event.dispatchID.map { "dispatch #\($0)" } ?? "#\(event.sequence)") \(event.payload)"
+                    "didReceiveRemoteNotification \(event.dispatchID.map { "dispatch #\($0)" } ?? "#\(event.sequence)") \(event.payload)"
                 )
                 return .completed("newData")
             }
             .on(Lifecycle.DidReceiveLocalNotification.self) { local, event in
                 await state.receive(local.notification)
-                print("push: didReceiveLocalNotification #\(event.sequence) \(event.payload)")
+                print("didReceiveLocalNotification #\(event.sequence) \(event.payload)")
             }
             .on(Lifecycle.HandleActionForLocalNotification.self) { _, event in
-                print("push: handleActionForLocalNotification #\(event.sequence) \(event.payload)")
+                print("handleActionForLocalNotification #\(event.sequence) \(event.payload)")
             }
             .method(
                 "status", summary: "the device token, the last registration error and the notifications seen"

@@ -28,7 +28,7 @@ enum RatesService {
                     servedBy: Int(ProcessInfo.processInfo.processIdentifier))
             }
             .on(Lifecycle.DidReceiveMemoryWarning.self) { _, event in
-                print("rates: memory warning #\(event.sequence): nothing cached to drop")
+                print("memory warning #\(event.sequence): nothing cached to drop")
             }
     }
 }

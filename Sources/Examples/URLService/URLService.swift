@@ -30,20 +30,20 @@ enum URLService {
             .handle(Lifecycle.OpenURL.self, priority: 10) { open, event in
                 let target = Self.route(for: open.url)
                 await history.add(["url": .string(open.url), "route": target.map { .string($0) } ?? .null])
-                print("url: openURL \(Self.label(event)) \(open.url) -> \(target ?? "no route")")
+                print("openURL \(Self.label(event)) \(open.url) -> \(target ?? "no route")")
                 return target == nil ? .continue : .returnYES
             }
             .handle(Lifecycle.ContinueUserActivity.self) { activity, event in
                 let target = Self.routes[activity.activityType]
                 print(
-                    "url: continueUserActivity \(Self.label(event)) \(activity.activityType) -> \(target ?? "no route")"
+                    "continueUserActivity \(Self.label(event)) \(activity.activityType) -> \(target ?? "no route")"
                 )
                 return target == nil ? .continue : .returnYES
             }
             .handle(Lifecycle.PerformActionForShortcutItem.self) { item, event in
                 let target = Self.routes[item.type]
                 print(
-                    "url: performActionForShortcutItem \(Self.label(event)) \(item.type) -> \(target ?? "no route")"
+                    "performActionForShortcutItem \(Self.label(event)) \(item.type) -> \(target ?? "no route")"
                 )
                 return try .completed(with: target != nil)
             }

@@ -112,14 +112,13 @@ struct SessionStack {
         return outcome
     }
 
-    /// Closes the topmost presented session and everything above it; nil when nothing is presented.
+    /// Closes the topmost presented session and everything above it, as a clearTop closes what is
+    /// above its session (every willTerminate, top first, then childDidFinish for the parents that
+    /// stay), and the new top resumes; nil when nothing is presented.
     mutating func dismiss(now: Int64) -> Outcome? {
-        guard let presented = sessions.last(where: { $0.mode.isPresentation }) else { return nil }
-        var outcome = popAbove(presented.id, animated: presented.mode.isAnimated, now: now)
-        outcome.callbacks +=
-            exit(presented.id, result: nil, animated: presented.mode.isAnimated, forced: true, now: now)
-            .callbacks
-        outcome.exited.append((presented, nil, true))
+        guard let index = sessions.lastIndex(where: { $0.mode.isPresentation }) else { return nil }
+        var outcome = pop(downTo: index, animated: sessions[index].mode.isAnimated)
+        resumeTop(now: now, into: &outcome)
         return outcome
     }
 
@@ -223,8 +222,15 @@ struct SessionStack {
     // MARK: Helpers
 
     private mutating func popAbove(_ id: String, animated: Bool, now: Int64) -> Outcome {
+        guard let index = sessions.firstIndex(where: { $0.id == id }) else { return Outcome() }
+        return pop(downTo: index + 1, animated: animated)
+    }
+
+    /// Exits the sessions above the first `count`, top first; then their parents that stay hear of
+    /// it (childDidFinish).
+    private mutating func pop(downTo count: Int, animated: Bool) -> Outcome {
         var outcome = Outcome()
-        while let last = sessions.last, last.id != id {
+        while sessions.count > count, let last = sessions.last {
             sessions.removeLast()
             outcome.exited.append((last, nil, true))
             outcome.callbacks.append(AppCallback(last, .willTerminate, ["animated": .bool(animated)]))
