@@ -73,7 +73,7 @@ package struct Broker {
                 // Going on after the last record read would give the numbers of those after it
                 // out again: a new epoch says their history is gone.
                 startupNotes.append(
-                    "the journal is damaged at byte \(length) of \(journal.count) (a record that cannot be read, with more after it): it is not restored, and a new epoch begins"
+                    "the journal is damaged at byte \(length) of \(journal.count) (a whole record that cannot be read, or whose checksum does not match its bytes): it is not restored, and a new epoch begins"
                 )
                 records = []
             }

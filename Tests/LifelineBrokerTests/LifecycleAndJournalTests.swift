@@ -226,9 +226,46 @@ struct DurableJournalTests {
         #expect(second.core.sequence == 0)
         #expect(
             second.core.startupNotes.first
-                == "the journal is damaged at byte \(damagedAt) of \(bytes.count) (a record that cannot be read, with more after it): it is not restored, and a new epoch begins"
+                == "the journal is damaged at byte \(damagedAt) of \(bytes.count) (a whole record that cannot be read, or whose checksum does not match its bytes): it is not restored, and a new epoch begins"
         )
         _ = second.core.takeStartupOutput()
+    }
+
+    @Test(
+        "each journal record carries a CRC-32C: a flipped payload byte, even in the last record, is damage (a new epoch); records without one (older journals) are still read"
+    )
+    func checksummedJournal() throws {
+        #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283, "the standard check value")
+        var outputs: [[BrokerOutput]] = []
+        var first = BrokerHarness { $0.stateDirectory = "/state" }
+        outputs.append(first.core.takeStartupOutput())
+        for n in 1...3 {
+            first.request("cli", .publish, ["event": "app.x"], payload: Array("{\"n\":\(n)}".utf8))
+            outputs.append(first.output)
+        }
+        let bytes = Self.file(of: outputs)
+        let records = JournalRecord.decodeAll(bytes).records
+        #expect(records.count == 4)
+        // The digit of the last event's payload, `{"n":3}`: the record is whole, its bytes are not.
+        var flipped = bytes
+        let digit = try #require(flipped.lastIndex(of: UInt8(ascii: "3")))
+        flipped[digit] = UInt8(ascii: "7")
+        #expect(JournalRecord.decodeAll(flipped).records.count == 3)
+        #expect(!JournalRecord.isTorn(flipped[JournalRecord.decodeAll(flipped).length...]))
+        var second = BrokerHarness.restarted(journal: flipped)
+        #expect(second.core.epoch != first.core.epoch && second.core.sequence == 0, "not restored")
+        _ = second.core.takeStartupOutput()
+        // The same records as a journal written before records had checksums.
+        let unchecked = records.flatMap { record -> [UInt8] in
+            var encoded = record.encoded()
+            encoded[0] &= 0x7F
+            return Array(encoded.dropLast(4))
+        }
+        #expect(JournalRecord.decodeAll(unchecked).records == records)
+        #expect(JournalRecord.decodeAll(unchecked).length == unchecked.count)
+        var third = BrokerHarness.restarted(journal: unchecked)
+        #expect(third.core.epoch == first.core.epoch && third.core.sequence == 3, "restored")
+        _ = third.core.takeStartupOutput()
     }
 
     @Test(

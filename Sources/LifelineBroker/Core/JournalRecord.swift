@@ -13,7 +13,13 @@ enum JournalRecord: Sendable, Equatable {
     /// One shared event of `name` is done (an instance acknowledged it, or it was dropped).
     case sharedHandled(name: String, sequence: UInt64)
 
-    /// The record as bytes: a 4-byte big-endian length, then a kind byte and the fields.
+    /// The top bit of a record's length word: the body is followed by its CRC-32C. Every record
+    /// written has one; records of journals written before it was added have none and are read as
+    /// they are.
+    static let checksummed: UInt32 = 0x8000_0000
+
+    /// The record as bytes: a 4-byte big-endian length (with ``checksummed`` set), a kind byte and
+    /// the fields, then the 4-byte big-endian CRC-32C of the kind byte and fields.
     func encoded() -> [UInt8] {
         var body: [UInt8] = []
         switch self {
@@ -52,35 +58,48 @@ enum JournalRecord: Sendable, Equatable {
             Self.append(sequence, to: &body)
         }
         var record: [UInt8] = []
-        record.reserveCapacity(body.count + 4)
-        Self.append(UInt32(body.count), to: &record)
-        return record + body
+        record.reserveCapacity(body.count + 8)
+        Self.append(UInt32(body.count) | Self.checksummed, to: &record)
+        record += body
+        Self.append(CRC32C.checksum(body), to: &record)
+        return record
     }
 
-    /// Reads the records at the start of `bytes`; returns them and how many bytes they took (a torn
-    /// last record, written when the broker was killed, is left out).
+    /// Reads the records at the start of `bytes`; returns them and how many bytes they took. It
+    /// stops at the first record it cannot read: one cut short (a torn last record, written when
+    /// the broker was killed), one whose checksum does not match its bytes, or one that does not
+    /// decode.
     static func decodeAll(_ bytes: [UInt8]) -> (records: [JournalRecord], length: Int) {
         var records: [JournalRecord] = []
         var offset = 0
-        while offset + 4 <= bytes.count {
-            var reader = Reader(bytes: bytes, offset: offset)
-            guard let length = reader.uint32(), offset + 4 + Int(length) <= bytes.count,
-                let record = decode(&reader, end: offset + 4 + Int(length))
-            else { break }
+        while let (body, checksum) = frame(bytes[offset...]) {
+            if let checksum, CRC32C.checksum(bytes[body]) != checksum { break }
+            var reader = Reader(bytes: bytes, offset: body.lowerBound)
+            guard let record = decode(&reader, end: body.upperBound) else { break }
             records.append(record)
-            offset += 4 + Int(length)
+            offset = body.upperBound + (checksum == nil ? 0 : 4)
         }
         return (records, offset)
     }
 
+    /// Where the body of the record at the start of `bytes` lies, and the checksum stored after it
+    /// (nil for a record written without one); nil when the record is cut short.
+    private static func frame(_ bytes: ArraySlice<UInt8>) -> (body: Range<Int>, checksum: UInt32?)? {
+        func word(at index: Int) -> UInt32 {
+            bytes[index..<index + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        }
+        guard bytes.count >= 4 else { return nil }
+        let length = word(at: bytes.startIndex)
+        let hasChecksum = length & checksummed != 0
+        let body = bytes.startIndex + 4..<bytes.startIndex + 4 + Int(length & ~checksummed)
+        guard body.upperBound + (hasChecksum ? 4 : 0) <= bytes.endIndex else { return nil }
+        return (body, hasChecksum ? word(at: body.upperBound) : nil)
+    }
+
     /// Whether `rest`, what ``decodeAll(_:)`` could not read, is a record cut short — the broker was
     /// killed in the middle of a write — rather than a damaged one: fewer bytes than a length, or a
-    /// length that runs past the end.
-    static func isTorn(_ rest: ArraySlice<UInt8>) -> Bool {
-        guard rest.count >= 4 else { return true }
-        let length = rest.prefix(4).reduce(0) { $0 << 8 | Int($1) }
-        return 4 + length > rest.count
-    }
+    /// length that runs past the end. A whole record whose checksum fails is damaged.
+    static func isTorn(_ rest: ArraySlice<UInt8>) -> Bool { frame(rest) == nil }
 
     private static func decode(_ reader: inout Reader, end: Int) -> JournalRecord? {
         switch reader.byte() {
