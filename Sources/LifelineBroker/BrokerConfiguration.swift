@@ -18,6 +18,10 @@ package struct BrokerConfiguration: Sendable {
     package var busHighWaterMark = 100_000
     /// Larger requests are refused with 413 (libzmq drops anything over four times this).
     package var maximumMessageBytes = 8 << 20
+    /// The most bytes of messages held for one control peer whose queue is full, and for all such
+    /// peers together.
+    package var backlogBytesPerPeer = 64 << 20
+    package var backlogBytes = 256 << 20
     /// How long REGISTER and ATTACH wait for the client's bus subscription.
     package var attachTimeout: Duration = .seconds(5)
     /// How many publishers' publication ids the broker remembers to answer repeats (0: none).

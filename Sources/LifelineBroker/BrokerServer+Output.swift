@@ -97,19 +97,9 @@ extension BrokerServer {
                     log("dropped a message to \(core.peerName(peer)): its connection has closed")
                     continue
                 }
-                do {
-                    let queued = try peer.dropLast(4).withUnsafeBytes {
-                        try router.send($0, more: true, dontWait: true)
-                    }
-                    if queued {
-                        try router.send(frames: frames)
-                    } else {
-                        log("dropped a message to \(core.peerName(peer)): its queue is full")
-                    }
-                } catch let error as ZeroMQError where error.code == EHOSTUNREACH {
-                    log("dropped a message to \(core.peerName(peer)): it has disconnected")
-                } catch {
-                    log("send to \(core.peerName(peer)) failed: \(error)")
+                // Behind what waits for the peer already, or when its queue is full.
+                if backlogs.holds(connection) || !sendToPeer(peer, frames) {
+                    holdBack(frames, for: peer, connection: connection)
                 }
             case .publish: break
             case .log(let line): log(line)

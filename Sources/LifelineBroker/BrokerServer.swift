@@ -71,6 +71,8 @@ package final class BrokerServer {
     /// When to give freed memory back to the system, after a bus connection that held or sent much
     /// closed (libzmq frees its subscriptions when it processes the closing, a moment later).
     var trimDue: UInt64?
+    /// Messages for control peers whose queue is full.
+    var backlogs: PeerBacklogs
 
     /// Binds the sockets on the calling thread; ``run()`` must be called on the same thread.
     package convenience init(
@@ -116,6 +118,8 @@ package final class BrokerServer {
         bus = try ZMQSocket(context, type: .xpub)
         busConnections = try ConnectionMonitor(bus, context: context, name: "bus")
         subscriptions = BusSubscriptionLedger(limit: configuration.maximumSubscriptionsPerConnection)
+        backlogs = PeerBacklogs(
+            limitPerPeer: configuration.backlogBytesPerPeer, limit: configuration.backlogBytes)
         // libzmq reads every queued notice of a connection into its tries at once: a short queue
         // bounds what one burst of refused subscriptions costs before the broker cuts the sender off.
         try bus.set(.receiveHighWaterMark, 32)
@@ -251,6 +255,7 @@ package final class BrokerServer {
                 if group.deposed == nil { release(group.drain(now: now)) }
                 if group.deposed != nil { break }
             }
+            flushBacklogs()
             if routerMayHaveInput {
                 routerMayHaveInput = false
                 if drainRouter() { lastActivity = now }
@@ -271,6 +276,8 @@ package final class BrokerServer {
                         trimDue ?? .max),
                     now: now)
                 if spin > 0 && now &- lastActivity < spin { timeout = 0 }
+                // A slow peer's queue is looked at again every millisecond while messages wait for it.
+                if !backlogs.isEmpty { timeout = min(timeout, 1) }
                 guard let readable = poller.wait(timeoutMilliseconds: Int32(clamping: timeout)) else {
                     log("epoll_wait failed: \(String(cString: strerror(errno))); stopping")
                     break
@@ -334,70 +341,5 @@ package final class BrokerServer {
         bus.close()
         zap?.stop()
         metrics?.stop()
-    }
-
-    /// Handles what waits on the control socket, flushing after its first message (which goes out
-    /// at once) and then after every batch of up to 64 messages: the journal records of a batch are
-    /// written with one `write`, before any of its events goes on the bus. Returns true when it
-    /// received anything.
-    @discardableResult
-    private func drainRouter() -> Bool {
-        var batch = 0
-        var received = false
-        var flushedFirst = false
-        defer {
-            flush()
-            noteClosedConnections()
-        }
-        while let frames = next(on: router, "control", mayHaveInput: &routerMayHaveInput) {
-            received = true
-            guard frames.count >= 2 else { continue }
-            routerConnections.update()
-            let peer = Self.peer(frames[0], on: routerConnections.number(of: sender.fileDescriptor))
-            if zap != nil {
-                note(sender, .control)
-                if let key = sender.userID, let policy = core.policy, policy.names[key] == nil {
-                    cutOff(key, peer: peer, descriptor: sender.fileDescriptor)
-                    continue
-                }
-            }
-            core.handleControl(
-                peer: peer, frames: frames[1...], key: zap == nil ? nil : sender.userID,
-                now: SystemClock.now,
-                into: &output)
-            batch += 1
-            // The first message of a wake-up is answered before the socket is read again (that read,
-            // usually empty, costs two system calls); a burst is then flushed 64 messages at a time.
-            if batch == 64 || !flushedFirst {
-                flushedFirst = true
-                flush()
-                batch = 0
-            }
-        }
-        return received
-    }
-
-    /// Tells the core which control connections closed since the last look.
-    private func noteClosedConnections() {
-        let closed = routerConnections.takeClosed()
-        guard !closed.isEmpty else { return }
-        core.connectionsClosed(closed.map(\.number), now: SystemClock.now, into: &output)
-        flush()
-    }
-
-    /// The next message waiting on `socket` (with its sender in `sender`: the connection's
-    /// descriptor, and its key when CURVE is on); nil when none
-    /// waits, or when receiving failed: then it says so and leaves `mayHaveInput` set, since what is
-    /// queued behind the failure would not make the descriptor readable again.
-    func next(on socket: ZMQSocket, _ name: String, mayHaveInput: inout Bool) -> [[UInt8]]? {
-        // This read settles what was possible before it; a send after it raises the flag again.
-        mayHaveInput = false
-        do {
-            return try socket.receiveFrames(dontWait: true, sender: &sender)
-        } catch {
-            log("receive failed on the \(name) socket: \(error)")
-            mayHaveInput = true
-            return nil
-        }
     }
 }
