@@ -276,8 +276,9 @@ package final class BrokerServer {
                         trimDue ?? .max),
                     now: now)
                 if spin > 0 && now &- lastActivity < spin { timeout = 0 }
-                // A slow peer's queue is looked at again every millisecond while messages wait for it.
-                if !backlogs.isEmpty { timeout = min(timeout, 1) }
+                // Room in a slow peer's queue wakes the loop through the ROUTER's descriptor (libzmq's
+                // command); this look every 5 ms is the safety net while messages wait for one.
+                if !backlogs.isEmpty { timeout = min(timeout, 5) }
                 guard let readable = poller.wait(timeoutMilliseconds: Int32(clamping: timeout)) else {
                     log("epoll_wait failed: \(String(cString: strerror(errno))); stopping")
                     break
