@@ -230,24 +230,6 @@ struct AppsTests {
         #expect(try #require(listed).json()["stack"] == [])
     }
 
-    @Test("a start whose host's connection closes on the way does not wait out its callbacks' time-outs")
-    func startWhoseHostConnectionCloses() throws {
-        var broker = BrokerHarness()
-        broker.host("shell", apps: ["a"])
-        _ = broker.apps(["op": "start", "app": "a"])
-        #expect(broker.appCallback?.0 == "a.didCreate")
-        broker.output.removeAll()
-        // The peer "shell": its last four bytes ("hell") are its connection's number, as the
-        // socket shell makes peers.
-        broker.core.connectionsClosed([0x6865_6C6C], now: broker.instant, into: &broker.output)
-        #expect(broker.appCallback == nil, "nothing more is sent to a closed connection")
-        let reply = try #require(broker.replies(to: "cli").first, "answered at once")
-        #expect(reply.status == .ok)
-        #expect(
-            broker.logs.contains(
-                "a.didCreate (s1) will not be answered: the connection of shell closed; going on"))
-    }
-
     @Test("a start whose host stops cleanly on the way is answered 503: the session waits for it, detached")
     func startWhoseHostStops() throws {
         var broker = BrokerHarness()

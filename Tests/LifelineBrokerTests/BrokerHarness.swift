@@ -72,9 +72,6 @@ struct BrokerHarness {
     }
 
     /// Replies sent to `peer` in the last step.
-    /// The log lines of the last step.
-    var logs: [String] { output.compactMap { if case .log(let line) = $0 { line } else { nil } } }
-
     func replies(to peer: String) -> [ControlReply] {
         messages(to: peer).compactMap { if case .reply(let reply) = $0 { reply } else { nil } }
     }

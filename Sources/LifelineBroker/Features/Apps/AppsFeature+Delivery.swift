@@ -174,21 +174,12 @@ extension AppsFeature {
 
     /// Callbacks, interceptors and vetoes that were not answered in time: the broker goes on.
     mutating func expired(_ wait: Correlator.Entry, in core: inout BrokerCore) {
-        guard let awaiting = transition?.awaiting, awaiting.id == wait.id else { return }
+        guard var transition = self.transition, let awaiting = transition.awaiting, awaiting.id == wait.id
+        else {
+            return
+        }
         let limit = core.configuration.appCallbackTimeout.wholeMilliseconds
-        goOnUnanswered(
-            awaiting, because: "was not answered within \(limit) ms", failing: .timeout, in: &core)
-    }
-
-    /// The answer the change waits for cannot come: it counts as not given (a veto as allowed, an
-    /// action as failed with `status`), and the change goes on.
-    private mutating func goOnUnanswered(
-        _ awaiting: AppTransition.Awaiting, because why: String, failing status: Status,
-        in core: inout BrokerCore
-    ) {
-        guard var transition = self.transition else { return }
-        core.log("\(awaiting.what) \(why); going on")
-        core.correlator.close(awaiting.id)
+        core.log("\(awaiting.what) was not answered within \(limit) ms; going on")
         transition.awaiting = nil
         if transition.stage == .vetoing {
             // The question unanswered counts as allowed: the exit goes on, its callbacks from the first.
@@ -196,7 +187,7 @@ extension AppsFeature {
         } else if transition.stage == .delivering, transition.next > 0,
             transition.callbacks[transition.next - 1].name == .action
         {
-            transition.failure = (status, "\(awaiting.what) \(why)")
+            transition.failure = (.timeout, "\(awaiting.what) was not answered within \(limit) ms")
         }
         self.transition = transition
         advance(in: &core)
@@ -210,13 +201,6 @@ extension AppsFeature {
         case .instanceLeft(let registration, let peer, let reason, _):
             instanceStopped(registration, peer: peer, reason, in: &core)
         case .launcherRequested: launcherRequested(in: &core)
-        case .cutOff(let peer, _):
-            // Its answer cannot come on a connection that closed: no need to wait out the time-out.
-            if let awaiting = transition?.awaiting, awaiting.peer == peer {
-                goOnUnanswered(
-                    awaiting, because: "will not be answered: the connection of \(awaiting.service) closed",
-                    failing: .unavailable, in: &core)
-            }
         default: break
         }
     }

@@ -134,7 +134,8 @@ struct AppsFeature: BrokerFeature {
     /// (nil once that instance's connection closed), else its host's.
     static func peer(host: String, instance: String?, in core: BrokerCore) -> [UInt8]? {
         guard let entry = core.registry.entry(named: host) else { return nil }
-        return entry.instances.first { (instance == nil || $0.id == instance) && $0.connected }?.peer
+        guard let instance else { return entry.peer }
+        return entry.instances.first { $0.id == instance && $0.connected }?.peer
     }
 
     /// The instance of a host of several that a new session goes to: the connected one hosting the
