@@ -47,6 +47,25 @@ struct DispatchTests {
         #expect(reply["trace"] == [])
     }
 
+    @Test("a service whose connection closed before its step is skipped at once, not offered the event")
+    func closedBeforeTheStep() throws {
+        var broker = BrokerHarness()
+        // Peers whose last 4 bytes are their connection's number, as the socket shell makes them.
+        broker.register("dead", peer: "p1\u{0}\u{0}\u{0}\u{1}", events: [.openURL], priorities: [.openURL: 5])
+        broker.register("alive", peer: "p2\u{0}\u{0}\u{0}\u{2}", events: [.openURL])
+        broker.core.connectionsClosed([1], now: broker.instant, into: &broker.output)
+        broker.request("cli", .dispatch, ["event": "openURL"], payload: Array(#"{"url":"x:"}"#.utf8))
+        #expect(broker.offers(to: "p1\u{0}\u{0}\u{0}\u{1}").isEmpty)
+        let offer = try #require(
+            broker.offers(to: "p2\u{0}\u{0}\u{0}\u{2}").first, "the next is asked at once")
+        broker.answer(offer, from: "p2\u{0}\u{0}\u{0}\u{2}", "returnYES")
+        let reply = try #require(broker.replies(to: "cli").first).json()
+        let trace = reply["trace"]?.arrayValue ?? []
+        #expect(trace.first?["service"] == "dead" && trace.first?["status"] == "gone")
+        #expect(trace.first?["error"] == "its connection has closed")
+        #expect(reply["decidedBy"] == "alive")
+    }
+
     @Test("a service that misses its deadline or dies mid-step is skipped on time and marked in the trace")
     func deadlinesAndDeath() throws {
         var broker = BrokerHarness()

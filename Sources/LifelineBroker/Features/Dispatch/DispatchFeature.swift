@@ -95,17 +95,24 @@ struct DispatchFeature: BrokerFeature {
                 error: "not registered any more", duration: .zero, in: &core)
             return
         }
+        // The first instance whose connection is open: one that closed cannot answer.
+        guard let peer = entry.instances.first(where: \.connected)?.peer else {
+            record(
+                dispatch.id, phase: phase, service: target.service, status: .gone, answer: nil,
+                error: "its connection has closed", duration: .zero, in: &core)
+            return
+        }
         let key = dispatches.addOffer(
             DispatchTable.Offer(
                 dispatch: dispatch.id, phase: phase, step: step, service: target.service, startedAt: core.now,
                 timeoutMilliseconds: target.timeoutMilliseconds))
         let offerID = core.correlator.open(
-            .dispatch, key: key, peer: entry.servingPeer, deadline: core.deadline(target.timeoutMilliseconds))
+            .dispatch, key: key, peer: peer, deadline: core.deadline(target.timeoutMilliseconds))
         let offer = DispatchOffer(
             event: phaseInfo.event, dispatch: dispatch.id, step: step,
             timeoutMilliseconds: target.timeoutMilliseconds, mode: phaseInfo.mode,
             completion: dispatch.descriptor?.completion, payload: dispatch.payload)
-        core.send(entry.servingPeer, .offer(offer), id: offerID)
+        core.send(peer, .offer(offer), id: offerID)
     }
 
     /// A service answered an OFFER.
