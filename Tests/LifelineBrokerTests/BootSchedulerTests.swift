@@ -70,6 +70,36 @@ struct BootSchedulerTests {
         #expect(scheduler.next(now: 5 * Self.ms).map(\.name) == ["c.three"])
     }
 
+    @Test(
+        "a required task that cannot run because what it depends on failed stops the boot; one skipped by a condition does not"
+    )
+    func requiredBlockedByFailure() throws {
+        var blocked = try BootScheduler(
+            tasks: [
+                Self.task("a.keys", phase: "setup"),
+                Self.task("a.session", phase: "setup", after: ["a.keys"]),
+                Self.task("b.use", after: ["a.session"], required: true), Self.task("c.other"),
+            ],
+            phases: BootTask.defaultPhases, launchOptions: [:], now: 0)
+        #expect(Self.run(&blocked, fail: ["a.keys"]) == ["a.keys"])
+        #expect(
+            blocked.failure
+                == "required task b.use could not run: it depends on a.session, which was skipped")
+        #expect(blocked.record("b.use")?.state == .finished(.skipped))
+        blocked.skipWaiting(because: "the boot stopped", now: 0)
+        #expect(blocked.record("c.other")?.state == .finished(.skipped))
+        #expect(blocked.record("c.other")?.reason == "the boot stopped")
+        var conditional = try BootScheduler(
+            tasks: [
+                Self.task("a.keys", phase: "setup", condition: .launchOption("keys")),
+                Self.task("b.use", after: ["a.keys"], required: true),
+            ],
+            phases: BootTask.defaultPhases, launchOptions: [:], now: 0)
+        #expect(Self.run(&conditional).isEmpty)
+        #expect(conditional.failure == nil && conditional.isFinished)
+        #expect(conditional.record("b.use")?.state == .finished(.skipped))
+    }
+
     @Test("dependencies hold across processes and phases")
     func dependencies() throws {
         var scheduler = try BootScheduler(

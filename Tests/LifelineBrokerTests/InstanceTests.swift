@@ -219,6 +219,31 @@ struct InstanceTests {
         #expect(broker.request("cli", .lookup, ["name": "pay"])?.status == .notFound)
     }
 
+    @Test(
+        "a replicable name's start hook runs once on each connected instance, also when its first instance's connection closed"
+    )
+    func startOncePerInstance() throws {
+        var broker = BrokerHarness()
+        let (first, second, third) = (
+            "p1\u{0}\u{0}\u{0}\u{1}", "p2\u{0}\u{0}\u{0}\u{2}", "p3\u{0}\u{0}\u{0}\u{3}"
+        )
+        Self.join(&broker, first, Self.instance("r", "i1"))
+        Self.join(&broker, second, Self.instance("r", "i2"))
+        Self.join(&broker, third, Self.instance("r", "i3"))
+        broker.core.connectionsClosed([1], now: broker.instant, into: &broker.output)
+        broker.output.removeAll()
+        broker.request("cli", .boot, ["op": "start"])
+        let run = try #require(broker.requests(to: second).first { $0.command == .boot })
+        #expect(run.header["task"] == "r.start" && run.header["kind"] == "start")
+        broker.output.removeAll()
+        _ = broker.raw(second, ControlReply(requestID: run.requestID, json: ["outcome": "done"]).frames())
+        #expect(
+            !broker.requests(to: second).contains { $0.command == .start },
+            "its start hook ran once, by the boot")
+        #expect(broker.requests(to: third).filter { $0.command == .start }.count == 1, "the other gets START")
+        #expect(broker.requests(to: first).isEmpty, "nothing to a closed connection")
+    }
+
     @Test("an acknowledged event waits for every instance of a name")
     func acknowledgements() throws {
         var broker = BrokerHarness()

@@ -33,8 +33,9 @@ enum Announcement {
     /// didFinishLaunching or didBecomeActive took effect (published, or dispatched without ending the
     /// launch early), with the event's payload.
     case launched(EventName, payload: JSONValue, by: String)
-    /// `service` finished starting (or gave up): requests that waited for it may go on.
-    case started(service: String)
+    /// `service` finished starting (or gave up) on the instance on `peer` (nil: none ran its
+    /// start): requests that waited for it may go on, and its other instances start.
+    case started(service: String, on: [UInt8]?)
     /// The boot asks for the Launcher micro-app.
     case launcherRequested
     /// The Launcher started, or could not (`reason` says why).

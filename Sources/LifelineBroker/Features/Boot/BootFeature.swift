@@ -185,8 +185,15 @@ struct BootFeature: BrokerFeature {
         boot = run
         for task in starting { runTask(task, in: &core) }
         announceProgress(in: &core)
-        guard var finished = boot, let done = finished.scheduler, done.isFinished, finished.state == .running
+        guard var finished = boot, var done = finished.scheduler, done.isFinished, finished.state == .running
         else { return }
+        if let failure = done.failure {
+            // Nothing new starts: what had not started is said to be skipped, not left waiting.
+            done.skipWaiting(because: "the boot stopped: \(failure)", now: core.nanoseconds)
+            boot?.scheduler = done
+            announceProgress(in: &core)
+            finished = boot ?? finished
+        }
         finished.state = done.failure == nil ? .done : .failed
         finished.error = done.failure
         finished.endedAt = core.nanoseconds
@@ -231,11 +238,13 @@ struct BootFeature: BrokerFeature {
             if task.kind == .start && core.starts[task.service] == nil {
                 core.starts[task.service] = .starting
             }
-            let id = core.correlator.open(.boot, key: key, peer: entry.servingPeer, deadline: deadline)
+            let peer = entry.servingPeer
+            if task.kind == .start { boot?.startedOn[task.name] = peer }
+            let id = core.correlator.open(.boot, key: key, peer: peer, deadline: deadline)
             let run = BootTaskRun(
                 task: task.name, kind: task.kind, condition: task.condition,
                 launchOptions: boot?.launchOptions ?? .emptyObject)
-            core.send(entry.servingPeer, .boot(run), id: id)
+            core.send(peer, .boot(run), id: id)
         }
     }
 
@@ -265,7 +274,9 @@ struct BootFeature: BrokerFeature {
         scheduler.finish(name, outcome, reason: reason, now: core.nanoseconds)
         run.scheduler = scheduler
         boot = run
-        if record.task.kind == .start { core.announce(.started(service: record.task.service)) }
+        if record.task.kind == .start {
+            core.announce(.started(service: record.task.service, on: run.startedOn[name]))
+        }
         if outcome == .done && record.task.runsOnce { runOnceDone.insert(name) }
         // Each task's end is kept: a broker killed later reports the boot as far as it went.
         core.persist("boot.json", bootFile(now: core.nanoseconds))

@@ -13,6 +13,8 @@ struct BootRun {
     var error: String?
     /// Correlator key of a task run → the task.
     var inFlight: [UInt64: String] = [:]
+    /// The connection each start task was sent to (by task name).
+    var startedOn: [String: [UInt8]] = [:]
     /// On-demand runs of tasks in this plan: task → the client waiting for its outcome.
     var onDemand: [String: (peer: [UInt8], requestID: [UInt8])] = [:]
     /// Finished tasks already announced on the bus.

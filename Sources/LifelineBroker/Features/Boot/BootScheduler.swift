@@ -26,6 +26,9 @@ struct BootScheduler {
         var ended: UInt64?
         /// When it started among the boot's tasks (0 first): orders tasks that started at the same instant.
         var sequence: Int?
+        /// Skipped because a task it depends on (or one that task depends on) failed, not by a
+        /// condition.
+        var blockedByFailure = false
     }
 
     let phases: [String]
@@ -163,9 +166,16 @@ struct BootScheduler {
                 if let blocker = states.first(where: {
                     if case .finished(let outcome) = $0.state { outcome != .done } else { false }
                 }) {
-                    let what = blocker.state == .finished(.failed) ? "failed" : "was skipped"
-                    settle(position, .skipped, "depends on \(blocker.task.name), which \(what)", now: now)
+                    let failed = blocker.state == .finished(.failed)
+                    let reason = "depends on \(blocker.task.name), which \(failed ? "failed" : "was skipped")"
+                    records[position].blockedByFailure = failed || blocker.blockedByFailure
+                    settle(position, .skipped, reason, now: now)
+                    // A required task that cannot run for a failure stops the boot as its own would.
+                    if task.isRequired && records[position].blockedByFailure && failure == nil {
+                        failure = "required task \(task.name) could not run: it \(reason)"
+                    }
                     settled = true
+                    if failure != nil { return starting }
                     continue
                 }
                 guard states.allSatisfy({ $0.state == .finished(.done) }) else { continue }
@@ -200,6 +210,14 @@ struct BootScheduler {
         records[position].ended = now
         if outcome == .failed && records[position].task.isRequired && failure == nil {
             failure = "required task \(records[position].task.name) failed: \(reason ?? "no reason given")"
+        }
+    }
+
+    /// Settles every task that has not started as skipped, saying why (the boot stopped).
+    mutating func skipWaiting(because reason: String, now: UInt64) {
+        for position in records.indices where records[position].state == .waiting {
+            records[position].state = .finished(.skipped)
+            records[position].reason = reason
         }
     }
 

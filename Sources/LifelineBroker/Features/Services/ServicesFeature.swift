@@ -200,13 +200,17 @@ struct ServicesFeature: BrokerFeature {
         core.send(entry.servingPeer, .start(name: name), id: id)
     }
 
-    /// `name` started (or gave up): the requests that waited for it go on.
-    private mutating func finishStart(_ name: String, in core: inout BrokerCore) {
+    /// `name` started (or gave up) on the instance on `peer`: the requests that waited for it go on.
+    private mutating func finishStart(_ name: String, on peer: [UInt8]?, in core: inout BrokerCore) {
         let wasStarted = core.isStarted(name)
         core.starts[name] = .started
-        // The first instance was started (by the boot or here): the others now are.
+        // One instance was started (by the boot or here): the other connected ones now are (one
+        // whose connection closed gets START when it registers again).
         if !wasStarted, let entry = core.registry.entry(named: name) {
-            for instance in entry.instances.dropFirst() { startInstance(name, on: instance.peer, in: &core) }
+            let first = peer ?? entry.instances[0].peer
+            for instance in entry.instances where instance.peer != first && instance.connected {
+                startInstance(name, on: instance.peer, in: &core)
+            }
         }
         for (peer, id, request) in parked.removeValue(forKey: name) ?? [] {
             handle(request, from: peer, id: id, in: &core)
@@ -233,7 +237,7 @@ struct ServicesFeature: BrokerFeature {
             core.send(call.client, forwarded)
         } else if let name = starting.removeValue(forKey: wait.key) {
             if !reply.status.isSuccess { core.log("\(name) failed to start: \(reply.errorMessage)") }
-            finishStart(name, in: &core)
+            finishStart(name, on: wait.peer, in: &core)
         } else if let name = startingInstances.removeValue(forKey: wait.key), !reply.status.isSuccess {
             core.log("an instance of \(name) failed to start: \(reply.errorMessage)")
         }
@@ -276,7 +280,7 @@ struct ServicesFeature: BrokerFeature {
             core.log(
                 "\(name) did not finish starting within \(core.configuration.serviceStartTimeout.wholeMilliseconds) ms; going on"
             )
-            finishStart(name, in: &core)
+            finishStart(name, on: wait.peer, in: &core)
         } else if let name = startingInstances.removeValue(forKey: wait.key) {
             core.log("an instance of \(name) did not finish starting in time; going on")
         }
@@ -289,7 +293,7 @@ struct ServicesFeature: BrokerFeature {
             if !registration.keyedMethods.isEmpty { retryHeld(of: registration.name, in: &core) }
         case .holding(let registration, let peer, let keys):
             adopt(registration, keys: keys, from: peer, in: &core)
-        case .started(let service): finishStart(service, in: &core)
+        case .started(let service, let peer): finishStart(service, on: peer, in: &core)
         case .bootSettled:
             let waiting = core.registry.entries.values.filter {
                 !$0.registration.lazy && core.starts[$0.registration.name] == nil
