@@ -51,6 +51,12 @@ package struct Topology: Sendable, Equatable {
     static let bootFields = ["phases", "tasks", "waitMs"]
     static let brokerFields = ["control", "bus", "launcher"]
     static let serviceFields = ["name", "executable", "args", "restart", "after", "replicas"]
+    static let supervisorFields = ["restarts", "seconds"]
+    static let bootTaskFields = [
+        "name", "service", "kind", "phase", "priority", "async", "after", "condition", "deadlineMs",
+        "required",
+        "runOnce",
+    ]
 
     package var control: String
     package var bus: String
@@ -72,10 +78,27 @@ package struct Topology: Sendable, Equatable {
             throw ProtocolError(.badRequest, "a topology is a JSON object")
         }
         try Self.refuseUnknown(top, Self.topFields, at: "the topology")
-        if case .object(let broker)? = json["broker"] {
-            try Self.refuseUnknown(broker, Self.brokerFields, at: "broker")
+        if let broker = json["broker"] {
+            guard case .object(let members) = broker else {
+                throw ProtocolError(.badRequest, "broker must be an object with control, bus and launcher")
+            }
+            try Self.refuseUnknown(members, Self.brokerFields, at: "broker")
+            for field in Self.brokerFields {
+                if let value = members[field], value.stringValue == nil {
+                    throw ProtocolError(.badRequest, "broker.\(field) must be a string, not \(value)")
+                }
+            }
+            for field in ["control", "bus"] {
+                if let endpoint = members[field]?.stringValue, let problem = Self.endpointProblem(endpoint) {
+                    throw ProtocolError(.badRequest, "broker.\(field): \(problem)")
+                }
+            }
         }
         if let supervisor = json["supervisor"] {
+            guard case .object(let members) = supervisor else {
+                throw ProtocolError(.badRequest, "supervisor must be an object with restarts and seconds")
+            }
+            try Self.refuseUnknown(members, Self.supervisorFields, at: "supervisor")
             guard let restarts = supervisor["restarts"]?.intValue, (0...1000).contains(restarts),
                 let seconds = supervisor["seconds"]?.intValue, (1...86_400).contains(seconds)
             else {
@@ -97,6 +120,10 @@ package struct Topology: Sendable, Equatable {
         }
         control = json["broker"]?["control"]?.stringValue ?? BrokerConfiguration.defaultControlEndpoint
         bus = json["broker"]?["bus"]?.stringValue ?? BrokerConfiguration.defaultBusEndpoint
+        if control == bus && !control.hasSuffix(":*") {
+            throw ProtocolError(
+                .badRequest, "broker.control and broker.bus are both \(control): give each its own")
+        }
         launcher = json["broker"]?["launcher"]?.stringValue
         if let launcher, let problem = ServiceRegistration.nameProblem(launcher, what: "broker.launcher") {
             throw ProtocolError(.badRequest, problem)
@@ -117,6 +144,11 @@ package struct Topology: Sendable, Equatable {
                     .badRequest, "boot.waitMs must be an integer within 0...3600000, not \(wait)")
             }
         }
+        if let phases = json["boot"]?["phases"]?.arrayValue, !phases.contains("services") {
+            throw ProtocolError(
+                .badRequest,
+                "boot.phases must include 'services': each service's start task (NAME.start) runs in it")
+        }
         bootPhases = try (json["boot"]?["phases"]?.arrayValue ?? BootTask.defaultPhases.map { .string($0) })
             .map {
                 (value) throws(ProtocolError) -> String in
@@ -129,9 +161,11 @@ package struct Topology: Sendable, Equatable {
             }
         var bootTasks: [String: JSONValue] = [:]
         for (index, entry) in (json["boot"]?["tasks"]?.arrayValue ?? []).enumerated() {
-            guard let name = entry["name"]?.stringValue, name.contains(".") else {
+            guard case .object(let members) = entry, let name = entry["name"]?.stringValue, name.contains(".")
+            else {
                 throw ProtocolError(.badRequest, "boot.tasks[\(index)] needs a 'name' like service.task")
             }
+            try Self.refuseUnknown(members, Self.bootTaskFields, at: "boot.tasks[\(index)] (\(name))")
             var probe = BootTask(name: name, service: String(name.split(separator: ".")[0]))
             try probe.apply(entry)
             if !bootPhases.contains(probe.phase) {
@@ -142,6 +176,9 @@ package struct Topology: Sendable, Equatable {
         }
         self.bootTasks = bootTasks
         bootWaitMilliseconds = json["boot"]?["waitMs"]?.intValue.map { Int($0) }
+        if let listed = json["services"], listed.arrayValue == nil {
+            throw ProtocolError(.badRequest, "services must be a list of services, not \(listed)")
+        }
         var services: [ServiceEntry] = []
         for (index, entry) in (json["services"]?.arrayValue ?? []).enumerated() {
             guard case .object(let members) = entry, let name = entry["name"]?.stringValue else {
@@ -158,6 +195,10 @@ package struct Topology: Sendable, Equatable {
                     .badRequest,
                     "services[\(index)] ('\(name)') needs an 'executable': a product name or an absolute path"
                 )
+            }
+            if let args = entry["args"], args.arrayValue == nil {
+                throw ProtocolError(
+                    .badRequest, "services[\(index)].args must be a list of strings, not \(args)")
             }
             let arguments = try (entry["args"]?.arrayValue ?? []).map {
                 (value) throws(ProtocolError) -> String in
@@ -227,6 +268,20 @@ package struct Topology: Sendable, Equatable {
             remaining.removeAll { started.contains($0.name) }
         }
         return layers
+    }
+
+    /// Why `endpoint` is not an address a broker binds (`tcp://HOST:PORT`, `ipc://PATH`); nil when
+    /// it is one.
+    static func endpointProblem(_ endpoint: String) -> String? {
+        if endpoint.hasPrefix("ipc://") && endpoint.count > 6 { return nil }
+        guard endpoint.hasPrefix("tcp://"), let colon = endpoint.lastIndex(of: ":"),
+            endpoint.distance(from: endpoint.startIndex, to: colon) > 6,
+            endpoint[endpoint.index(after: colon)...] == "*"
+                || UInt16(endpoint[endpoint.index(after: colon)...]) != nil
+        else {
+            return "'\(endpoint)' is not a tcp://HOST:PORT or ipc://PATH endpoint"
+        }
+        return nil
     }
 
     private static func refuseUnknown(_ members: [String: JSONValue], _ fields: [String], at place: String)

@@ -73,4 +73,50 @@ struct TopologyOrderTests {
             #expect(throws: ProtocolError(.badRequest, message)) { try Topology(json: json) }
         }
     }
+
+    @Test(
+        "a value of the wrong kind, an unknown key at any level, or a boot without its services phase is refused, named"
+    )
+    func wrongKinds() {
+        let push: JSONValue = ["name": "a", "executable": "lifeline-push"]
+        let problems: [(JSONValue, String)] = [
+            (["broker": "tcp://127.0.0.1:1"], "broker must be an object with control, bus and launcher"),
+            (["broker": ["control": 5]], "broker.control must be a string, not 5"),
+            (["broker": ["bus": .null]], "broker.bus must be a string, not null"),
+            (["broker": ["launcher": 5]], "broker.launcher must be a string, not 5"),
+            (
+                ["broker": ["control": "garbage"]],
+                "broker.control: 'garbage' is not a tcp://HOST:PORT or ipc://PATH endpoint"
+            ),
+            (
+                ["broker": ["control": "tcp://127.0.0.1:7300", "bus": "tcp://127.0.0.1:7300"]],
+                "broker.control and broker.bus are both tcp://127.0.0.1:7300: give each its own"
+            ),
+            (
+                ["supervisor": ["restarts": 5, "seconds": 10, "maxBackoffMs": 1]],
+                "supervisor: unknown key 'maxBackoffMs'; keys: restarts, seconds"
+            ),
+            (["services": [:]], "services must be a list of services, not {}"),
+            (
+                ["services": [["name": "a", "executable": "lifeline-push", "args": "--x"]]],
+                "services[0].args must be a list of strings, not \"--x\""
+            ),
+            (
+                ["services": [push], "boot": ["tasks": [["name": "a.start", "priorty": 5]]]],
+                "boot.tasks[0] (a.start): unknown key 'priorty'; keys: name, service, kind, phase, priority, async, after, condition, deadlineMs, required, runOnce"
+            ),
+            (
+                ["services": [push], "boot": ["phases": ["one", "two"]]],
+                "boot.phases must include 'services': each service's start task (NAME.start) runs in it"
+            ),
+        ]
+        for (json, message) in problems {
+            #expect(throws: ProtocolError(.badRequest, message)) { try Topology(json: json) }
+        }
+        #expect(throws: Never.self) {
+            try Topology(json: [
+                "broker": ["control": "tcp://*:7300", "bus": "ipc:///tmp/bus"], "services": [push],
+            ])
+        }
+    }
 }
