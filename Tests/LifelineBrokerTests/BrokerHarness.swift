@@ -56,18 +56,20 @@ struct BrokerHarness {
     /// Sends a request from `peer` and returns the reply addressed to it, if one came at once.
     @discardableResult
     mutating func request(
-        _ peer: String, _ command: Command, _ header: JSONValue = .emptyObject, payload: [UInt8]? = nil
+        _ peer: String, _ command: Command, _ header: JSONValue = .emptyObject, payload: [UInt8]? = nil,
+        key: String? = nil
     ) -> ControlReply? {
         counter += 1
         let request = ControlRequest(
             command, requestID: Array("r\(counter)".utf8), header: header, payload: payload)
-        return raw(peer, request.frames())
+        return raw(peer, request.frames(), key: key)
     }
 
+    /// Sends `frames` from `peer` (with the CURVE public key `key`, when given).
     @discardableResult
-    mutating func raw(_ peer: String, _ frames: [[UInt8]]) -> ControlReply? {
+    mutating func raw(_ peer: String, _ frames: [[UInt8]], key: String? = nil) -> ControlReply? {
         output.removeAll()
-        core.handleControl(peer: Array(peer.utf8), frames: frames[...], now: instant, into: &output)
+        core.handleControl(peer: Array(peer.utf8), frames: frames[...], key: key, now: instant, into: &output)
         return replies(to: peer).last
     }
 

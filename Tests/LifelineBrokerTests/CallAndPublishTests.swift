@@ -130,6 +130,18 @@ struct CallAndPublishTests {
             bad?.status == .badRequest && bad?.errorMessage == "PUBLISH 'publishId' must be 1...128 bytes")
     }
 
+    @Test("under CURVE each key's publication ids are its own: another key's same id is another publication")
+    func publicationIDsPerKey() throws {
+        var broker = BrokerHarness()
+        let first = broker.request("a", .publish, ["event": "com.example.x", "publishId": "p.1"], key: "KA")
+        let other = broker.request("b", .publish, ["event": "com.example.y", "publishId": "p.1"], key: "KB")
+        #expect(broker.published.map(\.name) == ["com.example.y"], "published: not key KA's receipt")
+        #expect(other?.body != first?.body)
+        let again = broker.request("c", .publish, ["event": "com.example.x", "publishId": "p.1"], key: "KA")
+        #expect(broker.published.isEmpty, "the same key's repeat, from another connection, is not published")
+        #expect(again?.body == first?.body)
+    }
+
     @Test("a repeat of an acknowledged publication still waiting is answered with it, once acknowledged")
     func repeatedAcknowledgedPublication() throws {
         var broker = BrokerHarness()

@@ -79,9 +79,13 @@ struct PublishFeature: BrokerFeature {
     private mutating func publish(
         _ request: PublishRequest, from peer: [UInt8], id: [UInt8], in core: inout BrokerCore
     ) {
+        let given = request.publishID
+        var request = request
+        // Under CURVE each key's ids are its own: another key's repeat is another publication.
+        if let given, let key = core.peerKeys[peer] { request.publishID = "\(key)/\(given)" }
         if let publishID = request.publishID, let outcome = recent.outcome(of: publishID) {
             core.log(
-                "PUBLISH '\(publishID)' repeated by \(core.peerName(peer)): answered with the first receipt, not published again"
+                "PUBLISH '\(given ?? publishID)' repeated by \(core.peerName(peer)): answered with the first receipt, not published again"
             )
             switch outcome {
             case .answered(let body):
