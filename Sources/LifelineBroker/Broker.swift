@@ -205,12 +205,14 @@ package struct Broker {
     }
 
     /// Handles a subscription notice read from the XPUB socket; `refused` says why the earlier
-    /// subscriptions of the connection that sent a marker were refused (its ATTACH reply says so).
+    /// subscriptions of the connection that sent a marker were refused (its ATTACH reply says so),
+    /// `subscriber` the CURVE key of that connection.
     package mutating func handleBusNotice(
-        _ notice: [UInt8], refused: [String] = [], now: MonotonicInstant, into output: inout [BrokerOutput]
+        _ notice: [UInt8], refused: [String] = [], subscriber: String? = nil, now: MonotonicInstant,
+        into output: inout [BrokerOutput]
     ) {
         step(now, into: &output) { broker in
-            broker.registry.busNotice(notice, refused: refused, in: &broker.core)
+            broker.registry.busNotice(notice, refused: refused, subscriber: subscriber, in: &broker.core)
         }
     }
 

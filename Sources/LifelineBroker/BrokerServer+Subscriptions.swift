@@ -51,7 +51,9 @@ extension BrokerServer {
             }
             let refused =
                 kind == 1 && topic.first == UInt8(ascii: "!") ? subscriptions.refusals(of: connection) : []
-            core.handleBusNotice(first, refused: refused, now: SystemClock.now, into: &output)
+            core.handleBusNotice(
+                first, refused: refused, subscriber: zap == nil ? nil : sender.userID, now: SystemClock.now,
+                into: &output)
         }
         return received
     }

@@ -98,9 +98,10 @@ struct BrokerHarness {
         }
     }
 
-    mutating func subscribeMarker(_ token: String) {
+    mutating func subscribeMarker(_ token: String, subscriber: String? = nil) {
         output.removeAll()
-        core.handleBusNotice([1] + Array("!\(token)".utf8), now: instant, into: &output)
+        core.handleBusNotice(
+            [1] + Array("!\(token)".utf8), subscriber: subscriber, now: instant, into: &output)
     }
 
     static func registration(

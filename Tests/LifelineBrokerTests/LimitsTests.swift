@@ -80,6 +80,28 @@ struct LimitsTests {
         #expect(markers.hasSeen("t10") && markers.hasSeen("t\(AttachTracker.capacity + 9)"))
     }
 
+    @Test(
+        "under CURVE a marker counts only for its own key: another key subscribing a service's marker does not answer its REGISTER"
+    )
+    func markersByKey() throws {
+        var markers = AttachTracker()
+        markers.wait(for: "svc", key: 1, owner: "KS")
+        #expect(markers.markerSubscribed("svc", owner: "KR", now: 0).isEmpty, "a squatter releases nothing")
+        #expect(
+            !markers.hasSeen("svc", by: "KS") && markers.hasSeen("svc", by: "KR") && markers.hasSeen("svc"))
+        #expect(markers.markerSubscribed("svc", owner: "KS", now: 0) == [1])
+        #expect(markers.hasSeen("svc", by: "KS"))
+
+        var broker = BrokerHarness()
+        let registration = BrokerHarness.registration("url", instance: "url-1", events: [.openURL])
+        broker.subscribeMarker("url-1", subscriber: "KR")
+        let early = broker.request("url", .register, registration, key: "KS")
+        #expect(early == nil, "not answered: its own marker has not arrived")
+        broker.subscribeMarker("url-1", subscriber: "KS")
+        #expect(
+            broker.replies(to: "url").first?.status == .ok, "answered once its own connection's marker came")
+    }
+
     @Test("a service's heartbeat says how many events its handlers' queue dropped; its record shows it")
     func dropsReported() throws {
         var broker = BrokerHarness()

@@ -1,6 +1,8 @@
 /// Matches clients to their bus subscriptions: a client subscribes to the marker `!token` after its
 /// event topics, then asks the broker (ATTACH, REGISTER) to go on only once the marker arrived through
-/// the XPUB socket — from then on every event it subscribed to reaches it.
+/// the XPUB socket — from then on every event it subscribed to reaches it. Under CURVE a marker
+/// counts only for requests of the key whose bus connection subscribed it: another key cannot
+/// answer a service's REGISTER early by subscribing its marker.
 struct AttachTracker {
     /// Upper bound on remembered markers; the oldest are forgotten first.
     static var capacity: Int { 65_536 }
@@ -12,7 +14,10 @@ struct AttachTracker {
     private var order: [(token: String, serial: UInt64)] = []
     private var head = 0
     private var serial: UInt64 = 0
-    private var waiters: [String: [UInt64]] = [:]
+    private var waiters: [String: [(key: UInt64, owner: String?)]] = [:]
+    /// The CURVE keys whose bus connections subscribed each marker (markers seen without a key
+    /// have none).
+    private var owners: [String: Set<String>] = [:]
     /// Why the subscriptions sent before a seen marker were refused (only markers with refusals).
     private var refusals: [String: [String]] = [:]
 
@@ -22,7 +27,13 @@ struct AttachTracker {
         return (notice[0] == 1, String(decoding: notice[2...], as: UTF8.self))
     }
 
-    func hasSeen(_ token: String) -> Bool { seen[token] != nil }
+    /// Whether the marker `token` was seen, subscribed by `owner`'s bus connection when the request
+    /// comes with a key (under CURVE).
+    func hasSeen(_ token: String, by owner: String? = nil) -> Bool {
+        guard seen[token] != nil else { return false }
+        guard let owner else { return true }
+        return owners[token]?.contains(owner) == true
+    }
 
     /// Why the subscriptions sent before the marker `token` were refused: empty when all were applied.
     func refusals(of token: String) -> [String] { refusals[token] ?? [] }
@@ -32,8 +43,11 @@ struct AttachTracker {
 
     /// Records a marker subscription, with why the subscriptions sent before it were refused, and
     /// returns the keys of the waits it releases.
-    mutating func markerSubscribed(_ token: String, refused: [String] = [], now: UInt64) -> [UInt64] {
+    mutating func markerSubscribed(_ token: String, refused: [String] = [], owner: String? = nil, now: UInt64)
+        -> [UInt64]
+    {
         refusals[token] = refused.isEmpty ? nil : refused
+        if let owner { owners[token, default: []].insert(owner) }
         if seen[token] == nil {
             serial += 1
             seen[token] = serial
@@ -43,17 +57,23 @@ struct AttachTracker {
                 if seen[oldest.token] == oldest.serial {
                     seen[oldest.token] = nil
                     refusals[oldest.token] = nil
+                    owners[oldest.token] = nil
                 }
                 head += 1
             }
             compact()
         }
-        return waiters.removeValue(forKey: token) ?? []
+        // A wait from a key is released only by that key's marker; one without a key by any.
+        let released = waiters[token]?.filter { $0.owner == nil || $0.owner == owner } ?? []
+        waiters[token]?.removeAll { $0.owner == nil || $0.owner == owner }
+        if waiters[token]?.isEmpty == true { waiters[token] = nil }
+        return released.map(\.key)
     }
 
     mutating func markerUnsubscribed(_ token: String) {
         seen[token] = nil
         refusals[token] = nil
+        owners[token] = nil
         compact()
     }
 
@@ -64,12 +84,14 @@ struct AttachTracker {
         head = 0
     }
 
-    /// Parks the wait `key` until `token` is seen.
-    mutating func wait(for token: String, key: UInt64) { waiters[token, default: []].append(key) }
+    /// Parks the wait `key` until `token` is seen (subscribed by `owner`'s connection, when given).
+    mutating func wait(for token: String, key: UInt64, owner: String? = nil) {
+        waiters[token, default: []].append((key, owner))
+    }
 
     /// Gives up the wait `key` for `token`.
     mutating func forget(_ token: String, key: UInt64) {
-        waiters[token]?.removeAll { $0 == key }
+        waiters[token]?.removeAll { $0.key == key }
         if waiters[token]?.isEmpty == true { waiters[token] = nil }
     }
 }

@@ -44,7 +44,7 @@ struct RegistryFeature: BrokerFeature {
             core.reply(peer, id, ServiceList(services: records.map { core.record(of: $0) }))
         case .attach(let attach):
             let token = attach.token
-            if markers.hasSeen(token) {
+            if markers.hasSeen(token, by: core.peerKeys[peer]) {
                 core.reply(peer, id, Self.attached(core, refused: markers.refusals(of: token)))
             } else {
                 wait(for: token, .attach(peer: peer, requestID: id), in: &core)
@@ -77,15 +77,20 @@ struct RegistryFeature: BrokerFeature {
 
     // MARK: Markers
 
-    /// A subscription notice from the XPUB socket: a marker releases what waited for it. `refused`
-    /// says why the subscriptions its connection sent before it were refused.
-    mutating func busNotice(_ notice: [UInt8], refused: [String], in core: inout BrokerCore) {
+    /// A subscription notice from the XPUB socket: a marker releases what waited for it (under CURVE,
+    /// what `subscriber`'s key asked). `refused` says why the subscriptions its connection sent
+    /// before it were refused.
+    mutating func busNotice(
+        _ notice: [UInt8], refused: [String], subscriber: String?, in core: inout BrokerCore
+    ) {
         guard let marker = AttachTracker.token(inNotice: notice) else { return }
         guard marker.subscribed else {
             markers.markerUnsubscribed(marker.token)
             return
         }
-        for key in markers.markerSubscribed(marker.token, refused: refused, now: core.nanoseconds) {
+        for key in markers.markerSubscribed(
+            marker.token, refused: refused, owner: subscriber, now: core.nanoseconds)
+        {
             guard let held = waiting.removeValue(forKey: key) else { continue }
             core.correlator.close(held.id)
             switch held.wait {
@@ -103,7 +108,11 @@ struct RegistryFeature: BrokerFeature {
             .registry, key: key, peer: nil,
             deadline: core.deadline(core.configuration.attachTimeout))
         waiting[key] = (wait, token, id)
-        markers.wait(for: token, key: key)
+        let peer: [UInt8]
+        switch wait {
+        case .attach(let from, _), .register(let from, _, _): peer = from
+        }
+        markers.wait(for: token, key: key, owner: core.peerKeys[peer])
     }
 
     mutating func expired(_ wait: Correlator.Entry, in core: inout BrokerCore) {
@@ -170,7 +179,7 @@ struct RegistryFeature: BrokerFeature {
             default: break
             }
         }
-        if markers.hasSeen(registration.attachToken) {
+        if markers.hasSeen(registration.attachToken, by: core.peerKeys[peer]) {
             completeRegistration(request, peer: peer, id: id, in: &core)
         } else {
             wait(for: registration.attachToken, .register(peer: peer, requestID: id, request), in: &core)
