@@ -17,9 +17,12 @@ final class MetricsServer: Sendable {
     /// produces the body (nil: the broker did not answer in time); `token`, when given, is the bearer
     /// token every request must carry.
     init(address: String, token: String? = nil, render: @escaping @Sendable () -> String?) throws {
+        // Without a token the server is on loopback: a page served under another name (DNS
+        // rebinding) may not read it.
+        let checksHost = token == nil && Self.isLoopback(address)
         do {
             listener = try HTTPListener(address: address, threadName: "ll-metrics") { client in
-                Self.serve(client, token: token, render: render)
+                Self.serve(client, token: token, checksHost: checksHost, render: render)
                 close(client)
             }
         } catch {
@@ -30,12 +33,24 @@ final class MetricsServer: Sendable {
     /// Stops accepting (the thread ends).
     func stop() { listener.stop() }
 
-    private static func serve(_ client: Int32, token: String?, render: @Sendable () -> String?) {
+    private static func serve(
+        _ client: Int32, token: String?, checksHost: Bool, render: @Sendable () -> String?
+    ) {
         let request: HTTPRequest
         do {
             request = try HTTPRequest.read(from: client, maxBody: 0, timeoutSeconds: 2) { request in
                 if let token, !Self.authorizes(request, token: token) {
                     return HTTPError(401, "/metrics needs the header 'Authorization: Bearer TOKEN'")
+                }
+                if checksHost, let port = Self.localPort(of: client) {
+                    let host = request.header("host") ?? ""
+                    let names = ["127.0.0.1", "localhost", "[::1]"]
+                    guard names.contains(host) || names.map({ "\($0):\(port)" }).contains(host) else {
+                        return HTTPError(
+                            421,
+                            "/metrics answers only to Host 127.0.0.1:\(port) or localhost:\(port), not '\(host)'"
+                        )
+                    }
                 }
                 return nil
             }
@@ -64,6 +79,36 @@ final class MetricsServer: Sendable {
 }
 
 extension MetricsServer {
+    /// Whether `address` (`HOST:PORT`) is a loopback one.
+    static func isLoopback(_ address: String) -> Bool {
+        address.hasPrefix("127.") || address.hasPrefix("localhost:") || address.hasPrefix("[::1]:")
+    }
+
+    /// The local port a connected socket was reached on.
+    static func localPort(of descriptor: Int32) -> UInt16? {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let found = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard found else { return nil }
+        switch Int32(address.ss_family) {
+        case AF_INET:
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    UInt16(bigEndian: $0.pointee.sin_port)
+                }
+            }
+        case AF_INET6:
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    UInt16(bigEndian: $0.pointee.sin6_port)
+                }
+            }
+        default: return nil
+        }
+    }
+
     /// True when the request carries `Authorization: Bearer TOKEN` with this token (compared in
     /// constant time).
     static func authorizes(_ request: HTTPRequest, token: String) -> Bool {

@@ -8,10 +8,9 @@ struct MetricsTests {
     /// `GET path` (or another method, with a body) on 127.0.0.1:`port` with a bare socket:
     /// (status line, body).
     static func get(
-        port: UInt16, _ path: String, headers: [String] = [], method: String = "GET", body: String = ""
-    )
-        throws -> (String, String)
-    {
+        port: UInt16, _ path: String, headers: [String] = [], method: String = "GET", body: String = "",
+        host: String = "localhost"
+    ) throws -> (String, String) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -27,7 +26,7 @@ struct MetricsTests {
         let extra = headers.map { $0 + "\r\n" }.joined()
         let length = body.isEmpty ? "" : "Content-Length: \(body.utf8.count)\r\n"
         let request = Array(
-            "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\n\(extra)\(length)\r\n\(body)".utf8)
+            "\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\n\(extra)\(length)\r\n\(body)".utf8)
         _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
         var response: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -70,6 +69,10 @@ struct MetricsTests {
 
         let (status, body) = try Self.get(port: port, "/metrics")
         #expect(status == "HTTP/1.1 200 OK")
+        #expect(
+            try Self.get(port: port, "/metrics", host: "attacker.example:\(port)").0
+                == "HTTP/1.1 421 Misdirected Request",
+            "a page under another name (DNS rebinding) reads nothing")
         var types: [String: String] = [:]
         var problems: [String] = []
         let name = #/^[a-zA-Z_:][a-zA-Z0-9_:]*/#

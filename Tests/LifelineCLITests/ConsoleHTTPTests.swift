@@ -49,6 +49,20 @@ struct ConsoleHTTPTests {
         #expect(
             access.readRefusal(try Self.request("GET / HTTP/1.1\r\nHost: evil.example:7290"))?.status == 421)
         #expect(access.readRefusal(try Self.request("GET / HTTP/1.1"))?.status == 421)
+        #expect(
+            access.readRefusal(
+                try Self.request("GET /trace HTTP/1.1\r\nHost: 127.0.0.1:7290\r\nOrigin: http://evil.example")
+            )?
+            .message == "a request from another site (http://evil.example) may not read this console",
+            "another site's page opens no stream (a trace would take a lease)")
+        #expect(
+            access.readRefusal(
+                try Self.request(
+                    "GET /trace HTTP/1.1\r\nHost: 127.0.0.1:7290\r\nOrigin: http://127.0.0.1:7290"))
+                == nil)
+        #expect(throws: HTTPError(400, "Host is given twice")) {
+            try Self.request("GET / HTTP/1.1\r\nHost: evil.example:7290\r\nHost: 127.0.0.1:7290")
+        }
     }
 
     @Test("with a token file, reading needs the token: cookie, header or ?token=")

@@ -4,7 +4,8 @@ import LifelineSupport
 ///
 /// - Reading (the page, its streams, its JSON): on a loopback address, any local client whose
 ///   `Host` header names this console (a page served under another name may be a DNS-rebinding
-///   attack); with a token file, only a request carrying the token (the `lifeline_console` cookie,
+///   attack) and whose `Origin`, when it sends one, is this console's (another site's page may not
+///   open a stream: a trace stream takes a TRACE lease); with a token file, only a request carrying the token (the `lifeline_console` cookie,
 ///   set when the page is opened once with `?token=`, or the `X-Lifeline-Token` header).
 /// - Acting (publish, call, apps): a `POST` carrying the token in `X-Lifeline-Token`, from this
 ///   console's own origin. The page has the token; a page of another site cannot read it, and its
@@ -38,6 +39,10 @@ struct ConsoleAccess: Sendable {
                 "this console answers only to Host \(hosts.sorted().joined(separator: " or ")), not '\(request.header("host") ?? "")'"
             )
         }
+        // A page of another site may not read either, nor open a stream (a trace lease has effects).
+        if let origin = request.header("origin"), origin != "http://\(request.header("host") ?? "")" {
+            return HTTPError(403, "a request from another site (\(origin)) may not read this console")
+        }
         guard tokenForReading else { return nil }
         let given = request.cookie(Self.cookie) ?? request.header(Self.header) ?? request.query["token"] ?? ""
         guard HTTPResponse.secretsMatch(given, token) else {
@@ -51,11 +56,11 @@ struct ConsoleAccess: Sendable {
 
     /// Why `request` may not act; nil when it may.
     func actionRefusal(_ request: HTTPRequest) -> HTTPError? {
-        if let refusal = readRefusal(request) { return refusal }
-        guard request.method == "POST" else { return HTTPError(405, "an action is a POST") }
         if let origin = request.header("origin"), origin != "http://\(request.header("host") ?? "")" {
             return HTTPError(403, "a request from another site (\(origin)) may not act through this console")
         }
+        if let refusal = readRefusal(request) { return refusal }
+        guard request.method == "POST" else { return HTTPError(405, "an action is a POST") }
         guard HTTPResponse.secretsMatch(request.header(Self.header) ?? "", token) else {
             return HTTPError(
                 403, "an action needs the console's token in the \(Self.header) header (the page sends it)")

@@ -68,6 +68,8 @@ package struct HTTPRequest: Sendable, Equatable {
             if name == "content-length", let earlier = headers[name], earlier != value {
                 throw HTTPError(400, "Content-Length is given twice, as \(earlier) and \(value)")
             }
+            // Which of two hosts was meant is anyone's guess (RFC 9112, 3.2).
+            if name == "host", headers[name] != nil { throw HTTPError(400, "Host is given twice") }
             headers[name] = value
         }
         let target = String(parts[1])
