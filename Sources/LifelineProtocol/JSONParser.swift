@@ -11,6 +11,14 @@ package struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertib
 /// Parses UTF-8 JSON text (RFC 8259) into ``JSONValue``, as ``JSONScanner`` reads the grammar.
 /// Also reads one number or string from its JSON text, for the tape's scalars.
 package enum JSONParser {
+    /// The path of the first object member named twice in its object (`keys.gw.admin`), for
+    /// documents where the parser's rule — the last value wins — would hide a mistake; nil when there
+    /// is none.
+    /// - Throws: ``JSONParseError`` when `bytes` is not JSON.
+    package static func firstRepeatedMember(in bytes: [UInt8]) throws(JSONParseError) -> String? {
+        try JSONTape(bytes).firstRepeatedMember()
+    }
+
     /// The deepest nesting of arrays and objects accepted.
     public static let maximumDepth = 64
 

@@ -1,3 +1,4 @@
+import Foundation
 import LifelineProtocol
 import LifelineSupport
 import Testing
@@ -144,6 +145,36 @@ struct AccessPolicyTests {
                 (error as? ProtocolError)?.message.contains(message) == true
             }
         }
+    }
+
+    @Test(
+        "a policy file that names a key or a field twice is refused, naming it: the last would win silently")
+    func repeatedMembers() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "policy-\(UInt64.random(in: 0...UInt64.max)).json"
+        ).path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let texts = [
+            (
+                #"{"keys": {"gw": {"publicKey": "\#(Self.key)", "admin": false, "admin": true}}}"#,
+                "'keys.gw.admin' is given twice"
+            ),
+            (
+                #"{"keys": {"gw": {"publicKey": "\#(Self.key)"}, "gw": {"publicKey": "\#(Self.other)"}}}"#,
+                "'keys.gw' is given twice"
+            ),
+        ]
+        for (text, message) in texts {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            #expect {
+                _ = try AccessPolicy(path: path)
+            } throws: { error in
+                (error as? ProtocolError)?.message == "\(path): \(message)"
+            }
+        }
+        try Data(#"{"keys": {"gw": {"publicKey": "\#(Self.key)", "admin": true}}}"#.utf8).write(
+            to: URL(fileURLWithPath: path))
+        #expect(try AccessPolicy(path: path).names == [Self.key: "gw"])
     }
 
     @Test("the broker checks every request against the key it came with: 403, logged, not counted")

@@ -58,6 +58,12 @@ package struct AccessPolicy: Sendable, Equatable {
         let json: JSONValue
         do {
             json = try JSONParser.parse(Array(data))
+            // A grant named twice would be decided by the last one, silently: refused instead.
+            if let repeated = try JSONParser.firstRepeatedMember(in: Array(data)) {
+                throw ProtocolError(.badRequest, "\(path): '\(repeated)' is given twice")
+            }
+        } catch let error as ProtocolError {
+            throw error
         } catch {
             throw ProtocolError(.badRequest, "\(path) is not JSON: \(error)")
         }

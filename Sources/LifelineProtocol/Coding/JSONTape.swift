@@ -186,3 +186,33 @@ struct TapeRecord: JSONScanRecord {
         nodes[opened].count = count
     }
 }
+
+extension JSONTape {
+    /// The path of the first object member whose name its object gives twice (`keys.gw.admin`), in
+    /// document order; nil when every object names each member once.
+    func firstRepeatedMember(at index: Int = 0, path: String = "") -> String? {
+        guard index < nodes.count else { return nil }
+        switch nodes[index].kind {
+        case .object:
+            var names: Set<String> = []
+            var found: String?
+            forEachMember(of: index) { name, value in
+                guard found == nil else { return }
+                let member = string(at: name)
+                let inner = path.isEmpty ? member : "\(path).\(member)"
+                if !names.insert(member).inserted {
+                    found = inner
+                } else {
+                    found = firstRepeatedMember(at: value, path: inner)
+                }
+            }
+            return found
+        case .array:
+            for (position, child) in children(of: index).enumerated() {
+                if let found = firstRepeatedMember(at: child, path: "\(path)[\(position)]") { return found }
+            }
+            return nil
+        default: return nil
+        }
+    }
+}
