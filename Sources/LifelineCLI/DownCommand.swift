@@ -11,7 +11,8 @@ enum DownCommand: CLICommand {
         usage: lifeline down [--run-dir DIR]
 
         Sends SIGTERM to the supervisor of DIR (default run/) and waits until it has stopped the
-        services, in reverse start order, and then the broker. Prints how long it took.
+        services, in reverse start order, and then the broker. Prints how long it took. When the
+        supervisor is gone (killed) but processes it started still run, stops them itself.
         """
     static let runDirectory = CommandLineOption.value(
         "--run-dir", "DIR", help: "the supervisor's run directory (default run/)")
@@ -20,11 +21,20 @@ enum DownCommand: CLICommand {
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let runDirectory = URL(fileURLWithPath: try arguments.option(Self.runDirectory) ?? "run")
         try arguments.finish()
+        let started = SystemClock.monotonicNanoseconds()
         guard let pid = runningSupervisor(runDirectory.appendingPathComponent("up.pid")) else {
-            Console.error("nothing is up in \(runDirectory.path)")
+            // A supervisor that died without stopping its processes left them running.
+            let leftovers = LeftoverProcesses(in: runDirectory)
+            if leftovers.isEmpty {
+                Console.error("nothing is up in \(runDirectory.path)")
+                return 0
+            }
+            leftovers.stop()
+            Console.out(
+                "the supervisor of \(runDirectory.path) had stopped; stopped what it left running, \(leftovers.description), in \(Supervisor.seconds(SystemClock.monotonicNanoseconds() - started))"
+            )
             return 0
         }
-        let started = SystemClock.monotonicNanoseconds()
         kill(pid, SIGTERM)
         let deadline = started + 30_000_000_000
         while isAlive(pid), SystemClock.monotonicNanoseconds() < deadline { usleep(10_000) }

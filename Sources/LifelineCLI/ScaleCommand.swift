@@ -22,6 +22,8 @@ enum ScaleCommand: CLICommand {
     static let options = [runDirectory]
     static let requestFile = "scale.request"
     static let replyFile = "scale.reply"
+    /// Held (flock) while a request is out, so that two `lifeline scale` wait for each other.
+    static let lockFile = "scale.lock"
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let runDirectory = URL(fileURLWithPath: try arguments.option(Self.runDirectory) ?? "run")
@@ -38,6 +40,15 @@ enum ScaleCommand: CLICommand {
             throw LifelineError(
                 .unavailable, "nothing is up in \(runDirectory.path); start it with 'lifeline up'")
         }
+        // One request at a time: the run directory holds one request and one reply.
+        let lock = open(runDirectory.appendingPathComponent(lockFile).path, O_CREAT | O_RDWR, 0o600)
+        guard lock >= 0 else {
+            throw LifelineError(
+                .internalError,
+                "cannot open \(runDirectory.path)/\(lockFile): \(String(cString: strerror(errno)))")
+        }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
         let id = UUID().uuidString
         let request: JSONValue = [
             "id": .string(id), "service": .string(positional[0]), "replicas": .int(Int64(count)),

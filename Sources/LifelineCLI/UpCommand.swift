@@ -61,6 +61,13 @@ enum UpCommand: CLICommand {
         if let pid = DownCommand.runningSupervisor(pidFile) {
             throw LifelineError(.conflict, "already up (supervisor pid \(pid)); stop it with 'lifeline down'")
         }
+        let leftovers = LeftoverProcesses(in: runDirectory)
+        if !leftovers.isEmpty {
+            throw LifelineError(
+                .conflict,
+                "\(runDirectory.path) holds processes an earlier 'lifeline up' left running: \(leftovers.description); stop them with 'lifeline down --run-dir \(runDirectory.path)'"
+            )
+        }
         let binaries = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
             .deletingLastPathComponent()
         if detach {

@@ -89,6 +89,40 @@ struct SupervisorTests {
     }
 
     @Test(
+        "a supervisor killed -9 leaves its processes running: 'up' refuses to start beside them, 'down' stops them"
+    )
+    func leftovers() async throws {
+        let (path, run) = try Self.topology([
+            "broker": ["control": "tcp://127.0.0.1:*", "bus": "tcp://127.0.0.1:*"],
+            "services": [["name": "solo", "executable": "lifeline-probe"]],
+        ])
+        defer { try? FileManager.default.removeItem(at: run.deletingLastPathComponent()) }
+        let up = try ChildProcess("lifeline", ["up", "--topology", path, "--run-dir", run.path])
+        defer { up.kill() }
+        _ = try await up.waitForLine(startingWith: "UP ", seconds: 30)
+        let broker = try #require(Self.pid(run, "broker"))
+        let solo = try #require(Self.pid(run, "solo"))
+        defer {
+            kill(solo, SIGKILL)
+            kill(broker, SIGKILL)
+        }
+        up.kill(SIGKILL)
+        _ = try await up.waitForExit(seconds: 10)
+        #expect(DownCommandProbe.isAlive(broker) && DownCommandProbe.isAlive(solo), "left running")
+        let again = try await CLIResult.run(["up", "--topology", path, "--run-dir", run.path])
+        #expect(
+            again.status == 1
+                && again.errors.contains("left running: broker (pid \(broker)), solo (pid \(solo))"),
+            "\(again.errors)")
+        let down = try await CLIResult.run(["down", "--run-dir", run.path], seconds: 30)
+        #expect(
+            down.status == 0 && down.output.contains("had stopped; stopped what it left running"),
+            "\(down.output) \(down.errors)")
+        #expect(!DownCommandProbe.isAlive(broker) && !DownCommandProbe.isAlive(solo))
+        #expect(Self.pid(run, "broker") == nil && Self.pid(run, "solo") == nil)
+    }
+
+    @Test(
         "lifeline scale: a replicable service gets its new process (also in place of one that stopped for good); one that is not replicable is refused by the broker, and the process is stopped, not kept or restarted"
     )
     func scale() async throws {
