@@ -83,6 +83,17 @@ struct CLIHelpTests {
         )
         let events = try await broker.cli(["events", "--broker", broker.control])
         #expect(events.stdout.contains { $0.hasPrefix("analytics.track") && $0.contains("name:string") })
+        let listed = try JSONParser.parse(try await broker.cli(["events", "--json"]).output).arrayValue ?? []
+        func entry(_ name: String) -> JSONValue? { listed.first { $0["name"]?.stringValue == name } }
+        #expect(entry("analytics.track")?["origin"] == "custom", "the --json list has the custom events too")
+        #expect(entry("analytics.track")?["services"] == ["analytics"])
+        #expect(entry("willResignActive")?["acknowledged"] == true, "with the per-event rules")
+        #expect(entry("openURL")?["defaultReturn"] == false)
+        #expect(entry("performFetch")?["completion"] == "fetchResult")
+        let unreachable = try await CLIResult.run(["events", "--json", "--broker", "tcp://127.0.0.1:1"])
+        #expect(unreachable.status == 1 && unreachable.errors.contains("the custom events are not listed"))
+        #expect(
+            (try JSONParser.parse(unreachable.output).arrayValue?.count ?? 0) > 30, "the built-ins still are")
     }
 
     @Test("tail takes patterns: only matching events are printed")
