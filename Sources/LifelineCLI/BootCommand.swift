@@ -104,9 +104,18 @@ enum BootCommand: CLICommand {
         var printed: Set<String> = []
         let deadline =
             SystemClock.monotonicNanoseconds() + max(options.timeout, .seconds(120)).wholeNanoseconds
+        // The boot this waits for, once one is seen waiting or running.
+        var awaited: Int64?
         func finished(_ report: JSONValue) -> Int32? {
-            // The last boot of the broker's earlier life is not the one to wait for.
-            if report["restored"] == true { return nil }
+            let number = report["boot"]?.intValue
+            if awaited == nil, report["restored"] != true,
+                ["waiting", "running"].contains(report["state"]?.stringValue ?? "")
+            {
+                awaited = number
+            }
+            // The last boot of the broker's earlier life is not the one to wait for, unless it is
+            // the one this waited for, ended by the broker's restart.
+            if report["restored"] == true && (awaited == nil || number != awaited) { return nil }
             for task in report["tasks"]?.arrayValue ?? [] {
                 guard let name = task["name"]?.stringValue,
                     ["done", "skipped", "failed"].contains(task["state"]?.stringValue ?? ""),
@@ -134,10 +143,23 @@ enum BootCommand: CLICommand {
         }
         let report = try client.boot(.report, timeout: options.timeout)
         if report["state"] == "waiting" { Console.out("waiting for the services the boot expects …") }
+        if report["state"] == "running", report["restored"] != true {
+            Console.out("waiting for boot #\(report["boot"]?.intValue ?? 0) to finish …")
+        }
         if let status = finished(report) { return status }
+        var nextLook = SystemClock.monotonicNanoseconds() + 2_000_000_000
         while SystemClock.monotonicNanoseconds() < deadline {
+            // A broker that restarted ends its boot without bootDidFinish: the report says so.
+            if SystemClock.monotonicNanoseconds() >= nextLook {
+                nextLook = SystemClock.monotonicNanoseconds() + 2_000_000_000
+                if let report = try? client.boot(.report, timeout: .seconds(2)), let status = finished(report)
+                {
+                    return status
+                }
+            }
             guard let event = try subscriber.next(timeout: .milliseconds(500)) else { continue }
             let payload = (try? JSONParser.parse(event.payload)) ?? .null
+            if event.name == .bootDidStart, awaited == nil { awaited = payload["boot"]?.intValue }
             if event.name == .bootTaskDidFinish, let name = payload["task"]?.stringValue,
                 !printed.contains(name)
             {
@@ -151,6 +173,12 @@ enum BootCommand: CLICommand {
                 let final = try client.boot(.report, timeout: options.timeout)
                 return finished(final) ?? 1
             }
+        }
+        guard awaited != nil || !printed.isEmpty else {
+            throw LifelineError(
+                .timeout,
+                "no boot started within \(max(options.timeout, .seconds(120)).wholeMilliseconds / 1000) s (a boot starts on didFinishLaunching, or with 'lifeline boot start')"
+            )
         }
         throw LifelineError(.timeout, "the boot did not finish in time")
     }

@@ -144,12 +144,18 @@ struct BootTests {
         defer { service.kill() }
         #expect(try await first.cli(["publish", "didFinishLaunching"]).status == 0)
         try await service.waitForLine { $0 == "TASK slow.warm" }
+        let waiter = try ChildProcess("lifeline", ["boot", "wait", "--broker", first.control])
+        defer { waiter.kill() }
+        try await waiter.waitForLine { $0 == "waiting for boot #1 to finish …" }
         first.process.kill(SIGKILL)
         _ = try await first.process.waitForExit()
 
         let second = try await BrokerProcess(
             control: first.control, bus: first.bus, ["--state-dir", state.path])
         defer { second.process.kill() }
+        #expect(try await waiter.waitForExit(seconds: 30) == 1, "boot wait learns that the restart ended it")
+        #expect(
+            waiter.lines(.stdout).contains("boot #1 failed: the broker stopped while boot #1 was running"))
         let report = try await Self.report(second)
         #expect(report["boot"] == 1 && report["state"] == "failed" && report["restored"] == true, "\(report)")
         #expect(report["error"] == "the broker stopped while boot #1 was running")

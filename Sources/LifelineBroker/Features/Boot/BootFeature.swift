@@ -39,7 +39,9 @@ struct BootFeature: BrokerFeature {
         restored.restored = true
         guard report.state == BootRun.State.waiting.rawValue || report.state == BootRun.State.running.rawValue
         else { return restored }
-        let stopped = "the broker stopped while boot #\(report.boot) was \(report.state)"
+        let stopped =
+            "the broker stopped while boot #\(report.boot) was "
+            + (report.state == BootRun.State.waiting.rawValue ? "waiting for its services" : "running")
         restored.state = BootRun.State.failed.rawValue
         restored.error = stopped
         for index in restored.tasks?.indices ?? 0..<0
@@ -106,7 +108,15 @@ struct BootFeature: BrokerFeature {
     mutating func checkReadiness(in core: inout BrokerCore) {
         guard var run = boot, run.state == .waiting else { return }
         let missing = core.configuration.expectedServices.filter { core.registry.entry(named: $0) == nil }
-        if !missing.isEmpty && core.nanoseconds < run.waitUntil { return }
+        if !missing.isEmpty && core.nanoseconds < run.waitUntil {
+            // Kept as it changes: a broker stopped now reports what its boot still waited for.
+            if run.missing != missing {
+                run.missing = missing
+                boot = run
+                core.persist("boot.json", bootFile(now: core.nanoseconds))
+            }
+            return
+        }
         if let readinessWait { core.correlator.close(readinessWait) }
         readinessWait = nil
         if !missing.isEmpty {

@@ -106,10 +106,12 @@ enum BootReport {
             boot: Int64(run.number), state: run.state.rawValue, launchOptions: run.launchOptions,
             phases: phases, missing: run.missing, startedAt: Int64(run.startedWall / 1_000_000))
         report.error = run.error
-        if let started = run.startedAt {
-            report.durationMilliseconds = Int(((run.endedAt ?? now) &- started) / 1_000_000)
+        // A boot that has not started (waiting, or refused) took no time and has no tasks yet.
+        report.durationMilliseconds = run.startedAt.map { Int(((run.endedAt ?? now) &- $0) / 1_000_000) } ?? 0
+        guard let scheduler = run.scheduler else {
+            (report.tasks, report.blame, report.criticalChain) = ([], [], [])
+            return report
         }
-        guard let scheduler = run.scheduler else { return report }
         let entries = Self.entries(scheduler)
         report.tasks = entries.map { entry in
             var task = BootReplies.Report.Task()
