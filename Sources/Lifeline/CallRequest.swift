@@ -30,7 +30,7 @@ public struct CallRequest: Sendable {
 
 /// Thrown by a method handler to answer with a specific status; the caller receives the status and
 /// `{"error": message, ...details}` unchanged.
-public struct ServiceError: Error, Sendable {
+public struct ServiceError: Error, Sendable, CustomStringConvertible {
     public let status: Status
     public let message: String
     public let details: [String: JSONValue]
@@ -42,6 +42,9 @@ public struct ServiceError: Error, Sendable {
         self.message = message
         self.details = details
     }
+
+    /// The message, as logs and an acknowledgement's `error` show it.
+    public var description: String { message }
 
     /// `{"error": message, ...details}`, members in sorted order, written without a tree: each name
     /// once (a text given for a name in ``details`` too wins, and `error` is always the message).

@@ -26,7 +26,9 @@ enum DispatchCommand: CLICommand {
     static let options =
         [stepTimeout, force]
         + ClientOptions.options(
-            timeout: "the whole dispatch chain's outcome (default 5s; each step has its own --step-timeout)")
+            timeout:
+                "the whole dispatch chain's outcome (default: long enough for 20 steps of the longest deadline; each step has its own --step-timeout)"
+        )
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)
@@ -39,8 +41,10 @@ enum DispatchCommand: CLICommand {
             event: event, payload: payload, stepTimeoutMilliseconds: stepTimeout, force: force)
         let longest = max(
             stepTimeout ?? 2000, EventCatalog.descriptor(for: event)?.deadlineMilliseconds ?? 2000)
+        // A given --timeout bounds the whole chain; without one, long steps get the time they may take.
         let reply = try options.client().request(
-            .dispatch(dispatch), timeout: max(options.timeout, .milliseconds(longest * 20 + 5000)))
+            .dispatch(dispatch),
+            timeout: options.givenTimeout ?? max(options.timeout, .milliseconds(longest * 20 + 5000)))
         let body = try reply.json()
         if options.json {
             Console.out(body.description)

@@ -22,6 +22,10 @@ enum TextFormat {
         }
         var members: [String: JSONValue] = [:]
         for argument in arguments {
+            let key = argument.split(separator: "=", maxSplits: 1).first.map {
+                String($0.hasSuffix(":") ? $0.dropLast() : $0)
+            }
+            if let key, !key.isEmpty, members[key] != nil { throw UsageError("'\(key)' is given twice") }
             if let range = argument.range(of: ":="), !argument[..<range.lowerBound].contains("=") {
                 let key = String(argument[..<range.lowerBound])
                 do {

@@ -333,7 +333,7 @@ package enum EventCatalog {
                 throw EventValidationError(
                     kind: .badPayload,
                     message:
-                        "field '\(field.name)' of \(name) must be a \(field.kind.rawValue), not \(value.typeName)"
+                        "field '\(field.name)' of \(name) must be \(field.kind.rawValue.first.map { "aeiou".contains($0) } == true ? "an" : "a") \(field.kind.rawValue), not \(value.typeName)"
                 )
             }
         }

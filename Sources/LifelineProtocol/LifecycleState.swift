@@ -52,6 +52,6 @@ package struct LifecycleError: Error, Sendable, Equatable, CustomStringConvertib
             order.count > 1 ? order.dropLast().joined(separator: ", ") + " or " + order.last! : order.joined()
         return
             "\(event) makes no sense while the application is \(state.rawValue) (it is valid while \(list)); "
-            + "send it with force (lifeline publish --force) to override"
+            + "send it with force to override ('force': true; lifeline publish --force, lifeline dispatch --force)"
     }
 }

@@ -58,9 +58,23 @@ package struct CommandLineArguments: Sendable {
             "\(option.name) is read but not declared, so --help does not show it")
     }
 
-    /// Removes and returns the value of the first `--name value` or `--name=value`.
-    /// - Throws: ``UsageError`` when `--name` is the last argument (or is followed only by `--`).
+    /// Removes and returns the value of `--name value` or `--name=value`.
+    /// - Throws: ``UsageError`` when `--name` is the last argument (or is followed only by `--`), or
+    ///   is given more than once (its second value would otherwise be read as an argument).
     package mutating func option(_ option: CommandLineOption) throws(UsageError) -> String? {
+        let value = try first(option)
+        if value != nil,
+            let again = tokens.first(where: { token in
+                !token.taken && token.looksLikeOption && option.names.contains(token.optionName)
+            })
+        {
+            throw UsageError("\(again.optionName) is given more than once")
+        }
+        return value
+    }
+
+    /// Removes and returns the value of the first `--name value` or `--name=value`.
+    private mutating func first(_ option: CommandLineOption) throws(UsageError) -> String? {
         checkDeclared(option)
         assert(!option.isFlag, "\(option.name) is a flag")
         for index in tokens.indices where !tokens[index].taken && tokens[index].looksLikeOption {
@@ -89,7 +103,7 @@ package struct CommandLineArguments: Sendable {
     /// - Throws: ``UsageError`` when one of them has no value.
     package mutating func options(_ option: CommandLineOption) throws(UsageError) -> [String] {
         var values: [String] = []
-        while let value = try self.option(option) { values.append(value) }
+        while let value = try first(option) { values.append(value) }
         return values
     }
 

@@ -187,7 +187,7 @@ struct BootSchedulerTests {
         #expect(scheduler.record("a.slow")?.reason == "missed its deadline of 50 ms")
         #expect(
             scheduler.record("b.needs")?.reason
-                == "depends on push.start, but the service push never registered")
+                == "depends on push.start, but the service push is not registered")
     }
 
     @Test("each task once per boot; run-once tasks once ever")

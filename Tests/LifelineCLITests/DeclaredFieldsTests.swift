@@ -59,6 +59,9 @@ struct DeclaredFieldsTests {
             try TextFormat.payload(["items=3", "note=3", "raw:=\"3\""], fields: fields)
                 == ["items": 3, "note": "3", "raw": "3"])
         #expect(try TextFormat.payload(["items=3"]) == ["items": "3"])
+        #expect(throws: UsageError("'items' is given twice")) {
+            try TextFormat.payload(["items=3", "items:=4"])
+        }
         #expect(TextFormat.isPair("items=3") && TextFormat.isPair("items:=3"))
         #expect(!TextFormat.isPair(#"{"a": "b=c"}"#) && !TextFormat.isPair("3"))
     }

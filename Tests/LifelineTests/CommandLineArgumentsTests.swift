@@ -75,6 +75,9 @@ struct CommandLineArgumentsTests {
         let first = twice.flag(Self.json)
         #expect(first)
         #expect(throws: UsageError("--json is given more than once")) { try twice.finish() }
+        // A value option read before the positionals: its second value is not taken for one.
+        var again = Self.reading(["--timeout", "1s", "--timeout=2s", "event"])
+        #expect(throws: UsageError("--timeout is given more than once")) { try again.option(Self.timeout) }
         var extra = Self.reading(["one", "two"])
         _ = extra.positional()
         #expect(throws: UsageError("unexpected argument 'two'")) { try extra.finish() }

@@ -127,9 +127,16 @@ struct BootFeature: BrokerFeature {
         run.missing = missing
         run.startedAt = core.nanoseconds
         run.startedWall = core.wall(at: core.now)
+        let tasks = plannedTasks(core)
+        for name in core.configuration.bootOverrides.keys.sorted()
+        where !tasks.contains(where: { $0.name == name }) {
+            core.log(
+                "boot #\(run.number): the topology's settings for \(name) apply to no task (no registered service declares it, and it names no registered 'service' to start)"
+            )
+        }
         do {
             run.scheduler = try BootScheduler(
-                tasks: plannedTasks(core), phases: phases, launchOptions: run.launchOptions,
+                tasks: tasks, phases: phases, launchOptions: run.launchOptions,
                 ranBefore: runOnceDone, ranOnDemand: ranOnDemand, missing: Set(missing),
                 maximumConcurrent: core.configuration.bootConcurrency, now: core.nanoseconds)
             run.state = .running

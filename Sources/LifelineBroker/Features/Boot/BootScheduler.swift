@@ -83,7 +83,7 @@ struct BootScheduler {
                 {
                     records[position].state = .finished(.skipped)
                     records[position].reason =
-                        "depends on \(dependency), but the service \(owner) never registered"
+                        "depends on \(dependency), but the service \(owner) is not registered"
                 } else {
                     throw BootPlanError(
                         message:
