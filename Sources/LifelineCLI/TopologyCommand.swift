@@ -70,10 +70,23 @@ enum TopologyCommand: CLICommand {
             let services: [JSONValue] = topology.services.map {
                 [
                     "name": .string($0.name), "executable": .string($0.executable),
-                    "args": .array($0.arguments.map { .string($0) }),
+                    "args": .array($0.arguments.map { .string($0) }), "replicas": .int(Int64($0.replicas)),
+                    "restart": .string($0.restart.rawValue), "after": .array($0.after.map { .string($0) }),
                 ]
             }
-            var document: [String: JSONValue] = ["services": .array(services)]
+            var document: [String: JSONValue] = [
+                "services": .array(services),
+                "supervisor": [
+                    "restarts": .int(Int64(topology.restartLimit.restarts)),
+                    "seconds": .int(Int64(topology.restartLimit.seconds)),
+                ],
+                "boot": [
+                    "phases": .array(topology.bootPhases.map { .string($0) }),
+                    "tasks": .array(topology.bootTasks.keys.sorted().compactMap { topology.bootTasks[$0] }),
+                    "waitMs": topology.bootWaitMilliseconds.map { .int(Int64($0)) } ?? .null,
+                ],
+            ]
+            if let launcher = topology.launcher { document["launcher"] = .string(launcher) }
             if let group = topology.group {
                 document["group"] = [
                     "name": .string(group.name), "etcd": .array(group.etcd.map { .string($0) }),
