@@ -83,12 +83,33 @@ extension Broker {
         }
         report.events = report.events.filter { allowed(grant.subscribe, $0.key.rawValue) }
         for (name, var record) in report.services {
+            let keyed = core.registry.entry(named: name.rawValue)?.registration.keyedMethods ?? []
             record.methods = record.methods.filter {
-                allowed(grant.call, "\(name.rawValue).\($0.key.rawValue)")
+                let method = $0.key.rawValue
+                // A keyed method is called as service/key.method: visible to a key that may call it
+                // for some key.
+                return keyed.contains(method)
+                    ? grant.call.contains {
+                        Self.mayCallForSomeKey($0, service: name.rawValue, method: method)
+                    }
+                    : allowed(grant.call, "\(name.rawValue).\(method)")
             }
             record.handled = record.handled.filter { allowed(grant.subscribe, $0.key.rawValue) }
             report.services[name] = record
         }
         return report
+    }
+
+    /// Whether the `call` pattern matches `service/K.method` for some key K: tried with the key the
+    /// pattern itself names (its `*` standing for any run of characters), or any key when it names
+    /// none.
+    static func mayCallForSomeKey(_ pattern: String, service: String, method: String) -> Bool {
+        var key = "k"
+        if let slash = pattern.firstIndex(of: "/") {
+            let rest = pattern[pattern.index(after: slash)...]
+            let named = rest.lastIndex(of: ".").map { rest[..<$0] } ?? rest
+            if !named.isEmpty { key = named.replacingOccurrences(of: "*", with: "k") }
+        }
+        return AccessPolicy.matches(pattern, "\(service)/\(key).\(method)")
     }
 }

@@ -177,6 +177,21 @@ struct AccessPolicyTests {
         #expect(try AccessPolicy(path: path).names == [Self.key: "gw"])
     }
 
+    @Test(
+        "STATS shows a keyed method to a key that may call it for some key (cart/ana.*), not to one with cart.m"
+    )
+    func keyedStatsVisibility() {
+        let cases: [(String, Bool)] = [
+            ("cart/ana.*", true), ("cart/*", true), ("*", true), ("cart/*.contents", true),
+            ("cart/ana.contents", true), ("cart/ana.add", false), ("cart.contents", false), ("pay/*", false),
+        ]
+        for (pattern, visible) in cases {
+            #expect(
+                Broker.mayCallForSomeKey(pattern, service: "cart", method: "contents") == visible,
+                "\(pattern)")
+        }
+    }
+
     @Test("the broker checks every request against the key it came with: 403, logged, not counted")
     func brokerChecks() throws {
         var broker = BrokerHarness()
