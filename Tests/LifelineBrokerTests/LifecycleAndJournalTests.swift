@@ -203,18 +203,24 @@ struct DurableJournalTests {
         return bytes
     }
 
+    /// A broker with a state directory after three publications of `app.x`, and its journal file.
+    static func threeEvents() -> (BrokerHarness, [UInt8]) {
+        var outputs: [[BrokerOutput]] = []
+        var broker = BrokerHarness { $0.stateDirectory = "/state" }
+        outputs.append(broker.core.takeStartupOutput())
+        for n in 1...3 {
+            broker.request("cli", .publish, ["event": "app.x"], payload: Array("{\"n\":\(n)}".utf8))
+            outputs.append(broker.output)
+        }
+        return (broker, Self.file(of: outputs))
+    }
+
     @Test(
         "a journal damaged in the middle (an unreadable record with more after it) is not restored: a new epoch, numbers never given twice"
     )
     func damagedJournal() throws {
-        var outputs: [[BrokerOutput]] = []
-        var first = BrokerHarness { $0.stateDirectory = "/state" }
-        outputs.append(first.core.takeStartupOutput())
-        for n in 1...3 {
-            first.request("cli", .publish, ["event": "app.x"], payload: Array("{\"n\":\(n)}".utf8))
-            outputs.append(first.output)
-        }
-        var bytes = Self.file(of: outputs)
+        let (first, written) = Self.threeEvents()
+        var bytes = written
         let whole = JournalRecord.decodeAll(bytes)
         #expect(whole.records.count == 4 && whole.length == bytes.count)
         // The kind byte of the second event's record (after the topics record and the first event).
@@ -236,14 +242,7 @@ struct DurableJournalTests {
     )
     func checksummedJournal() throws {
         #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283, "the standard check value")
-        var outputs: [[BrokerOutput]] = []
-        var first = BrokerHarness { $0.stateDirectory = "/state" }
-        outputs.append(first.core.takeStartupOutput())
-        for n in 1...3 {
-            first.request("cli", .publish, ["event": "app.x"], payload: Array("{\"n\":\(n)}".utf8))
-            outputs.append(first.output)
-        }
-        let bytes = Self.file(of: outputs)
+        let (first, bytes) = Self.threeEvents()
         let records = JournalRecord.decodeAll(bytes).records
         #expect(records.count == 4)
         // The digit of the last event's payload, `{"n":3}`: the record is whole, its bytes are not.
