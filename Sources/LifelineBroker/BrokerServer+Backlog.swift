@@ -22,7 +22,8 @@ extension BrokerServer {
         return true
     }
 
-    /// Keeps `frames` for `peer` until its queue has room, or drops them when too much waits.
+    /// Keeps `frames` for `peer` until its queue has room; when too much waits already, closes the
+    /// peer's connection instead (what it missed would otherwise be a hole in what it gets).
     func holdBack(_ frames: [[UInt8]], for peer: [UInt8], connection: UInt32) {
         switch backlogs.hold(frames, for: peer, connection: connection) {
         case .held(let first):
@@ -31,11 +32,12 @@ extension BrokerServer {
                     "holding messages to \(core.peerName(peer)): its queue is full (it reads slower than the broker sends); they leave in order as it reads"
                 )
             }
-        case .dropped(let first):
-            if first {
-                log(
-                    "dropped a message to \(core.peerName(peer)): its queue is full and the broker holds \(backlogs.bytes >> 20) MiB for slow peers already (at most \(backlogs.limitPerPeer >> 20) MiB each, \(backlogs.limit >> 20) MiB in all)"
-                )
+        case .overflow(let held):
+            log(
+                "closed the connection of \(core.peerName(peer)): its queue is full and \(held) message(s) wait for it, more than the broker holds (\(backlogs.limitPerPeer >> 20) MiB a peer, \(backlogs.limit >> 20) MiB in all); they are dropped, and a service registers again and resumes"
+            )
+            if let descriptor = routerConnections.descriptor(of: connection) {
+                shutdown(descriptor, Int32(SHUT_RDWR))
             }
         }
     }
@@ -46,16 +48,15 @@ extension BrokerServer {
         // A group's leader that is not sure of its lease answers nobody.
         if let group, !group.certainlyLeads() { return }
         routerConnections.update()
+        // A peer gone meanwhile: what waits for it is dropped, and the core learns it is gone.
+        noteClosedConnections()
         let flushed = backlogs.flush(isOpen: routerConnections.isOpen) { peer, frames in
             sendToPeer(peer, frames)
         }
         for result in flushed {
             routerMayHaveInput = true
             guard result.drained else { continue }
-            log(
-                "sent every message held for \(core.peerName(result.peer))"
-                    + (result.dropped > 0
-                        ? "; \(result.dropped) more were dropped while the broker held too much" : ""))
+            log("sent every message held for \(core.peerName(result.peer))")
         }
     }
 

@@ -97,9 +97,14 @@ extension BrokerServer {
                     log("dropped a message to \(core.peerName(peer)): its connection has closed")
                     continue
                 }
-                // Behind what waits for the peer already, or when its queue is full.
+                // Behind what waits for the peer already, or when its queue is full (a connection
+                // the monitor does not number, inproc, has no backlog: what does not fit is dropped).
                 if backlogs.holds(connection) || !sendToPeer(peer, frames) {
-                    holdBack(frames, for: peer, connection: connection)
+                    if connection != 0 {
+                        holdBack(frames, for: peer, connection: connection)
+                    } else {
+                        log("dropped a message to \(core.peerName(peer)): its queue is full")
+                    }
                 }
             case .publish: break
             case .log(let line): log(line)

@@ -321,6 +321,8 @@ package final class BrokerServer {
                 flush()
             }
         }
+        // What still waits for slow peers is not sent: their DISCONNECT goes straight to their queue.
+        backlogs.forgetAll()
         if let group {
             // A leader that is not sure of its lease says nothing more; one that stops tells its
             // services, which find the next leader on their list at once.

@@ -87,6 +87,12 @@ final class ConnectionMonitor {
     func number(of descriptor: Int32) -> UInt32 { descriptor < 0 ? 0 : numbers[descriptor] ?? 0 }
 
     /// Whether connection `number` is still open (0, unreported, always is).
+    /// The descriptor of the open connection `number`, if the monitor knows it.
+    func descriptor(of number: UInt32) -> Int32? {
+        guard number != 0 else { return nil }
+        return numbers.first { $0.value == number }?.key
+    }
+
     func isOpen(_ number: UInt32) -> Bool { number == 0 || open.contains(number) }
 
     /// The connections closed since the last call.

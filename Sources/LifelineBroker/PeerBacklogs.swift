@@ -1,15 +1,16 @@
 /// Messages for control peers whose ZeroMQ queue is full (a peer that reads slower than the broker
 /// sends to it: a long REPLAY, a paused process), kept in order until the queue has room again
 /// instead of being dropped. While a peer has a backlog every message to it joins the backlog, so
-/// its messages stay in order. A backlog is bounded in bytes, per peer and for all peers together:
-/// past that, messages to the peer are dropped (as libzmq would have) and the drop is said once.
+/// its messages stay in order. A backlog is bounded in bytes, per peer and for all peers together: a
+/// message past that overflows it — the server then closes that peer's connection rather than leave
+/// a hole in what it receives (a service registers again and resumes from its cursor).
 struct PeerBacklogs {
     /// What happened to a message offered to ``hold(_:for:connection:)``.
     enum Verdict: Equatable {
         /// Kept; `first` when it began the peer's backlog.
         case held(first: Bool)
-        /// Dropped: the backlog is full. `first` for the first drop since the backlog began.
-        case dropped(first: Bool)
+        /// Not kept: too much waits already. The peer's backlog is forgotten; its connection must go.
+        case overflow(held: Int)
     }
 
     /// What one flush did for a peer.
@@ -19,8 +20,6 @@ struct PeerBacklogs {
         let sent: Int
         /// True when nothing is held for it any more.
         let drained: Bool
-        /// How many were dropped while it was held, said when it drains.
-        let dropped: Int
     }
 
     private struct Backlog {
@@ -28,7 +27,6 @@ struct PeerBacklogs {
         var messages: [[[UInt8]]] = []
         var head = 0
         var bytes = 0
-        var dropped = 0
     }
 
     /// The most bytes held for one peer.
@@ -49,21 +47,20 @@ struct PeerBacklogs {
     /// Whether messages to the peer on `connection` wait already (a new one must wait behind them).
     func holds(_ connection: UInt32) -> Bool { backlogs[connection] != nil }
 
-    /// Keeps `frames` for `peer` (on `connection`) behind what waits for it, if there is room.
+    /// Keeps `frames` for `peer` (on `connection`, which the monitor reports: not 0) behind what
+    /// waits for it, if there is room.
     mutating func hold(_ frames: [[UInt8]], for peer: [UInt8], connection: UInt32) -> Verdict {
         let size = frames.reduce(0) { $0 + $1.count }
         let first = backlogs[connection] == nil
-        let fits = (backlogs[connection]?.bytes ?? 0) + size <= limitPerPeer && bytes + size <= limit
+        guard (backlogs[connection]?.bytes ?? 0) + size <= limitPerPeer, bytes + size <= limit else {
+            return .overflow(held: forget(connection)?.count ?? 0)
+        }
         // In place: a copy of the backlog taken out of the dictionary would copy its messages.
-        return modify(connection, peer: peer) { backlog in
-            guard fits else {
-                backlog.dropped += 1
-                return .dropped(first: backlog.dropped == 1)
-            }
+        modify(connection, peer: peer) { backlog in
             backlog.messages.append(frames)
             backlog.bytes += size
-            return .held(first: first)
         }
+        return .held(first: first)
     }
 
     private mutating func modify<Result>(
@@ -84,7 +81,7 @@ struct PeerBacklogs {
         var flushed: [Flushed] = []
         for connection in backlogs.keys.sorted() {
             guard isOpen(connection), let peer = backlogs[connection]?.peer else { continue }
-            let (sent, drained, dropped) = modify(connection, peer: peer) { backlog in
+            let (sent, drained) = modify(connection, peer: peer) { backlog in
                 var sent = 0
                 while backlog.head < backlog.messages.count,
                     send(backlog.peer, backlog.messages[backlog.head])
@@ -98,25 +95,26 @@ struct PeerBacklogs {
                     backlog.messages.removeFirst(backlog.head)
                     backlog.head = 0
                 }
-                return (sent, backlog.head == backlog.messages.count, backlog.dropped)
+                return (sent, backlog.head == backlog.messages.count)
             }
             if drained { backlogs[connection] = nil }
-            if sent > 0 || drained {
-                flushed.append(
-                    Flushed(peer: peer, sent: sent, drained: drained, dropped: drained ? dropped : 0))
-            }
+            if sent > 0 || drained { flushed.append(Flushed(peer: peer, sent: sent, drained: drained)) }
         }
         return flushed
     }
 
     /// Forgets what waits for the peer on `connection` (its connection closed); returns the peer and
     /// how many messages were held for it.
+    @discardableResult
     mutating func forget(_ connection: UInt32) -> (peer: [UInt8], count: Int)? {
         guard let backlog = backlogs.removeValue(forKey: connection) else { return nil }
         bytes -= backlog.bytes
         return (backlog.peer, backlog.messages.count - backlog.head)
     }
 
-    /// The connections something waits for.
-    var connections: [UInt32] { Array(backlogs.keys) }
+    /// Forgets everything held (the broker stops: what could not be sent is not sent).
+    mutating func forgetAll() {
+        backlogs.removeAll()
+        bytes = 0
+    }
 }

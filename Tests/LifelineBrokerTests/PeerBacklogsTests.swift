@@ -23,32 +23,30 @@ struct PeerBacklogsTests {
             return true
         }
         #expect(sent == ["a1", "a2"], "the queue took two")
-        #expect(first == [PeerBacklogs.Flushed(peer: [1], sent: 2, drained: true, dropped: 0)])
+        #expect(first == [PeerBacklogs.Flushed(peer: [1], sent: 2, drained: true)])
         #expect(!backlogs.holds(1) && backlogs.holds(2) && backlogs.bytes == 2)
         let second = backlogs.flush(isOpen: { _ in true }) { _, frames in
             sent.append(String(decoding: frames[0], as: UTF8.self))
             return true
         }
         #expect(sent == ["a1", "a2", "b1"] && backlogs.isEmpty && backlogs.bytes == 0)
-        #expect(second == [PeerBacklogs.Flushed(peer: [2], sent: 1, drained: true, dropped: 0)])
+        #expect(second == [PeerBacklogs.Flushed(peer: [2], sent: 1, drained: true)])
     }
 
     @Test(
-        "bounded per peer and in all: past either, messages are dropped, the first drop said, the count given when it drains"
+        "bounded per peer and in all: past either, the peer's backlog is forgotten and its connection must go"
     )
     func bounded() {
         var backlogs = PeerBacklogs(limitPerPeer: 10, limit: 15)
         #expect(backlogs.hold(Self.message("12345678"), for: [1], connection: 1) == .held(first: true))
-        #expect(backlogs.hold(Self.message("abc"), for: [1], connection: 1) == .dropped(first: true))
         #expect(backlogs.hold(Self.message("de"), for: [1], connection: 1) == .held(first: false))
-        #expect(backlogs.hold(Self.message("f"), for: [1], connection: 1) == .dropped(first: false))
-        #expect(
-            backlogs.hold(Self.message("123456"), for: [2], connection: 2) == .dropped(first: true),
-            "15 in all")
-        #expect(backlogs.hold(Self.message("12345"), for: [2], connection: 2) == .held(first: false))
-        let flushed = backlogs.flush(isOpen: { $0 == 1 }) { _, _ in true }
-        #expect(flushed == [PeerBacklogs.Flushed(peer: [1], sent: 2, drained: true, dropped: 2)])
-        #expect(backlogs.holds(2), "a connection not open is passed over")
+        #expect(backlogs.hold(Self.message("f"), for: [1], connection: 1) == .overflow(held: 2))
+        #expect(!backlogs.holds(1) && backlogs.bytes == 0, "nothing more for it: no hole in what it gets")
+        #expect(backlogs.hold(Self.message("12345678"), for: [2], connection: 2) == .held(first: true))
+        #expect(backlogs.hold(Self.message("1234567"), for: [3], connection: 3) == .held(first: true))
+        #expect(backlogs.hold(Self.message("1"), for: [3], connection: 3) == .overflow(held: 1), "15 in all")
+        let flushed = backlogs.flush(isOpen: { $0 != 2 }) { _, _ in true }
+        #expect(flushed.isEmpty, "a connection not open is passed over")
         #expect(backlogs.forget(2)?.count == 1)
         #expect(backlogs.isEmpty && backlogs.bytes == 0)
         #expect(backlogs.forget(2) == nil)
