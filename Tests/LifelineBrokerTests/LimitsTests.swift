@@ -89,8 +89,15 @@ struct LimitsTests {
         #expect(markers.markerSubscribed("svc", owner: "KR", now: 0).isEmpty, "a squatter releases nothing")
         #expect(
             !markers.hasSeen("svc", by: "KS") && markers.hasSeen("svc", by: "KR") && markers.hasSeen("svc"))
-        #expect(markers.markerSubscribed("svc", owner: "KS", now: 0) == [1])
+        #expect(markers.markerSubscribed("svc", refused: ["nope"], owner: "KS", now: 0) == [1])
         #expect(markers.hasSeen("svc", by: "KS"))
+        markers.markerUnsubscribed("svc", owner: "KR")
+        #expect(markers.hasSeen("svc", by: "KS"), "another key's unsubscription does not take it away")
+        #expect(
+            markers.refusals(of: "svc", by: "KS") == ["nope"] && markers.refusals(of: "svc", by: "KR").isEmpty
+        )
+        markers.markerUnsubscribed("svc", owner: "KS")
+        #expect(!markers.hasSeen("svc", by: "KS") && !markers.hasSeen("svc"))
 
         var broker = BrokerHarness()
         let registration = BrokerHarness.registration("url", instance: "url-1", events: [.openURL])

@@ -35,8 +35,16 @@ struct AttachTracker {
         return owners[token]?.contains(owner) == true
     }
 
-    /// Why the subscriptions sent before the marker `token` were refused: empty when all were applied.
-    func refusals(of token: String) -> [String] { refusals[token] ?? [] }
+    /// Why the subscriptions sent before the marker `token` (from `owner`'s connection, under CURVE)
+    /// were refused: empty when all were applied.
+    func refusals(of token: String, by owner: String? = nil) -> [String] {
+        refusals[Self.refusalKey(token, owner)] ?? []
+    }
+
+    /// Refusals are kept per marker and key: another key's connection says nothing of this one's.
+    private static func refusalKey(_ token: String, _ owner: String?) -> String {
+        "\(token)\u{0}\(owner ?? "")"
+    }
 
     /// How many entries the order keeps (live and forgotten markers): at most about twice the live.
     var orderCount: Int { order.count - head }
@@ -46,7 +54,7 @@ struct AttachTracker {
     mutating func markerSubscribed(_ token: String, refused: [String] = [], owner: String? = nil, now: UInt64)
         -> [UInt64]
     {
-        refusals[token] = refused.isEmpty ? nil : refused
+        refusals[Self.refusalKey(token, owner)] = refused.isEmpty ? nil : refused
         if let owner { owners[token, default: []].insert(owner) }
         if seen[token] == nil {
             serial += 1
@@ -54,11 +62,7 @@ struct AttachTracker {
             order.append((token, serial))
             while seen.count > Self.capacity, head < order.count {
                 let oldest = order[head]
-                if seen[oldest.token] == oldest.serial {
-                    seen[oldest.token] = nil
-                    refusals[oldest.token] = nil
-                    owners[oldest.token] = nil
-                }
+                if seen[oldest.token] == oldest.serial { forgetMarker(oldest.token) }
                 head += 1
             }
             compact()
@@ -70,11 +74,26 @@ struct AttachTracker {
         return released.map(\.key)
     }
 
-    mutating func markerUnsubscribed(_ token: String) {
-        seen[token] = nil
-        refusals[token] = nil
-        owners[token] = nil
+    /// A marker was unsubscribed (by `owner`'s connection, under CURVE): it is no longer in place for
+    /// that key; once no key holds it, it is forgotten. Another key's unsubscription does not take
+    /// a marker from its owner.
+    mutating func markerUnsubscribed(_ token: String, owner: String? = nil) {
+        if let owner, var holders = owners[token] {
+            holders.remove(owner)
+            refusals[Self.refusalKey(token, owner)] = nil
+            if !holders.isEmpty {
+                owners[token] = holders
+                return
+            }
+        }
+        forgetMarker(token)
         compact()
+    }
+
+    private mutating func forgetMarker(_ token: String) {
+        seen[token] = nil
+        for owner in owners.removeValue(forKey: token) ?? [] { refusals[Self.refusalKey(token, owner)] = nil }
+        refusals[Self.refusalKey(token, nil)] = nil
     }
 
     /// Drops the order entries of forgotten markers once they outnumber the live ones.

@@ -45,7 +45,9 @@ struct RegistryFeature: BrokerFeature {
         case .attach(let attach):
             let token = attach.token
             if markers.hasSeen(token, by: core.peerKeys[peer]) {
-                core.reply(peer, id, Self.attached(core, refused: markers.refusals(of: token)))
+                core.reply(
+                    peer, id,
+                    Self.attached(core, refused: markers.refusals(of: token, by: core.peerKeys[peer])))
             } else {
                 wait(for: token, .attach(peer: peer, requestID: id), in: &core)
             }
@@ -85,7 +87,7 @@ struct RegistryFeature: BrokerFeature {
     ) {
         guard let marker = AttachTracker.token(inNotice: notice) else { return }
         guard marker.subscribed else {
-            markers.markerUnsubscribed(marker.token)
+            markers.markerUnsubscribed(marker.token, owner: subscriber)
             return
         }
         for key in markers.markerSubscribed(
