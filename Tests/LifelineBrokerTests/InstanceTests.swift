@@ -242,6 +242,15 @@ struct InstanceTests {
             "its start hook ran once, by the boot")
         #expect(broker.requests(to: third).filter { $0.command == .start }.count == 1, "the other gets START")
         #expect(broker.requests(to: first).isEmpty, "nothing to a closed connection")
+        let back = "p1\u{0}\u{0}\u{0}\u{4}"
+        Self.join(&broker, back, Self.instance("r", "i1"))
+        #expect(
+            broker.requests(to: back).filter { $0.command == .start }.count == 1,
+            "the instance whose connection had closed gets START when it registers again")
+        Self.join(&broker, "p2\u{0}\u{0}\u{0}\u{5}", Self.instance("r", "i2"))
+        #expect(
+            broker.requests(to: "p2\u{0}\u{0}\u{0}\u{5}").filter { $0.command == .start }.isEmpty,
+            "one that started does not")
     }
 
     @Test("an acknowledged event waits for every instance of a name")

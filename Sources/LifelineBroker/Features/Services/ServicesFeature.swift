@@ -32,6 +32,9 @@ struct ServicesFeature: BrokerFeature {
     private var starting: [UInt64: String] = [:]
     /// START requests in flight to instances after the first: key → service.
     private var startingInstances: [UInt64: String] = [:]
+    /// Instances of a started name that did not get START (their connection had closed), by name:
+    /// each gets it when it registers again.
+    private var startOwed: [String: Set<String>] = [:]
     /// Requests that wait for a lazy service's start.
     private var parked: [String: [(peer: [UInt8], id: [UInt8], request: ClientRequest)]] = [:]
     var keys = KeyCounter()
@@ -208,8 +211,12 @@ struct ServicesFeature: BrokerFeature {
         // whose connection closed gets START when it registers again).
         if !wasStarted, let entry = core.registry.entry(named: name) {
             let first = peer ?? entry.instances[0].peer
-            for instance in entry.instances where instance.peer != first && instance.connected {
-                startInstance(name, on: instance.peer, in: &core)
+            for instance in entry.instances where instance.peer != first {
+                if instance.connected {
+                    startInstance(name, on: instance.peer, in: &core)
+                } else {
+                    startOwed[name, default: []].insert(instance.id)
+                }
             }
         }
         for (peer, id, request) in parked.removeValue(forKey: name) ?? [] {
@@ -288,8 +295,15 @@ struct ServicesFeature: BrokerFeature {
 
     mutating func react(to announcement: Announcement, in core: inout BrokerCore) {
         switch announcement {
-        case .registered(let registration, _):
+        case .registered(let registration, let renewed):
             if !registration.lazy && core.servicesStartAtOnce { start(registration.name, in: &core) }
+            if renewed, startOwed[registration.name]?.remove(registration.instance) != nil,
+                let peer = core.registry.entry(named: registration.name)?.instances.first(where: {
+                    $0.id == registration.instance
+                })?.peer
+            {
+                startInstance(registration.name, on: peer, in: &core)
+            }
             if !registration.keyedMethods.isEmpty { retryHeld(of: registration.name, in: &core) }
         case .holding(let registration, let peer, let keys):
             adopt(registration, keys: keys, from: peer, in: &core)
@@ -302,6 +316,7 @@ struct ServicesFeature: BrokerFeature {
                 start(entry.registration.name, in: &core)
             }
         case .gone(let registration, let reason):
+            startOwed[registration.name] = nil
             serviceGone(registration.name, reason: reason.rawValue, in: &core)
             if !registration.keyedMethods.isEmpty {
                 instanceDeparted(
@@ -312,6 +327,7 @@ struct ServicesFeature: BrokerFeature {
             if core.isStarted(registration.name) { startInstance(registration.name, on: peer, in: &core) }
             if !registration.keyedMethods.isEmpty { retryHeld(of: registration.name, in: &core) }
         case .instanceLeft(let registration, let peer, let reason, _):
+            startOwed[registration.name]?.remove(registration.instance)
             instanceLost(peer, names: [registration.name], why: "went away (\(reason.rawValue))", in: &core)
             if !registration.keyedMethods.isEmpty {
                 instanceDeparted(
