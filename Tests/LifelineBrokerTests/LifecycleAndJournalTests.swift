@@ -1,4 +1,5 @@
 import LifelineProtocol
+import TestSupport
 import Testing
 
 @testable import LifelineBroker
@@ -242,18 +243,42 @@ struct DurableJournalTests {
     )
     func checksummedJournal() throws {
         #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283, "the standard check value")
+        var generator = SeededGenerator(seed: 7)
+        for length in [0, 1, 7, 8, 9, 15, 16, 17, 1000] {
+            let data = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in data {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+            }
+            #expect(
+                CRC32C.checksum(data) == crc ^ 0xFFFF_FFFF, "eight bytes a step, as one at a time: \(length)")
+            #expect(CRC32C.checksum(([0] + data)[1...]) == crc ^ 0xFFFF_FFFF, "a slice")
+        }
         let (first, bytes) = Self.threeEvents()
         let records = JournalRecord.decodeAll(bytes).records
         #expect(records.count == 4)
         // The digit of the last event's payload, `{"n":3}`: the record is whole, its bytes are not.
         var flipped = bytes
-        let digit = try #require(flipped.lastIndex(of: UInt8(ascii: "3")))
-        flipped[digit] = UInt8(ascii: "7")
+        let payload = Array(#"{"n":3}"#.utf8)
+        let at = try #require(
+            (0...(bytes.count - payload.count)).last { Array(bytes[$0..<$0 + payload.count]) == payload })
+        flipped[at + 5] = UInt8(ascii: "7")
         #expect(JournalRecord.decodeAll(flipped).records.count == 3)
         #expect(!JournalRecord.isTorn(flipped[JournalRecord.decodeAll(flipped).length...]))
         var second = BrokerHarness.restarted(journal: flipped)
         #expect(second.core.epoch != first.core.epoch && second.core.sequence == 0, "not restored")
         _ = second.core.takeStartupOutput()
+        // A length word damaged to run past the end, with whole records after it: damage, not a
+        // torn tail.
+        var long = bytes
+        long[records[0].encoded().count + 1] = 0x7F
+        #expect(JournalRecord.decodeAll(long).records.count == 1)
+        #expect(!JournalRecord.isTorn(long[JournalRecord.decodeAll(long).length...]))
+        #expect(
+            JournalRecord.isTorn(
+                bytes[..<(bytes.count - 3)][
+                    JournalRecord.decodeAll(Array(bytes[..<(bytes.count - 3)])).length...]))
         // The same records as a journal written before records had checksums.
         let unchecked = records.flatMap { record -> [UInt8] in
             var encoded = record.encoded()
