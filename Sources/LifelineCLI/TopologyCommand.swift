@@ -80,13 +80,13 @@ enum TopologyCommand: CLICommand {
                     "restarts": .int(Int64(topology.restartLimit.restarts)),
                     "seconds": .int(Int64(topology.restartLimit.seconds)),
                 ],
-                "boot": [
-                    "phases": .array(topology.bootPhases.map { .string($0) }),
-                    "tasks": .array(topology.bootTasks.keys.sorted().compactMap { topology.bootTasks[$0] }),
-                    "waitMs": topology.bootWaitMilliseconds.map { .int(Int64($0)) } ?? .null,
-                ],
             ]
-            if let launcher = topology.launcher { document["launcher"] = .string(launcher) }
+            var boot: [String: JSONValue] = [
+                "phases": .array(topology.bootPhases.map { .string($0) }),
+                "tasks": .array(topology.bootTasks.keys.sorted().compactMap { topology.bootTasks[$0] }),
+            ]
+            if let wait = topology.bootWaitMilliseconds { boot["waitMs"] = .int(Int64(wait)) }
+            document["boot"] = .object(boot)
             if let group = topology.group {
                 document["group"] = [
                     "name": .string(group.name), "etcd": .array(group.etcd.map { .string($0) }),
@@ -100,6 +100,11 @@ enum TopologyCommand: CLICommand {
                 ]
             } else {
                 document["broker"] = ["control": .string(topology.control), "bus": .string(topology.bus)]
+            }
+            if let launcher = topology.launcher {
+                var broker = document["broker"]?.objectValue ?? [:]
+                broker["launcher"] = .string(launcher)
+                document["broker"] = .object(broker)
             }
             Console.out(JSONValue.object(document).description)
         } else {

@@ -1,5 +1,6 @@
 import Foundation
 import Lifeline
+import LifelineBroker
 import LifelineProtocol
 import Testing
 
@@ -190,6 +191,13 @@ struct SupervisorTests {
             ])
         let text = try await CLIResult.run(["topology", path])
         #expect(text.output.contains("service rates: lifeline-rates (2 replicas, restart:"), "\(text.output)")
+        // What --json prints reads back as the same topology.
+        let json = try await CLIResult.run(["topology", "deploy/topology.json", "--json"])
+        #expect(
+            try Topology(json: JSONParser.parse(json.output))
+                == Topology(
+                    json: JSONParser.parse(
+                        Array(try Data(contentsOf: URL(fileURLWithPath: "deploy/topology.json"))))))
     }
 
     @Test(

@@ -98,6 +98,16 @@ struct BootSchedulerTests {
         #expect(Self.run(&conditional).isEmpty)
         #expect(conditional.failure == nil && conditional.isFinished)
         #expect(conditional.record("b.use")?.state == .finished(.skipped))
+        // Whatever the order of its dependencies: a failure among them decides.
+        var mixed = try BootScheduler(
+            tasks: [
+                Self.task("a.keys", phase: "setup", condition: .launchOption("keys")),
+                Self.task("c.db", phase: "setup"),
+                Self.task("b.use", after: ["a.keys", "c.db"], required: true),
+            ],
+            phases: BootTask.defaultPhases, launchOptions: [:], now: 0)
+        _ = Self.run(&mixed, fail: ["c.db"])
+        #expect(mixed.failure == "required task b.use could not run: it depends on c.db, which failed")
     }
 
     @Test("dependencies hold across processes and phases")

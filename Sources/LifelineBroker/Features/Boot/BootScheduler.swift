@@ -163,12 +163,15 @@ struct BootScheduler {
             }) {
                 let task = records[position].task
                 let states = task.after.compactMap { index[$0].map { records[$0] } }
-                if let blocker = states.first(where: {
+                let blockers = states.filter {
                     if case .finished(let outcome) = $0.state { outcome != .done } else { false }
-                }) {
+                }
+                // A failure among them is named first: it decides whether a required task fails the boot.
+                let failures = blockers.filter { $0.state == .finished(.failed) || $0.blockedByFailure }
+                if let blocker = failures.first ?? blockers.first {
                     let failed = blocker.state == .finished(.failed)
                     let reason = "depends on \(blocker.task.name), which \(failed ? "failed" : "was skipped")"
-                    records[position].blockedByFailure = failed || blocker.blockedByFailure
+                    records[position].blockedByFailure = !failures.isEmpty
                     settle(position, .skipped, reason, now: now)
                     // A required task that cannot run for a failure stops the boot as its own would.
                     if task.isRequired && records[position].blockedByFailure && failure == nil {
