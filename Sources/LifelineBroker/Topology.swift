@@ -144,6 +144,12 @@ package struct Topology: Sendable, Equatable {
                     .badRequest, "boot.waitMs must be an integer within 0...3600000, not \(wait)")
             }
         }
+        if let phases = json["boot"]?["phases"]?.arrayValue,
+            let repeated = phases.enumerated().first(where: { phases[..<$0.offset].contains($0.element) })?
+                .element
+        {
+            throw ProtocolError(.badRequest, "boot.phases names \(repeated.stringValue ?? "\(repeated)") twice")
+        }
         if let phases = json["boot"]?["phases"]?.arrayValue, !phases.contains("services") {
             throw ProtocolError(
                 .badRequest,

@@ -113,6 +113,12 @@ enum BootCommand: CLICommand {
             {
                 awaited = number
             }
+            if let awaited, report["state"] == "none" {
+                Console.out(
+                    "boot #\(awaited) is lost: the broker started again without its state directory, and has not booted since"
+                )
+                return 1
+            }
             // The last boot of the broker's earlier life is not the one to wait for, unless it is
             // the one this waited for, ended by the broker's restart.
             if report["restored"] == true && (awaited == nil || number != awaited) { return nil }

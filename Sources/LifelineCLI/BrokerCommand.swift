@@ -154,6 +154,8 @@ enum BrokerCommand: CLICommand {
         ] + Console.options
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
+        // A broker whose log pipe closes (its supervisor was killed) goes on; its writes fail.
+        signal(SIGPIPE, SIG_IGN)
         var configuration = BrokerConfiguration()
         if let control = try arguments.option(Self.control) {
             configuration.controlEndpoints = try endpoints(control, "--control")

@@ -42,9 +42,17 @@ enum DispatchCommand: CLICommand {
         let longest = max(
             stepTimeout ?? 2000, EventCatalog.descriptor(for: event)?.deadlineMilliseconds ?? 2000)
         // A given --timeout bounds the whole chain; without one, long steps get the time they may take.
-        let reply = try options.client().request(
-            .dispatch(dispatch),
-            timeout: options.givenTimeout ?? max(options.timeout, .milliseconds(longest * 20 + 5000)))
+        let reply: ControlReply
+        do {
+            reply = try options.client().request(
+                .dispatch(dispatch),
+                timeout: options.givenTimeout ?? max(options.timeout, .milliseconds(longest * 20 + 5000)))
+        } catch let error as LifelineError where error.status == .timeout && options.givenTimeout != nil {
+            throw LifelineError(
+                .timeout,
+                "the dispatch did not finish within --timeout \(options.givenTimeout?.wholeMilliseconds ?? 0) ms; the broker goes on with its steps"
+            )
+        }
         let body = try reply.json()
         if options.json {
             Console.out(body.description)

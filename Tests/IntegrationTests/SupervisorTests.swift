@@ -100,7 +100,8 @@ struct SupervisorTests {
         defer { try? FileManager.default.removeItem(at: run.deletingLastPathComponent()) }
         let up = try ChildProcess("lifeline", ["up", "--topology", path, "--run-dir", run.path])
         defer { up.kill() }
-        _ = try await up.waitForLine(startingWith: "UP ", seconds: 30)
+        let ready = try await up.waitForLine(startingWith: "UP ", seconds: 30)
+        let control = String(ready.split(separator: " ")[1].dropFirst("control=".count))
         let broker = try #require(Self.pid(run, "broker"))
         let solo = try #require(Self.pid(run, "solo"))
         defer {
@@ -110,6 +111,11 @@ struct SupervisorTests {
         up.kill(SIGKILL)
         _ = try await up.waitForExit(seconds: 10)
         #expect(DownCommandProbe.isAlive(broker) && DownCommandProbe.isAlive(solo), "left running")
+        // Their logs' pipes have no reader any more: a line to log must not end them (SIGPIPE).
+        #expect(try await CLIResult.run(["boot", "start", "--broker", control]).status == 0)
+        #expect(try await CLIResult.run(["boot", "wait", "--broker", control]).status == 0)
+        #expect(
+            DownCommandProbe.isAlive(broker) && DownCommandProbe.isAlive(solo), "still running after logging")
         let again = try await CLIResult.run(["up", "--topology", path, "--run-dir", run.path])
         #expect(
             again.status == 1

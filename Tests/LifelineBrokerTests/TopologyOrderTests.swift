@@ -106,6 +106,10 @@ struct TopologyOrderTests {
                 "boot.tasks[0] (a.start): unknown key 'priorty'; keys: name, service, kind, phase, priority, async, after, condition, deadlineMs, required, runOnce"
             ),
             (
+                ["services": [push], "boot": ["phases": ["services", "services"]]],
+                "boot.phases names services twice"
+            ),
+            (
                 ["services": [push], "boot": ["phases": ["one", "two"]]],
                 "boot.phases must include 'services': each service's start task (NAME.start) runs in it"
             ),

@@ -60,6 +60,14 @@ struct ConsoleHTTPTests {
                 try Self.request(
                     "GET /trace HTTP/1.1\r\nHost: 127.0.0.1:7290\r\nOrigin: http://127.0.0.1:7290"))
                 == nil)
+        #expect(
+            access.readRefusal(
+                try Self.request("GET /trace HTTP/1.1\r\nHost: 127.0.0.1:7290\r\nSec-Fetch-Site: cross-site"))?
+                .status == 403, "an <img> of another site sends no Origin, but says where it comes from")
+        #expect(
+            access.readRefusal(
+                try Self.request("GET / HTTP/1.1\r\nHost: 127.0.0.1:7290\r\nSec-Fetch-Site: none")) == nil,
+            "typed into the address bar")
         #expect(throws: HTTPError(400, "Host is given twice")) {
             try Self.request("GET / HTTP/1.1\r\nHost: evil.example:7290\r\nHost: 127.0.0.1:7290")
         }

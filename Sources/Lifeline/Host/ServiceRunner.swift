@@ -1,3 +1,4 @@
+import Glibc
 import LifelineProtocol
 import LifelineSupport
 import Synchronization
@@ -70,6 +71,9 @@ public final class ServiceRunner: Sendable {
     /// services; throws when the broker refuses the name.
     /// - Throws: ``LifelineError`` when the broker refuses the registration (`.conflict`: the name is taken; `.forbidden`: the policy), `.invalid` for a service put together wrongly (its problems named: an actor's clashing method names, an actor made outside its factory), or what the resume hook threw.
     public func run() async throws {
+        // A service whose stdout or stderr pipe closes (its supervisor was killed) goes on: a write
+        // fails instead of the process dying.
+        signal(SIGPIPE, SIG_IGN)
         // The service runs in a task of its own, which the caller's cancellation does not reach:
         // leaving needs requests (UNREGISTER) that a cancelled task could not make.
         let serving = Task { try await self.serve() }

@@ -43,6 +43,11 @@ struct ConsoleAccess: Sendable {
         if let origin = request.header("origin"), origin != "http://\(request.header("host") ?? "")" {
             return HTTPError(403, "a request from another site (\(origin)) may not read this console")
         }
+        // A browser says where a request without Origin comes from (an <img> or <script> tag).
+        if let site = request.header("sec-fetch-site"), site != "same-origin" && site != "none" {
+            return HTTPError(
+                403, "a request from another site (Sec-Fetch-Site: \(site)) may not read this console")
+        }
         guard tokenForReading else { return nil }
         let given = request.cookie(Self.cookie) ?? request.header(Self.header) ?? request.query["token"] ?? ""
         guard HTTPResponse.secretsMatch(given, token) else {

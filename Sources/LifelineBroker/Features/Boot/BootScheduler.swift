@@ -68,7 +68,9 @@ struct BootScheduler {
             }
         }
         var records = tasks.map { Record(task: $0) }
-        let phaseOrder = Dictionary(uniqueKeysWithValues: phases.enumerated().map { ($1, $0) })
+        // A phase named twice (a topology checks it) counts where it first appears.
+        let phaseOrder = Dictionary(
+            phases.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         for (position, task) in tasks.enumerated() {
             for dependency in task.after {
                 if let target = seen[dependency] {
