@@ -148,7 +148,8 @@ package struct Topology: Sendable, Equatable {
             let repeated = phases.enumerated().first(where: { phases[..<$0.offset].contains($0.element) })?
                 .element
         {
-            throw ProtocolError(.badRequest, "boot.phases names \(repeated.stringValue ?? "\(repeated)") twice")
+            let name = repeated.stringValue ?? "\(repeated)"
+            throw ProtocolError(.badRequest, "boot.phases names \(name) twice")
         }
         if let phases = json["boot"]?["phases"]?.arrayValue, !phases.contains("services") {
             throw ProtocolError(
