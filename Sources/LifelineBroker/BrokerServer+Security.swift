@@ -17,7 +17,7 @@ extension BrokerServer {
         do {
             policy = try AccessPolicy(path: path)
         } catch {
-            log("kept the old policy: \(error.message)")
+            log("refused the new policy, kept the old one: \(error.message)")
             return
         }
         zap.update(policy.names)
