@@ -19,7 +19,7 @@ final class MetricsServer: Sendable {
     init(address: String, token: String? = nil, render: @escaping @Sendable () -> String?) throws {
         // Without a token the server is on loopback: a page served under another name (DNS
         // rebinding) may not read it.
-        let checksHost = token == nil && Self.isLoopback(address)
+        let checksHost = token == nil && BrokerConfiguration.isLoopback("tcp://" + address)
         do {
             listener = try HTTPListener(address: address, threadName: "ll-metrics") { client in
                 Self.serve(client, token: token, checksHost: checksHost, render: render)
@@ -42,7 +42,7 @@ final class MetricsServer: Sendable {
                 if let token, !Self.authorizes(request, token: token) {
                     return HTTPError(401, "/metrics needs the header 'Authorization: Bearer TOKEN'")
                 }
-                if checksHost, let port = Self.localPort(of: client) {
+                if checksHost, let port = HTTPListener.localPort(of: client) {
                     let host = request.header("host") ?? ""
                     let names = ["127.0.0.1", "localhost", "[::1]"]
                     guard names.contains(host) || names.map({ "\($0):\(port)" }).contains(host) else {
@@ -79,36 +79,6 @@ final class MetricsServer: Sendable {
 }
 
 extension MetricsServer {
-    /// Whether `address` (`HOST:PORT`) is a loopback one.
-    static func isLoopback(_ address: String) -> Bool {
-        address.hasPrefix("127.") || address.hasPrefix("localhost:") || address.hasPrefix("[::1]:")
-    }
-
-    /// The local port a connected socket was reached on.
-    static func localPort(of descriptor: Int32) -> UInt16? {
-        var address = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let found = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) == 0 }
-        }
-        guard found else { return nil }
-        switch Int32(address.ss_family) {
-        case AF_INET:
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
-                    UInt16(bigEndian: $0.pointee.sin_port)
-                }
-            }
-        case AF_INET6:
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
-                    UInt16(bigEndian: $0.pointee.sin6_port)
-                }
-            }
-        default: return nil
-        }
-    }
-
     /// True when the request carries `Authorization: Bearer TOKEN` with this token (compared in
     /// constant time).
     static func authorizes(_ request: HTTPRequest, token: String) -> Bool {

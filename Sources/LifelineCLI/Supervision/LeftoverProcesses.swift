@@ -1,5 +1,4 @@
 import Foundation
-import LifelineSupport
 
 /// The processes an earlier `lifeline up` left running when it died without stopping them (killed
 /// with SIGKILL, say): the live processes its pid files name. A process that started after its pid
@@ -41,14 +40,7 @@ struct LeftoverProcesses {
     /// Stops the services, then the brokers: SIGTERM, SIGKILL after 5 s; removes their pid files.
     func stop() {
         for group in [processes.filter { !$0.isBroker }, processes.filter(\.isBroker)] where !group.isEmpty {
-            for process in group { kill(process.pid, SIGTERM) }
-            let deadline = SystemClock.monotonicNanoseconds() + 5_000_000_000
-            while group.contains(where: { DownCommand.isAlive($0.pid) }),
-                SystemClock.monotonicNanoseconds() < deadline
-            {
-                usleep(10_000)
-            }
-            for process in group where DownCommand.isAlive(process.pid) { kill(process.pid, SIGKILL) }
+            Termination.stop(group.map { ($0.name, $0.pid) }, as: "down", isRunning: DownCommand.isAlive)
         }
         for process in processes {
             try? FileManager.default.removeItem(

@@ -385,14 +385,8 @@ final class Supervisor: @unchecked Sendable {
 
     private static func terminate(_ children: [SupervisedChild]) {
         let running = children.filter(\.isRunning)
-        for child in running { kill(child.pid, SIGTERM) }
-        let deadline = SystemClock.monotonicNanoseconds() + 5_000_000_000
-        while running.contains(where: \.isRunning), SystemClock.monotonicNanoseconds() < deadline {
-            usleep(5000)
-        }
-        for child in running where child.isRunning {
-            Console.log("up", "\(child.name) did not stop within 5 s; killing it")
-            kill(child.pid, SIGKILL)
+        Termination.stop(running.map { ($0.name, $0.pid) }, as: "up") { pid in
+            running.first { $0.pid == pid }?.isRunning ?? false
         }
     }
 

@@ -59,16 +59,7 @@ package final class HTTPListener: Sendable {
             close(descriptor)
             throw HTTPError(0, "cannot listen on \(given): \(reason)")
         }
-        var actual = sockaddr_storage()
-        var actualLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                getsockname(descriptor, $0, &actualLength)
-            }
-        }
-        let boundPort = withUnsafePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
-        }
+        let boundPort = Self.localPort(of: descriptor) ?? 0
         self.port = boundPort
         self.address = family == AF_INET6 ? "[\(host)]:\(boundPort)" : "\(host):\(boundPort)"
         self.descriptor = descriptor
@@ -94,4 +85,18 @@ package final class HTTPListener: Sendable {
 
     /// Stops accepting (the accepting thread ends; connections already handed out go on).
     package func stop() { shutdown(descriptor, Int32(SHUT_RDWR)) }
+
+    /// The local port of a socket: the one a listener bound, or the one a connection reached.
+    package static func localPort(of descriptor: Int32) -> UInt16? {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let found = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard found else { return nil }
+        // The port is at the same place in an IPv4 and an IPv6 address.
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+        }
+    }
 }
