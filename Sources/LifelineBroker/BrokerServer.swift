@@ -277,8 +277,9 @@ package final class BrokerServer {
                     now: now)
                 if spin > 0 && now &- lastActivity < spin { timeout = 0 }
                 // Room in a slow peer's queue wakes the loop through the ROUTER's descriptor (libzmq's
-                // command); this look every 5 ms is the safety net while messages wait for one.
-                if !backlogs.isEmpty { timeout = min(timeout, 5) }
+                // command); this look (every 5 ms, less often while a peer reads nothing) is the
+                // safety net while messages wait for one.
+                if !backlogs.isEmpty { timeout = min(timeout, backlogs.retryMilliseconds) }
                 guard let readable = poller.wait(timeoutMilliseconds: Int32(clamping: timeout)) else {
                     log("epoll_wait failed: \(String(cString: strerror(errno))); stopping")
                     break

@@ -36,6 +36,10 @@ struct PeerBacklogs {
     private var backlogs: [UInt32: Backlog] = [:]
     /// Bytes held for all peers.
     private(set) var bytes = 0
+    /// How long the server may sleep before it looks at the backlogs again when nothing else wakes
+    /// it: 5 ms after a look that sent something, twice as long after each that sent nothing (a
+    /// stopped peer), at most 160 ms.
+    private(set) var retryMilliseconds = 5
 
     init(limitPerPeer: Int, limit: Int) {
         self.limitPerPeer = limitPerPeer
@@ -50,6 +54,7 @@ struct PeerBacklogs {
     /// Keeps `frames` for `peer` (on `connection`, which the monitor reports: not 0) behind what
     /// waits for it, if there is room.
     mutating func hold(_ frames: [[UInt8]], for peer: [UInt8], connection: UInt32) -> Verdict {
+        if backlogs.isEmpty { retryMilliseconds = 5 }
         let size = frames.reduce(0) { $0 + $1.count }
         let first = backlogs[connection] == nil
         guard (backlogs[connection]?.bytes ?? 0) + size <= limitPerPeer, bytes + size <= limit else {
@@ -100,6 +105,7 @@ struct PeerBacklogs {
             if drained { backlogs[connection] = nil }
             if sent > 0 || drained { flushed.append(Flushed(peer: peer, sent: sent, drained: drained)) }
         }
+        retryMilliseconds = flushed.isEmpty ? min(retryMilliseconds * 2, 160) : 5
         return flushed
     }
 

@@ -32,7 +32,7 @@ enum BootCommand: CLICommand {
         [svg]
         + ClientOptions.options(
             timeout:
-                "report and start: the broker's answer (5s); run: the task (60s); wait: the boot (at least 120s)"
+                "report and start: the broker's answer (5s); run: the task (60s); wait: the boot (120s)"
         )
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
@@ -102,8 +102,8 @@ enum BootCommand: CLICommand {
             to: [.bootDidStart, .bootTaskDidFinish, .bootDidFinish],
             timeout: options.timeout)
         var printed: Set<String> = []
-        let deadline =
-            SystemClock.monotonicNanoseconds() + max(options.timeout, .seconds(120)).wholeNanoseconds
+        let patience = options.givenTimeout ?? .seconds(120)
+        let deadline = SystemClock.monotonicNanoseconds() + patience.wholeNanoseconds
         // The boot this waits for, once one is seen waiting or running.
         var awaited: Int64?
         func finished(_ report: JSONValue) -> Int32? {
@@ -183,10 +183,13 @@ enum BootCommand: CLICommand {
         guard awaited != nil || !printed.isEmpty else {
             throw LifelineError(
                 .timeout,
-                "no boot started within \(max(options.timeout, .seconds(120)).wholeMilliseconds / 1000) s (a boot starts on didFinishLaunching, or with 'lifeline boot start')"
+                "no boot started within \(patience.wholeMilliseconds) ms (a boot starts on didFinishLaunching, or with 'lifeline boot start')"
             )
         }
-        throw LifelineError(.timeout, "the boot did not finish in time")
+        throw LifelineError(
+            .timeout,
+            "the boot did not finish within \(patience.wholeMilliseconds) ms (it goes on; 'lifeline boot report' shows it)"
+        )
     }
 
     static func line(name: String, outcome: String, duration: Int64?, reason: String?) -> String {

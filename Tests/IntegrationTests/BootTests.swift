@@ -93,6 +93,16 @@ struct BootTests {
         #expect(try String(contentsOf: svg, encoding: .utf8).contains("critical chain"))
     }
 
+    @Test("boot wait --timeout bounds the wait (below the default 120 s too): with no boot it says so")
+    func bootWaitTimeout() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let started = ContinuousClock.now
+        let wait = try await broker.cli(["boot", "wait", "--timeout", "2s"])
+        #expect(wait.status == 1 && wait.errors.contains("no boot started within 2000 ms"), "\(wait.errors)")
+        print("boot wait --timeout 2s ended after \(BrokerGroupTests.seconds(since: started)) s")
+    }
+
     @Test("a cycle is refused before anything runs, naming it; a required failure stops the boot")
     func refusalsAndFailures() async throws {
         let broker = try await BrokerProcess()

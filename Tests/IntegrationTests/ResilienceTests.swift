@@ -146,7 +146,34 @@ struct ResilienceTests {
         )
         #expect(
             service.lines(.stderr).contains {
-                $0.contains("stopped waiting for 2 call(s) still running past their callers' deadlines")
+                $0.contains(
+                    "stopped waiting for 2 request(s) still running past the deadlines their senders wait for"
+                )
+            })
+    }
+
+    @Test(
+        "SIGTERM while a boot task hangs: the service waits for it only until the task's deadline and a second more, cancels it and exits 0"
+    )
+    func stopDoesNotWaitForAHungBootTask() async throws {
+        let broker = try await BrokerProcess()
+        let service = try await broker.service(
+            "lifeline-probe",
+            ["--name", "hung", "--tasks", #"[{"name": "wait", "ms": 600000, "deadlineMs": 1500}]"#])
+        let run = try ChildProcess("lifeline", ["boot", "run", "hung.wait", "--broker", broker.control])
+        defer { service.kill(); run.kill(); broker.process.kill() }
+        try await service.waitForLine { $0.hasPrefix("TASK ") }
+        let stopped = ContinuousClock.now
+        service.kill(SIGTERM)
+        #expect(try await service.waitForExit(seconds: 30) == 0)
+        print(
+            "a service stopped with a hung boot task exited \(BrokerGroupTests.seconds(since: stopped)) s after SIGTERM"
+        )
+        #expect(
+            service.lines(.stderr).contains {
+                $0.contains(
+                    "stopped waiting for 1 request(s) still running past the deadlines their senders wait for"
+                )
             })
     }
 

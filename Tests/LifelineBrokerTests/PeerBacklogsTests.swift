@@ -51,4 +51,29 @@ struct PeerBacklogsTests {
         #expect(backlogs.isEmpty && backlogs.bytes == 0)
         #expect(backlogs.forget(2) == nil)
     }
+
+    @Test(
+        "the server looks every 5 ms while a peer reads, less often while it reads nothing (160 ms at most)")
+    func retry() {
+        var backlogs = PeerBacklogs(limitPerPeer: 100, limit: 100)
+        #expect(backlogs.hold(Self.message("a1"), for: [1], connection: 1) == .held(first: true))
+        #expect(backlogs.hold(Self.message("a2"), for: [1], connection: 1) == .held(first: false))
+        var looks: [Int] = []
+        for _ in 0..<7 {
+            _ = backlogs.flush(isOpen: { _ in true }) { _, _ in false }
+            looks.append(backlogs.retryMilliseconds)
+        }
+        #expect(looks == [10, 20, 40, 80, 160, 160, 160], "a stopped peer")
+        var room = 1
+        _ = backlogs.flush(isOpen: { _ in true }) { _, _ in
+            room -= 1
+            return room >= 0
+        }
+        #expect(backlogs.retryMilliseconds == 5 && backlogs.holds(1), "it read one")
+        _ = backlogs.flush(isOpen: { _ in true }) { _, _ in true }
+        #expect(backlogs.isEmpty)
+        _ = backlogs.flush(isOpen: { _ in true }) { _, _ in false }
+        #expect(backlogs.hold(Self.message("b1"), for: [2], connection: 2) == .held(first: true))
+        #expect(backlogs.retryMilliseconds == 5, "a new backlog starts at 5 ms")
+    }
 }

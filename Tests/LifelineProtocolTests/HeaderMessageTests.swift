@@ -50,12 +50,15 @@ struct HeaderMessageTests {
                 completion: .fetchResult, payload: .emptyObject),
             keys: ["completion", "dispatch", "event", "mode", "step", "timeoutMs"])
         try Self.check(
-            AppCallbackRequest(session: "s1", app: "home", callback: .willPause, callbackID: "c9"),
-            keys: ["app", "callback", "callbackId", "session"])
+            AppCallbackRequest(
+                session: "s1", app: "home", callback: .willPause, callbackID: "c9", timeoutMilliseconds: 2000),
+            keys: ["app", "callback", "callbackId", "session", "timeoutMs"])
         try Self.check(
             BootTaskRun(
-                task: "push.start", kind: .start, condition: .launchOption("url"), launchOptions: ["a": 1]),
-            keys: ["condition", "kind", "launchOptions", "op", "task"])
+                task: "push.start", kind: .start, condition: .launchOption("url"), launchOptions: ["a": 1],
+                timeoutMilliseconds: 10_000),
+            keys: ["condition", "kind", "launchOptions", "op", "task", "timeoutMs"])
+        try Self.check(StartHeader(name: "push", timeoutMilliseconds: 10_000), keys: ["name", "timeoutMs"])
         var apps = AppsHeader()
         (apps.action, apps.all, apps.animated, apps.app, apps.body) = ("save", true, false, "home", [1])
         (apps.clearTop, apps.force, apps.mode, apps.op, apps.opId) = (
@@ -72,8 +75,9 @@ struct HeaderMessageTests {
         try Self.check(
             InterceptHeader(
                 AppStart(
-                    app: "home", params: ["a": 1], mode: .presentNoAnimation, clearTop: true, parent: "s1")),
-            keys: ["app", "clearTop", "mode", "params", "parent"])
+                    app: "home", params: ["a": 1], mode: .presentNoAnimation, clearTop: true, parent: "s1"),
+                timeoutMilliseconds: 2000),
+            keys: ["app", "clearTop", "mode", "params", "parent", "timeoutMs"])
         try Self.check(
             BootHeader(launchOptions: ["url": "x"], op: "start", task: "t"),
             keys: ["launchOptions", "op", "task"])

@@ -48,7 +48,7 @@ enum ProbeOptions {
     static let tasks = CommandLineOption.value(
         "--tasks", "JSON",
         help:
-            "boot tasks: [{\"name\", \"ms\", \"phase\", \"async\", \"after\", \"runOnce\", \"required\", \"fail\", \"launchOption\"}], each sleeping ms milliseconds (prints 'TASK name')"
+            "boot tasks: [{\"name\", \"ms\", \"phase\", \"async\", \"after\", \"runOnce\", \"required\", \"fail\", \"launchOption\", \"deadlineMs\"}], each sleeping ms milliseconds (prints 'TASK name')"
     )
     static let all = [
         events, priority, stepDeadline, answer, rewrite, completion, delayMs, fail, journal, apps, lazy,
@@ -220,6 +220,7 @@ for task in tasks {
         async: task["async"]?.boolValue ?? false,
         after: (task["after"]?.arrayValue ?? []).compactMap(\.stringValue),
         when: task["launchOption"]?.stringValue.map { .launchOption($0) },
+        deadline: .milliseconds(task["deadlineMs"]?.intValue ?? Int64(BootTask.defaultDeadlineMilliseconds)),
         required: task["required"]?.boolValue ?? false,
         runOnce: task["runOnce"]?.boolValue ?? false
     ) { context in

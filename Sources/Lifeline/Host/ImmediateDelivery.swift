@@ -39,8 +39,9 @@ final class ImmediateDelivery: Sendable {
     private let inbound: InboundQueue<ConnectionEvent>
     /// Which inline handler runs now (the runner reports one that holds up the heartbeats).
     let watch = InlineWatch()
-    /// The calls answered in tasks on the socket thread, not yet answered.
-    let calls = CallsInFlight()
+    /// The requests answered in tasks of their own (calls on the socket thread; start hooks, boot
+    /// tasks and app callbacks from the runner), not yet answered.
+    let requests = RequestsInFlight()
     /// How long a caller waits when a CALL says nothing (the broker's default; it always says).
     static let defaultCallTimeout = 5000
     /// Set once the service's responder exists; until then every delivery goes the usual way.
@@ -88,7 +89,7 @@ final class ImmediateDelivery: Sendable {
         }
         guard let executor = target.client.executor else { return false }
         let responder = target.responder
-        calls.track(
+        requests.track(
             timeoutMilliseconds: call.timeoutMilliseconds ?? Self.defaultCallTimeout, executor: executor
         ) { await responder.respond(to: pending, id: id) }
         return true

@@ -25,7 +25,7 @@ struct ServiceResponder: Sendable {
         case .start(let target): reply = await start(target.name, id: id)
         case .boot(let run): reply = await runBootTask(run, id: id)
         case .app(let callback): reply = await hostCallback(callback, id: id)
-        case .intercept(let start): reply = await intercept(start, id: id)
+        case .intercept(let start, _): reply = await intercept(start, id: id)
         case .offer(let offer): reply = await answer(offer, id: id)
         case .heartbeat, .disconnect, .event: return
         }

@@ -7,12 +7,13 @@ import Synchronization
 /// concurrently, start after the first registration, and on ``stop()`` willDestroy, unregister, close.
 ///
 /// Everything it starts runs in one discarding task group — the ordered handler loop (on the
-/// service's handler thread, `ll-handlers`), one child per request other than a call, the
-/// re-registration of run-time services, and the leaving sequence — so a finished request leaves
-/// nothing behind (a plain task group keeps every finished child until it is awaited: a long-lived
-/// service would grow with its calls, and measured ~40 µs slower per call here). Calls run in tasks
-/// the socket thread starts (``ImmediateDelivery``), counted by ``CallsInFlight``; ``run()`` returns
-/// when the connection has closed, every child has ended and every call has been answered.
+/// service's handler thread, `ll-handlers`), the re-registration of run-time services, and the
+/// leaving sequence — so nothing finished stays behind (a plain task group keeps every finished
+/// child until it is awaited: a long-lived service would grow with its calls, and measured ~40 µs
+/// slower per call here). Requests run in tasks of their own — calls started by the socket thread
+/// (``ImmediateDelivery``), start hooks, boot tasks and app callbacks by the runner — counted by
+/// ``RequestsInFlight``; ``run()`` returns when the connection has closed, every child has ended
+/// and every request has been answered or is past the deadline its sender waits for (and a second).
 public final class ServiceRunner: Sendable {
     /// Makes the connection a runner talks through, given where its deliveries go.
     typealias Connect =
@@ -211,16 +212,12 @@ public final class ServiceRunner: Sendable {
                 for await event in control {
                     switch event {
                     case .request(let request, let id):
-                        if case .call(let call) = request {
-                            // Counted with the socket thread's calls: a stop waits for them only
-                            // while their callers do.
-                            immediate.calls.track(
-                                timeoutMilliseconds: call.timeoutMilliseconds
-                                    ?? ImmediateDelivery.defaultCallTimeout, executor: nil
-                            ) { await responder.respond(to: request, id: id) }
-                        } else {
-                            group.addTask { await responder.respond(to: request, id: id) }
-                        }
+                        // Counted with the socket thread's calls: a stop waits for a call, a start
+                        // hook, a boot task or an app callback only while the broker does.
+                        immediate.requests.track(
+                            timeoutMilliseconds: request.timeoutMilliseconds
+                                ?? ImmediateDelivery.defaultCallTimeout, executor: nil
+                        ) { await responder.respond(to: request, id: id) }
                     case .joined(let epoch, let first, let sequence, let lifecycle):
                         if first {
                             if let hook = service.didCreateHook {
@@ -261,11 +258,11 @@ public final class ServiceRunner: Sendable {
         // Calls answered on the socket thread run in tasks of their own: the runner ends after them,
         // or once their callers stopped waiting (a handler that outlives its deadline does not hold
         // the process).
-        let abandoned = await immediate.calls.drained(grace: .seconds(1))
+        let abandoned = await immediate.requests.drained(grace: .seconds(1))
         if abandoned > 0 {
             Console.log(
                 name,
-                "stopped waiting for \(abandoned) call(s) still running past their callers' deadlines: cancelled",
+                "stopped waiting for \(abandoned) request(s) still running past the deadlines their senders wait for: cancelled",
                 level: .warning)
         }
         if let refusal { throw refusal }

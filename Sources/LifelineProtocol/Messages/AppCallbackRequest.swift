@@ -14,11 +14,14 @@ package struct AppCallbackRequest: HeaderMessage, Equatable {
     /// The broker's id for this callback: the same when it is delivered again after a broker
     /// restart, so a host runs it once; stack changes made while it runs derive their ids from it.
     public var callbackID: String?
+    /// How long the broker waits for the answer; a stopping host waits no longer for the callback.
+    public var timeoutMilliseconds: Int?
 
     public init(
         session: String, app: String, callback: AppCallbackName, arguments: JSONValue = .emptyObject,
-        callbackID: String? = nil
+        callbackID: String? = nil, timeoutMilliseconds: Int? = nil
     ) {
+        self.timeoutMilliseconds = timeoutMilliseconds
         self.session = session
         self.app = app
         self.callback = callback
@@ -53,5 +56,6 @@ package struct AppCallbackRequest: HeaderMessage, Equatable {
         self.callback = callback ?? .action
         try visitor.field("callbackId", &callbackID)
         try visitor.field("session", &session)
+        try visitor.field("timeoutMs", &timeoutMilliseconds, in: BrokerRequest.timeoutRange)
     }
 }

@@ -255,13 +255,15 @@ struct InterceptHeader: HeaderMessage, Equatable {
     var mode: String?
     var params: JSONValue?
     var parent: String?
+    var timeoutMs: Int?
 
     static let command = Command.intercept
     static let blank = InterceptHeader()
 
     init() {}
 
-    init(_ start: AppStart) {
+    init(_ start: AppStart, timeoutMilliseconds: Int? = nil) {
+        timeoutMs = timeoutMilliseconds
         app = start.app
         clearTop = start.clearTop
         mode = start.mode.rawValue
@@ -280,6 +282,7 @@ struct InterceptHeader: HeaderMessage, Equatable {
         var parentValue = parent.map(JSONValue.string) ?? .null
         try visitor.field("parent", any: &parentValue, default: .null)
         parent = parentValue.stringValue
+        try visitor.field("timeoutMs", &timeoutMs, in: BrokerRequest.timeoutRange)
     }
 }
 

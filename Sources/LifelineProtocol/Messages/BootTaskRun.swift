@@ -4,12 +4,18 @@ package struct BootTaskRun: HeaderMessage, Equatable {
     public var kind: BootTask.Kind
     public var condition: BootCondition?
     public var launchOptions: JSONValue
+    /// The task's deadline: the broker waits no longer, nor does a stopping service.
+    public var timeoutMilliseconds: Int?
 
-    public init(task: String, kind: BootTask.Kind, condition: BootCondition?, launchOptions: JSONValue) {
+    public init(
+        task: String, kind: BootTask.Kind, condition: BootCondition?, launchOptions: JSONValue,
+        timeoutMilliseconds: Int? = nil
+    ) {
         self.task = task
         self.kind = kind
         self.condition = condition
         self.launchOptions = launchOptions
+        self.timeoutMilliseconds = timeoutMilliseconds
     }
 
     package static let command = Command.boot
@@ -25,5 +31,6 @@ package struct BootTaskRun: HeaderMessage, Equatable {
         var operation: String? = "run"
         try visitor.field("op", &operation)
         try visitor.field("task", &task)
+        try visitor.field("timeoutMs", &timeoutMilliseconds, in: BrokerRequest.timeoutRange)
     }
 }

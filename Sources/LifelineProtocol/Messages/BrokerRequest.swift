@@ -14,8 +14,9 @@ package enum BrokerRequest: Sendable, Equatable {
     case event(BusMessage)
     /// A lifecycle callback of a micro-app session this process hosts.
     case app(AppCallbackRequest)
-    /// A start request to allow, change or refuse before it happens.
-    case intercept(AppStart)
+    /// A start request to allow, change or refuse before it happens, and how long the broker waits
+    /// for the answer.
+    case intercept(AppStart, timeoutMilliseconds: Int? = nil)
     /// Run the start hook of the named service.
     case start(StartHeader)
     /// Run one boot task.
@@ -27,7 +28,26 @@ package enum BrokerRequest: Sendable, Equatable {
     }
 
     /// START of the service `name`.
-    package static func start(name: String) -> BrokerRequest { .start(StartHeader(name: name)) }
+    package static func start(name: String, timeoutMilliseconds: Int? = nil) -> BrokerRequest {
+        .start(StartHeader(name: name, timeoutMilliseconds: timeoutMilliseconds))
+    }
+
+    /// What a request's `timeoutMs` may be: 1 ms to a day.
+    package static let timeoutRange = 1...86_400_000
+
+    /// How long the broker waits for the answer, where the request says: a service that stops
+    /// waits no longer for the work answering it.
+    public var timeoutMilliseconds: Int? {
+        switch self {
+        case .heartbeat, .disconnect, .event: nil
+        case .call(let call): call.timeoutMilliseconds
+        case .offer(let offer): offer.timeoutMilliseconds
+        case .app(let callback): callback.timeoutMilliseconds
+        case .intercept(_, let timeout): timeout
+        case .start(let start): start.timeoutMilliseconds
+        case .boot(let run): run.timeoutMilliseconds
+        }
+    }
 
     /// The command this request is sent as.
     public var command: Command {
@@ -65,7 +85,8 @@ package enum BrokerRequest: Sendable, Equatable {
             return .intercept(
                 try AppStart(
                     app: header.app, mode: header.mode, params: header.params, clearTop: header.clearTop,
-                    parent: header.parent, replacesRoot: false, fields))
+                    parent: header.parent, replacesRoot: false, fields),
+                timeoutMilliseconds: header.timeoutMs)
         case .start: return .start(try StartHeader(fields))
         case .boot: return .boot(try BootTaskRun(fields))
         default: throw fields.problem("a client does not accept \(request.command)")
@@ -82,7 +103,8 @@ package enum BrokerRequest: Sendable, Equatable {
         case .offer(let offer): offer.frames(id: id, payload: offer.payloadText)
         case .event(let message): JournalEvent(message).frames(id: id, payload: message.payload)
         case .app(let callback): callback.frames(id: id, payload: JSONWriter.encode(callback.arguments))
-        case .intercept(let start): InterceptHeader(start).frames(id: id)
+        case .intercept(let start, let timeout):
+            InterceptHeader(start, timeoutMilliseconds: timeout).frames(id: id)
         case .start(let start): start.frames(id: id)
         case .boot(let run): run.frames(id: id)
         }

@@ -25,11 +25,12 @@ struct AppCallback: Equatable {
 }
 
 extension AppCallback {
-    /// The APP request that delivers it.
-    var request: BrokerRequest {
+    /// The APP request that delivers it, answered within `timeoutMilliseconds`.
+    func request(timeoutMilliseconds: Int) -> BrokerRequest {
         .app(
             AppCallbackRequest(
-                session: session, app: app, callback: name, arguments: arguments, callbackID: id))
+                session: session, app: app, callback: name, arguments: arguments, callbackID: id,
+                timeoutMilliseconds: timeoutMilliseconds))
     }
 
     /// How `sessions.json` keeps a callback still to deliver.

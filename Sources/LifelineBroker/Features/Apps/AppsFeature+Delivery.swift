@@ -5,6 +5,8 @@ import LifelineProtocol
 extension AppsFeature {
     /// Sends the next interceptor request, veto or callback, or finishes.
     mutating func advance(in core: inout BrokerCore) {
+        // Each request says how long the broker waits for it: a host that stops waits no longer.
+        let limit = core.configuration.appCallbackTimeout.wholeMilliseconds
         while var transition = self.transition, transition.awaiting == nil {
             if transition.failure != nil {
                 self.transition = nil
@@ -21,7 +23,9 @@ extension AppsFeature {
                     if let entry = core.registry.entry(named: name), let start = transition.start {
                         transition.awaiting = expect(
                             name, "INTERCEPT of \(start.app)", peer: entry.peer, in: &core)
-                        core.send(entry.peer, .intercept(start), id: transition.awaiting?.id ?? [])
+                        core.send(
+                            entry.peer, .intercept(start, timeoutMilliseconds: limit),
+                            id: transition.awaiting?.id ?? [])
                     }
                 }
             case .vetoing:
@@ -31,7 +35,8 @@ extension AppsFeature {
                     transition.awaiting = expect(
                         record.host, "\(record.app).shouldTerminate", peer: peer, in: &core)
                     core.send(
-                        peer, AppCallback(record, .shouldTerminate).request, id: transition.awaiting?.id ?? []
+                        peer, AppCallback(record, .shouldTerminate).request(timeoutMilliseconds: limit),
+                        id: transition.awaiting?.id ?? []
                     )
                 } else {
                     planExit(&transition, in: core)
@@ -60,7 +65,8 @@ extension AppsFeature {
                         callback.host, "\(callback.app).\(callback.name.rawValue) (\(callback.session))",
                         peer: peer, in: &core)
                     transition.awaiting?.callback = callback
-                    core.send(peer, callback.request, id: transition.awaiting?.id ?? [])
+                    core.send(
+                        peer, callback.request(timeoutMilliseconds: limit), id: transition.awaiting?.id ?? [])
                 } else if callback.name == .action {
                     transition.next += 1
                     transition.failure = (

@@ -93,7 +93,8 @@ extension BootFeature {
         let forward = core.correlator.open(
             .boot, key: key, peer: entry.servingPeer, deadline: core.deadline(task.deadlineMilliseconds))
         let run = BootTaskRun(
-            task: name, kind: task.kind, condition: task.condition, launchOptions: .emptyObject)
+            task: name, kind: task.kind, condition: task.condition, launchOptions: .emptyObject,
+            timeoutMilliseconds: task.deadlineMilliseconds)
         core.send(entry.servingPeer, .boot(run), id: forward)
     }
 

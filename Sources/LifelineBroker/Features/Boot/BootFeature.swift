@@ -260,7 +260,8 @@ struct BootFeature: BrokerFeature {
             let id = core.correlator.open(.boot, key: key, peer: peer, deadline: deadline)
             let run = BootTaskRun(
                 task: task.name, kind: task.kind, condition: task.condition,
-                launchOptions: boot?.launchOptions ?? .emptyObject)
+                launchOptions: boot?.launchOptions ?? .emptyObject,
+                timeoutMilliseconds: task.deadlineMilliseconds)
             core.send(peer, .boot(run), id: id)
         }
     }

@@ -200,7 +200,10 @@ struct ServicesFeature: BrokerFeature {
         let id = core.correlator.open(
             .services, key: key, peer: entry.servingPeer,
             deadline: core.deadline(core.configuration.serviceStartTimeout))
-        core.send(entry.servingPeer, .start(name: name), id: id)
+        core.send(
+            entry.servingPeer,
+            .start(name: name, timeoutMilliseconds: core.configuration.serviceStartTimeout.wholeMilliseconds),
+            id: id)
     }
 
     /// `name` started (or gave up) on the instance on `peer`: the requests that waited for it go on.
@@ -346,7 +349,10 @@ struct ServicesFeature: BrokerFeature {
         startingInstances[key] = name
         let id = core.correlator.open(
             .services, key: key, peer: peer, deadline: core.deadline(core.configuration.serviceStartTimeout))
-        core.send(peer, .start(name: name), id: id)
+        core.send(
+            peer,
+            .start(name: name, timeoutMilliseconds: core.configuration.serviceStartTimeout.wholeMilliseconds),
+            id: id)
     }
 
     /// A service left: its calls fail, its start is forgotten, what waited for it fails.

@@ -1,14 +1,15 @@
 import LifelineSupport
 import Synchronization
 
-/// The calls answered in tasks of their own on the socket thread (``ImmediateDelivery``), counted —
-/// with their callers' deadlines and their tasks — so that the runner ends once the last of them
-/// has, or once no caller waits for those still running.
-final class CallsInFlight: Sendable {
+/// The requests a service answers in tasks of their own — calls (started on the socket thread by
+/// ``ImmediateDelivery``), start hooks, boot tasks, app callbacks — counted with the deadlines their
+/// senders wait for and their tasks, so that the runner ends once the last of them has, or once
+/// nobody waits for those still running.
+final class RequestsInFlight: Sendable {
     private struct State {
         var next: UInt64 = 0
-        /// Each call: when its caller stops waiting (monotonic nanoseconds), and its task.
-        var calls: [UInt64: (deadline: UInt64, task: Task<Void, Never>?)] = [:]
+        /// Each request: when its sender stops waiting (monotonic nanoseconds), and its task.
+        var requests: [UInt64: (deadline: UInt64, task: Task<Void, Never>?)] = [:]
         var waiters: [CheckedContinuation<Void, Never>] = []
         /// The runner stopped waiting: a task recorded from now on is cancelled at once.
         var abandoned = false
@@ -16,18 +17,18 @@ final class CallsInFlight: Sendable {
 
     private let state = Mutex(State())
 
-    /// Counts a call whose caller waits `timeoutMilliseconds` from now; returns its token.
+    /// Counts a request whose sender waits `timeoutMilliseconds` from now; returns its token.
     private func begin(timeoutMilliseconds: Int) -> UInt64 {
         let deadline = SystemClock.monotonicNanoseconds() &+ UInt64(max(0, timeoutMilliseconds)) &* 1_000_000
         return state.withLock { state in
             state.next &+= 1
-            state.calls[state.next] = (deadline, nil)
+            state.requests[state.next] = (deadline, nil)
             return state.next
         }
     }
 
-    /// Answers a call in a task of its own (preferring `executor`), counted until `answer` returns,
-    /// its caller waiting `timeoutMilliseconds`.
+    /// Answers a request in a task of its own (preferring `executor`), counted until `answer` returns,
+    /// its sender waiting `timeoutMilliseconds`.
     func track(
         timeoutMilliseconds: Int, executor: (any TaskExecutor)?,
         _ answer: @escaping @Sendable () async -> Void
@@ -40,11 +41,11 @@ final class CallsInFlight: Sendable {
         running(token, in: task)
     }
 
-    /// The task answering the call of `token` (cancelled if the runner stops waiting for it).
+    /// The task answering the request of `token` (cancelled if the runner stops waiting for it).
     private func running(_ token: UInt64, in task: Task<Void, Never>) {
-        // A call that ended already is not kept; one the runner gave up on is cancelled.
+        // A request that ended already is not kept; one the runner gave up on is cancelled.
         let abandoned = state.withLock { state -> Bool in
-            if state.calls[token] != nil { state.calls[token]?.task = task }
+            if state.requests[token] != nil { state.requests[token]?.task = task }
             return state.abandoned
         }
         if abandoned { task.cancel() }
@@ -52,22 +53,22 @@ final class CallsInFlight: Sendable {
 
     private func end(_ token: UInt64) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.calls[token] = nil
-            guard state.calls.isEmpty else { return [] }
+            state.requests[token] = nil
+            guard state.requests.isEmpty else { return [] }
             defer { state.waiters.removeAll() }
             return state.waiters
         }
         for waiter in waiters { waiter.resume() }
     }
 
-    /// How many calls are in flight.
-    var count: Int { state.withLock { $0.calls.count } }
+    /// How many requests are in flight.
+    var count: Int { state.withLock { $0.requests.count } }
 
-    /// Returns once no call is in flight, or once every caller has stopped waiting (its deadline
-    /// passed) and `grace` more: the calls still running then are cancelled and not waited for.
+    /// Returns once no request is in flight, or once every sender has stopped waiting (its deadline
+    /// passed) and `grace` more: the requests still running then are cancelled and not waited for.
     /// Returns how many were left so.
     func drained(grace: Duration) async -> Int {
-        let latest = state.withLock { $0.calls.values.map(\.deadline).max() }
+        let latest = state.withLock { $0.requests.values.map(\.deadline).max() }
         guard let latest else { return 0 }
         let now = SystemClock.monotonicNanoseconds()
         let wait = Duration.nanoseconds(Int64(clamping: latest > now ? latest - now : 0)) + grace
@@ -83,28 +84,28 @@ final class CallsInFlight: Sendable {
         }
     }
 
-    /// Cancels the calls still in flight and forgets them (their waiter, too, returns): returns how
+    /// Cancels the requests still in flight and forgets them (their waiter, too, returns): returns how
     /// many.
     private func abandon() -> Int {
         let (count, left, waiters) = state.withLock { state in
             defer {
-                state.calls.removeAll()
+                state.requests.removeAll()
                 state.waiters.removeAll()
                 state.abandoned = true
             }
-            return (state.calls.count, state.calls.values.compactMap(\.task), state.waiters)
+            return (state.requests.count, state.requests.values.compactMap(\.task), state.waiters)
         }
         for task in left { task.cancel() }
         for waiter in waiters { waiter.resume() }
         return count
     }
 
-    /// Returns true once no call is in flight.
+    /// Returns true once no request is in flight.
     private func idle() async -> Bool {
         await withCheckedContinuation { continuation in
             let idle = state.withLock { state -> Bool in
-                if !state.calls.isEmpty { state.waiters.append(continuation) }
-                return state.calls.isEmpty
+                if !state.requests.isEmpty { state.waiters.append(continuation) }
+                return state.requests.isEmpty
             }
             if idle { continuation.resume() }
         }
