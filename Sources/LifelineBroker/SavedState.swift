@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LifelineProtocol
+import LifelineSupport
 
 /// What a broker's state directory holds from its previous life, read once at start: the micro-app
 /// stack (`sessions.json`), the boot state (`boot.json`), the application's lifecycle state
@@ -21,7 +22,9 @@ struct SavedState {
     /// Reads `directory` (creating it when missing); `log` hears of a file it ignores.
     /// - Throws: the error of creating the directory.
     init(directory: URL, log: (String) -> Void) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do { try Directories.create(directory.path, what: "the state directory") } catch {
+            throw StateDirectoryError(error.description)
+        }
         // A journal that cannot be written (nor removed) would be replayed by the next start as if
         // nothing had happened since: its sequences given out twice.
         guard access(directory.path, W_OK | X_OK) == 0 else {

@@ -46,15 +46,8 @@ enum KeysCommand: CLICommand {
             guard CurveKeyPair.isAvailable else {
                 throw LifelineError(.internalError, "this libzmq was built without CURVE")
             }
-            if !FileManager.default.fileExists(atPath: directory) {
-                do {
-                    try FileManager.default.createDirectory(
-                        atPath: directory, withIntermediateDirectories: true,
-                        attributes: [.posixPermissions: 0o700])
-                } catch {
-                    throw LifelineError(
-                        .badRequest, "cannot create \(directory): \(error.localizedDescription)")
-                }
+            do { try Directories.create(directory, what: "the key directory", mode: 0o700) } catch {
+                throw LifelineError(.badRequest, error.description)
             }
             for name in names {
                 let pair = try CurveKeyPair.generate()

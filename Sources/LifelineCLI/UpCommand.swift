@@ -56,7 +56,7 @@ enum UpCommand: CLICommand {
         } catch {
             throw UsageError("\(topologyPath) is not JSON: \(error)")
         }
-        try FileManager.default.createDirectory(at: runDirectory, withIntermediateDirectories: true)
+        try Directories.create(runDirectory.path, what: "the run directory")
         let pidFile = runDirectory.appendingPathComponent("up.pid")
         if let pid = DownCommand.runningSupervisor(pidFile) {
             throw LifelineError(.conflict, "already up (supervisor pid \(pid)); stop it with 'lifeline down'")

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LifelineProtocol
+import LifelineSupport
 
 /// A group member's state directory: the broker's state files (`journal.log`, `sessions.json`,
 /// `boot.json`, `lifecycle.json`), which replicated operations and snapshots change, the position they stand at
@@ -17,10 +18,8 @@ package final class ReplicaDirectory {
     ///   cannot be made.
     package init(path: String, group: String, member: String) throws(GroupSetupError) {
         self.path = path
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            throw GroupSetupError("cannot make the state directory \(path): \(error.localizedDescription)")
+        do { try Directories.create(path, what: "the state directory") } catch {
+            throw GroupSetupError(error.description)
         }
         journal = JournalFile(path: path + "/journal.log")
         let identity = FileManager.default.contents(atPath: path + "/group.json").flatMap {
