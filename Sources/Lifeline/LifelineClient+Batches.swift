@@ -88,7 +88,7 @@ extension LifelineClient {
                 case .success(let reply):
                     stopped = true
                     if refusal == nil { refusal = LifelineError(reply: reply) }
-                case .failure(let error) where error.status == .timeout || error.status == .unavailable:
+                case .failure(let error) where error.isWorthRetrying:
                     unanswered[index] = publication
                     stopped = true
                 case .failure(let error):

@@ -38,6 +38,9 @@ public struct LifelineError: Error, Sendable, Equatable, CustomStringConvertible
     public let message: String
     /// The reply body as it came, parsed only when ``body`` is read.
     private let bodyFragment: JSONFragment
+    /// Trying again within the request's time cannot help: no broker was ever reached at the
+    /// client's address (a `.unavailable` that a retry loop must pass on at once).
+    package private(set) var isFinal = false
 
     /// The whole reply body, when there was one (a service's own error may carry more than `error`).
     public var body: JSONValue { bodyFragment.value }
@@ -80,9 +83,15 @@ public struct LifelineError: Error, Sendable, Equatable, CustomStringConvertible
 
     /// No broker could be reached at `endpoint` (the SDK's and the CLI's one sentence for it).
     package static func noBroker(at endpoint: String, _ reason: String) -> LifelineError {
-        LifelineError(
+        var error = LifelineError(
             .unavailable, "no broker answered at \(endpoint): \(reason); start one with `lifeline up`")
+        error.isFinal = true
+        return error
     }
+
+    /// Whether a publish may be sent again within its time: the broker did not answer, or was
+    /// unavailable for a moment — not when no broker was ever reached.
+    package var isWorthRetrying: Bool { (status == .timeout || status == .unavailable) && !isFinal }
 
     /// The broker did not answer in time.
     package static func unanswered(_ command: Command, milliseconds: Int, endpoint: String) -> LifelineError {

@@ -31,6 +31,36 @@ struct NoBrokerTests {
     }
 
     @Test(
+        "publishes to an address nobody listens on fail with the same sentence as calls, not after their time-outs (40 s each here, twice the test's limit for the three): an acknowledged one, a plain one, a post's flush"
+    )
+    func publishesFailToo() async throws {
+        let endpoint = "tcp://127.0.0.1:\(try EtcdProcess.freePort())"
+        let client = LifelineClient(broker: endpoint, credentials: nil)
+        let started = ContinuousClock.now
+        for acknowledged in [true, false] {
+            do {
+                _ = try await client.publish(
+                    "com.example.x", ["k": 1], acknowledged: acknowledged, timeout: .seconds(40))
+                Issue.record("the publish succeeded")
+            } catch let error as LifelineError {
+                #expect(error.code == .unavailable)
+                #expect(error.message.hasPrefix("no broker answered at \(endpoint)"), "\(error.message)")
+            }
+        }
+        await client.post("com.example.x", ["k": 2], timeout: .seconds(40))
+        do {
+            try await client.flush()
+            Issue.record("the flush succeeded")
+        } catch {
+            #expect("\(error)".contains("no broker answered at \(endpoint)"), "\(error)")
+        }
+        await client.close()
+        print(
+            "SDK: two publishes, a post's flush and the close ended \(ContinuousClock.now - started) after the start"
+        )
+    }
+
+    @Test(
         "a blocking client that was told there is no broker is answered once one starts at its address (the console's feed threads keep one client)"
     )
     func brokerStartsLater() async throws {

@@ -317,7 +317,7 @@ final class PublishCoalescer: Sendable {
                 }
             }
             settled()
-        case .failure(let error) where error.status == .timeout || error.status == .unavailable:
+        case .failure(let error) where error.isWorthRetrying:
             let retryAt = SystemClock.monotonicNanoseconds() &+ Self.retryPause.wholeNanoseconds
             let closed = isClosed
             var again = batch
