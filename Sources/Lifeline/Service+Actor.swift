@@ -81,6 +81,11 @@ extension Service {
                 "idempotent(\(unknown.map { "\"\($0)\"" }.joined(separator: ", "))) names no method or actor func of '\(name)'"
             )
         }
+        for event in eventHandlers.keys.map(\.rawValue).sorted() {
+            do { _ = try EventCatalog.validateName(event) } catch {
+                problems.append("'\(name)' handles \(error.message)")
+            }
+        }
         let unhandled = sharedEvents.subtracting(eventHandlers.keys).map(\.rawValue).sorted()
         if !unhandled.isEmpty {
             problems.append(

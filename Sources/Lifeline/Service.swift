@@ -179,12 +179,17 @@ public struct Service: Sendable {
         return copy
     }
 
-    /// This service, noting a method named like one of its actor's funcs (it would replace the func).
+    /// This service, noting a method named like one of its actor's funcs or like a method it has
+    /// already (either would be replaced).
     private func checkingName(_ method: String) -> Service {
-        guard let function = actorMethods[method] else { return self }
         var copy = self
-        copy.configurationProblems.append(
-            "\(function) and the service's method '\(method)' share a name; rename one")
+        if let function = actorMethods[method] {
+            copy.configurationProblems.append(
+                "\(function) and the service's method '\(method)' share a name; rename one")
+        } else if methodHandlers[method] != nil {
+            copy.configurationProblems.append(
+                "the method '\(method)' is declared twice; the second would replace the first")
+        }
         return copy
     }
 

@@ -66,26 +66,11 @@ struct ClientOptions {
 
     init(_ arguments: inout CommandLineArguments) throws(UsageError) {
         broker = try arguments.option(Self.broker) ?? LifelineClient.defaultBroker
-        if let problem = Self.endpointProblem(broker) { throw UsageError("--broker: \(problem)") }
+        if let problem = Endpoint.problem(inList: broker) { throw UsageError("--broker: \(problem)") }
         givenTimeout = try arguments.duration(Self.timeout, in: .milliseconds(1) ... .seconds(3600))
         timeout = givenTimeout ?? .seconds(5)
         json = arguments.flag(Self.json)
         credentials = try LifelineClient.Credentials.parse(&arguments)
-    }
-
-    /// Why `endpoint` cannot name a broker; nil when it can.
-    static func endpointProblem(_ endpoint: String) -> String? {
-        let expected = "expected tcp://HOST:PORT or ipc://PATH, not '\(endpoint)'"
-        if endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("inproc://") {
-            return endpoint.split(separator: "/", omittingEmptySubsequences: false).count > 2
-                && !endpoint.hasSuffix("://") ? nil : expected
-        }
-        guard endpoint.hasPrefix("tcp://") else { return expected }
-        let address = endpoint.dropFirst(6)
-        guard let colon = address.lastIndex(of: ":"), colon != address.startIndex else { return expected }
-        let port = address[address.index(after: colon)...]
-        guard let number = Int(port), (1...65535).contains(number) else { return expected }
-        return nil
     }
 
     /// CURVE keys for a broker that runs with CURVE.

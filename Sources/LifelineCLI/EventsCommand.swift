@@ -32,7 +32,7 @@ enum EventsCommand: CLICommand {
         var custom: [String: [(service: String, about: ServiceDescription.Event?)]] = [:]
         var unreachable: String?
         if let broker {
-            if let problem = ClientOptions.endpointProblem(broker) {
+            if let problem = Endpoint.problem(inList: broker) {
                 throw UsageError("--broker: \(problem)")
             }
             do {

@@ -46,6 +46,43 @@ struct ServiceTestHostTests {
         try await host.stop()
     }
 
+    @Test(
+        "what a broker would refuse for good stops the service before it connects, as in a test host: a bad name, an event without a namespace, a method declared twice, a broker address that is none"
+    )
+    func refusedForGood() async throws {
+        func refusal(_ service: Service, name: String? = nil) async -> String? {
+            do {
+                _ = try await ServiceTestHost(service, name: name)
+                return nil
+            } catch let error as LifelineError {
+                #expect(error.code == .invalid)
+                return error.message
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(
+            await refusal(Service("bad name!"))
+                == "the service name 'bad name!' may contain only letters, digits, '_', '-' and '.'")
+        #expect(await refusal(Service("ok"), name: "") == "the service name cannot be empty")
+        let unnamespaced = await refusal(Service("odd").on("cartChanged") { _ in })
+        #expect(
+            unnamespaced?.hasPrefix(
+                "'odd' handles unknown event 'cartChanged' (a custom event needs a namespace, e.g. 'com.example.cartChanged'"
+            ) == true, "\(unnamespaced ?? "")")
+        #expect(
+            await refusal(Service("twice").method("a") { _ in .null }.method("a") { _ in 1 })
+                == "the method 'a' is declared twice; the second would replace the first")
+        let client = LifelineClient(broker: "127.0.0.1:7200", credentials: nil)
+        await #expect {
+            try await client.call("url", "resolve", timeout: .seconds(30))
+        } throws: {
+            ($0 as? LifelineError)?.message
+                == "the broker's address: expected tcp://HOST:PORT or ipc://PATH, not '127.0.0.1:7200'"
+        }
+        await client.close()
+    }
+
     @Test("a micro-app session is started, performs an action, and its Router's change is recorded")
     func sessions() async throws {
         let service = Service("shell").app("editor", actions: ["open"]) { _ in Editor() }

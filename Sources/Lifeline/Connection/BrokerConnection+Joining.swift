@@ -124,8 +124,9 @@ extension BrokerConnection {
                 effects.append(.deliver(.refused(LifelineError(reply: reply))))
                 return
             }
-            if reply.status == .forbidden {
-                // The policy does not allow it: asking again changes nothing.
+            if reply.status == .forbidden || LifelineError(reply: reply).code == .invalid {
+                // The policy does not allow it, or the registration is wrong (a bad name, an event
+                // without a namespace): asking again changes nothing.
                 phase = .stopped
                 effects.append(.deliver(.refused(LifelineError(reply: reply))))
                 return

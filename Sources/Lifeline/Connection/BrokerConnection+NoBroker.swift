@@ -91,6 +91,9 @@ extension BrokerConnection {
     /// try a refused handshake again by itself), so that a key allowed since is heard.
     mutating func refusalBeforeSending(now: UInt64, into effects: inout [ConnectionEffect]) -> LifelineError?
     {
+        if let problem = configuration.addressProblem {
+            return LifelineError(.badRequest, "the broker's address: \(problem)")
+        }
         if let refusal = handshakeRefusal {
             if now < refusal.at &+ Self.handshakeRefusalNanoseconds { return refusal.error }
             handshakeRefusal = nil

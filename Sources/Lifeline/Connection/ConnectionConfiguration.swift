@@ -1,4 +1,5 @@
 import LifelineProtocol
+import LifelineSupport
 
 /// What a connection is for: a plain client, a bus subscriber, or a registered service.
 package struct ConnectionConfiguration: Sendable {
@@ -15,10 +16,15 @@ package struct ConnectionConfiguration: Sendable {
     /// The broker's control endpoint, or a broker group's, separated by commas: the connection
     /// tries them in turn and follows a standby's word on where the leader is.
     var brokerEndpoint: String {
-        didSet { brokerEndpoints = Self.split(brokerEndpoint) }
+        didSet {
+            brokerEndpoints = Self.split(brokerEndpoint)
+            addressProblem = Endpoint.problem(inList: brokerEndpoint)
+        }
     }
     /// ``brokerEndpoint``'s endpoints.
     private(set) var brokerEndpoints: [String] = []
+    /// Why ``brokerEndpoint`` names no broker (not `tcp://HOST:PORT`…); nil when it can.
+    private(set) var addressProblem: String?
     /// Present for a service: register, heartbeat, answer calls.
     var registration: ServiceRegistration?
     var subscriptions: Subscriptions
@@ -61,6 +67,7 @@ package struct ConnectionConfiguration: Sendable {
     ) {
         self.brokerEndpoint = brokerEndpoint
         brokerEndpoints = Self.split(brokerEndpoint)
+        addressProblem = Endpoint.problem(inList: brokerEndpoint)
         self.registration = registration
         self.subscriptions = subscriptions
         self.token = token

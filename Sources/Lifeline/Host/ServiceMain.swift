@@ -48,7 +48,7 @@ extension Service {
             withExtendedLifetime(watcher) {}
             exit(0)
         } catch {
-            Console.log(runner.name, "\(error)")
+            Console.log(runner.name, "\(error)", level: .error)
             exit(1)
         }
     }

@@ -46,7 +46,10 @@ extension ServiceRunner {
 
         /// Reads the standard options out of `arguments`, leaving the rest.
         package init(parsing arguments: inout CommandLineArguments) throws(UsageError) {
-            if let broker = try arguments.option(Self.brokerOption) { self.broker = broker }
+            if let broker = try arguments.option(Self.brokerOption) {
+                if let problem = Endpoint.problem(inList: broker) { throw UsageError("--broker: \(problem)") }
+                self.broker = broker
+            }
             name = try arguments.option(Self.nameOption)
             if let name, let problem = ServiceRegistration.nameProblem(name, what: "--name") {
                 throw UsageError(problem)

@@ -88,6 +88,12 @@ public final class ServiceRunner: Sendable {
     private func serve() async throws {
         defer { phase.advance(to: .ended) }
         let name = self.name
+        if let problem = ServiceRegistration.nameProblem(name, what: "the service name") {
+            throw LifelineError(.badRequest, problem)
+        }
+        if let problem = Endpoint.problem(inList: options.broker) {
+            throw LifelineError(.badRequest, "the broker's address: \(problem)")
+        }
         try service.checkConfiguration()
         let instance = Environment.uniqueToken()
         var registration = ServiceRegistration(

@@ -37,7 +37,7 @@ enum ConsoleCommand: CLICommand {
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let broker = try arguments.option(ClientOptions.broker) ?? LifelineClient.defaultBroker
-        if let problem = ClientOptions.endpointProblem(broker) { throw UsageError("--broker: \(problem)") }
+        if let problem = Endpoint.problem(inList: broker) { throw UsageError("--broker: \(problem)") }
         let keyFile =
             try arguments.option(LifelineClient.Credentials.keyOption)
             ?? ProcessInfo.processInfo.environment["LIFELINE_KEY"]
