@@ -67,7 +67,8 @@ public enum CLI {
         }
         do {
             return try command.run(&rest)
-        } catch let error as UsageError {
+        } catch var error as UsageError {
+            if let unknown = rest.unknownOption() { error = unknown }
             Console.error("lifeline \(name): \(error.message)\ntry 'lifeline \(name) --help'")
             return 2
         } catch let error as LifelineError {

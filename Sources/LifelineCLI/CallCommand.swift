@@ -34,6 +34,8 @@ enum CallCommand: CLICommand {
         if let key, let problem = ActorKey.problem(key) { throw UsageError("\(address): \(problem)") }
         let given = arguments.remainingPositionals()
         try arguments.finish()
+        // One client for the arguments' lookup and the call: with no broker, the second fails at once.
+        let client = try options.client()
         var body = JSONValue.null
         if given.count == 1, (try? JSONParser.parse(given[0])) != nil || !TextFormat.isPair(given[0]) {
             do { body = try JSONParser.parse(given[0]) } catch {
@@ -42,7 +44,7 @@ enum CallCommand: CLICommand {
         } else if !given.isEmpty {
             let fields =
                 TextFormat.hasPlainPairs(given)
-                ? (try? options.client().lookup(service, timeout: options.timeout)).flatMap {
+                ? (try? client.lookup(service, timeout: options.timeout)).flatMap {
                     DeclaredFields.arguments(of: method, in: $0)
                 } : nil
             body = try TextFormat.payload(given, fields: fields)
@@ -51,7 +53,7 @@ enum CallCommand: CLICommand {
             service: service, method: method, key: key,
             timeoutMilliseconds: options.timeout.wholeMilliseconds,
             body: JSONWriter.encode(body))
-        let reply = try options.client().call(call, timeout: options.timeout + .seconds(1))
+        let reply = try client.call(call, timeout: options.timeout + .seconds(1))
         let json = (try? reply.json()) ?? .string(String(decoding: reply.body, as: UTF8.self))
         guard reply.status.isSuccess else {
             Console.error(

@@ -37,13 +37,21 @@ enum PublishCommand: CLICommand {
         let noAck = arguments.flag(Self.noAck)
         let force = arguments.flag(Self.force)
         if ack && noAck { throw UsageError("--ack and --no-ack exclude each other") }
+        // One client for the fields' lookup and the publish: with no broker, the second fails at once.
+        var made: BlockingClient?
+        func connection() throws -> BlockingClient {
+            if let made { return made }
+            let client = try options.client()
+            made = client
+            return client
+        }
         let (event, payload) = try TextFormat.event(&arguments, for: "publish") { event in
-            try DeclaredFields.described(event, by: options.client().services(timeout: options.timeout))
+            try DeclaredFields.described(event, by: connection().services(timeout: options.timeout))
         }
         let publication = PublishRequest(
             event: event, payload: JSONWriter.encode(payload), acknowledged: ack || noAck ? ack : nil,
             timeoutMilliseconds: options.timeout.wholeMilliseconds, force: force)
-        let client = try options.client()
+        let client = try connection()
         // A lifecycle event moves the application's state: say from what to what.
         let before =
             LifecycleState.target(of: event) == nil

@@ -177,6 +177,21 @@ package struct CommandLineArguments: Sendable {
         return rest
     }
 
+    /// The error for the first option not consumed that the command does not declare at all: it
+    /// explains a usage error better than what it left missing (`publish --bogus` has no EVENT
+    /// because `--bogus` is no option). Nil when there is none.
+    package func unknownOption() -> UsageError? {
+        let left = tokens.filter { !$0.taken && $0.looksLikeOption }
+        guard
+            let option = left.first(where: { token in
+                !declared.contains { $0.names.contains(token.optionName) }
+            })
+        else { return nil }
+        let names = declared.flatMap(\.names).filter { $0.hasPrefix("--") }
+        return UsageError(
+            "unknown option '\(option.optionName)'\(Suggestion.phrase(for: option.optionName, in: names))")
+    }
+
     /// Fails on anything not consumed.
     /// - Throws: ``UsageError`` naming the first unknown option (and the nearest declared one), a
     ///   declared option this form of the command does not use, or an unexpected argument.

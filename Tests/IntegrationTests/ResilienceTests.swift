@@ -222,6 +222,11 @@ struct ResilienceTests {
         #expect(
             badFlag.status == 2
                 && badFlag.errors.hasPrefix("lifeline services: unknown option '--frobnicate'"))
+        let noEventButAnUnknownOption = try await CLIResult.run(["publish", "--bogus"])
+        #expect(
+            noEventButAnUnknownOption.status == 2
+                && noEventButAnUnknownOption.errors.hasPrefix("lifeline publish: unknown option '--bogus'"),
+            "\(noEventButAnUnknownOption.errors)")
         let unknownCommand = try await CLIResult.run(["frob"])
         #expect(unknownCommand.status == 2)
         let unreachable = try await CLIResult.run([
