@@ -133,3 +133,18 @@ extension ServiceRecord.Instance: WireRecord {
         try visitor.field("registeredAt", &registeredAtMilliseconds, default: 0)
     }
 }
+
+extension ServiceRecord: CustomStringConvertible {
+    /// One line: the name, where it runs, what it handles and answers.
+    public var description: String {
+        let placed =
+            instances.count > 1
+            ? "\(instances.count) instances" : "pid \(pid) on \(host)"
+        var parts = [placed]
+        if !events.isEmpty { parts.append("events: " + events.map(\.rawValue).joined(separator: ", ")) }
+        if !methods.isEmpty { parts.append("methods: " + methods.joined(separator: ", ")) }
+        if !apps.isEmpty { parts.append("apps: " + apps.joined(separator: ", ")) }
+        parts.append(started ? "started" : "not started")
+        return "\(name) (\(parts.joined(separator: "; ")))"
+    }
+}

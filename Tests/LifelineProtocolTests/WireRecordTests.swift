@@ -497,4 +497,27 @@ struct WireRecordPropertyTests {
             #expect(try JoinSnapshot(bytes: bytes) == snapshot, "\(context)")
         }
     }
+
+    @Test("a receipt and a service record print as one line of what they say, nothing of the wire")
+    func descriptions() {
+        let receipt = PublishReceipt(
+            event: "com.example.x", sequence: 28, epoch: 3, subscribers: 2, lifecycle: nil,
+            acknowledged: ["cart"], failed: [.init(service: "push", error: "boom")],
+            missing: [.init(service: "rates", reason: "no acknowledgement within 5000 ms")])
+        #expect(
+            "\(receipt)"
+                == "published com.example.x #28 (epoch 3) to 2 subscribed services; acknowledged by cart; push failed: boom; rates did not acknowledge: no acknowledgement within 5000 ms"
+        )
+        var batch = PublishReceipt(
+            event: "com.example.x", sequence: 28, epoch: 3, subscribers: 1, lifecycle: nil)
+        batch.count = 5
+        #expect("\(batch)" == "published 5 events #24…#28 (epoch 3) to 1 subscribed service")
+        let record = ServiceRecord(
+            registration: ServiceRegistration(
+                name: "cart", instance: "i1", pid: 7, host: "h", events: [.openURL],
+                methods: ["add", "count"],
+                attachToken: "secret"),
+            registeredAtMilliseconds: 5, lastSeenMillisecondsAgo: 6, uptimeMilliseconds: 7, started: true)
+        #expect("\(record)" == "cart (pid 7 on h; events: openURL; methods: add, count; started)")
+    }
 }

@@ -160,3 +160,20 @@ extension PublishReceipt.Missing: WireRecord {
         try visitor.field("service", &service, default: "")
     }
 }
+
+extension PublishReceipt: CustomStringConvertible {
+    /// One line, as `lifeline publish` prints it: the sequence, the subscribers, and for an
+    /// acknowledged publish who handled it, who failed and who did not answer.
+    public var description: String {
+        let numbers = count > 1 ? "\(count) events #\(firstSequence)…#\(sequence)" : "\(event) #\(sequence)"
+        var line =
+            "published \(numbers) (epoch \(epoch)) to \(subscribers) subscribed service\(subscribers == 1 ? "" : "s")"
+        if let acknowledged {
+            line +=
+                "; acknowledged by " + (acknowledged.isEmpty ? "none" : acknowledged.joined(separator: ", "))
+        }
+        for failure in failed { line += "; \(failure.service) failed: \(failure.error)" }
+        for absent in missing { line += "; \(absent.service) did not acknowledge: \(absent.reason)" }
+        return line
+    }
+}
