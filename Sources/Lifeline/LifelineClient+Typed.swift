@@ -2,15 +2,16 @@ import LifelineProtocol
 
 extension LifelineClient {
     /// Publishes `event` (its type names it) and returns the broker's receipt, as
-    /// ``publish(_:_:acknowledged:timeout:)`` does for a name and a JSON payload.
+    /// ``publish(_:_:acknowledged:force:timeout:)`` does for a name and a JSON payload.
     /// - Throws: `EncodingError` for a number JSON cannot hold; ``LifelineError`` as
-    ///   ``publish(_:_:acknowledged:timeout:)`` throws it.
+    ///   ``publish(_:_:acknowledged:force:timeout:)`` throws it.
     @discardableResult
     public func publish<E: LifelineEvent>(
-        _ event: E, acknowledged: Bool = false, timeout: Duration = .seconds(10)
+        _ event: E, acknowledged: Bool = false, force: Bool = false, timeout: Duration = .seconds(10)
     ) async throws -> PublishReceipt {
         try await publish(
-            PublishedEvent(E.name, payload: try event.text()), acknowledged: acknowledged, timeout: timeout)
+            PublishedEvent(E.name, payload: try event.text()), acknowledged: acknowledged, force: force,
+            timeout: timeout)
     }
 
     /// Posts `event` (its type names it) without waiting for its receipt, as

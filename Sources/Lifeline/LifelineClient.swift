@@ -131,32 +131,34 @@ public final class LifelineClient: Sendable {
     /// passes, and the broker publishes it once whatever number of copies reach it. Cancelling the
     /// task ends the wait with `CancellationError`: a publication still waiting its turn is not
     /// sent; one on its way may be published.
+    ///
+    /// `force` publishes a lifecycle event the application's state does not expect (the broker
+    /// refuses it otherwise, `.conflict`), as `lifeline publish --force` does; it leaves alone.
     /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, `.invalid` for a bad event or payload, `.conflict` in the wrong lifecycle state, `.forbidden` by policy.
     @discardableResult
     public func publish(
         _ event: EventName, _ payload: JSONValue = .emptyObject, acknowledged: Bool = false,
-        timeout: Duration = .seconds(10)
+        force: Bool = false, timeout: Duration = .seconds(10)
     ) async throws -> PublishReceipt {
         try await publish(
             PublishedEvent(event, payload: JSONWriter.encode(payload)), acknowledged: acknowledged,
-            timeout: timeout)
+            force: force, timeout: timeout)
     }
 
-    /// ``publish(_:_:acknowledged:timeout:)`` for a payload that is JSON text already (a typed event's).
-    func publish(_ published: PublishedEvent, acknowledged: Bool, timeout: Duration) async throws
-        -> PublishReceipt
+    /// ``publish(_:_:acknowledged:force:timeout:)`` for a payload that is JSON text already (a typed event's).
+    func publish(_ published: PublishedEvent, acknowledged: Bool, force: Bool = false, timeout: Duration)
+        async throws -> PublishReceipt
     {
         try await withTaskExecutorPreference(executor) {
-            try await publishAwaited(published, acknowledged: acknowledged, timeout: timeout)
+            try await publishAwaited(published, acknowledged: acknowledged, force: force, timeout: timeout)
         }
     }
 
-    private func publishAwaited(_ published: PublishedEvent, acknowledged: Bool, timeout: Duration)
-        async throws
-        -> PublishReceipt
-    {
+    private func publishAwaited(
+        _ published: PublishedEvent, acknowledged: Bool, force: Bool, timeout: Duration
+    ) async throws -> PublishReceipt {
         let event = published.name
-        if !acknowledged && PublishCoalescer.Queue.coalesces(event) {
+        if !acknowledged && !force && PublishCoalescer.Queue.coalesces(event) {
             return try await publishing.publish(published, timeout: timeout)
         }
         let clock = ContinuousClock()
@@ -165,7 +167,7 @@ public final class LifelineClient: Sendable {
         try Task.checkCancellation()
         let publish = PublishRequest(
             event: event, payload: published.payload, acknowledged: acknowledged ? true : nil,
-            publishID: publishing.nextID())
+            force: force, publishID: publishing.nextID())
         // An acknowledged publish waits for its handlers: one attempt takes the whole time.
         return try await publishUntilAnswered(publish, until: deadline, wholeTime: acknowledged)
     }

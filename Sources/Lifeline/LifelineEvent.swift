@@ -3,7 +3,7 @@ import LifelineProtocol
 /// A lifecycle event as a Swift type: its payload is the type's JSON form, its name on the bus is
 /// ``name``. Handle it with ``Service/on(_:priority:deadline:perform:)-(E.Type,_,_,_)``, answer it
 /// when dispatched with ``Service/handle(_:priority:deadline:answer:)-(E.Type,_,_,_)``, and publish
-/// it with ``LifelineClient/publish(_:acknowledged:timeout:)-(LifelineEvent,_,_)``:
+/// it with ``LifelineClient/publish(_:acknowledged:force:timeout:)-(LifelineEvent,_,_,_)``:
 ///
 /// ```swift
 /// struct CartDidChange: LifelineEvent {

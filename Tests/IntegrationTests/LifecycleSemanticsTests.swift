@@ -47,6 +47,30 @@ struct LifecycleSemanticsTests {
         #expect(text.stdout.first == "openURL dispatch #2: returnYES (decided by decider)")
     }
 
+    @Test(
+        "a Swift client's lifecycle event out of order is refused (409) and published with force: true, as 'lifeline publish --force'"
+    )
+    func forcedFromSwift() async throws {
+        let broker = try await BrokerProcess()
+        defer { broker.process.kill() }
+        let client = LifelineClient(broker: broker.control, credentials: nil)
+        await #expect {
+            try await client.publish(Lifecycle.DidBecomeActive())
+        } throws: {
+            ($0 as? LifelineError)?.code == .conflict
+        }
+        let forced = try await client.publish(Lifecycle.DidBecomeActive(), force: true)
+        #expect(forced.event == .didBecomeActive)
+        await #expect {
+            try await client.publish(.didFinishLaunching)
+        } throws: {
+            ($0 as? LifelineError)?.code == .conflict
+        }
+        let json = try await client.publish(.didFinishLaunching, force: true)
+        #expect(json.event == .didFinishLaunching && json.sequence > forced.sequence)
+        await client.close()
+    }
+
     @Test("a step that misses its deadline and a service killed mid-step are both skipped on time")
     func deadlineAndDeath() async throws {
         let broker = try await BrokerProcess()
