@@ -19,6 +19,28 @@ package struct BrokerStats: Sendable, Equatable {
     package var dispatchSteps: [String: UInt64] = [:]
     /// Calls by service, then method.
     package var calls: [String: [String: Calls]] = [:]
+    /// Names whose last instance left, oldest first: their counts stay for `lifeline stats` until
+    /// more than ``keptDeparted`` names have left after them (a broker whose names come and go does
+    /// not grow with them).
+    private(set) var departed: [String] = []
+    /// How many departed names keep their counts.
+    static let keptDeparted = 100
+
+    /// The service `name` left (its last instance).
+    mutating func serviceLeft(_ name: String) {
+        departed.removeAll { $0 == name }
+        departed.append(name)
+        while departed.count > Self.keptDeparted {
+            let oldest = departed.removeFirst()
+            calls[oldest] = nil
+            dispatchSteps[oldest] = nil
+        }
+    }
+
+    /// The service `name` registered (again): its counts go on.
+    mutating func serviceJoined(_ name: String) {
+        if departed.contains(name) { departed.removeAll { $0 == name } }
+    }
 
     mutating func recordCall(
         service: String, method: String, nanoseconds: UInt64, success: Bool, timedOut: Bool

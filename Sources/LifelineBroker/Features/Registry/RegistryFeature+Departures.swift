@@ -123,6 +123,7 @@ extension RegistryFeature {
     mutating func react(to announcement: Announcement, in core: inout BrokerCore) {
         switch announcement {
         case .gone(let registration, let reason):
+            core.stats.serviceLeft(registration.name)
             core.publishRuntime(
                 .serviceDidStop, ["name": .string(registration.name), "reason": .string(reason.rawValue)])
         case .instanceLeft(let registration, _, let reason, let remaining):

@@ -250,6 +250,7 @@ struct RegistryFeature: BrokerFeature {
         }
         switch admission {
         case .added:
+            core.stats.serviceJoined(registration.name)
             core.log(
                 "registered \(registration.name) (pid \(registration.pid) on \(registration.host); events: \(registration.events.count), methods: \(registration.methods.count))"
             )
