@@ -78,6 +78,12 @@ extension Broker {
                 "lifeline_service_undecodable_events_total", [("service", name)], Double(entry.undecodable))
         }
         family(
+            "lifeline_service_failed_events_total", "counter",
+            "Events whose handler threw in a service, as it reports (counted as handled too).")
+        for (name, entry) in core.registry.entries.sorted(by: { $0.key < $1.key }) {
+            sample("lifeline_service_failed_events_total", [("service", name)], Double(entry.failed))
+        }
+        family(
             "lifeline_service_queue_depth", "gauge", "Events waiting for a service's handlers, as it reports."
         )
         for (name, entry) in core.registry.entries.sorted(by: { $0.key < $1.key }) {

@@ -34,6 +34,7 @@ extension Broker {
             record.pid = entry.map { Int64($0.registration.pid) }
             record.dropped = count(entry?.dropped ?? 0)
             record.undecodable = count(entry?.undecodable ?? 0)
+            record.failed = count(entry?.failed ?? 0)
             record.queued = count(entry?.queued ?? 0)
             for (event, handled) in entry?.handled ?? [:] {
                 record.handled[StatsReport.Name(rawValue: event)] = Int(clamping: handled)

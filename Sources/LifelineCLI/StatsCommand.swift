@@ -63,7 +63,7 @@ enum StatsCommand: CLICommand {
         var rows = [
             [
                 "SERVICE", "METHOD", "REQUESTS", "ERRORS", "TIMEOUTS", "P50 MS", "P99 MS", "STEPS", "HANDLED",
-                "QUEUED", "DROPPED", "UNDECODABLE",
+                "FAILED", "QUEUED", "DROPPED", "UNDECODABLE",
             ]
         ]
         func handled(_ service: JSONValue) -> String {
@@ -76,7 +76,8 @@ enum StatsCommand: CLICommand {
             if methods.isEmpty {
                 rows.append([
                     shown, "-", "0", "0", "0", "-", "-", number(service["dispatchSteps"]), handled(service),
-                    number(service["queued"]), number(service["dropped"]), number(service["undecodable"]),
+                    number(service["failed"]), number(service["queued"]), number(service["dropped"]),
+                    number(service["undecodable"]),
                 ])
             }
             for method in methods.keys.sorted() {
@@ -85,7 +86,7 @@ enum StatsCommand: CLICommand {
                     shown, method, number(calls["requests"]), number(calls["errors"]),
                     number(calls["timeouts"]),
                     number(calls["p50Ms"]), number(calls["p99Ms"]), number(service["dispatchSteps"]),
-                    handled(service),
+                    handled(service), number(service["failed"]),
                     number(service["queued"]), number(service["dropped"]), number(service["undecodable"]),
                 ])
             }

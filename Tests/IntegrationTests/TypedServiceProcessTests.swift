@@ -40,7 +40,14 @@ struct TypedServiceProcessTests {
         #expect(undecodable == 1)
         #expect(handled == 1, "the handler ran once: the undecodable event is not counted as handled")
         let table = try await broker.cli(["stats", "analytics"])
-        #expect(table.stdout.contains { $0.hasPrefix("SERVICE") && $0.hasSuffix("UNDECODABLE") })
+        #expect(
+            table.stdout.contains {
+                $0.hasPrefix("SERVICE") && $0.hasSuffix("FAILED  QUEUED  DROPPED  UNDECODABLE")
+            })
+        let record = try JSONParser.parse(try await broker.cli(["stats", "analytics", "--json"]).output)
+        #expect(
+            record["services"]?["analytics"]?["failed"] == 0,
+            "an undecodable event is not a handler's failure")
     }
 
     @Test(

@@ -6,7 +6,9 @@ import Testing
 @Suite("Typed requests: one decode, one encode, errors that name the field", .timeLimit(.minutes(1)))
 struct TypedRequestTests {
     static let clientRequests: [ClientRequest] = [
-        .hello, .heartbeat(dropped: nil), .heartbeat(dropped: 12), .list, .stats, .lookup(name: "push"),
+        .hello, .heartbeat(dropped: nil), .heartbeat(dropped: 12),
+        .heartbeat(dropped: nil, handled: ["a.b": 3], name: "push", undecodable: 1, failed: 2), .list, .stats,
+        .lookup(name: "push"),
         .attach(token: "t1"),
         .register(
             RegisterRequest(

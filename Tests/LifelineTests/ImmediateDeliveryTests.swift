@@ -60,6 +60,9 @@ struct ImmediateDeliveryTests {
             return
         }
         #expect(sequence == 5 && epoch == 7 && error == "Refused()")
+        #expect(
+            handled.failed == 1 && handled.snapshot["app.fails"] == 1,
+            "a handler that threw is counted as handled and as failed")
         #expect(immediate.deliver(message("app.typed", 5), receivedAt: 0, replayed: false))
         #expect(
             handled.snapshot["app.typed"] == nil && handled.undecodable == 1,

@@ -135,7 +135,8 @@ extension BrokerConnection {
         return ClientRequest.heartbeat(
             dropped: dropped == 0 ? nil : dropped, queued: report.queued == 0 ? nil : report.queued,
             handled: report.handled.isEmpty ? nil : report.handled, name: name,
-            undecodable: report.undecodable == 0 ? nil : report.undecodable
+            undecodable: report.undecodable == 0 ? nil : report.undecodable,
+            failed: report.failed == 0 ? nil : report.failed
         ).frames(id: [])
     }
 }

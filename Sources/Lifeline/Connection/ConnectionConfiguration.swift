@@ -42,10 +42,12 @@ package struct ConnectionConfiguration: Sendable {
     /// How many events the service's handler queue has dropped (told to the broker with every
     /// heartbeat).
     var droppedEvents: @Sendable () -> UInt64 = { 0 }
-    /// Events waiting for the handlers, and those they ran by name (heartbeats carry them).
-    var handlerReport: @Sendable () -> (queued: UInt64, handled: [String: UInt64], undecodable: UInt64) = {
-        (0, [:], 0)
-    }
+    /// Events waiting for the handlers, those they ran by name, those that did not decode and those
+    /// whose handler threw (heartbeats carry them).
+    var handlerReport:
+        @Sendable () -> (queued: UInt64, handled: [String: UInt64], undecodable: UInt64, failed: UInt64) = {
+            (0, [:], 0, 0)
+        }
     /// Told whenever the broker is heard from (a service holding actors by key watches it).
     var contact: BrokerContact?
     /// The actor keys the service holds active, sent with every REGISTER (``RegisterRequest/holding``).

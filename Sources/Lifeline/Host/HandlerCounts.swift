@@ -13,6 +13,13 @@ final class HandlerCounts: Sendable {
 
     private let counters: [EventName: Counter]
     private let undecodableCount = Atomic<UInt64>(0)
+    private let failedCount = Atomic<UInt64>(0)
+
+    /// Events whose handler ran and threw (counted among those handled too).
+    var failed: UInt64 { failedCount.load(ordering: .relaxed) }
+
+    /// Counts a handler that threw.
+    func countFailed() { failedCount.add(1, ordering: .relaxed) }
 
     /// Events whose payload did not decode as a typed handler's type (the handler did not run).
     var undecodable: UInt64 { undecodableCount.load(ordering: .relaxed) }

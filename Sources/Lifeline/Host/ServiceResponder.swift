@@ -109,7 +109,7 @@ struct ServiceResponder: Sendable {
                 context.serviceName,
                 "handler for \(message.name) #\(message.header.sequence) failed: \(failure)",
                 level: .warning)
-            if handled.countIfUndecodable(failure) { counter = nil }
+            if handled.countIfUndecodable(failure) { counter = nil } else { handled.countFailed() }
         }
         counter?.increment()
         if message.header.flags & 1 == 1 {

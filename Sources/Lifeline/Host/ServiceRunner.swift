@@ -128,7 +128,9 @@ public final class ServiceRunner: Sendable {
         let inbound = InboundQueue<ConnectionEvent>(limit: options.inboundLimit) { delivery in
             if case .event = delivery { true } else { false }
         }
-        configuration.handlerReport = { (UInt64(inbound.count), handled.snapshot, handled.undecodable) }
+        configuration.handlerReport = {
+            (UInt64(inbound.count), handled.snapshot, handled.undecodable, handled.failed)
+        }
         let immediate = ImmediateDelivery(service: service, handled: handled, drops: drops, inbound: inbound)
         if immediate.handlesEvents {
             configuration.deliverInline = { run, receivedAt in

@@ -14,6 +14,8 @@ struct ServiceInstance {
     var handled: [String: UInt64] = [:]
     /// Payloads its typed handlers could not decode, as its last heartbeat said.
     var undecodable: UInt64 = 0
+    /// Events whose handler threw, as its last heartbeat said.
+    var failed: UInt64 = 0
     /// Calls forwarded to it and not answered yet.
     var inFlight = 0
     /// Calls it answered (any status).

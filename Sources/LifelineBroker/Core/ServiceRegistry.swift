@@ -27,6 +27,7 @@ struct ServiceRegistry {
         var dropped: UInt64 { instances.reduce(0) { Self.sum($0, $1.dropped) } }
         var queued: UInt64 { instances.reduce(0) { Self.sum($0, $1.queued) } }
         var undecodable: UInt64 { instances.reduce(0) { Self.sum($0, $1.undecodable) } }
+        var failed: UInt64 { instances.reduce(0) { Self.sum($0, $1.failed) } }
         var handled: [String: UInt64] {
             instances.reduce(into: [:]) { total, instance in
                 total.merge(instance.handled, uniquingKeysWith: Self.sum)
@@ -236,15 +237,16 @@ struct ServiceRegistry {
     }
 
     /// Records what `peer`'s heartbeat says of its handlers: dropped, queued, run per event, and
-    /// payloads that did not decode.
+    /// payloads that did not decode, handlers that threw.
     mutating func report(
         dropped: UInt64?, queued: UInt64?, handled: [String: UInt64]?, undecodable: UInt64? = nil,
-        peer: [UInt8]
+        failed: UInt64? = nil, peer: [UInt8]
     ) {
         for name in namesByPeer[peer] ?? [] {
             guard let index = entries[name]?.index(of: peer) else { continue }
             if let dropped { entries[name]?.instances[index].dropped = dropped }
             if let undecodable { entries[name]?.instances[index].undecodable = undecodable }
+            if let failed { entries[name]?.instances[index].failed = failed }
             entries[name]?.instances[index].queued = queued ?? 0
             if let handled { entries[name]?.instances[index].handled = handled }
         }

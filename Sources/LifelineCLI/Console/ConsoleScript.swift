@@ -378,7 +378,8 @@ extension ConsoleAssets {
           replaceRows($("service-events"), (record.events || []).map((e) => el("tr", { "data-event": e }, cell(e),
             cell(handled[e] ?? 0, "num handled"), cell((record.priorities || {})[e] ?? 0, "num"), cell((record.deadlines || {})[e], "num"))));
           $("service-figures").textContent = "queued " + (stats.queued ?? 0) + " · dropped " + (stats.dropped ?? 0) +
-            " · undecodable " + (stats.undecodable ?? 0) + " · dispatch steps " + (stats.dispatchSteps ?? 0);
+            " · undecodable " + (stats.undecodable ?? 0) + " · failed " + (stats.failed ?? 0) +
+            " · dispatch steps " + (stats.dispatchSteps ?? 0);
           replaceRows($("service-boot"), (record.bootTasks || []).map((t) => el("tr", { "data-task": t.name }, cell(t.name), cell(t.phase),
             cell(t.priority, "num"), cell(list(t.after, 4)), cell(t.required ? "yes" : "no"), cell(t.runOnce ? "yes" : "no"))));
           const lines = [];

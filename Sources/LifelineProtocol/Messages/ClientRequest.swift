@@ -43,15 +43,16 @@ package enum ClientRequest: Sendable, Equatable {
     /// Where the actors by key are placed (of `service`, or of every service).
     case actors(ActorsHeader)
 
-    /// A heartbeat with what the handlers dropped, have queued and ran, its name and what did not
-    /// decode.
+    /// A heartbeat with what the handlers dropped, have queued and ran, its name, what did not
+    /// decode and what threw.
     package static func heartbeat(
         dropped: UInt64?, queued: UInt64? = nil, handled: [String: UInt64]? = nil, name: String? = nil,
-        undecodable: UInt64? = nil
+        undecodable: UInt64? = nil, failed: UInt64? = nil
     ) -> ClientRequest {
         .heartbeat(
             HeartbeatHeader(
-                dropped: dropped, handled: handled, name: name, queued: queued, undecodable: undecodable))
+                dropped: dropped, failed: failed, handled: handled, name: name, queued: queued,
+                undecodable: undecodable))
     }
 
     /// findServiceByName of `name`.

@@ -93,6 +93,8 @@ package struct StatsReport: WireRecord, Equatable {
     package struct Service: WireRecord, Equatable {
         package var dispatchSteps: Int64 = 0
         package var dropped: Int64 = 0
+        /// Events whose handler threw (counted in `handled` too).
+        package var failed: Int64 = 0
         package var handled: [Name: Int] = [:]
         package var instances: [Instance]?
         package var methods: [Name: Method] = [:]
@@ -112,6 +114,7 @@ package struct StatsReport: WireRecord, Equatable {
         {
             try visitor.field("dispatchSteps", &dispatchSteps, default: 0)
             try visitor.field("dropped", &dropped, default: 0)
+            try visitor.field("failed", &failed, default: 0)
             try visitor.field("handled", &handled, in: 0...Int.max)
             try visitor.field("instances", optionalRecords: &instances)
             try visitor.field("methods", records: &methods)

@@ -19,11 +19,11 @@ struct RegistryFeature: BrokerFeature {
         case .hello: core.reply(peer, id, Self.hello(core))
         case .heartbeat(let heartbeat):
             if heartbeat.dropped != nil || heartbeat.queued != nil || heartbeat.handled != nil
-                || heartbeat.undecodable != nil
+                || heartbeat.undecodable != nil || heartbeat.failed != nil
             {
                 core.registry.report(
                     dropped: heartbeat.dropped, queued: heartbeat.queued, handled: heartbeat.handled,
-                    undecodable: heartbeat.undecodable, peer: peer)
+                    undecodable: heartbeat.undecodable, failed: heartbeat.failed, peer: peer)
             }
             let registering = waiting.values.contains {
                 if case .register(let waiting, _, _) = $0.wait { return waiting == peer }
