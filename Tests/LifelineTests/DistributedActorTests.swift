@@ -80,6 +80,15 @@ struct DistributedActorTests {
         #expect(listing.entries.allSatisfy { $0.identifier.hasPrefix("$s") && $0.identifier.hasSuffix("TE") })
     }
 
+    @Test("an actor's ID from a literal or an interpolated string: its service and key")
+    func actorIDs() {
+        let user = "ana"
+        let keyed: LifelineActorSystem.ActorID = "cart/\(user)"
+        #expect(keyed == LifelineActorSystem.ActorID(service: "cart", key: "ana"))
+        let plain: LifelineActorSystem.ActorID = "gateway"
+        #expect(plain.service == "gateway" && plain.key == nil && "\(plain)" == "gateway")
+    }
+
     @Test(
         "a service hosting the actor has a method per func; clashing names stop it with an error naming them")
     func serviceMethods() {

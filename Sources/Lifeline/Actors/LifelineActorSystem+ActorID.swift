@@ -11,7 +11,7 @@ extension LifelineActorSystem {
     /// let cart = try $CartAPI.resolve(id: .init(service: "cart", key: user), using: actors)
     /// ```
     public struct ActorID: Hashable, Sendable, Codable, CustomStringConvertible,
-        ExpressibleByStringLiteral
+        ExpressibleByStringInterpolation
     {
         /// The registered name of the hosting service.
         public let service: String
@@ -25,7 +25,8 @@ extension LifelineActorSystem {
             self.key = key
         }
 
-        /// The actor at `address`: a service name (`"gateway"`), or a service and a key (`"cart/ana"`).
+        /// The actor at `address`: a service name (`"gateway"`), or a service and a key (`"cart/ana"`,
+        /// `"cart/\(user)"`).
         public init(stringLiteral address: String) { self.init(address: address) }
 
         /// The actor at `address`: a service name, or `service/key`.
