@@ -11,6 +11,12 @@ import Testing
 struct ServiceTestHostTests {
     struct Refused: Error {}
 
+    /// A custom event given a built-in name by mistake.
+    struct FakeOpenURL: LifelineEvent {
+        static let name: EventName = "openURL"
+        var link: Int
+    }
+
     actor Seen {
         var times: [Date] = []
         func add(_ time: Date) { times.append(time) }
@@ -70,6 +76,11 @@ struct ServiceTestHostTests {
             unnamespaced?.hasPrefix(
                 "'odd' handles unknown event 'cartChanged' (a custom event needs a namespace, e.g. 'com.example.cartChanged'"
             ) == true, "\(unnamespaced ?? "")")
+        let fake = await refusal(Service("fake").on(FakeOpenURL.self) { _, _ in })
+        #expect(
+            fake
+                == "FakeOpenURL handles the built-in event openURL, whose fields are 'url', 'sourceApplication', 'annotation': it needs 'link', which that event never carries (a custom event needs a namespace: 'com.example.openURL')",
+            "\(fake ?? "")")
         #expect(
             await refusal(Service("twice").method("a") { _ in .null }.method("a") { _ in 1 })
                 == "the method 'a' is declared twice; the second would replace the first")
