@@ -350,7 +350,11 @@ package struct Broker {
                     peer, reply.requestID, .forbidden, message,
                     logLine: "\(message) (this one came from \(core.peerName(peer)))")
             } else {
-                core.log("dropped a late or unknown reply '\(id)' (status \(reply.status.rawValue))")
+                // Info, not a warning: a call that timed out was logged once already, and its late
+                // answer is expected.
+                core.log(
+                    "a reply to request '\(id)' (status \(reply.status.rawValue)) came after its request ended, or for none; nothing waits for it"
+                )
             }
             return
         }
