@@ -18,7 +18,8 @@ public final class LifelineClient: Sendable {
     let publishing: PublishCoalescer
 
     /// Connects to the broker at `broker`, with CURVE when `credentials` are given (by default those
-    /// of `LIFELINE_KEY` and `LIFELINE_BROKER_KEY`).
+    /// of `LIFELINE_KEY` and `LIFELINE_BROKER_KEY`). An address that is not `tcp://HOST:PORT` or
+    /// `ipc://PATH` (or a comma-separated list of them) fails every request at once with `.invalid`.
     public convenience init(
         broker: String = LifelineClient.defaultBroker,
         credentials: LifelineClient.Credentials? = LifelineClient.Credentials.environment
@@ -133,7 +134,8 @@ public final class LifelineClient: Sendable {
     /// sent; one on its way may be published.
     ///
     /// `force` publishes a lifecycle event the application's state does not expect (the broker
-    /// refuses it otherwise, `.conflict`), as `lifeline publish --force` does; it leaves alone.
+    /// refuses it otherwise, `.conflict`), as `lifeline publish --force` does; a forced publish is
+    /// sent on its own, not batched with others.
     /// - Throws: ``LifelineError``: `.unavailable` or `.timeout` when the broker does not answer, `.invalid` for a bad event or payload, `.conflict` in the wrong lifecycle state, `.forbidden` by policy.
     @discardableResult
     public func publish(

@@ -38,9 +38,10 @@ public struct LifelineError: Error, Sendable, Equatable, CustomStringConvertible
     public let message: String
     /// The reply body as it came, parsed only when ``body`` is read.
     private let bodyFragment: JSONFragment
-    /// Trying again within the request's time cannot help: no broker was ever reached at the
-    /// client's address (a `.unavailable` that a retry loop must pass on at once).
-    package private(set) var isFinal = false
+    /// Trying again cannot help, and no event of a batch caused it: no broker was ever reached at
+    /// the client's address, none completed a security handshake with it, or the address is none.
+    /// A retry loop passes it on at once.
+    package internal(set) var isFinal = false
 
     /// The whole reply body, when there was one (a service's own error may carry more than `error`).
     public var body: JSONValue { bodyFragment.value }

@@ -116,7 +116,7 @@ public struct Service: Sendable {
         _ event: EventName, priority: Int? = nil, deadline: Duration? = nil,
         perform handler: @escaping InlineEventHandler
     ) -> Service {
-        var copy = self
+        var copy = self.checkingHandler(event)
         copy.eventHandlers[event] = Handler(
             run: { event in
                 try handler(event)
@@ -131,7 +131,7 @@ public struct Service: Sendable {
         _ event: EventName, priority: Int? = nil, deadline: Duration? = nil,
         answer handler: @escaping AnswerHandler
     ) -> Service {
-        var copy = self
+        var copy = self.checkingHandler(event)
         let milliseconds = deadline?.wholeMilliseconds
         copy.eventHandlers[event] = Handler(
             run: handler, immediate: nil, priority: priority, deadline: milliseconds)
@@ -176,6 +176,15 @@ public struct Service: Sendable {
                 let text = try await handler(call)
                 return text.isEmpty ? .null : try JSONParser.parse(text)
             }, immediate: nil, text: handler)
+        return copy
+    }
+
+    /// This service, noting a second handler of `event` (it would replace the first).
+    private func checkingHandler(_ event: EventName) -> Service {
+        guard eventHandlers[event] != nil else { return self }
+        var copy = self
+        copy.configurationProblems.append(
+            "the event \(event) is handled twice; the second handler would replace the first")
         return copy
     }
 
@@ -243,6 +252,10 @@ public struct Service: Sendable {
     /// delegate per session.
     public func app(_ name: String, _ factory: @escaping AppFactory) -> Service {
         var copy = self
+        if appFactories[name] != nil {
+            copy.configurationProblems.append(
+                "the app '\(name)' is hosted twice; the second would replace the first")
+        }
         copy.appFactories[name] = factory
         return copy
     }

@@ -54,9 +54,9 @@ struct PeerBacklogs {
     /// Keeps `frames` for `peer` (on `connection`, which the monitor reports: not 0) behind what
     /// waits for it, if there is room.
     mutating func hold(_ frames: [[UInt8]], for peer: [UInt8], connection: UInt32) -> Verdict {
-        if backlogs.isEmpty { retryMilliseconds = 5 }
         let size = frames.reduce(0) { $0 + $1.count }
         let first = backlogs[connection] == nil
+        if first { retryMilliseconds = 5 }
         guard (backlogs[connection]?.bytes ?? 0) + size <= limitPerPeer, bytes + size <= limit else {
             return .overflow(held: forget(connection)?.count ?? 0)
         }

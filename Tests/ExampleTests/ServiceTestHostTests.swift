@@ -82,8 +82,19 @@ struct ServiceTestHostTests {
                 == "FakeOpenURL handles the built-in event openURL, whose fields are 'url', 'sourceApplication', 'annotation': it needs 'link', which that event never carries (a custom event needs a namespace: 'com.example.openURL')",
             "\(fake ?? "")")
         #expect(
+            await refusal(Service("twice").on("app.x") { _ in }.onInline("app.x") { _ in })
+                == "the event app.x is handled twice; the second handler would replace the first")
+        #expect(
             await refusal(Service("twice").method("a") { _ in .null }.method("a") { _ in 1 })
                 == "the method 'a' is declared twice; the second would replace the first")
+        var options = ServiceRunner.Options()
+        options.broker = "127.0.0.1:7200"
+        await #expect {
+            try await ServiceRunner(Service("addressed"), options: options).run()
+        } throws: {
+            ($0 as? LifelineError)?.message
+                == "the broker's address: expected tcp://HOST:PORT or ipc://PATH, not '127.0.0.1:7200'"
+        }
         let client = LifelineClient(broker: "127.0.0.1:7200", credentials: nil)
         await #expect {
             try await client.call("url", "resolve", timeout: .seconds(30))

@@ -177,6 +177,33 @@ struct ResilienceTests {
             })
     }
 
+    @Test(
+        "a handler that throws is counted: its acknowledgement carries the error, and STATS, 'lifeline stats' and the heartbeats say 'failed'"
+    )
+    func failedHandlersAreCounted() async throws {
+        let broker = try await BrokerProcess()
+        let failing = try await broker.service(
+            "lifeline-probe", ["--name", "failing", "--events", "com.example.x", "--fail"])
+        defer { failing.kill(); broker.process.kill() }
+        let published = try await broker.cli(["publish", "com.example.x", "n=1", "--ack"])
+        #expect(published.status == 1 && published.errors.contains("failing handled it with an error"))
+        var failed: Int64?
+        var handled: Int64?
+        // A bound for a loaded machine, not a window: the counts come with the next heartbeat.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while failed != 1 && ContinuousClock.now < deadline {
+            let stats = try await broker.cli(["stats", "failing", "--json"])
+            let record = try JSONParser.parse(stats.output)["services"]?["failing"] ?? .null
+            failed = record["failed"]?.intValue
+            handled = record["handled"]?["com.example.x"]?.intValue
+            // Polling with a deadline: the counts come with heartbeats.
+            if failed != 1 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(failed == 1 && handled == 1, "failed \(failed ?? -1), handled \(handled ?? -1)")
+        let table = try await broker.cli(["stats", "failing"])
+        #expect(table.stdout.contains { $0.contains("FAILED") })
+    }
+
     @Test("garbage on the control socket gets error replies, and the broker answers a lookup right after")
     func garbage() async throws {
         let broker = try await BrokerProcess()

@@ -49,6 +49,29 @@ struct SecurityTests {
         #expect(try Self.requests(ops) == before + 1, "only our own HELLO was processed")
     }
 
+    @Test(
+        "a Swift client without a key publishes to a CURVE broker: the publish fails with the handshake's sentence, not after its time-out (300 s here, past the suite's limit)"
+    )
+    func publishWithoutAKeyFailsAtOnce() async throws {
+        let keys = try SecuritySetup(keys: ["ops"])
+        defer { keys.remove() }
+        try keys.writePolicy(["ops": Self.admin])
+        let broker = try await BrokerProcess(keys.brokerArguments)
+        defer { broker.process.kill() }
+        let plain = LifelineClient(broker: broker.control, credentials: nil)
+        let started = ContinuousClock.now
+        for acknowledged in [false, true] {
+            await #expect {
+                try await plain.publish(
+                    "com.example.x", ["k": 1], acknowledged: acknowledged, timeout: .seconds(300))
+            } throws: {
+                "\($0)".contains("the security handshake with the broker at \(broker.control) failed")
+            }
+        }
+        await plain.close()
+        print("two publishes without a key to a CURVE broker failed after \(ContinuousClock.now - started)")
+    }
+
     @Test("malformed input from an authenticated peer still gets a clear 4xx, and the broker goes on")
     func authenticatedGarbage() async throws {
         let keys = try SecuritySetup(keys: ["ops"])

@@ -51,6 +51,9 @@ extension BrokerHarness {
                 return nil
             }.first!
             order.append((label, host))
+            #expect(
+                (request.header["timeoutMs"]?.intValue ?? 0) > 0,
+                "an APP says how long the broker waits for it: \(request.header)")
             raw(host, ControlReply(requestID: request.requestID, json: bodies[label] ?? [:]).frames())
         }
         return order

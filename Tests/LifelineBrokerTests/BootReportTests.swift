@@ -37,4 +37,17 @@ struct BootReportTests {
         #expect(after["error"] == "the broker stopped while boot #1 was waiting for its services")
         #expect(after["missing"] == ["e2"])
     }
+
+    @Test("a BOOT says how long the broker waits for the task: its deadline (timeoutMs)")
+    func bootCarriesTheDeadline() throws {
+        var broker = BrokerHarness()
+        broker.register("push", peer: "p1", events: [.openURL])
+        broker.request("cli", .boot, ["op": "start"])
+        let boots = try broker.requests(to: "p1").filter { $0.command == .boot }.map(BrokerRequest.decode)
+        #expect(!boots.isEmpty, "push.start went to the service")
+        for boot in boots {
+            guard case .boot(let run) = boot else { continue }
+            #expect(run.timeoutMilliseconds == BootTask.defaultDeadlineMilliseconds, "\(run)")
+        }
+    }
 }

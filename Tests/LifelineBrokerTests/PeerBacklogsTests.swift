@@ -70,10 +70,10 @@ struct PeerBacklogsTests {
             return room >= 0
         }
         #expect(backlogs.retryMilliseconds == 5 && backlogs.holds(1), "it read one")
-        _ = backlogs.flush(isOpen: { _ in true }) { _, _ in true }
-        #expect(backlogs.isEmpty)
         _ = backlogs.flush(isOpen: { _ in true }) { _, _ in false }
+        _ = backlogs.flush(isOpen: { _ in true }) { _, _ in false }
+        #expect(backlogs.retryMilliseconds == 20 && backlogs.holds(1))
         #expect(backlogs.hold(Self.message("b1"), for: [2], connection: 2) == .held(first: true))
-        #expect(backlogs.retryMilliseconds == 5, "a new backlog starts at 5 ms")
+        #expect(backlogs.retryMilliseconds == 5, "a new backlog starts at 5 ms, beside a stalled one too")
     }
 }

@@ -124,7 +124,7 @@ extension BrokerConnection {
                 effects.append(.deliver(.refused(LifelineError(reply: reply))))
                 return
             }
-            if reply.status == .forbidden || LifelineError(reply: reply).code == .invalid {
+            if reply.status == .forbidden || reply.status == .badRequest || reply.status == .unprocessable {
                 // The policy does not allow it, or the registration is wrong (a bad name, an event
                 // without a namespace): asking again changes nothing.
                 phase = .stopped

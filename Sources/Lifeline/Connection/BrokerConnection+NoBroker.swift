@@ -92,7 +92,9 @@ extension BrokerConnection {
     mutating func refusalBeforeSending(now: UInt64, into effects: inout [ConnectionEffect]) -> LifelineError?
     {
         if let problem = configuration.addressProblem {
-            return LifelineError(.badRequest, "the broker's address: \(problem)")
+            var error = LifelineError(.badRequest, "the broker's address: \(problem)")
+            error.isFinal = true
+            return error
         }
         if let refusal = handshakeRefusal {
             if now < refusal.at &+ Self.handshakeRefusalNanoseconds { return refusal.error }
@@ -134,8 +136,11 @@ extension BrokerConnection {
             configuration.credentials == nil
             ? "the broker may want a CURVE key (LIFELINE_KEY and LIFELINE_BROKER_KEY; the CLI's --key and --broker-key)"
             : "is LIFELINE_BROKER_KEY (the CLI's --broker-key) the broker's public key, and does the broker use CURVE?"
-        return LifelineError(
+        var error = LifelineError(
             .unavailable, "the security handshake with the broker at \(endpoint) failed: \(advice)")
+        // Never through a handshake: a publish sent again would meet the same keys.
+        error.isFinal = !handshakeSucceeded
+        return error
     }
 }
 

@@ -42,8 +42,9 @@ final class ImmediateDelivery: Sendable {
     /// The requests answered in tasks of their own (calls on the socket thread; start hooks, boot
     /// tasks and app callbacks from the runner), not yet answered.
     let requests = RequestsInFlight()
-    /// How long a caller waits when a CALL says nothing (the broker's default; it always says).
-    static let defaultCallTimeout = 5000
+    /// How long the sender of a request is taken to wait when it says nothing (`timeoutMs`): the
+    /// broker's default call time-out; a broker of this version always says.
+    static let defaultRequestTimeout = 5000
     /// Set once the service's responder exists; until then every delivery goes the usual way.
     private let target = Mutex<Target?>(nil)
     /// Counts a payload that did not decode, as the handlers' loop does.
@@ -90,7 +91,7 @@ final class ImmediateDelivery: Sendable {
         guard let executor = target.client.executor else { return false }
         let responder = target.responder
         requests.track(
-            timeoutMilliseconds: call.timeoutMilliseconds ?? Self.defaultCallTimeout, executor: executor
+            timeoutMilliseconds: call.timeoutMilliseconds ?? Self.defaultRequestTimeout, executor: executor
         ) { await responder.respond(to: pending, id: id) }
         return true
     }

@@ -53,6 +53,8 @@ public final class ServiceRunner: Sendable {
         var options = ServiceRunner.Options()
         options.name = name
         options.credentials = nil
+        // No broker is reached: whatever $LIFELINE_BROKER says does not matter here.
+        options.broker = "inproc://lifeline-test-host"
         let runner = ServiceRunner(service, options: options) { _, pending, sink in
             connection.attach(pending, sink)
             return connection
@@ -70,7 +72,7 @@ public final class ServiceRunner: Sendable {
     /// Serves until ``stop()`` — or until the calling task is cancelled, which leaves the same way
     /// (willDestroy, unregister, handlers drained, close), as a service lifecycle group stops its
     /// services; throws when the broker refuses the name.
-    /// - Throws: ``LifelineError`` when the broker refuses the registration (`.conflict`: the name is taken; `.forbidden`: the policy), `.invalid` for a service put together wrongly (its problems named: an actor's clashing method names, an actor made outside its factory), or what the resume hook threw.
+    /// - Throws: ``LifelineError`` when the broker refuses the registration (`.conflict`: the name is taken; `.forbidden`: the policy), `.invalid` for a service put together wrongly (its problems named: a bad name or broker address, an event without a namespace, a method declared twice, an actor's clashing method names, an actor made outside its factory) or a registration the broker refuses as invalid, or what the resume hook threw.
     public func run() async throws {
         // A service whose stdout or stderr pipe closes (its supervisor was killed) goes on: a write
         // fails instead of the process dying.
@@ -224,7 +226,7 @@ public final class ServiceRunner: Sendable {
                         // hook, a boot task or an app callback only while the broker does.
                         immediate.requests.track(
                             timeoutMilliseconds: request.timeoutMilliseconds
-                                ?? ImmediateDelivery.defaultCallTimeout, executor: nil
+                                ?? ImmediateDelivery.defaultRequestTimeout, executor: nil
                         ) { await responder.respond(to: request, id: id) }
                     case .joined(let epoch, let first, let sequence, let lifecycle):
                         if first {

@@ -338,7 +338,8 @@ final class PublishCoalescer: Sendable {
                 if control.isCancelled { return settled() }
                 self.launch(again, control)
             }
-        case .failure(let error) where batch.members.count == 1:
+        case .failure(let error) where batch.members.count == 1 || error.isFinal:
+            // One event, or a failure of the client's own that no event of the batch caused.
             fail(batch.members, error)
             settled()
         case .failure:

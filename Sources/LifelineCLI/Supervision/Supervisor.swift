@@ -114,8 +114,9 @@ final class Supervisor: @unchecked Sendable {
                 .path
         }
         let directory = runDirectory.appendingPathComponent("group-keys")
-        try? FileManager.default.createDirectory(
-            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        do { try Directories.create(directory.path, what: "the group's key directory", mode: 0o700) } catch {
+            throw LifelineError(.internalError, error.description)
+        }
         for member in group.members
         where !FileManager.default.fileExists(
             atPath: directory.appendingPathComponent("\(member.member).key").path)

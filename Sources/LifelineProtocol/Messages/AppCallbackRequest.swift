@@ -15,7 +15,7 @@ package struct AppCallbackRequest: HeaderMessage, Equatable {
     /// restart, so a host runs it once; stack changes made while it runs derive their ids from it.
     public var callbackID: String?
     /// How long the broker waits for the answer; a stopping host waits no longer for the callback.
-    public var timeoutMilliseconds: Int?
+    package var timeoutMilliseconds: Int?
 
     public init(
         session: String, app: String, callback: AppCallbackName, arguments: JSONValue = .emptyObject,

@@ -5,7 +5,7 @@ package struct BootTaskRun: HeaderMessage, Equatable {
     public var condition: BootCondition?
     public var launchOptions: JSONValue
     /// The task's deadline: the broker waits no longer, nor does a stopping service.
-    public var timeoutMilliseconds: Int?
+    package var timeoutMilliseconds: Int?
 
     public init(
         task: String, kind: BootTask.Kind, condition: BootCondition?, launchOptions: JSONValue,

@@ -37,7 +37,7 @@ package enum BrokerRequest: Sendable, Equatable {
 
     /// How long the broker waits for the answer, where the request says: a service that stops
     /// waits no longer for the work answering it.
-    public var timeoutMilliseconds: Int? {
+    package var timeoutMilliseconds: Int? {
         switch self {
         case .heartbeat, .disconnect, .event: nil
         case .call(let call): call.timeoutMilliseconds

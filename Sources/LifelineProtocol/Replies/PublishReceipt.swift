@@ -162,8 +162,8 @@ extension PublishReceipt.Missing: WireRecord {
 }
 
 extension PublishReceipt: CustomStringConvertible {
-    /// One line, as `lifeline publish` prints it: the sequence, the subscribers, and for an
-    /// acknowledged publish who handled it, who failed and who did not answer.
+    /// One line: the sequence, the subscribers, and for an acknowledged publish who handled it, who
+    /// failed and who did not answer.
     public var description: String {
         let numbers = count > 1 ? "\(count) events #\(firstSequence)…#\(sequence)" : "\(event) #\(sequence)"
         var line =
