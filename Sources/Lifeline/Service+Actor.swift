@@ -71,31 +71,6 @@ extension Service {
         return copy
     }
 
-    /// Throws the mistakes in how this service was put together, all named in one sentence.
-    /// - Throws: ``LifelineError`` (`.invalid`) when there are any.
-    func checkConfiguration() throws(LifelineError) {
-        var problems = configurationProblems
-        let unknown = idempotentMethods.subtracting(methodHandlers.keys).sorted()
-        if !unknown.isEmpty {
-            problems.append(
-                "idempotent(\(unknown.map { "\"\($0)\"" }.joined(separator: ", "))) names no method or actor func of '\(name)'"
-            )
-        }
-        for event in eventHandlers.keys.map(\.rawValue).sorted() {
-            do { _ = try EventCatalog.validateName(event) } catch {
-                problems.append("'\(name)' handles \(error.message)")
-            }
-        }
-        let unhandled = sharedEvents.subtracting(eventHandlers.keys).map(\.rawValue).sorted()
-        if !unhandled.isEmpty {
-            problems.append(
-                "shared(\(unhandled.joined(separator: ", "))) names no event '\(name)' handles")
-        }
-        guard problems.isEmpty else {
-            throw LifelineError(.badRequest, problems.joined(separator: "; "))
-        }
-    }
-
     /// Notes what of `listing` is not served, and a type with no func to serve.
     mutating func noteListing<A>(_ listing: DistributedFunctionTable.Listing, of type: A.Type) {
         hostingNotes = listing.skipped.map { "\(A.self).\($0) is not served" }

@@ -79,22 +79,6 @@ extension Service {
         E.name.isCustom ? describing(type) : checkingBuiltIn(type)
     }
 
-    /// This service, noting a typed handler of a built-in event whose type needs a field the event
-    /// never carries (it would never decode: a custom event given a built-in name, say).
-    func checkingBuiltIn<E: LifelineEvent>(_ type: E.Type) -> Service {
-        guard let descriptor = EventCatalog.descriptor(for: E.name), !descriptor.fields.isEmpty,
-            case .object(let members, _) = TypeShape.of(E.self)
-        else { return self }
-        let known = descriptor.fields.map(\.name)
-        let foreign = members.filter { !$0.optional && !known.contains($0.name) }.map { "'\($0.name)'" }
-        guard !foreign.isEmpty else { return self }
-        var copy = self
-        copy.configurationProblems.append(
-            "\(E.self) handles the built-in event \(E.name), whose fields are \(known.map { "'\($0)'" }.joined(separator: ", ")): it needs \(foreign.joined(separator: ", ")), which that event never carries (a custom event needs a namespace: 'com.example.\(E.name)')"
-        )
-        return copy
-    }
-
     /// Describes the custom event `E` from its type: its fields as `lifeline describe` shows them.
     func describing<E: LifelineEvent>(_ type: E.Type) -> Service {
         var copy = self

@@ -179,29 +179,6 @@ public struct Service: Sendable {
         return copy
     }
 
-    /// This service, noting a second handler of `event` (it would replace the first).
-    private func checkingHandler(_ event: EventName) -> Service {
-        guard eventHandlers[event] != nil else { return self }
-        var copy = self
-        copy.configurationProblems.append(
-            "the event \(event) is handled twice; the second handler would replace the first")
-        return copy
-    }
-
-    /// This service, noting a method named like one of its actor's funcs or like a method it has
-    /// already (either would be replaced).
-    private func checkingName(_ method: String) -> Service {
-        var copy = self
-        if let function = actorMethods[method] {
-            copy.configurationProblems.append(
-                "\(function) and the service's method '\(method)' share a name; rename one")
-        } else if methodHandlers[method] != nil {
-            copy.configurationProblems.append(
-                "the method '\(method)' is declared twice; the second would replace the first")
-        }
-        return copy
-    }
-
     /// Answers calls to `method` inline, on the service's socket thread, as the call arrives: no
     /// task to start, and the answer leaves at once. For short synchronous work only (see
     /// ``onInline(_:priority:deadline:perform:)``: a slow one holds up heartbeats and is reported).
