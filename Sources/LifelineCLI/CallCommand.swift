@@ -14,9 +14,9 @@ enum CallCommand: CLICommand {
         SERVICE/KEY calls the actor of KEY of a service that hosts actors by key (cart/ana): the
         broker sends it to the one instance that key is placed on, placing it first.
         key=value arguments make an object instead, each value of the type the method's arguments are
-        described with ('lifeline describe SERVICE'): count=3 is a number, a value not of that type is
-        refused, naming the field. The call's deadline is --timeout; a service's own error is printed
-        as it sent it, exit 1.
+        described with ('lifeline describe SERVICE'): count=3 is an integer, a value not of that type
+        is refused, naming the field, and so is a required field left out. The call's deadline is
+        --timeout; a service's own error is printed as it sent it, exit 1.
         """
     static let pretty = CommandLineOption.flag("--pretty", help: "indent the reply")
     static let options =
@@ -42,12 +42,11 @@ enum CallCommand: CLICommand {
                 throw UsageError("the body is not JSON: \(error)")
             }
         } else if !given.isEmpty {
-            let fields =
-                TextFormat.hasPlainPairs(given)
-                ? (try? client.lookup(service, timeout: options.timeout)).flatMap {
-                    DeclaredFields.arguments(of: method, in: $0)
-                } : nil
+            let fields = (try? client.lookup(service, timeout: options.timeout)).flatMap {
+                DeclaredFields.arguments(of: method, in: $0)
+            }
             body = try TextFormat.payload(given, fields: fields)
+            try fields?.checkRequired(in: body)
         }
         let call = ServiceCall(
             service: service, method: method, key: key,

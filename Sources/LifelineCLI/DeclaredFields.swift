@@ -3,17 +3,27 @@ import LifelineProtocol
 import LifelineSupport
 
 /// The JSON types of an event's or a method's top-level fields, as their declarations give them
-/// (the event catalogue, or what a service described at REGISTER: `number`, `string?`,
+/// (the event catalogue, or what a service described at REGISTER: `integer`, `number`, `string?`,
 /// `[string]`, `{"x": number}`), so that `key=value` on the command line becomes a value of the
-/// declared type — `items=3` a number, `urgent=true` a boolean — or is refused naming the field.
+/// declared type — `items=3` a number, `urgent=true` a boolean — or is refused naming the field,
+/// and a required field left out is refused before anything is sent.
 struct DeclaredFields: Equatable {
     /// Field name → type, without the `?` that marks an optional field.
     let types: [String: String]
+    /// The fields without a `?`: what a receiver needs to decode the value.
+    let required: Set<String>
     /// What declared them, for error messages: `event com.example.cart.didChange`, `cart.add`.
     let subject: String
 
     init(_ types: [String: String], subject: String) {
         self.types = types.mapValues { $0.hasSuffix("?") ? String($0.dropLast()) : $0 }
+        self.required = Set(types.filter { !$0.value.hasSuffix("?") }.keys)
+        self.subject = subject
+    }
+
+    private init(types: [String: String], required: Set<String>, subject: String) {
+        self.types = types
+        self.required = required
         self.subject = subject
     }
 
@@ -25,14 +35,19 @@ struct DeclaredFields: Equatable {
             subject: "event \(event)")
     }
 
-    /// The fields the registered `services` describe for the custom event `event` (their union);
-    /// nil when none describes it.
+    /// The fields the registered `services` describe for the custom event `event`: their union,
+    /// required where every service that describes the field requires it; nil when none describes
+    /// the event.
     static func described(_ event: EventName, by services: [ServiceRecord]) -> DeclaredFields? {
         let described = services.compactMap { $0.registration.description.events[event.rawValue] }
+            .map { DeclaredFields($0.fields, subject: "") }
         guard !described.isEmpty else { return nil }
         var types: [String: String] = [:]
-        for event in described { types.merge(event.fields) { first, _ in first } }
-        return DeclaredFields(types, subject: "event \(event)")
+        for fields in described { types.merge(fields.types) { first, _ in first } }
+        let required = Set(types.keys).filter { name in
+            described.allSatisfy { $0.types[name] == nil || $0.required.contains(name) }
+        }
+        return DeclaredFields(types: types, required: required, subject: "event \(event)")
     }
 
     /// The arguments `service`'s `method` takes, as its description gives them; nil when it
@@ -87,6 +102,9 @@ struct DeclaredFields: Equatable {
         guard let type = types[key] else { return .string(text) }
         switch type {
         case "string", "any", "…": return .string(text)
+        case "integer":
+            if let integer = Int64(text) { return .int(integer) }
+            throw UsageError("\(subject): field '\(key)' is an integer; '\(text)' is not one")
         case "number":
             if let integer = Int64(text) { return .int(integer) }
             if let number = Double(text), number.isFinite { return .double(number) }
@@ -103,5 +121,21 @@ struct DeclaredFields: Equatable {
         default:
             throw UsageError("\(subject): field '\(key)' is \(type); give it as JSON: \(key):='…'")
         }
+    }
+
+    /// Checks that `payload` holds every required field.
+    /// - Throws: ``UsageError`` naming each missing field, its type and how to give it.
+    func checkRequired(in payload: JSONValue) throws(UsageError) {
+        let given = payload.objectValue ?? [:]
+        let missing = required.filter { given[$0] == nil }.sorted()
+        guard !missing.isEmpty else { return }
+        let named = missing.map { "'\($0)' (\(types[$0] ?? "any"))" }.joined(separator: ", ")
+        let example = missing.map { name in
+            let type = types[name] ?? "any"
+            return type.hasPrefix("[") || type.hasPrefix("{") ? "\(name):='…'" : "\(name)=…"
+        }.joined(separator: " ")
+        throw UsageError(
+            "\(subject) needs the field\(missing.count == 1 ? "" : "s") \(named): give \(missing.count == 1 ? "it" : "them") as \(example)"
+        )
     }
 }

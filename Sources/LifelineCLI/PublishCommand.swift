@@ -15,8 +15,10 @@ enum PublishCommand: CLICommand {
         need a namespace, e.g. com.example.cartDidChange.
 
         key=value takes the type the event's field is declared with (the catalogue's, or what the
-        registered services describe: 'lifeline describe SERVICE'): items=3 is a number, urgent=true a
+        registered services describe: 'lifeline describe SERVICE'): items=3 is an integer, urgent=true a
         boolean; a value that is not of that type is refused, naming the field. key:=json gives any JSON.
+        A custom event given as pairs, or with no payload, must hold every field the services that
+        describe it require (refused otherwise, naming them); one JSON object is sent as it is.
 
         willResignActive, didEnterBackground, willTerminate and didReceiveMemoryWarning are acknowledged:
         publish waits until every subscribed service has handled the event (or --timeout passes) and

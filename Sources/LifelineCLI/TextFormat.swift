@@ -52,19 +52,13 @@ enum TextFormat {
         return !key.isEmpty && !key.contains { "\"{}[] ".contains($0) }
     }
 
-    /// Whether `arguments` hold a `key=value` one, whose value takes the declared field's type.
-    static func hasPlainPairs(_ arguments: [String]) -> Bool {
-        arguments.contains { argument in
-            guard let equals = argument.firstIndex(of: "=") else { return false }
-            return !argument[..<equals].hasSuffix(":") && !argument.hasPrefix("{")
-        }
-    }
-
     /// Reads `EVENT [key=value ...]` for `command` and checks the event as the broker will. A
     /// `key=value` takes the type of the field the catalogue (a built-in event) or `described` (a
-    /// custom one: what registered services describe; asked only when there is such an argument)
-    /// declares.
-    /// - Throws: ``UsageError`` for a bad event, payload or field value, or what `described` throws.
+    /// custom one: what registered services describe) declares. Given as pairs or not at all, a
+    /// custom event's payload must also hold every field its describers require (`described` is
+    /// asked then); one JSON object is sent as it is.
+    /// - Throws: ``UsageError`` for a bad event, payload or field value, a required field left
+    ///   out, or what `described` throws.
     static func event(
         _ arguments: inout CommandLineArguments, for command: String,
         described: (EventName) throws -> DeclaredFields? = { _ in nil }
@@ -74,8 +68,11 @@ enum TextFormat {
         try arguments.finish()
         let event: EventName
         do { event = try EventCatalog.validateName(name) } catch { throw UsageError(error.message) }
-        let fields = hasPlainPairs(pairs) ? try DeclaredFields.builtIn(event) ?? described(event) : nil
+        let asPairs = !(pairs.count == 1 && pairs[0].hasPrefix("{"))
+        let builtIn = DeclaredFields.builtIn(event)
+        let fields = asPairs ? try builtIn ?? described(event) : nil
         let payload = try payload(pairs, fields: fields)
+        if builtIn == nil { try fields?.checkRequired(in: payload) }
         do {
             try EventCatalog.validatePublication(event, payload: payload)
             return (event, payload)

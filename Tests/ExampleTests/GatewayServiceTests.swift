@@ -82,7 +82,7 @@ struct GatewayServiceTests {
                     arguments: #"{"user": string, "password": string}"#,
                     reply: #"{"signedIn": boolean, "user"?: string}"#))
         #expect(methods["signOut"]?.arguments == "" && methods["signOut"]?.reply == "null")
-        #expect(methods["waitForSignIn"]?.arguments == #"{"seconds": number}"#)
+        #expect(methods["waitForSignIn"]?.arguments == #"{"seconds": integer}"#)
         try await host.stop()
     }
 

@@ -71,7 +71,7 @@ struct TypedServiceProcessTests {
             status.stdout.contains {
                 $0.contains(#"status — "#)
                     && $0.contains(
-                        #"answers {"deviceToken"?: string, "lastError"?: string, "notifications": number}"#)
+                        #"answers {"deviceToken"?: string, "lastError"?: string, "notifications": integer}"#)
             }, "\(status.stdout)")
         let call = try await broker.cli(["call", "url", "resolve", #"{"link": 1}"#])
         #expect(call.status == 1)
@@ -79,7 +79,7 @@ struct TypedServiceProcessTests {
     }
 
     @Test(
-        "key=value on the CLI takes the declared type: an event's number field as its service describes it, a method's number argument; a value not of that type is refused naming the field"
+        "key=value on the CLI takes the declared type: an event's number field as its service describes it, a method's integer argument; a value not of that type, or a required field left out, is refused naming the field"
     )
     func typedKeyValue() async throws {
         let broker = try await BrokerProcess()
@@ -98,10 +98,24 @@ struct TypedServiceProcessTests {
         let call = try await broker.cli(["call", "gateway", "waitForSignIn", "seconds=0"])
         #expect(call.status == 0, "\(call.errors)")
         #expect(try JSONParser.parse(call.output)["signedIn"] == false)
-        let wrong = try await broker.cli(["call", "gateway", "waitForSignIn", "seconds=soon"])
+        let wrong = try await broker.cli(["call", "gateway", "waitForSignIn", "seconds=1.5"])
         #expect(wrong.status == 2)
         #expect(
-            wrong.errors.contains("gateway.waitForSignIn: field 'seconds' is a number; 'soon' is not one"),
+            wrong.errors.contains("gateway.waitForSignIn: field 'seconds' is an integer; '1.5' is not one"),
             "\(wrong.errors)")
+        let unnamed = try await broker.cli(["publish", "analytics.track", "value=3"])
+        #expect(unnamed.status == 2)
+        #expect(
+            unnamed.errors.contains(
+                "event analytics.track needs the field 'name' (string): give it as name=…"),
+            "\(unnamed.errors)")
+        let empty = try await broker.cli(["publish", "analytics.track"])
+        #expect(empty.status == 2, "\(empty.output)")
+        let missing = try await broker.cli(["call", "gateway", "waitForSignIn", "wait=1"])
+        #expect(missing.status == 2)
+        #expect(
+            missing.errors.contains(
+                "gateway.waitForSignIn needs the field 'seconds' (integer): give it as seconds=…"),
+            "\(missing.errors)")
     }
 }

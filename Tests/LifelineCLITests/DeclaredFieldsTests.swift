@@ -72,4 +72,85 @@ struct DeclaredFieldsTests {
         #expect(fields?.types["url"] == "string")
         #expect(DeclaredFields.builtIn("com.example.cart.didChange") == nil)
     }
+
+    @Test("an integer field takes whole numbers only")
+    func integers() throws {
+        let fields = DeclaredFields(["items": "integer"], subject: "cart.add")
+        #expect(try fields.value(of: "items", "3") == .int(3))
+        #expect(try fields.value(of: "items", "-9223372036854775808") == .int(.min))
+        #expect(throws: UsageError("cart.add: field 'items' is an integer; '3.5' is not one")) {
+            try fields.value(of: "items", "3.5")
+        }
+        #expect(throws: UsageError("cart.add: field 'items' is an integer; '1e3' is not one")) {
+            try fields.value(of: "items", "1e3")
+        }
+    }
+
+    @Test("a required field left out is refused, naming each with its type and how to give it")
+    func required() throws {
+        let fields = DeclaredFields(
+            ["user": "string", "items": "integer", "tags": "[string]", "note": "string?"], subject: "cart.add"
+        )
+        #expect(fields.required == ["user", "items", "tags"])
+        try fields.checkRequired(in: ["user": "ana", "items": 1, "tags": []])
+        #expect(throws: UsageError("cart.add needs the field 'items' (integer): give it as items=…")) {
+            try fields.checkRequired(in: ["user": "ana", "tags": [], "note": "x"])
+        }
+        #expect(
+            throws: UsageError(
+                "cart.add needs the fields 'items' (integer), 'tags' ([string]), 'user' (string): give them as items=… tags:='…' user=…"
+            )
+        ) { try fields.checkRequired(in: .null) }
+    }
+
+    @Test(
+        "a custom event's fields: the union of its describers, required where every describer of the field requires it"
+    )
+    func describedUnion() throws {
+        func service(_ name: String, _ fields: [String: String]) -> ServiceRecord {
+            var registration = ServiceRegistration(
+                name: name, instance: name, pid: 1, host: "h", events: ["com.example.added"], methods: [],
+                attachToken: "")
+            registration.description = ServiceDescription(
+                events: ["com.example.added": .init(summary: "", fields: fields)])
+            return ServiceRecord(
+                registration: registration, registeredAtMilliseconds: 0, lastSeenMillisecondsAgo: 0,
+                uptimeMilliseconds: 0)
+        }
+        let fields = DeclaredFields.described(
+            "com.example.added",
+            by: [
+                service("a", ["items": "integer", "coupon": "string?"]),
+                service("b", ["items": "integer", "coupon": "string", "user": "string"]),
+            ])
+        #expect(fields?.types == ["items": "integer", "coupon": "string", "user": "string"])
+        #expect(fields?.required == ["items", "user"])
+        #expect(fields?.subject == "event com.example.added")
+        #expect(DeclaredFields.described("com.example.other", by: [service("a", ["x": "integer"])]) == nil)
+    }
+
+    @Test(
+        "publish: pairs or no payload are checked against the description, one JSON object is sent as it is")
+    func eventPayloads() throws {
+        let described = DeclaredFields(["items": "integer"], subject: "event com.example.added")
+        func read(_ words: [String]) throws -> JSONValue {
+            var arguments = CommandLineArguments(["com.example.added"] + words, declaring: [])
+            return try TextFormat.event(&arguments, for: "publish") { _ in described }.1
+        }
+        #expect(try read(["items=2"]) == ["items": 2])
+        #expect(try read(["items:=2"]) == ["items": 2])
+        #expect(
+            throws: UsageError(
+                "event com.example.added needs the field 'items' (integer): give it as items=…")
+        ) {
+            try read([])
+        }
+        #expect(
+            throws: UsageError(
+                "event com.example.added needs the field 'items' (integer): give it as items=…")
+        ) {
+            try read(["note=x"])
+        }
+        #expect(try read([#"{"note": "x"}"#]) == ["note": "x"])
+    }
 }

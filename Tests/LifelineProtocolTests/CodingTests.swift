@@ -100,11 +100,13 @@ struct CodingTests {
         }
     }
 
-    @Test("the outline of a type: members in order, optionals marked, arrays, any, enums")
+    @Test(
+        "the outline of a type: members in order, optionals marked, integers apart from numbers, arrays, any, enums"
+    )
     func shape() {
         #expect(
             TypeShape.of(Cart.self).text
-                == #"{"owner": string, "items": [{"id": number, "price": number, "tags": [string], "note"?: string, "kind": string}], "paid": boolean, "extra": any, "coupon"?: number, "big": number}"#
+                == #"{"owner": string, "items": [{"id": integer, "price": number, "tags": [string], "note"?: string, "kind": string}], "paid": boolean, "extra": any, "coupon"?: integer, "big": integer}"#
         )
         #expect(TypeShape.of(Item.self).fields["note"] == "string?")
         struct Ranked: Decodable { let name: String; let tier: Tier; let score: Int }
@@ -112,6 +114,7 @@ struct CodingTests {
         struct Node: Decodable { let name: String; let children: [Node] }
         #expect(TypeShape.of(Node.self).text.hasPrefix(#"{"name": string, "children": [{"name": string"#))
         #expect(TypeShape.of(String.self) == .string)
-        #expect(TypeShape.of([Int].self) == .array(.number))
+        #expect(TypeShape.of([Int].self) == .array(.integer))
+        #expect(TypeShape.of([Float].self) == .array(.number))
     }
 }

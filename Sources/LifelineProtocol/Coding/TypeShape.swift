@@ -8,7 +8,11 @@
 /// placeholder (an enum with raw values that is not `CaseIterable`, a type that validates its
 /// input) ends the outline there, marked `…`.
 package indirect enum TypeShape: Sendable, Equatable {
-    case string, number, bool, null
+    case string, bool, null
+    /// A whole number (`Int`, `UInt8`, …): a JSON number without a fraction.
+    case integer
+    /// A number that may have a fraction (`Double`, `Float`).
+    case number
     /// A `JSONValue`: any JSON.
     case any
     case array(TypeShape)
@@ -44,6 +48,7 @@ package indirect enum TypeShape: Sendable, Equatable {
     package var text: String {
         switch self {
         case .string: "string"
+        case .integer: "integer"
         case .number: "number"
         case .bool: "boolean"
         case .null: "null"
@@ -73,12 +78,13 @@ final class ShapeNode {
     /// False once a member's decoding threw: the members after it were never asked for.
     var complete = true
 
-    enum Kind { case unknown, string, number, bool, null, any, array, object }
+    enum Kind { case unknown, string, integer, number, bool, null, any, array, object }
 
     var shape: TypeShape {
         switch kind {
         case .unknown: .unknown
         case .string: .string
+        case .integer: .integer
         case .number: .number
         case .bool: .bool
         case .null: .null
@@ -134,18 +140,23 @@ struct ShapeDecoder: Decoder, SingleValueDecodingContainer {
         return 0
     }
 
+    func integer<T: BinaryInteger>() -> T {
+        node.kind = .integer
+        return 0
+    }
+
     func decode(_ type: Double.Type) -> Double { number() }
     func decode(_ type: Float.Type) -> Float { number() }
-    func decode(_ type: Int.Type) -> Int { number() }
-    func decode(_ type: Int8.Type) -> Int8 { number() }
-    func decode(_ type: Int16.Type) -> Int16 { number() }
-    func decode(_ type: Int32.Type) -> Int32 { number() }
-    func decode(_ type: Int64.Type) -> Int64 { number() }
-    func decode(_ type: UInt.Type) -> UInt { number() }
-    func decode(_ type: UInt8.Type) -> UInt8 { number() }
-    func decode(_ type: UInt16.Type) -> UInt16 { number() }
-    func decode(_ type: UInt32.Type) -> UInt32 { number() }
-    func decode(_ type: UInt64.Type) -> UInt64 { number() }
+    func decode(_ type: Int.Type) -> Int { integer() }
+    func decode(_ type: Int8.Type) -> Int8 { integer() }
+    func decode(_ type: Int16.Type) -> Int16 { integer() }
+    func decode(_ type: Int32.Type) -> Int32 { integer() }
+    func decode(_ type: Int64.Type) -> Int64 { integer() }
+    func decode(_ type: UInt.Type) -> UInt { integer() }
+    func decode(_ type: UInt8.Type) -> UInt8 { integer() }
+    func decode(_ type: UInt16.Type) -> UInt16 { integer() }
+    func decode(_ type: UInt32.Type) -> UInt32 { integer() }
+    func decode(_ type: UInt64.Type) -> UInt64 { integer() }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         if T.self == JSONValue.self {
