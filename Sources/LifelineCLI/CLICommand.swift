@@ -77,4 +77,16 @@ struct ClientOptions {
     var credentials: LifelineClient.Credentials?
 
     func client() throws -> BlockingClient { try BlockingClient(broker: broker, credentials: credentials) }
+
+    /// A client made at its first use and given again after: a command's lookup (a field's declared
+    /// type) and its request share one, so that with no broker the second fails at once.
+    func sharedClient() -> () throws -> BlockingClient {
+        var made: BlockingClient?
+        return {
+            if let made { return made }
+            let client = try self.client()
+            made = client
+            return client
+        }
+    }
 }

@@ -34,8 +34,9 @@ enum DispatchCommand: CLICommand {
         let options = try ClientOptions(&arguments)
         let stepTimeout = try arguments.integer(Self.stepTimeout, in: 1...3_600_000)
         let force = arguments.flag(Self.force)
+        let connection = options.sharedClient()
         let (event, payload) = try TextFormat.event(&arguments, for: "dispatch") { event in
-            try DeclaredFields.described(event, by: options.client().services(timeout: options.timeout))
+            try DeclaredFields.described(event, by: connection().services(timeout: options.timeout))
         }
         let dispatch = DispatchRequest(
             event: event, payload: payload, stepTimeoutMilliseconds: stepTimeout, force: force)
@@ -44,7 +45,7 @@ enum DispatchCommand: CLICommand {
         // A given --timeout bounds the whole chain; without one, long steps get the time they may take.
         let reply: ControlReply
         do {
-            reply = try options.client().request(
+            reply = try connection().request(
                 .dispatch(dispatch),
                 timeout: options.givenTimeout ?? max(options.timeout, .milliseconds(longest * 20 + 5000)))
         } catch let error as LifelineError where error.status == .timeout && options.givenTimeout != nil {

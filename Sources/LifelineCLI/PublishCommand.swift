@@ -39,14 +39,7 @@ enum PublishCommand: CLICommand {
         let noAck = arguments.flag(Self.noAck)
         let force = arguments.flag(Self.force)
         if ack && noAck { throw UsageError("--ack and --no-ack exclude each other") }
-        // One client for the fields' lookup and the publish: with no broker, the second fails at once.
-        var made: BlockingClient?
-        func connection() throws -> BlockingClient {
-            if let made { return made }
-            let client = try options.client()
-            made = client
-            return client
-        }
+        let connection = options.sharedClient()
         let (event, payload) = try TextFormat.event(&arguments, for: "publish") { event in
             try DeclaredFields.described(event, by: connection().services(timeout: options.timeout))
         }

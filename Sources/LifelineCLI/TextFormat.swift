@@ -56,9 +56,9 @@ enum TextFormat {
     /// `key=value` takes the type of the field the catalogue (a built-in event) or `described` (a
     /// custom one: what registered services describe) declares. Given as pairs or not at all, a
     /// custom event's payload must also hold every field its describers require (`described` is
-    /// asked then); one JSON object is sent as it is.
+    /// asked then; its failure only skips that check); one JSON object is sent as it is.
     /// - Throws: ``UsageError`` for a bad event, payload or field value, a required field left
-    ///   out, or what `described` throws.
+    ///   out, or what `described` throws when a `key=value` needs it.
     static func event(
         _ arguments: inout CommandLineArguments, for command: String,
         described: (EventName) throws -> DeclaredFields? = { _ in nil }
@@ -70,7 +70,13 @@ enum TextFormat {
         do { event = try EventCatalog.validateName(name) } catch { throw UsageError(error.message) }
         let asPairs = !(pairs.count == 1 && pairs[0].hasPrefix("{"))
         let builtIn = DeclaredFields.builtIn(event)
-        let fields = asPairs ? try builtIn ?? described(event) : nil
+        // Typing key=value needs the description; checking required fields only uses it when it can
+        // be had (a key allowed to publish may not be allowed to list the services).
+        let typed = pairs.contains { pair in
+            pair.firstIndex(of: "=").map { !pair[..<$0].hasSuffix(":") } ?? false
+        }
+        let fields =
+            !asPairs ? nil : try builtIn ?? (typed ? described(event) : try? described(event))
         let payload = try payload(pairs, fields: fields)
         if builtIn == nil { try fields?.checkRequired(in: payload) }
         do {

@@ -233,10 +233,10 @@ struct KeyOwnershipTests {
     @Test(
         "STATS and TRACE need 'observe' (or admin), and a non-admin's STATS holds only what its key may see")
     func observationIsARight() async throws {
-        let keys = try SecuritySetup(keys: ["ops", "watcher", "nobody"])
+        let keys = try SecuritySetup(keys: ["ops", "watcher", "nobody", "poster"])
         defer { keys.remove() }
         try keys.writePolicy([
-            "ops": Self.admin, "nobody": ["subscribe": ["*"]],
+            "ops": Self.admin, "nobody": ["subscribe": ["*"]], "poster": ["publish": ["com.example.*"]],
             "watcher": ["observe": true, "subscribe": ["com.example.public.*"], "call": ["svc.echo"]],
         ])
         let broker = try await BrokerProcess(keys.brokerArguments)
@@ -279,6 +279,11 @@ struct KeyOwnershipTests {
         let cli = try await CLIResult.run(
             ["stats", "--broker", broker.control] + keys.keyArguments("nobody"))
         #expect(cli.status == 1 && cli.errors.contains("its rules 'observe' and 'admin' are false"))
+        // The CLI checks a custom event's required fields when it may list the services, and
+        // publishes without that check when it may not.
+        let posted = try await CLIResult.run(
+            ["publish", "com.example.public.news", "--broker", broker.control] + keys.keyArguments("poster"))
+        #expect(posted.status == 0, "\(posted.errors)")
     }
 
     @Test(
