@@ -109,6 +109,10 @@ struct HeaderMessageTests {
             reading(Acknowledgement.self, ["name": "a", "sequence": -1])
                 == "ACK 'sequence' must be a non-negative integer, not -1")
         #expect(reading(Acknowledgement.self, ["name": "a", "sequence": 1, "epoch": -1]) == nil)
+        #expect(reading(ReplayRequest.self, ["after": 0, "epoch": -1, "events": []]) == nil)
+        #expect(
+            reading(ReplayRequest.self, ["after": 0, "epoch": 1.8446744073709552e19, "events": []])
+                == "REPLAY 'epoch' must be an integer within -2^63...2^63-1, not number")
         #expect(reading(UnregisterRequest.self, [:]) == "UNREGISTER needs a string 'name'")
     }
 

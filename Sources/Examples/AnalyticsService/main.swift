@@ -85,7 +85,10 @@ await service
         return .completed(.string(result))
     }
     .describeEvent("analytics.track", summary: "an app-defined analytics event it counts")
-    .method("stats", summary: "events counted so far, by name", reply: "{event: number}") { _ in
+    .method(
+        "stats", summary: "events counted so far, by name",
+        reply: #"{"active": boolean, "counts": {…}, "foregroundMs": integer}"#
+    ) { _ in
         await analytics.stats
     }
     .method("reset") { _ in

@@ -54,7 +54,9 @@ package struct HeaderReader: HeaderVisitor {
         }
         guard let number = read.intValue else {
             throw fields.problem(
-                "\(fields.what) '\(key)' must be a non-negative integer, not \(read.typeName)")
+                bitPattern
+                    ? "\(fields.what) '\(key)' must be an integer within -2^63...2^63-1, not \(read.typeName)"
+                    : "\(fields.what) '\(key)' must be a non-negative integer, not \(read.typeName)")
         }
         guard bitPattern || number >= 0 else {
             throw fields.problem("\(fields.what) '\(key)' must be a non-negative integer, not \(number)")
