@@ -21,6 +21,9 @@ topology="$lifeline_root/deploy/group.json"
 members=(a b c)
 brokers=tcp://127.0.0.1:7310,tcp://127.0.0.1:7311,tcp://127.0.0.1:7312
 services=(push analytics url gateway shell)
+# etcd's pid file is kept below the run directory, not in it: `lifeline up` takes every *.pid there
+# for a process an earlier run of its own left behind.
+etcd_pid="$run_dir/etcd-server/etcd.pid"
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
@@ -54,14 +57,15 @@ start_all() {
     ensure_etcd
     command -v etcd >/dev/null || { say "error: etcd is not installed (apt-get install -y etcd-server)"; exit 1; }
     build_package "$configuration"
-    mkdir -p "$run_dir"
-    if ! alive "$run_dir/etcd.pid"; then
+    mkdir -p "$run_dir/etcd-server"
+    if [ -f "$run_dir/etcd.pid" ]; then mv "$run_dir/etcd.pid" "$etcd_pid"; fi  # an older layout
+    if ! alive "$etcd_pid"; then
         : >"$run_dir/etcd.log"  # the readiness line waited for below must be this run's
         nohup etcd --name demo --data-dir "$run_dir/etcd" --listen-client-urls "$etcd_url" \
             --advertise-client-urls "$etcd_url" --listen-peer-urls http://127.0.0.1:2390 \
             --initial-advertise-peer-urls http://127.0.0.1:2390 --initial-cluster demo=http://127.0.0.1:2390 \
             >>"$run_dir/etcd.log" 2>&1 &
-        echo $! >"$run_dir/etcd.pid"
+        echo $! >"$etcd_pid"
     fi
     wait_for etcd "ready to serve client requests"
     "$bin/lifeline" up --detach --topology "$topology" --run-dir "$run_dir"
@@ -74,7 +78,7 @@ Try next:
   export PATH="$bin:\$PATH" LIFELINE_BROKER=$brokers
   lifeline services                      # asked of whichever member answers; a standby points to the leader
   lifeline publish openURL url=app://transfer/pay
-  deploy/group.sh kill-leader            # a standby takes over within about a second
+  deploy/group.sh kill-leader            # within about a second a standby leads, or the restarted member
   lifeline publish openURL url=app://topup   # accepted by the new leader (the CLI waits out the election)
   lifeline status                        # the same epoch; the sequence goes on
   deploy/group.sh status                 # the killed broker is back (lifeline up started it again)
@@ -84,10 +88,11 @@ TXT
 
 stop_all() {
     [ -x "$bin/lifeline" ] && "$bin/lifeline" down --run-dir "$run_dir" || true
-    if alive "$run_dir/etcd.pid"; then kill "$(cat "$run_dir/etcd.pid")" 2>/dev/null || true; fi
+    if [ -f "$run_dir/etcd.pid" ]; then mkdir -p "$run_dir/etcd-server" && mv "$run_dir/etcd.pid" "$etcd_pid"; fi
+    if alive "$etcd_pid"; then kill "$(cat "$etcd_pid")" 2>/dev/null || true; fi
     local waited=0
-    while alive "$run_dir/etcd.pid" && [ $waited -lt 100 ]; do sleep 0.05; waited=$((waited + 1)); done
-    rm -f "$run_dir/etcd.pid"
+    while alive "$etcd_pid" && [ $waited -lt 100 ]; do sleep 0.05; waited=$((waited + 1)); done
+    rm -f "$etcd_pid"
     say "stopped (state kept in $run_dir)"
 }
 
@@ -95,7 +100,8 @@ case "$action" in
     start) start_all ;;
     stop) stop_all ;;
     status)
-        for name in etcd up broker-a broker-b broker-c "${services[@]}"; do
+        if alive "$etcd_pid"; then say "  etcd: running (pid $(cat "$etcd_pid"))"; else say "  etcd: not running"; fi
+        for name in up broker-a broker-b broker-c "${services[@]}"; do
             if alive "$run_dir/$name.pid"; then say "  $name: running (pid $(cat "$run_dir/$name.pid"))"; else say "  $name: not running"; fi
         done
         say "  leader: $(leader || echo none)"

@@ -119,7 +119,8 @@ struct DeclaredFields: Equatable {
             }
             return .null
         default:
-            throw UsageError("\(subject): field '\(key)' is \(type); give it as JSON: \(key):='…'")
+            let named = type == "object" ? "an object" : type
+            throw UsageError("\(subject): field '\(key)' is \(named); give it as JSON: \(key):='…'")
         }
     }
 

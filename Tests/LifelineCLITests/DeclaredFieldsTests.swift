@@ -21,7 +21,10 @@ struct DeclaredFieldsTests {
     @Test("each value takes its field's type, or is refused naming the field and the type")
     func values() throws {
         let fields = DeclaredFields(
-            ["items": "number?", "urgent": "boolean", "note": "string", "tags": "[string]", "extra": "any"],
+            [
+                "items": "number?", "urgent": "boolean", "note": "string", "tags": "[string]", "extra": "any",
+                "userInfo": "object",
+            ],
             subject: "event com.example.cart.didChange")
         #expect(try fields.value(of: "items", "3") == .int(3))
         #expect(try fields.value(of: "items", "2.5") == .double(2.5))
@@ -50,6 +53,11 @@ struct DeclaredFieldsTests {
             throws: UsageError(
                 "event com.example.cart.didChange: field 'tags' is [string]; give it as JSON: tags:='…'")
         ) { try fields.value(of: "tags", "a") }
+        #expect(
+            throws: UsageError(
+                "event com.example.cart.didChange: field 'userInfo' is an object; give it as JSON: userInfo:='…'"
+            )
+        ) { try fields.value(of: "userInfo", "x") }
     }
 
     @Test("a payload of pairs: key=value typed, key:=json as given, strings where nothing is declared")
