@@ -42,6 +42,9 @@ public struct LifelineError: Error, Sendable, Equatable, CustomStringConvertible
     /// the client's address, none completed a security handshake with it, or the address is none.
     /// A retry loop passes it on at once.
     package internal(set) var isFinal = false
+    /// A standby of a broker group refused the connection's greeting while the group had no leader:
+    /// the request was never taken, and may be tried again once one is elected.
+    package internal(set) var isStandbyRefusal = false
 
     /// The whole reply body, when there was one (a service's own error may carry more than `error`).
     public var body: JSONValue { bodyFragment.value }
@@ -93,6 +96,14 @@ public struct LifelineError: Error, Sendable, Equatable, CustomStringConvertible
     /// Whether a publish may be sent again within its time: the broker did not answer, or was
     /// unavailable for a moment — not when no broker was ever reached.
     package var isWorthRetrying: Bool { (status == .timeout || status == .unavailable) && !isFinal }
+
+    /// A request that could not be sent before its time-out because the only broker that answered
+    /// was a standby of a group with no leader: the standby's own sentence.
+    package static func standbyRefusal(_ sentence: String) -> LifelineError {
+        var error = LifelineError(.unavailable, sentence)
+        error.isStandbyRefusal = true
+        return error
+    }
 
     /// The broker did not answer in time.
     package static func unanswered(_ command: Command, milliseconds: Int, endpoint: String) -> LifelineError {

@@ -20,7 +20,7 @@ extension BrokerServer {
             log("refused the new policy, kept the old one: \(error.message)")
             return
         }
-        zap.update(policy.names)
+        zap.update(.keys(policy.names), domain: ZAPHandler.brokerDomain)
         var change = core.apply(policy, now: SystemClock.now, into: &output)
         // A key that spoke on the bus only (a subscriber that never sent a request) is revoked too.
         for key in connections.keys where policy.names[key] == nil && change.revoked[key] == nil {

@@ -104,7 +104,8 @@ package final class BrokerServer {
             guard CurveKeyPair.isAvailable else {
                 throw SecurityError("this libzmq was built without CURVE (zmq_has(\"curve\") is false)")
             }
-            zap = try ZAPHandler(context: context, allowList: policy?.names, log: log)
+            zap = try ZAPHandler(
+                context: context, admissions: [ZAPHandler.brokerDomain: .init(policy?.names)], log: log)
             if policy == nil { log("CURVE without --policy: any client key may connect and do anything") }
         } else {
             zap = nil
@@ -136,8 +137,8 @@ package final class BrokerServer {
         try bus.set(.maxMessageSize, BusSubscriptionRule.maximumMessageBytes)
         var controls: [String] = []
         if let keys = configuration.curveKeys {
-            try router.secureAsServer(keys, domain: "lifeline")
-            try bus.secureAsServer(keys, domain: "lifeline")
+            try router.secureAsServer(keys, domain: ZAPHandler.brokerDomain)
+            try bus.secureAsServer(keys, domain: ZAPHandler.brokerDomain)
         }
         for endpoint in configuration.controlEndpoints {
             try GroupBinding.bind(router, endpoint)

@@ -45,9 +45,19 @@ package final class BlockingClient {
             let outcome = Result { () throws(LifelineError) in
                 try connection.send(repeatable, timeout: attempt)
             }
-            guard case .failure(let error) = outcome else { return try outcome.get() }
-            guard error.status == .timeout else { throw error }
+            guard case .failure(let error) = outcome else {
+                let reply = try outcome.get()
+                // A standby of a group that is electing its leader: the election, within the time-out.
+                if reply.status == .unavailable, reply.standbyRefusal == .noLeader,
+                    timeout - (ContinuousClock.now - start) > .milliseconds(10)
+                {
+                    continue
+                }
+                return reply
+            }
+            guard error.status == .timeout || error.isStandbyRefusal else { throw error }
             guard timeout - (ContinuousClock.now - start) > .milliseconds(10) else {
+                if error.isStandbyRefusal { throw error }
                 throw LifelineError.unanswered(
                     request.command, milliseconds: Int(timeout.wholeMilliseconds), endpoint: brokerEndpoint)
             }

@@ -22,12 +22,20 @@ enum GroupBrokerRun {
             throw LifelineError(.internalError, "cannot start: \(error.message)")
         }
         let serverStop = Mutex<(@Sendable () -> Void)?>(nil)
+        let serverReload = Mutex<(@Sendable () -> Void)?>(nil)
         let stopMember = member.stopper
+        let reloadMember = member.policyReloader
         let watcher = SignalWatcher { number in
             Console.log("broker", "received signal \(number); shutting down")
             SystemdNotifier.notify("STOPPING=1")
             stopMember()
             serverStop.withLock { $0 }?()
+        }
+        // The policy is read again by the leading server and by the stand-in sockets alike.
+        let hangup = SignalWatcher([SIGHUP]) { _ in
+            Console.log("broker", "received SIGHUP; reading the policy again")
+            reloadMember()
+            serverReload.withLock { $0 }?()
         }
         Console.log(
             "broker",
@@ -60,6 +68,7 @@ enum GroupBrokerRun {
                 continue
             }
             serverStop.withLock { $0 = server.stopper }
+            serverReload.withLock { $0 = server.reloader }
             if member.isStopping { server.stopper() }
             Console.log(
                 "broker",
@@ -71,6 +80,7 @@ enum GroupBrokerRun {
             SystemdNotifier.notify("READY=1\nSTATUS=leading group \(group.name) under term \(term)")
             server.run()
             serverStop.withLock { $0 = nil }
+            serverReload.withLock { $0 = nil }
             if let why = server.deposedReason {
                 // The key goes at once (if it is still this term's), not when the lease runs out.
                 member.leadership.resign(term: term)
@@ -79,6 +89,6 @@ enum GroupBrokerRun {
             }
         }
         member.leadership.stop()
-        withExtendedLifetime(watcher) {}
+        withExtendedLifetime((watcher, hangup)) {}
     }
 }

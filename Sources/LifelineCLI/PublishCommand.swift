@@ -31,7 +31,9 @@ enum PublishCommand: CLICommand {
     static let options =
         [ack, noAck, force]
         + ClientOptions.options(
-            timeout: "the receipt; with --ack, every subscriber's acknowledgement (default 5s)")
+            timeout:
+                "every subscriber's acknowledgement (--ack) at the broker, which answers when it passes; the CLI gives the receipt 2 s more (default 5s)"
+        )
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let options = try ClientOptions(&arguments)

@@ -74,6 +74,70 @@ struct GroupTrustTests {
     }
 
     @Test(
+        "under --key a standby's control socket is what the leader's is: a stranger (plain text, or a key off the policy) gets nothing, a key on it the 503 naming the leader, and a client given that standby alone reaches the leader; SIGHUP reads the policy again and stops no member"
+    )
+    func standbysSpeakCurve() async throws {
+        let security = try SecuritySetup(keys: ["ops"])
+        defer { security.remove() }
+        try security.writePolicy(["ops": SecurityTests.admin])
+        let etcd = try await EtcdProcess()
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-group-\(UUID().uuidString)")
+        let names = ["a", "b", "c"]
+        let keys = state.appendingPathComponent("keys")
+        try GroupRig.makeKeys(names, in: keys)
+        var members: [GroupMemberProcess] = []
+        defer {
+            for member in members { member.process.kill() }
+            etcd.stop()
+            try? FileManager.default.removeItem(at: state)
+        }
+        for name in names {
+            members.append(
+                try await GroupMemberProcess(
+                    name, group: "demo", members: names, etcd: etcd.url, state: state,
+                    extra: security.brokerArguments, keys: keys))
+        }
+        let group = members
+        try await LifecycleSemanticsTests.poll(seconds: 30) {
+            group.filter { $0.role == "READY" }.count == 1 && group.filter { $0.role == "STANDBY" }.count == 2
+        }
+        guard let standby = group.first(where: { $0.role == "STANDBY" }),
+            let leader = group.first(where: { $0.role == "READY" })
+        else { return }
+        let hello = [Array("LLC01".utf8), Array("HELLO".utf8), Array("h1".utf8), Array("{}".utf8)]
+        let brokerKey = try KeyFile.publicKey(security.path("broker.pub"))
+        let plain = try await Self.replies(from: standby.control, to: [hello])
+        #expect(plain.isEmpty, "a standby answered a plain-text client: \(plain)")
+        let stranger = try await Self.replies(
+            from: standby.control, to: [hello], curve: (try CurveKeyPair.generate(), brokerKey))
+        #expect(stranger.isEmpty, "a standby answered a key off the policy: \(stranger)")
+        let ops = try CurveKeyPair(secretKey: KeyFile.readPair(security.path("ops.key")).secretKey)
+        let listed = try await Self.replies(from: standby.control, to: [hello], curve: (ops, brokerKey))
+        let body = listed.first.map { String(decoding: $0.last ?? [], as: UTF8.self) } ?? ""
+        #expect(listed.first?[3] == Array("503".utf8), "\(body)")
+        #expect(body.contains(#""standby":true"#) && body.contains(leader.control), "\(body)")
+        let status = try await CLIResult.run(
+            ["status", "--broker", standby.control] + security.keyArguments("ops"))
+        #expect(status.status == 0, "\(status.errors)")
+        for member in group { member.process.kill(SIGHUP) }
+        for member in group {
+            try await member.process.waitForLine(.stderr, seconds: 10) {
+                $0.contains("received SIGHUP; reading the policy again")
+            }
+        }
+        let after = try await CLIResult.run(
+            ["status", "--broker", standby.control] + security.keyArguments("ops"))
+        #expect(after.status == 0, "\(after.errors)")
+        for member in group {
+            #expect(kill(member.process.pid, 0) == 0, "member \(member.name) ended at SIGHUP")
+        }
+        print(
+            "group trust under --key: a standby gave a stranger 0 messages, an allowed key the leader's address"
+        )
+    }
+
+    @Test(
         "a peer without a member's key gets nothing from any member — no snapshot, no entry, no answer — plain text or CURVE; the group still elects after it"
     )
     func strangersGetNothing() async throws {

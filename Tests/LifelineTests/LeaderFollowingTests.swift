@@ -92,6 +92,32 @@ struct LeaderFollowingTests {
         #expect(try result.get().standbyRefusal == .noLeader)
     }
 
+    @Test(
+        "a service whose greeting a standby refuses with no leader to name: a request still unsent at its time-out fails with the standby's sentence, not as unanswered"
+    )
+    func greetingRefusedWithoutLeader() throws {
+        var harness = ConnectionHarness()
+        var configuration = ConnectionConfiguration(
+            brokerEndpoint: "tcp://127.0.0.1:1",
+            registration: ServiceRegistration(
+                name: "svc", instance: "i1", pid: 1, host: "h", events: [], methods: [], attachToken: "i1"),
+            subscriptions: .events([]), token: "i1")
+        configuration.jitter = { 1.0 }
+        harness.session = BrokerConnection(configuration: configuration)
+        harness.step { session, effects, now in session.start(now: now, into: &effects) }
+        let hello = try #require(harness.sent.first)
+        #expect(hello.command == .hello)
+        harness.step { session, effects, now in
+            session.submit(.list, ticket: 1, timeoutMilliseconds: 300, now: now, into: &effects)
+        }
+        let sentence = "broker b1 is a standby of group g, which has no leader at the moment; try again"
+        harness.reply(to: hello, status: .unavailable, ["error": .string(sentence), "standby": true])
+        harness.advance(milliseconds: 301)
+        let (ticket, result) = try #require(Self.completions(harness.effects).first)
+        #expect(ticket == 1)
+        #expect(throws: LifelineError(.unavailable, sentence)) { try result.get() }
+    }
+
     @Test("standbys that name each other do not bounce a request: from the third refusal it waits 100 ms")
     func staleHintsDoNotSpin() throws {
         var harness = Self.client("tcp://127.0.0.1:1,tcp://127.0.0.1:2")

@@ -65,12 +65,16 @@ extension BrokerConnection {
 
     mutating func greeted(_ reply: ControlReply, now: UInt64, into effects: inout [ConnectionEffect]) {
         guard case .greeting = phase else { return }
+        standbyWithoutLeader = nil
         if let hint = reply.leaderHint {
             follow(hint, now: now, into: &effects)
             return
         }
         guard reply.status.isSuccess, let info = try? BrokerInfo(bytes: reply.body)
         else {
+            if reply.status == .unavailable, reply.standbyRefusal == .noLeader {
+                standbyWithoutLeader = reply.errorMessage
+            }
             // A standby of a group with no leader yet: the next member, soon (one is being elected).
             let soon = configuration.brokerEndpoints.count > 1 && reply.status == .unavailable
             lose(

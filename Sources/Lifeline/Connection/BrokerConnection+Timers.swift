@@ -22,8 +22,9 @@ extension BrokerConnection {
             let error =
                 refused
                 ? noBrokerError
-                : LifelineError.unanswered(
-                    request.command, milliseconds: request.timeoutMilliseconds, endpoint: currentEndpoint)
+                : standbyWithoutLeader.map(LifelineError.standbyRefusal)
+                    ?? LifelineError.unanswered(
+                        request.command, milliseconds: request.timeoutMilliseconds, endpoint: currentEndpoint)
             effects.append(.deliver(.completion(ticket: request.ticket, .failure(error))))
             // What the broker answers itself (not a service's CALL or DISPATCH step) left
             // unanswered: with a group, the leader may be gone — try the next member.

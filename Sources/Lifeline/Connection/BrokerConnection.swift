@@ -96,6 +96,9 @@ package struct BrokerConnection {
     var joinSentAt: UInt64 = 0
     /// When the HELLO sent to learn whether a group's member still leads must be answered.
     var probeDeadline: UInt64?
+    /// What the last standby said when it refused this connection's greeting with no leader to
+    /// name; a request still waiting to be sent at its time-out fails with it.
+    var standbyWithoutLeader: String?
     var outstanding: [[UInt8]: Outstanding] = [:]
     /// A service's requests made while it greets or joins: sent once it is registered, so that the
     /// broker sees them after the registration (a restored micro-app session, say, is back by then).

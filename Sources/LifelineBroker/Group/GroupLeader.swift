@@ -90,9 +90,7 @@ package final class GroupLeader {
 
     /// Handles the group socket and the leadership notices; returns newly committed entries.
     func drain(now: UInt64) -> [ReplicationLog<BrokerOutput>.Entry] {
-        for notice in member.leadership.notices.drain() {
-            if case .lost(let why) = notice { deposed = why }
-        }
+        takeNotices()
         var released: [ReplicationLog<BrokerOutput>.Entry] = []
         while let received = member.receivePeer() {
             let (peer, message) = (received.peer, received.message)
@@ -175,16 +173,27 @@ package final class GroupLeader {
     func certainlyLeads() -> Bool {
         if deposed != nil { return false }
         if SystemClock.monotonicNanoseconds() < member.leadership.validUntil { return true }
-        deposed = "its etcd lease could not be renewed in time"
+        fenced()
         return false
+    }
+
+    /// Reads why the leadership was lost, if it says.
+    private func takeNotices() {
+        for notice in member.leadership.notices.drain() {
+            if case .lost(let why) = notice, deposed == nil { deposed = why }
+        }
+    }
+
+    /// The lease's deadline has passed: the leadership's own word on why, or the lease.
+    private func fenced() {
+        takeNotices()
+        if deposed == nil { deposed = "its etcd lease could not be renewed in time" }
     }
 
     /// Beats to the standbys when due, drops silent or lagging ones; sets ``deposed`` once the lease
     /// may have expired.
     func tick(now: UInt64) {
-        if now >= member.leadership.validUntil && deposed == nil {
-            deposed = "its etcd lease could not be renewed in time"
-        }
+        if now >= member.leadership.validUntil && deposed == nil { fenced() }
         guard now >= nextBeat else { return }
         nextBeat = now &+ UInt64(member.configuration.beatInterval.wholeNanoseconds)
         for dropped in log.dropStale(heardBefore: now &- 3_000_000_000) {

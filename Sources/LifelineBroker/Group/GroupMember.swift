@@ -49,8 +49,14 @@ package final class GroupMember {
     package let busEndpoints: [String]
     package let replicateEndpoint: String
     let log: @Sendable (String) -> Void
-    /// Admits the members' keys only on the group socket (nil with `--insecure`).
+    /// Admits the members' keys only on the group socket, and with `--key` the policy's keys only on
+    /// the stand-in sockets (nil with `--insecure` and no `--key`).
     private let zap: ZAPHandler?
+    /// What the stand-in sockets need to be what the leader's are: CURVE servers with the broker's
+    /// keys (under `--key`), with the broker's message size limit.
+    private let standInSecurity: StandIn.Security
+    /// The policy file whose keys the stand-ins admit, read again by ``reloadPolicy()``.
+    private let policyPath: String?
     /// For checking a later term against etcd before taking it.
     let etcd: EtcdClient
     /// Messages dropped, by reason and sender, each logged at 1, 10, 100, … of its own.
@@ -84,22 +90,29 @@ package final class GroupMember {
         replica = try ReplicaDirectory(
             path: directory, group: configuration.name, member: configuration.member)
         etcd = EtcdClient(endpoints: configuration.etcd)
+        policyPath = broker.curveKeys == nil ? nil : broker.policyPath
+        standInSecurity = StandIn.Security(
+            keys: broker.curveKeys, maximumMessageBytes: 4 * broker.maximumMessageBytes)
+        var admissions: [String: ZAPHandler.Admission] = [:]
+        if let keys = configuration.keys { admissions[ZAPHandler.groupDomain] = .keys(keys.allowList) }
+        if broker.curveKeys != nil {
+            admissions[ZAPHandler.brokerDomain] = .init(try Self.policyKeys(at: policyPath))
+        }
         do {
             let context = try ZMQContext()
             self.context = context
-            zap = try configuration.keys.map { keys in
-                try ZAPHandler(context: context, allowList: keys.allowList, log: log)
-            }
+            zap = admissions.isEmpty ? nil : try ZAPHandler(context: context, admissions: admissions, log: log)
             groupSocket = try ZMQSocket(context, type: .router)
             try groupSocket.set(.routerMandatory, 1)
             try groupSocket.set(.linger, 0)
             if let keys = configuration.keys {
-                try groupSocket.secureAsServer(keys.pair, domain: "lifeline-group")
+                try groupSocket.secureAsServer(keys.pair, domain: ZAPHandler.groupDomain)
             }
             try groupSocket.bind(configuration.replicateEndpoint)
             replicateEndpoint = configuration.advertised(try groupSocket.lastEndpoint())
             let stand = try StandIn(
-                context: context, control: broker.controlEndpoints, bus: broker.busEndpoints)
+                context: context, control: broker.controlEndpoints, bus: broker.busEndpoints,
+                security: standInSecurity)
             controlEndpoints = stand.controlEndpoints
             busEndpoints = stand.busEndpoints
             self.stand = stand
@@ -110,6 +123,30 @@ package final class GroupMember {
             member: configuration.member, control: controlEndpoints.map(configuration.advertised),
             bus: busEndpoints.map(configuration.advertised), replicate: replicateEndpoint)
         leadership = try Leadership(configuration: configuration, record: record, log: log)
+    }
+
+    /// The keys of the policy at `path` (nil: none, so any key).
+    private static func policyKeys(at path: String?) throws(GroupSetupError) -> [String: String]? {
+        guard let path else { return nil }
+        do {
+            return try AccessPolicy(path: path).names
+        } catch {
+            throw GroupSetupError(error.message)
+        }
+    }
+
+    /// A function any thread may call to read the policy again (SIGHUP) for the stand-in sockets: a
+    /// key it drops can no longer complete a handshake with this member while it stands by.
+    package var policyReloader: @Sendable () -> Void {
+        let (policyPath, zap, log) = (self.policyPath, self.zap, self.log)
+        return {
+            guard let policyPath, let zap else { return }
+            do throws(GroupSetupError) {
+                zap.update(.init(try Self.policyKeys(at: policyPath)), domain: ZAPHandler.brokerDomain)
+            } catch {
+                log("the stand-in sockets keep the old policy: \(error.message)")
+            }
+        }
     }
 
     /// A function any thread may call to stop the member, whatever its role.
@@ -129,7 +166,8 @@ package final class GroupMember {
     package func standBy(print: (String) -> Void) -> Outcome {
         if stand == nil {
             do {
-                stand = try StandIn(context: context, control: controlEndpoints, bus: busEndpoints)
+                stand = try StandIn(
+                    context: context, control: controlEndpoints, bus: busEndpoints, security: standInSecurity)
             } catch {
                 log("cannot bind the stand-in sockets: \(error); stopping")
                 return .stop

@@ -154,8 +154,9 @@ package final class Leadership: Sendable {
                         lease = 0
                         if term != 0 {
                             term = 0
-                            valid.store(0, ordering: .releasing)
+                            // The why first: a leader fenced by the store below reads it then.
                             notices.post(.lost("its etcd lease expired"))
+                            valid.store(0, ordering: .releasing)
                         }
                         continue
                     }
@@ -180,8 +181,8 @@ package final class Leadership: Sendable {
                 if term != 0 {
                     if held?.createRevision != term || held?.lease != lease {
                         term = 0
-                        valid.store(0, ordering: .releasing)
                         notices.post(.lost("the leader key is no longer this member's"))
+                        valid.store(0, ordering: .releasing)
                     }
                 } else if let held, var holder = MemberRecord(held.value) {
                     holder.term = held.createRevision

@@ -5,8 +5,15 @@ import ZeroMQ
 /// What a standby binds on the broker's endpoints, so clients that try it learn where the leader is
 /// at once: every request is answered 503 with the leader's control endpoints (`leader`), a
 /// service's HEARTBEAT with DISCONNECT (`reason`, `leader`). The bus endpoint is bound, idle, so its
-/// port stays this broker's.
+/// port stays this broker's. Under `--key` both are CURVE servers with the broker's keys, admitting
+/// the policy's keys only, as the leader's sockets are: a stranger learns nothing from a standby.
 final class StandIn {
+    /// The broker's CURVE keys (nil: plain text) and its limit on one message.
+    struct Security {
+        let keys: CurveKeyPair?
+        let maximumMessageBytes: Int
+    }
+
     let controlEndpoints: [String]
     let busEndpoints: [String]
     private let router: ZMQSocket
@@ -15,11 +22,17 @@ final class StandIn {
     /// The sockets to wait on.
     var sockets: [ZMQSocket] { [router, bus] }
 
-    init(context: ZMQContext, control: [String], bus busGiven: [String]) throws {
+    init(context: ZMQContext, control: [String], bus busGiven: [String], security: Security) throws {
         router = try ZMQSocket(context, type: .router)
         try router.set(.linger, 0)
+        try router.set(.maxMessageSize, security.maximumMessageBytes)
         bus = try ZMQSocket(context, type: .xpub)
         try bus.set(.linger, 0)
+        try bus.set(.maxMessageSize, BusSubscriptionRule.maximumMessageBytes)
+        if let keys = security.keys {
+            try router.secureAsServer(keys, domain: ZAPHandler.brokerDomain)
+            try bus.secureAsServer(keys, domain: ZAPHandler.brokerDomain)
+        }
         var controls: [String] = []
         for endpoint in control {
             try GroupBinding.bind(router, endpoint)

@@ -3,24 +3,49 @@ import LifelineSupport
 import Synchronization
 import ZeroMQ
 
-/// The broker's ZAP handler (ZeroMQ RFC 27) on its own thread: at every CURVE handshake on the
-/// broker's sockets libzmq asks it whether the client's public key may connect. A key on the
-/// allow-list is let in with its public key (Z85) as the connection's `User-Id`, which every message
-/// then carries: grants, name ownership and revocation all follow the key itself, never the name an
-/// entry of the policy gives it. Any other key is refused, so none of its messages reaches the
-/// broker. Without an allow-list every key is let in.
+/// The ZAP handler (ZeroMQ RFC 27) of one ZeroMQ context, on its own thread: at every CURVE
+/// handshake on the context's sockets libzmq asks it whether the client's public key may connect.
+/// Each socket names its ZAP domain, and each domain has its own allow-list: ``brokerDomain`` for
+/// the control and bus sockets (the policy's keys), ``groupDomain`` for a group member's group
+/// socket (the members' keys). A key on its domain's allow-list is let in with its public key (Z85)
+/// as the connection's `User-Id`, which every message then carries: grants, name ownership and
+/// revocation all follow the key itself, never the name an entry of the policy gives it. Any other
+/// key — and any key on a domain the handler does not know — is refused, so none of its messages
+/// reaches the broker. A domain given no allow-list (`Admission.anyKey`) lets every key in.
 final class ZAPHandler: Sendable {
     static let endpoint = "inproc://zeromq.zap.01"
+    /// The broker's control and bus sockets, and a standby's stand-ins for them.
+    static let brokerDomain = "lifeline"
+    /// A group member's group socket.
+    static let groupDomain = "lifeline-group"
 
-    /// Public key → key name (only the keys matter here).
-    private let allowList: Mutex<[String: String]?>
+    /// Who may connect on one domain.
+    enum Admission: Sendable {
+        /// Every key (CURVE without a policy).
+        case anyKey
+        /// The keys of an allow-list: public key → key name (only the keys matter here).
+        case keys([String: String])
+
+        /// The policy's keys, or any key without a policy.
+        init(_ allowList: [String: String]?) { self = allowList.map(Admission.keys) ?? .anyKey }
+
+        func admits(_ key: String) -> Bool {
+            switch self {
+            case .anyKey: true
+            case .keys(let list): list[key] != nil
+            }
+        }
+    }
+
+    private let admissions: Mutex<[String: Admission]>
     private let stopMailbox = Mailbox<Bool>()
     private let refusals = Mutex<[String: Int]>([:])
 
-    /// Binds the handler in `context` (before the broker binds its sockets) and starts its thread.
-    init(context: ZMQContext, allowList: [String: String]?, log: @escaping @Sendable (String) -> Void) throws
+    /// Binds the handler in `context` (before any socket of the context binds) and starts its thread.
+    init(context: ZMQContext, admissions: [String: Admission], log: @escaping @Sendable (String) -> Void)
+        throws
     {
-        self.allowList = Mutex(allowList)
+        self.admissions = Mutex(admissions)
         let ready = DispatchSemaphore(value: 0)
         let failure = Mutex<ZeroMQError?>(nil)
         let worker = Thread { [self] in
@@ -45,8 +70,10 @@ final class ZAPHandler: Sendable {
         if let error = failure.withLock({ state -> ZeroMQError? in state.take() }) { throw error }
     }
 
-    /// Replaces the allow-list (public key → key name); takes effect at the next handshake.
-    func update(_ allowList: [String: String]?) { self.allowList.withLock { $0 = allowList } }
+    /// Replaces who may connect on `domain`; takes effect at the next handshake.
+    func update(_ admission: Admission, domain: String) {
+        admissions.withLock { $0[domain] = admission }
+    }
 
     /// Handshakes refused so far.
     var refused: Int { refusals.withLock { $0.values.reduce(0, +) } }
@@ -88,7 +115,8 @@ final class ZAPHandler: Sendable {
         else {
             return refuse("400", "only CURVE clients may connect")
         }
-        let allowed = allowList.withLock { list -> Bool in list == nil || list?[key] != nil }
+        let domain = String(decoding: request[2], as: UTF8.self)
+        let allowed = admissions.withLock { $0[domain]?.admits(key) ?? false }
         guard allowed else {
             let count = refusals.withLock { counts -> Int in
                 counts[key, default: 0] += 1
