@@ -124,7 +124,8 @@ enum BrokerCommand: CLICommand {
     static let member = CommandLineOption.value(
         "--member", "ID", help: "this broker's name in its group")
     static let members = CommandLineOption.value(
-        "--members", "ID,ID,…", help: "every member of the group, the same set on each (3 or 5: a majority must hold each entry)")
+        "--members", "ID,ID,…",
+        help: "every member of the group, the same set on each (3 or 5: a majority must hold each entry)")
     static let etcd = CommandLineOption.value(
         "--etcd", "URL[,URL]",
         help: "etcd's client URLs, e.g. http://127.0.0.1:2379: the group's leadership lives there")

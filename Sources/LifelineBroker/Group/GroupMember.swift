@@ -101,7 +101,8 @@ package final class GroupMember {
         do {
             let context = try ZMQContext()
             self.context = context
-            zap = admissions.isEmpty ? nil : try ZAPHandler(context: context, admissions: admissions, log: log)
+            zap =
+                admissions.isEmpty ? nil : try ZAPHandler(context: context, admissions: admissions, log: log)
             groupSocket = try ZMQSocket(context, type: .router)
             try groupSocket.set(.routerMandatory, 1)
             try groupSocket.set(.linger, 0)
