@@ -47,9 +47,11 @@ package final class BlockingClient {
             }
             guard case .failure(let error) = outcome else {
                 let reply = try outcome.get()
-                // A standby of a group that is electing its leader: the election, within the time-out.
+                // A standby of a group that is electing its leader: the election, within the time-out
+                // (the connection paces its moves 100 ms apart; less than that left, the refusal is
+                // the answer).
                 if reply.status == .unavailable, reply.standbyRefusal == .noLeader,
-                    timeout - (ContinuousClock.now - start) > .milliseconds(10)
+                    timeout - (ContinuousClock.now - start) > .milliseconds(100)
                 {
                     continue
                 }

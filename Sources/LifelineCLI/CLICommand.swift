@@ -78,6 +78,10 @@ struct ClientOptions {
 
     func client() throws -> BlockingClient { try BlockingClient(broker: broker, credentials: credentials) }
 
+    /// How long a lookup that only helps (a required-field check) may take: at most a second, so a
+    /// slow broker does not double the command's wait; the whole `--timeout` when it is `needed`.
+    func lookupTimeout(needed: Bool) -> Duration { needed ? timeout : min(timeout, .seconds(1)) }
+
     /// A client made at its first use and given again after: a command's lookup (a field's declared
     /// type) and its request share one, so that with no broker the second fails at once.
     func sharedClient() -> () throws -> BlockingClient {

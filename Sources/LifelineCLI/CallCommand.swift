@@ -42,7 +42,9 @@ enum CallCommand: CLICommand {
                 throw UsageError("the body is not JSON: \(error)")
             }
         } else if !given.isEmpty {
-            let fields = (try? client.lookup(service, timeout: options.timeout)).flatMap {
+            let needed = TextFormat.hasPlainPairs(given)
+            let fields = (try? client.lookup(service, timeout: options.lookupTimeout(needed: needed))).flatMap
+            {
                 DeclaredFields.arguments(of: method, in: $0)
             }
             body = try TextFormat.payload(given, fields: fields)

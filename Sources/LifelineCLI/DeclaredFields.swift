@@ -59,8 +59,8 @@ struct DeclaredFields: Equatable {
         return DeclaredFields(members, subject: "\(service.name).\(method)")
     }
 
-    /// The top-level members of a described shape, `{"user": string, "tags"?: [string], …}`; nil
-    /// when the shape is not an object.
+    /// The top-level members of a described shape, `{"user": string, "tags"?: [string], …}`, an
+    /// optional one's type marked `?` (`"tags": "[string]?"`); nil when the shape is not an object.
     static func members(ofShape text: String) -> [String: String]? {
         let characters = Array(text.trimmingCharacters(in: .whitespaces))
         guard characters.first == "{", characters.last == "}" else { return nil }
@@ -74,9 +74,10 @@ struct DeclaredFields: Equatable {
             guard entry.hasPrefix("\""), let close = entry.dropFirst().firstIndex(of: "\"") else { return }
             let name = String(entry[entry.index(after: entry.startIndex)..<close])
             var rest = entry[entry.index(after: close)...]
-            if rest.hasPrefix("?") { rest = rest.dropFirst() }
+            let optional = rest.hasPrefix("?")
+            if optional { rest = rest.dropFirst() }
             guard rest.hasPrefix(":") else { return }
-            members[name] = rest.dropFirst().trimmingCharacters(in: .whitespaces)
+            members[name] = rest.dropFirst().trimmingCharacters(in: .whitespaces) + (optional ? "?" : "")
         }
         for character in characters.dropFirst().dropLast() {
             if character == "\"" { inString.toggle() }

@@ -35,8 +35,9 @@ enum DispatchCommand: CLICommand {
         let stepTimeout = try arguments.integer(Self.stepTimeout, in: 1...3_600_000)
         let force = arguments.flag(Self.force)
         let connection = options.sharedClient()
-        let (event, payload) = try TextFormat.event(&arguments, for: "dispatch") { event in
-            try DeclaredFields.described(event, by: connection().services(timeout: options.timeout))
+        let (event, payload) = try TextFormat.event(&arguments, for: "dispatch") { event, needed in
+            try DeclaredFields.described(
+                event, by: connection().services(timeout: options.lookupTimeout(needed: needed)))
         }
         let dispatch = DispatchRequest(
             event: event, payload: payload, stepTimeoutMilliseconds: stepTimeout, force: force)

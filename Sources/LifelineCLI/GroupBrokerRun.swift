@@ -32,8 +32,10 @@ enum GroupBrokerRun {
             serverStop.withLock { $0 }?()
         }
         // The policy is read again by the leading server and by the stand-in sockets alike.
+        let hangups = Mutex(0)
         let hangup = SignalWatcher([SIGHUP]) { _ in
             Console.log("broker", "received SIGHUP; reading the policy again")
+            hangups.withLock { $0 += 1 }
             reloadMember()
             serverReload.withLock { $0 }?()
         }
@@ -58,6 +60,8 @@ enum GroupBrokerRun {
                 break
             }
             let server: BrokerServer
+            // A SIGHUP while the server reads the policy and before it takes SIGHUPs is not lost.
+            let hangupsBefore = hangups.withLock { $0 }
             do {
                 server = try BrokerServer(
                     configuration: leading, identity: identity,
@@ -69,6 +73,7 @@ enum GroupBrokerRun {
             }
             serverStop.withLock { $0 = server.stopper }
             serverReload.withLock { $0 = server.reloader }
+            if hangups.withLock({ $0 }) != hangupsBefore { server.reloader() }
             if member.isStopping { server.stopper() }
             Console.log(
                 "broker",

@@ -42,8 +42,9 @@ enum PublishCommand: CLICommand {
         let force = arguments.flag(Self.force)
         if ack && noAck { throw UsageError("--ack and --no-ack exclude each other") }
         let connection = options.sharedClient()
-        let (event, payload) = try TextFormat.event(&arguments, for: "publish") { event in
-            try DeclaredFields.described(event, by: connection().services(timeout: options.timeout))
+        let (event, payload) = try TextFormat.event(&arguments, for: "publish") { event, needed in
+            try DeclaredFields.described(
+                event, by: connection().services(timeout: options.lookupTimeout(needed: needed)))
         }
         let publication = PublishRequest(
             event: event, payload: JSONWriter.encode(payload), acknowledged: ack || noAck ? ack : nil,

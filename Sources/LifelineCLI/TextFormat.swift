@@ -52,16 +52,25 @@ enum TextFormat {
         return !key.isEmpty && !key.contains { "\"{}[] ".contains($0) }
     }
 
+    /// Whether `arguments` hold a `key=value` one (not `key:=json`), whose value takes its field's
+    /// declared type.
+    static func hasPlainPairs(_ arguments: [String]) -> Bool {
+        arguments.contains { argument in
+            argument.firstIndex(of: "=").map { !argument[..<$0].hasSuffix(":") } ?? false
+        }
+    }
+
     /// Reads `EVENT [key=value ...]` for `command` and checks the event as the broker will. A
     /// `key=value` takes the type of the field the catalogue (a built-in event) or `described` (a
     /// custom one: what registered services describe) declares. Given as pairs or not at all, a
     /// custom event's payload must also hold every field its describers require (`described` is
-    /// asked then; its failure only skips that check); one JSON object is sent as it is.
+    /// asked then, `needed` false: its failure only skips that check); one JSON object is sent as
+    /// it is.
     /// - Throws: ``UsageError`` for a bad event, payload or field value, a required field left
     ///   out, or what `described` throws when a `key=value` needs it.
     static func event(
         _ arguments: inout CommandLineArguments, for command: String,
-        described: (EventName) throws -> DeclaredFields? = { _ in nil }
+        described: (EventName, _ needed: Bool) throws -> DeclaredFields? = { _, _ in nil }
     ) throws -> (EventName, JSONValue) {
         guard let name = arguments.positional() else { throw UsageError("\(command) needs an EVENT") }
         let pairs = arguments.remainingPositionals()
@@ -72,11 +81,9 @@ enum TextFormat {
         let builtIn = DeclaredFields.builtIn(event)
         // Typing key=value needs the description; checking required fields only uses it when it can
         // be had (a key allowed to publish may not be allowed to list the services).
-        let typed = pairs.contains { pair in
-            pair.firstIndex(of: "=").map { !pair[..<$0].hasSuffix(":") } ?? false
-        }
+        let typed = hasPlainPairs(pairs)
         let fields =
-            !asPairs ? nil : try builtIn ?? (typed ? described(event) : try? described(event))
+            !asPairs ? nil : try builtIn ?? (typed ? described(event, true) : try? described(event, false))
         let payload = try payload(pairs, fields: fields)
         if builtIn == nil { try fields?.checkRequired(in: payload) }
         do {

@@ -111,6 +111,8 @@ struct TypedServiceProcessTests {
             "\(unnamed.errors)")
         let empty = try await broker.cli(["publish", "analytics.track"])
         #expect(empty.status == 2, "\(empty.output)")
+        #expect(
+            empty.errors.contains("event analytics.track needs the field 'name' (string)"), "\(empty.errors)")
         let missing = try await broker.cli(["call", "gateway", "waitForSignIn", "wait=1"])
         #expect(missing.status == 2)
         #expect(

@@ -11,7 +11,7 @@ struct DeclaredFieldsTests {
         #expect(
             DeclaredFields.members(
                 ofShape: #"{"user": string, "tags"?: [string], "at": {"x": number, "y": number}}"#)
-                == ["user": "string", "tags": "[string]", "at": #"{"x": number, "y": number}"#])
+                == ["user": "string", "tags": "[string]?", "at": #"{"x": number, "y": number}"#])
         #expect(DeclaredFields.members(ofShape: #"{"a,b": boolean}"#) == ["a,b": "boolean"])
         #expect(DeclaredFields.members(ofShape: "{}") == [:])
         #expect(DeclaredFields.members(ofShape: "[number]") == nil)
@@ -143,7 +143,7 @@ struct DeclaredFieldsTests {
         let described = DeclaredFields(["items": "integer"], subject: "event com.example.added")
         func read(_ words: [String]) throws -> JSONValue {
             var arguments = CommandLineArguments(["com.example.added"] + words, declaring: [])
-            return try TextFormat.event(&arguments, for: "publish") { _ in described }.1
+            return try TextFormat.event(&arguments, for: "publish") { _, _ in described }.1
         }
         #expect(try read(["items=2"]) == ["items": 2])
         #expect(try read(["items:=2"]) == ["items": 2])
@@ -160,5 +160,26 @@ struct DeclaredFieldsTests {
             try read(["note=x"])
         }
         #expect(try read([#"{"note": "x"}"#]) == ["note": "x"])
+    }
+
+    @Test("a method's optional argument is not required; its required ones are")
+    func optionalArguments() throws {
+        var registration = ServiceRegistration(
+            name: "svc", instance: "i1", pid: 1, host: "h", events: [], methods: ["tag"], attachToken: "")
+        registration.description = ServiceDescription(
+            methods: [
+                "tag": .init(
+                    summary: "", arguments: #"{"user": string, "tags"?: [string], "count"?: integer}"#)
+            ])
+        let service = ServiceRecord(
+            registration: registration, registeredAtMilliseconds: 0, lastSeenMillisecondsAgo: 0,
+            uptimeMilliseconds: 0)
+        let fields = try #require(DeclaredFields.arguments(of: "tag", in: service))
+        #expect(fields.required == ["user"])
+        #expect(fields.types == ["user": "string", "tags": "[string]", "count": "integer"])
+        try fields.checkRequired(in: ["user": "ana"])
+        #expect(throws: UsageError("svc.tag needs the field 'user' (string): give it as user=…")) {
+            try fields.checkRequired(in: ["count": 2])
+        }
     }
 }

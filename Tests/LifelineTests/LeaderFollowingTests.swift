@@ -116,6 +116,7 @@ struct LeaderFollowingTests {
         let (ticket, result) = try #require(Self.completions(harness.effects).first)
         #expect(ticket == 1)
         #expect(throws: LifelineError(.unavailable, sentence)) { try result.get() }
+        if case .failure(let error) = result { #expect(error.isStandbyRefusal) }
     }
 
     @Test("standbys that name each other do not bounce a request: from the third refusal it waits 100 ms")

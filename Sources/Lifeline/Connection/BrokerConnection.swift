@@ -97,7 +97,8 @@ package struct BrokerConnection {
     /// When the HELLO sent to learn whether a group's member still leads must be answered.
     var probeDeadline: UInt64?
     /// What the last standby said when it refused this connection's greeting with no leader to
-    /// name; a request still waiting to be sent at its time-out fails with it.
+    /// name; a request still waiting to be sent at its time-out fails with it. Kept until a greeting
+    /// is answered: a member tried next that never answers leaves the group's last word standing.
     var standbyWithoutLeader: String?
     var outstanding: [[UInt8]: Outstanding] = [:]
     /// A service's requests made while it greets or joins: sent once it is registered, so that the

@@ -96,6 +96,9 @@ package final class GroupMember {
         var admissions: [String: ZAPHandler.Admission] = [:]
         if let keys = configuration.keys { admissions[ZAPHandler.groupDomain] = .keys(keys.allowList) }
         if broker.curveKeys != nil {
+            guard CurveKeyPair.isAvailable else {
+                throw GroupSetupError("this libzmq was built without CURVE (zmq_has(\"curve\") is false)")
+            }
             admissions[ZAPHandler.brokerDomain] = .init(try Self.policyKeys(at: policyPath))
         }
         do {

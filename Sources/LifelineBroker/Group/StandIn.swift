@@ -22,6 +22,10 @@ final class StandIn {
     /// The sockets to wait on.
     var sockets: [ZMQSocket] { [router, bus] }
 
+    /// Binds `control` and `bus` in `context` (whose ZAP handler admits the keys of domain
+    /// `lifeline` when `security` has keys); the bound endpoints are ``controlEndpoints`` and
+    /// ``busEndpoints``.
+    /// - Throws: `ZeroMQError` when a socket cannot be made or bound.
     init(context: ZMQContext, control: [String], bus busGiven: [String], security: Security) throws {
         router = try ZMQSocket(context, type: .router)
         try router.set(.linger, 0)

@@ -29,6 +29,7 @@ final class ZAPHandler: Sendable {
         /// The policy's keys, or any key without a policy.
         init(_ allowList: [String: String]?) { self = allowList.map(Admission.keys) ?? .anyKey }
 
+        /// Whether `key` (Z85) may complete a handshake.
         func admits(_ key: String) -> Bool {
             switch self {
             case .anyKey: true
@@ -119,14 +120,14 @@ final class ZAPHandler: Sendable {
         let allowed = admissions.withLock { $0[domain]?.admits(key) ?? false }
         guard allowed else {
             let count = refusals.withLock { counts -> Int in
-                counts[key, default: 0] += 1
-                return counts[key] ?? 0
+                counts[domain + " " + key, default: 0] += 1
+                return counts[domain + " " + key] ?? 0
             }
             // Once, then at every power of ten: a client that keeps reconnecting does not flood the log.
             let digits = String(count)
             if digits.first == "1" && digits.dropFirst().allSatisfy({ $0 == "0" }) {
                 log(
-                    "refused a CURVE handshake from \(address.escapedForLog): key \(key.escapedForLog) is not on the allow-list (\(count) time(s))"
+                    "refused a CURVE handshake from \(address.escapedForLog): key \(key.escapedForLog) is not on the allow-list (\(domain == Self.groupDomain ? "the group socket" : "the control and bus sockets"), \(count) time(s))"
                 )
             }
             return refuse("400", "key not allowed")
