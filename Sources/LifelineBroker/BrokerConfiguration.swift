@@ -106,8 +106,9 @@ package struct BrokerConfiguration: Sendable {
 
     /// True for a `HOST:PORT` on a loopback address (an empty host means every address).
     static func isLoopbackHost(_ address: String) -> Bool {
+        if address.hasPrefix("[::1]:") { return true }
         let host = address.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return host == "localhost" || host.hasPrefix("127.")
+        return host == "localhost" || host == "127.0.0.1"
     }
 
     /// True for endpoints only this host can reach: ipc, inproc, and tcp on a loopback address.

@@ -43,12 +43,13 @@ final class MetricsServer: Sendable {
                     return HTTPError(401, "/metrics needs the header 'Authorization: Bearer TOKEN'")
                 }
                 if checksHost, let port = HTTPListener.localPort(of: client) {
-                    let host = request.header("host") ?? ""
+                    // Host names are case-insensitive; without a port, the scheme's default is meant.
+                    let host = (request.header("host") ?? "").lowercased()
                     let names = ["127.0.0.1", "localhost", "[::1]"]
                     guard names.contains(host) || names.map({ "\($0):\(port)" }).contains(host) else {
                         return HTTPError(
                             421,
-                            "/metrics answers only to Host 127.0.0.1:\(port) or localhost:\(port), not '\(host)'"
+                            "/metrics answers only to Host 127.0.0.1:\(port), localhost:\(port) or [::1]:\(port), not '\(host)'"
                         )
                     }
                 }

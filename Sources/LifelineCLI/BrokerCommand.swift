@@ -263,11 +263,19 @@ enum BrokerCommand: CLICommand {
             throw UsageError("--metrics expects HOST:PORT, e.g. 127.0.0.1:9464, not '\(address)'")
         }
         if let tokenFile = try arguments.option(Self.metricsToken) {
+            let token: String
             do {
-                configuration.metricsToken = try KeyFile.secret(tokenFile)
+                token = try KeyFile.secret(tokenFile)
             } catch {
                 throw UsageError("--metrics-token: \(error)")
             }
+            // As the console's: a token short enough to guess is no token.
+            guard token.count >= 16, token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                throw UsageError(
+                    "--metrics-token: '\(tokenFile)' must hold one token of at least 16 printable characters (no spaces)"
+                )
+            }
+            configuration.metricsToken = token
         }
         try Console.configure(parsing: &arguments)
         if let problem = configuration.securityProblem { throw UsageError(problem) }

@@ -148,6 +148,12 @@ struct MetricsTests {
         ])
         #expect(loose.status == 2 && loose.errors.contains("may be read by others than its owner (mode 644)"))
         chmod(tokenFile, 0o600)
+        let short = try await CLIResult.run([
+            "broker", "--metrics", "0.0.0.0:0", "--metrics-token", tokenFile,
+        ])
+        #expect(
+            short.status == 2 && short.errors.contains("at least 16 printable characters"), "\(short.errors)")
+        try Data("s3cret-0123456789abcdef\n".utf8).write(to: URL(fileURLWithPath: tokenFile))
         let broker = try await BrokerProcess(["--metrics", "0.0.0.0:0", "--metrics-token", tokenFile])
         defer { broker.process.kill() }
         let line = try await broker.process.waitForLine(.stderr) {
@@ -162,7 +168,8 @@ struct MetricsTests {
             try Self.get(port: port, "/metrics", method: "POST", body: "hello").0
                 == "HTTP/1.1 401 Unauthorized",
             "a stranger hears nothing about methods or bodies")
-        let (status, body) = try Self.get(port: port, "/metrics", headers: ["Authorization: Bearer s3cret"])
+        let (status, body) = try Self.get(
+            port: port, "/metrics", headers: ["Authorization: Bearer s3cret-0123456789abcdef"])
         #expect(status == "HTTP/1.1 200 OK" && body.contains("lifeline_events_published_total"))
     }
 }

@@ -11,12 +11,14 @@ struct HTTPListenerTests {
         let listener: HTTPListener
 
         /// `admit` refuses what it returns a refusal for, once the head is read.
-        init(admit: @escaping @Sendable (HTTPRequest) -> HTTPError? = { _ in nil }) throws {
+        init(timeoutSeconds: Int = 1, admit: @escaping @Sendable (HTTPRequest) -> HTTPError? = { _ in nil })
+            throws
+        {
             listener = try HTTPListener(address: "127.0.0.1:0", threadName: "ll-echo-http") { client in
                 defer { close(client) }
                 do throws(HTTPError) {
                     let request = try HTTPRequest.read(
-                        from: client, maxHead: 256, maxBody: 64, timeoutSeconds: 1, admit: admit)
+                        from: client, maxHead: 256, maxBody: 64, timeoutSeconds: timeoutSeconds, admit: admit)
                     let query = request.query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
                     let text =
                         "\(request.method) \(request.path) \(query.joined(separator: "&")) \(String(decoding: request.body, as: UTF8.self))"
@@ -27,8 +29,9 @@ struct HTTPListenerTests {
             }
         }
 
-        /// Sends `parts` (pausing 20 ms between them) on a new connection and returns all it got back.
-        func exchange(_ parts: [String]) -> String {
+        /// Sends `parts` (pausing `pause` µs between them) on a new connection and returns all it got
+        /// back.
+        func exchange(_ parts: [String], pause: UInt32 = 20_000) -> String {
             let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             defer { close(descriptor) }
             var address = sockaddr_in()
@@ -42,7 +45,7 @@ struct HTTPListenerTests {
             }
             guard connected else { return "not connected" }
             for (index, part) in parts.enumerated() {
-                if index > 0 { usleep(20_000) }
+                if index > 0 { usleep(pause) }
                 _ = HTTPResponse.write(Array(part.utf8), to: descriptor)
             }
             var answer: [UInt8] = []
@@ -93,6 +96,57 @@ struct HTTPListenerTests {
             #expect(answer.hasPrefix("HTTP/1.1 \(status)\r\n"), "\(parts.joined()): \(answer)")
         }
         #expect(server.exchange(["POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhe"]).contains("408"))
+        for header in ["Host", "Origin", "X-Lifeline-Token", "Cookie", "Authorization"] {
+            let answer = server.exchange(["GET / HTTP/1.1\r\n\(header): a\r\n\(header): b\r\n\r\n"])
+            #expect(
+                answer.hasPrefix("HTTP/1.1 400 Bad Request\r\n")
+                    && answer.contains("\(header) is given twice"))
+        }
+    }
+
+    @Test(
+        "a request that trickles in, a byte at a time within the time between reads, is cut at its whole time: 408"
+    )
+    func trickle() throws {
+        let server = try EchoServer()
+        defer { server.listener.stop() }
+        // 18 bytes 150 ms apart: each read waits less than the 1 s, the request takes 2.5 s.
+        let answer = server.exchange("GET / HTTP/1.1\r\n\r\n".map { String($0) }, pause: 150_000)
+        #expect(answer.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"), "\(answer)")
+    }
+
+    @Test(
+        "beyond the connections a listener handles at once, one more is closed unanswered; the others are served"
+    )
+    func connectionCap() throws {
+        // Held connections wait for their heads for 30 s: none frees its place while the test runs.
+        let server = try EchoServer(timeoutSeconds: 30)
+        defer { server.listener.stop() }
+        var held: [Int32] = []
+        defer { for descriptor in held { close(descriptor) } }
+        for _ in 0..<HTTPListener.maximumConnections {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = server.listener.port.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            held.append(descriptor)
+        }
+        #expect(server.exchange(["GET / HTTP/1.1\r\n\r\n"]).isEmpty, "closed unanswered while all are held")
+        for descriptor in held { close(descriptor) }
+        held.removeAll()
+        // The held ones end as their reads see the close: then one is served again.
+        var answer = ""
+        for _ in 0..<50 where !answer.hasPrefix("HTTP/1.1 200") {
+            answer = server.exchange(["GET / HTTP/1.1\r\n\r\n"])
+            if !answer.hasPrefix("HTTP/1.1 200") { usleep(100_000) }  // polling with a bound
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(answer)")
     }
 
     @Test("what the reader's admit refuses is refused as soon as the head is read, before the body's size")

@@ -92,6 +92,17 @@ struct ConsoleHTTPTests {
         #expect(
             access.readRefusal(
                 try Self.request("GET / HTTP/1.1\r\nHost: h\r\nX-Lifeline-Token: t0ken-t0ken-t0ken")) == nil)
+        // A stale cookie (the token file changed) does not hide the right token given another way.
+        #expect(
+            access.readRefusal(
+                try Self.request(
+                    "GET /?token=t0ken-t0ken-t0ken HTTP/1.1\r\nHost: h\r\nCookie: lifeline_console=stale-stale-stale"
+                )) == nil)
+        #expect(
+            access.readRefusal(
+                try Self.request(
+                    "GET / HTTP/1.1\r\nHost: h\r\nCookie: lifeline_console=stale; lifeline_console=t0ken-t0ken-t0ken"
+                )) == nil)
     }
 
     @Test("an action is a POST with the page's token, from this console's origin")
@@ -143,6 +154,21 @@ struct ConsoleHTTPTests {
         }
         #expect(throws: HTTPError(400, "the double quote is not closed")) {
             try ConsoleActions.arguments(fromBody: Array(#"{"command": "publish", "line": "x \"y"}"#.utf8))
+        }
+        // A NUL ends an argument in the child's argv: "--svg\0 FILE" would pass as another word.
+        #expect(throws: HTTPError(400, "an action's words may not hold control characters")) {
+            try ConsoleActions.arguments(
+                fromBody: Array(#"{"command": "boot", "line": "report --svg\u0000 /tmp/x"}"#.utf8))
+        }
+        #expect(
+            throws: HTTPError(400, "an action's 'line' is a string of the command's arguments, not number")
+        ) {
+            try ConsoleActions.arguments(fromBody: Array(#"{"command": "publish", "line": 5}"#.utf8))
+        }
+        #expect(
+            throws: HTTPError(400, "an action is a JSON object {\"command\": …, \"line\": …}, not array")
+        ) {
+            try ConsoleActions.arguments(fromBody: Array("[]".utf8))
         }
     }
 

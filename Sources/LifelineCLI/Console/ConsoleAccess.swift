@@ -49,8 +49,12 @@ struct ConsoleAccess: Sendable {
                 403, "a request from another site (Sec-Fetch-Site: \(site)) may not read this console")
         }
         guard tokenForReading else { return nil }
-        let given = request.cookie(Self.cookie) ?? request.header(Self.header) ?? request.query["token"] ?? ""
-        guard HTTPResponse.secretsMatch(given, token) else {
+        // Any of the ways a token comes that holds the right one: a stale cookie beside a fresh
+        // ?token= (the token file changed) must not lock the browser out.
+        let given =
+            request.cookies(Self.cookie)
+            + [request.header(Self.header), request.query["token"]].compactMap { $0 }
+        guard given.contains(where: { HTTPResponse.secretsMatch($0, token) }) else {
             return HTTPError(
                 401,
                 "this console needs its token: open it once as /?token=TOKEN, the contents of its --token-file"

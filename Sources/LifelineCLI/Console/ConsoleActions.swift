@@ -14,6 +14,24 @@ struct ConsoleActions: Sendable {
     static let writing = ["--svg"]
     /// The longest an action may run (an `apps` change waits for callbacks up to 60 s).
     static let limitSeconds = 90.0
+    /// How many actions may run at once (each is a process).
+    static let maximumRunning = 8
+    private static let running = Mutex(0)
+
+    /// Runs `arguments` unless ``maximumRunning`` actions run already.
+    /// - Throws: ``HTTPError`` 429 when they do.
+    func runIfRoom(_ arguments: [String]) throws(HTTPError) -> Outcome {
+        let admitted = Self.running.withLock { count -> Bool in
+            guard count < Self.maximumRunning else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else {
+            throw HTTPError(429, "\(Self.maximumRunning) actions are running; try again when one has ended")
+        }
+        defer { Self.running.withLock { $0 -= 1 } }
+        return run(arguments)
+    }
 
     /// The `lifeline` executable.
     let executable: String
@@ -39,6 +57,14 @@ struct ConsoleActions: Sendable {
         do { json = try JSONParser.parse(body) } catch {
             throw HTTPError(400, "an action is a JSON object {\"command\": …, \"line\": …}: \(error)")
         }
+        guard case .object = json else {
+            throw HTTPError(
+                400, "an action is a JSON object {\"command\": …, \"line\": …}, not \(json.typeName)")
+        }
+        if let line = json["line"], line.stringValue == nil {
+            throw HTTPError(
+                400, "an action's 'line' is a string of the command's arguments, not \(line.typeName)")
+        }
         guard let command = json["command"]?.stringValue, commands.contains(command) else {
             throw HTTPError(
                 400,
@@ -50,6 +76,11 @@ struct ConsoleActions: Sendable {
             throw HTTPError(400, error.message)
         }
         for word in words {
+            // A control character (a NUL ends an argument in the child's argv) would let a word pass
+            // these checks as one thing and reach the CLI as another.
+            if word.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                throw HTTPError(400, "an action's words may not hold control characters")
+            }
             let option = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
             if reserved.contains(option) {
                 throw HTTPError(400, "\(option) is the console's own: an action uses its broker and keys")

@@ -55,8 +55,10 @@ final class ConsoleServer: Sendable {
             return
         }
         let isAction = request.path == "/api/action"
+        // A HEAD is answered as its GET, without the body.
+        let isHead = request.method == "HEAD"
         if !isAction && request.method != "GET" && request.method != "HEAD" {
-            respond(.text(405, "only GET here (actions are a POST to /api/action)"), to: client)
+            respond(head: isHead, .text(405, "only GET here (actions are a POST to /api/action)"), to: client)
             return
         }
         switch request.path {
@@ -64,6 +66,7 @@ final class ConsoleServer: Sendable {
             if request.query["token"] != nil {
                 // Opened once with its token: keep it in a cookie and drop it from the address bar.
                 respond(
+                    head: isHead,
                     HTTPResponse(
                         status: 303,
                         headers: [
@@ -75,14 +78,19 @@ final class ConsoleServer: Sendable {
                         ]), to: client)
                 return
             }
-            respond(asset(ConsoleAssets.page(token: access.token), "text/html; charset=utf-8"), to: client)
-        case "/console.js": respond(asset(ConsoleAssets.script, "text/javascript; charset=utf-8"), to: client)
-        case "/console.css": respond(asset(ConsoleAssets.style, "text/css; charset=utf-8"), to: client)
-        case "/favicon.ico": respond(HTTPResponse(status: 204), to: client)
-        case "/api/state": respond(json(snapshot()), to: client)
+            respond(
+                head: isHead, asset(ConsoleAssets.page(token: access.token), "text/html; charset=utf-8"),
+                to: client)
+        case "/console.js":
+            respond(head: isHead, asset(ConsoleAssets.script, "text/javascript; charset=utf-8"), to: client)
+        case "/console.css":
+            respond(head: isHead, asset(ConsoleAssets.style, "text/css; charset=utf-8"), to: client)
+        case "/favicon.ico": respond(head: isHead, HTTPResponse(status: 204), to: client)
+        case "/api/state": respond(head: isHead, json(snapshot()), to: client)
         case "/api/rates":
             let (end, values) = state.eventHistory(now: ConsoleFeed.now())
             respond(
+                head: isHead,
                 json([
                     "range": "1h", "step": 60, "points": .int(Int64(CounterHistory.minutes)),
                     "end": .int(end * 60_000),
@@ -93,26 +101,26 @@ final class ConsoleServer: Sendable {
                 let page = try ServicePage.view(
                     name: request.query["name"], range: request.query["range"], state: state,
                     now: ConsoleFeed.now())
-                respond(json(page), to: client)
+                respond(head: isHead, json(page), to: client)
             } catch {
-                respond(.text(error.status, error.message), to: client)
+                respond(head: isHead, .text(error.status, error.message), to: client)
             }
         case "/api/boot.svg":
             let report = state.section("boot")?["report"] ?? ["state": "none"]
-            respond(asset(BootTimeline.svg(report), "image/svg+xml"), to: client)
-        case "/api/action": respond(act(request), to: client)
+            respond(head: isHead, asset(BootTimeline.svg(report), "image/svg+xml"), to: client)
+        case "/api/action": respond(head: isHead, act(request), to: client)
         case "/events": ConsoleStream(client: client, state: state, kind: .views).run()
         case "/tail":
             ConsoleStream(client: client, state: state, kind: .tail(filter: request.query["filter"])).run()
         case "/trace": ConsoleStream(client: client, state: state, kind: .trace).run()
-        default: respond(.text(404, "no page '\(request.path)' here: open /"), to: client)
+        default: respond(head: isHead, .text(404, "no page '\(request.path)' here: open /"), to: client)
         }
     }
 
     private func act(_ request: HTTPRequest) -> HTTPResponse {
         do {
             let arguments = try ConsoleActions.arguments(fromBody: request.body)
-            return json(actions.run(arguments).json)
+            return json(try actions.runIfRoom(arguments).json)
         } catch {
             return .text(error.status, error.message)
         }
@@ -132,9 +140,10 @@ final class ConsoleServer: Sendable {
             status: 200, headers: [("Content-Type", "application/json")], body: JSONWriter.encode(value))
     }
 
-    private func respond(_ response: HTTPResponse, to client: Int32) {
+    private func respond(head: Bool = false, _ response: HTTPResponse, to client: Int32) {
         var response = response
         response.headers += Self.safety
+        if head { response.body = [] }
         response.send(to: client)
     }
 }

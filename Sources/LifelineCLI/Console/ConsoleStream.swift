@@ -25,7 +25,9 @@ struct ConsoleStream {
 
     func run() {
         let head =
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+            + ConsoleServer.safety.map { "\($0.name): \($0.value)\r\n" }.joined()
+            + "Connection: close\r\n\r\n"
         guard HTTPResponse.write(Array(head.utf8), to: client) else { return }
         let viewer: ConsoleState.Viewer =
             switch kind {

@@ -1,9 +1,14 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// A listening TCP socket for one of Lifeline's small HTTP servers. Connections are accepted on a
-/// dedicated thread and each is handed to `handler` on a thread of its own, which must close it.
+/// dedicated thread and each is handed to `handler` on a thread of its own, which must close it; at
+/// most ``maximumConnections`` at once (one more is closed at once, unanswered), so that held
+/// connections cannot take the process's descriptors or threads.
 package final class HTTPListener: Sendable {
+    /// How many connections are handled at once, at most.
+    package static let maximumConnections = 256
     /// The address actually bound, `HOST:PORT` (`[HOST]:PORT` for IPv6).
     package let address: String
     /// The port actually bound.
@@ -63,16 +68,33 @@ package final class HTTPListener: Sendable {
         self.port = boundPort
         self.address = family == AF_INET6 ? "[\(host)]:\(boundPort)" : "\(host):\(boundPort)"
         self.descriptor = descriptor
+        let active = Mutex(0)
         let thread = Thread {
             ThreadName.set(threadName)
             while true {
                 let client = accept(descriptor, nil, nil)
                 if client < 0 {
-                    if errno == EINTR || errno == ECONNABORTED || errno == EMFILE { continue }
+                    if errno == EMFILE || errno == ENFILE {
+                        usleep(10_000)  // out of descriptors: not a busy loop while some are freed
+                        continue
+                    }
+                    if errno == EINTR || errno == ECONNABORTED { continue }
                     return
                 }
                 _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-                let connection = Thread { handler(client) }
+                let admitted = active.withLock { count -> Bool in
+                    guard count < Self.maximumConnections else { return false }
+                    count += 1
+                    return true
+                }
+                guard admitted else {
+                    close(client)
+                    continue
+                }
+                let connection = Thread {
+                    handler(client)
+                    active.withLock { $0 -= 1 }
+                }
                 connection.stackSize = 512 * 1024
                 connection.start()
             }

@@ -40,6 +40,22 @@ package struct HTTPRequest: Sendable, Equatable {
         return nil
     }
 
+    /// Headers a request may carry once only (lowercased name → as named in the refusal).
+    static let single = [
+        "host": "Host", "origin": "Origin", "x-lifeline-token": "X-Lifeline-Token", "cookie": "Cookie",
+        "authorization": "Authorization",
+    ]
+
+    /// The values of cookie `name` in the `Cookie` header, in order (a browser may send one name
+    /// twice, for two paths).
+    package func cookies(_ name: String) -> [String] {
+        (header("cookie") ?? "").split(separator: ";").compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == name else { return nil }
+            return parts[1].trimmingCharacters(in: .whitespaces)
+        }
+    }
+
     /// Parses a request's head: the request line and headers, without the blank line that ends them.
     /// - Throws: ``HTTPError`` (400) when the request line or a header is malformed, or the version
     ///   is not HTTP/1.x.
@@ -68,8 +84,11 @@ package struct HTTPRequest: Sendable, Equatable {
             if name == "content-length", let earlier = headers[name], earlier != value {
                 throw HTTPError(400, "Content-Length is given twice, as \(earlier) and \(value)")
             }
-            // Which of two hosts was meant is anyone's guess (RFC 9112, 3.2).
-            if name == "host", headers[name] != nil { throw HTTPError(400, "Host is given twice") }
+            // Which of two hosts was meant is anyone's guess (RFC 9112, 3.2); nor is which of two
+            // origins, tokens or cookie headers the access checks should believe.
+            if let named = Self.single[name], headers[name] != nil {
+                throw HTTPError(400, "\(named) is given twice")
+            }
             headers[name] = value
         }
         let target = String(parts[1])
@@ -91,7 +110,8 @@ package struct HTTPRequest: Sendable, Equatable {
     }
 
     /// Reads one request from a connected socket: the head (at most `maxHead` bytes) and a body of
-    /// `Content-Length` bytes (at most `maxBody`), waiting at most `timeoutSeconds` between reads.
+    /// `Content-Length` bytes (at most `maxBody`), all of it within `timeoutSeconds` of the first
+    /// read — however it trickles in.
     /// `admit` sees the head first: what it refuses is refused before anything about the body is
     /// said, so a stranger learns nothing from the body's limits.
     /// - Throws: ``HTTPError``: what `admit` returned; 400 for a malformed request or a connection
@@ -101,11 +121,20 @@ package struct HTTPRequest: Sendable, Equatable {
         from descriptor: Int32, maxHead: Int = 16_384, maxBody: Int = 65_536, timeoutSeconds: Int = 10,
         admit: (HTTPRequest) -> HTTPError? = { _ in nil }
     ) throws(HTTPError) -> HTTPRequest {
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let deadline = SystemClock.monotonicNanoseconds() &+ UInt64(timeoutSeconds) * 1_000_000_000
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 8192)
         func receive() throws(HTTPError) {
+            // Each read may wait only what is left of the whole request's time: a client that sends
+            // a byte now and then cannot hold the connection.
+            let now = SystemClock.monotonicNanoseconds()
+            guard now < deadline else {
+                throw HTTPError(408, "the request did not arrive within \(timeoutSeconds) s")
+            }
+            let left = deadline - now
+            var timeout = timeval(
+                tv_sec: Int(left / 1_000_000_000), tv_usec: max(1000, Int(left % 1_000_000_000 / 1000)))
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
             if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                 throw HTTPError(408, "the request did not arrive within \(timeoutSeconds) s")
