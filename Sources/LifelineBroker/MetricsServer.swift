@@ -20,9 +20,11 @@ final class MetricsServer: Sendable {
         // Without a token the server is on loopback: a page served under another name (DNS
         // rebinding) may not read it.
         let checksHost = token == nil && BrokerConfiguration.isLoopback("tcp://" + address)
+        // The host it was given answers too (127.0.0.2 with --insecure, say).
+        let given = address.split(separator: ":").dropLast().joined(separator: ":").lowercased()
         do {
             listener = try HTTPListener(address: address, threadName: "ll-metrics") { client in
-                Self.serve(client, token: token, checksHost: checksHost, render: render)
+                Self.serve(client, token: token, checksHost: checksHost, given: given, render: render)
                 close(client)
             }
         } catch {
@@ -34,7 +36,7 @@ final class MetricsServer: Sendable {
     func stop() { listener.stop() }
 
     private static func serve(
-        _ client: Int32, token: String?, checksHost: Bool, render: @Sendable () -> String?
+        _ client: Int32, token: String?, checksHost: Bool, given: String, render: @Sendable () -> String?
     ) {
         let request: HTTPRequest
         do {
@@ -45,7 +47,7 @@ final class MetricsServer: Sendable {
                 if checksHost, let port = HTTPListener.localPort(of: client) {
                     // Host names are case-insensitive; without a port, the scheme's default is meant.
                     let host = (request.header("host") ?? "").lowercased()
-                    let names = ["127.0.0.1", "localhost", "[::1]"]
+                    let names = Set(["127.0.0.1", "localhost", "[::1]", given]).sorted()
                     guard names.contains(host) || names.map({ "\($0):\(port)" }).contains(host) else {
                         return HTTPError(
                             421,

@@ -270,7 +270,8 @@ enum BrokerCommand: CLICommand {
                 throw UsageError("--metrics-token: \(error)")
             }
             // As the console's: a token short enough to guess is no token.
-            guard token.count >= 16, token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+            guard token.count >= 16, token.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) })
+            else {
                 throw UsageError(
                     "--metrics-token: '\(tokenFile)' must hold one token of at least 16 printable characters (no spaces)"
                 )

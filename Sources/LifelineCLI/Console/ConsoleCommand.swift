@@ -101,7 +101,9 @@ enum ConsoleCommand: CLICommand {
         } catch {
             throw UsageError("--token-file: \(error.description)")
         }
-        guard token.count >= 16, token.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != ";" }) else {
+        guard token.count >= 16,
+            token.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) && $0 != ";" })
+        else {
             throw UsageError(
                 "--token-file: '\(path)' must hold one token of at least 16 printable characters (no spaces or ';')"
             )

@@ -109,10 +109,11 @@ final class ConsoleServer: Sendable {
             let report = state.section("boot")?["report"] ?? ["state": "none"]
             respond(head: isHead, asset(BootTimeline.svg(report), "image/svg+xml"), to: client)
         case "/api/action": respond(head: isHead, act(request), to: client)
-        case "/events": ConsoleStream(client: client, state: state, kind: .views).run()
+        case "/events": ConsoleStream(client: client, state: state, kind: .views).run(headOnly: isHead)
         case "/tail":
-            ConsoleStream(client: client, state: state, kind: .tail(filter: request.query["filter"])).run()
-        case "/trace": ConsoleStream(client: client, state: state, kind: .trace).run()
+            ConsoleStream(client: client, state: state, kind: .tail(filter: request.query["filter"])).run(
+                headOnly: isHead)
+        case "/trace": ConsoleStream(client: client, state: state, kind: .trace).run(headOnly: isHead)
         default: respond(head: isHead, .text(404, "no page '\(request.path)' here: open /"), to: client)
         }
     }
@@ -143,8 +144,7 @@ final class ConsoleServer: Sendable {
     private func respond(head: Bool = false, _ response: HTTPResponse, to client: Int32) {
         var response = response
         response.headers += Self.safety
-        if head { response.body = [] }
-        response.send(to: client)
+        _ = response.send(to: client, includingBody: !head)
     }
 }
 

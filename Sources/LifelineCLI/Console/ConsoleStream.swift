@@ -23,12 +23,17 @@ struct ConsoleStream {
     let state: ConsoleState
     let kind: Kind
 
-    func run() {
+    /// Writes the stream's head, then (unless `headOnly`, a HEAD) its events until the peer leaves.
+    func run(headOnly: Bool = false) {
+        // A reader that stops reading must not hold its thread and its place among the listener's
+        // connections: a write that waits 30 s ends the stream.
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let head =
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
             + ConsoleServer.safety.map { "\($0.name): \($0.value)\r\n" }.joined()
             + "Connection: close\r\n\r\n"
-        guard HTTPResponse.write(Array(head.utf8), to: client) else { return }
+        guard HTTPResponse.write(Array(head.utf8), to: client), !headOnly else { return }
         let viewer: ConsoleState.Viewer =
             switch kind {
             case .views: .page

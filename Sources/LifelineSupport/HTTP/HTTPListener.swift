@@ -74,11 +74,11 @@ package final class HTTPListener: Sendable {
             while true {
                 let client = accept(descriptor, nil, nil)
                 if client < 0 {
-                    if errno == EMFILE || errno == ENFILE {
+                    if errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM {
                         usleep(10_000)  // out of descriptors: not a busy loop while some are freed
                         continue
                     }
-                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    if errno == EINTR || errno == ECONNABORTED || errno == EPROTO { continue }
                     return
                 }
                 _ = fcntl(client, F_SETFD, FD_CLOEXEC)
