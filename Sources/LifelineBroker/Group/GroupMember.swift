@@ -51,12 +51,12 @@ package final class GroupMember {
     let log: @Sendable (String) -> Void
     /// Admits the members' keys only on the group socket, and with `--key` the policy's keys only on
     /// the stand-in sockets (nil with `--insecure` and no `--key`).
-    private let zap: ZAPHandler?
+    let zap: ZAPHandler?
     /// What the stand-in sockets need to be what the leader's are: CURVE servers with the broker's
     /// keys (under `--key`), with the broker's message size limit.
     private let standInSecurity: StandIn.Security
     /// The policy file whose keys the stand-ins admit, read again by ``reloadPolicy()``.
-    private let policyPath: String?
+    let policyPath: String?
     /// For checking a later term against etcd before taking it.
     let etcd: EtcdClient
     /// Messages dropped, by reason and sender, each logged at 1, 10, 100, … of its own.
@@ -127,30 +127,6 @@ package final class GroupMember {
             member: configuration.member, control: controlEndpoints.map(configuration.advertised),
             bus: busEndpoints.map(configuration.advertised), replicate: replicateEndpoint)
         leadership = try Leadership(configuration: configuration, record: record, log: log)
-    }
-
-    /// The keys of the policy at `path` (nil: none, so any key).
-    private static func policyKeys(at path: String?) throws(GroupSetupError) -> [String: String]? {
-        guard let path else { return nil }
-        do {
-            return try AccessPolicy(path: path).names
-        } catch {
-            throw GroupSetupError(error.message)
-        }
-    }
-
-    /// A function any thread may call to read the policy again (SIGHUP) for the stand-in sockets: a
-    /// key it drops can no longer complete a handshake with this member while it stands by.
-    package var policyReloader: @Sendable () -> Void {
-        let (policyPath, zap, log) = (self.policyPath, self.zap, self.log)
-        return {
-            guard let policyPath, let zap else { return }
-            do throws(GroupSetupError) {
-                zap.update(.init(try Self.policyKeys(at: policyPath)), domain: ZAPHandler.brokerDomain)
-            } catch {
-                log("the stand-in sockets keep the old policy: \(error.message)")
-            }
-        }
     }
 
     /// A function any thread may call to stop the member, whatever its role.
@@ -407,12 +383,4 @@ package final class GroupMember {
                 "index": .int(Int64(replica.position.index)), "commit": .int(Int64(commit)),
             ], blobs: blobs)
     }
-
-}
-
-/// A flag any thread may raise once.
-final class StopFlag: Sendable {
-    private let flag = Atomic<Bool>(false)
-    func raise() { flag.store(true, ordering: .releasing) }
-    var isRaised: Bool { flag.load(ordering: .acquiring) }
 }
