@@ -47,6 +47,9 @@ enum BenchOptions {
         "--pool-events", "A,B", help: "events handled the default way, on the service's handler thread")
     static let typedEvents = CommandLineOption.value(
         "--typed-events", "A,B", help: "events handled by typed handlers (typed.n1, typed.n4, typed.n16)")
+    static let skeletonEvents = CommandLineOption.value(
+        "--skeleton-events", "A,B",
+        help: "events handled as the pool row, plus a typed decode that reads nothing (Codable's own cost)")
     static let keyed = CommandLineOption.flag(
         "--keyed", help: "host EchoActor by key as 'bench-keyed' (the actor-by-key call rows), nothing else")
     static let kind = CommandLineOption.value(
@@ -79,7 +82,9 @@ enum BenchOptions {
         case "micro", "paths": [iterations]
         case "replicas": [rounds, seconds, callers, work]
         case "compare": [before, after]
-        case "service": [index, ack, events, poolEvents, typedEvents, keyed] + ServiceRunner.Options.declared
+        case "service":
+            [index, ack, events, poolEvents, typedEvents, skeletonEvents, keyed]
+                + ServiceRunner.Options.declared
         case "proxy": [kind, frontend, backend]
         case "subscriber": [index, connect, topics, ack]
         case "echo": [bind]

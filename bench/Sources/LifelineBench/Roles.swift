@@ -16,8 +16,8 @@ enum Roles {
             await Service("bench-keyed").actors { _, context in EchoActor(actorSystem: context.actorSystem) }
                 .main(arguments: arguments)
         }
-        let (index, endpoint, topics, poolTopics, typedTopics):
-            (UInt32, String, [EventName], [EventName], [EventName])
+        let (index, endpoint, topics, poolTopics, typedTopics, skeletonTopics):
+            (UInt32, String, [EventName], [EventName], [EventName], [EventName])
         do {
             index = UInt32(try arguments.integer(BenchOptions.index, in: 0...10_000) ?? 0)
             endpoint = try arguments.option(BenchOptions.ack) ?? ""
@@ -30,6 +30,8 @@ enum Roles {
             typedTopics = (try arguments.option(BenchOptions.typedEvents) ?? "").split(separator: ",").map {
                 EventName(rawValue: String($0))
             }
+            skeletonTopics = (try arguments.option(BenchOptions.skeletonEvents) ?? "").split(separator: ",")
+                .map { EventName(rawValue: String($0)) }
         } catch {
             Console.error("lifeline-bench service: \(error)")
             exit(2)
@@ -57,6 +59,17 @@ enum Roles {
             service = service.on(topic) { event in
                 let text = event["p"]?.stringValue
                 settle(key: UInt64(event["k"]?.intValue ?? 0), quiet: event["q"] != nil && text != nil, event)
+            }
+        }
+        // The pool row's reads plus what any `Decodable` type costs before a decoder reads a byte:
+        // the typed rows' floor (bench/typed-cpu.sh).
+        for topic in skeletonTopics {
+            service = service.on(topic) { event in
+                let text = event["p"]?.stringValue
+                let nothing = try TypedN1(from: SilentDecoder())
+                settle(
+                    key: UInt64(event["k"]?.intValue ?? 0) + nothing.k,
+                    quiet: event["q"] != nil && text != nil, event)
             }
         }
         service = service.typed(typedTopics, settle)
