@@ -109,4 +109,52 @@ struct NoBrokerTests {
         }
         await client.close()
     }
+
+    @Test(
+        "a broker killed while it holds calls: the SDK's call and the CLI's fail with what happened once the link closes, not after their 30 s time-outs"
+    )
+    func brokerGoneWithCalls() async throws {
+        let broker = try await BrokerProcess()
+        let service = try await broker.service("lifeline-probe", ["--name", "slow", "--replicable"])
+        defer { service.kill(); broker.process.kill() }
+        let client = LifelineClient(broker: broker.control, credentials: nil)
+        let call = Task { try await client.call("slow", "sleep", ["ms": 600_000], timeout: .seconds(30)) }
+        let cli = Task {
+            try await CLIResult.run(
+                ["call", "slow", "sleep", "ms:=600000", "--timeout", "30s", "--broker", broker.control],
+                seconds: 60)
+        }
+        // Readiness: the broker has forwarded both calls to the service.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while true {
+            let lookup = try await broker.cli(["lookup", "slow", "--json"])
+            let inFlight = (try? JSONParser.parse(lookup.output))?["instances"]?.arrayValue?.first?[
+                "inFlight"]
+            if inFlight == 2 { break }
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the calls never reached the service: \(lookup.output) \(lookup.errors)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))  // polling with a deadline
+        }
+        let killed = ContinuousClock.now
+        broker.process.kill(SIGKILL)
+        do {
+            _ = try await call.value
+            Issue.record("the call was answered")
+        } catch let error as LifelineError {
+            #expect(error.code == .unavailable)
+            #expect(error.message == "the connection to the broker was lost before it answered CALL")
+        }
+        let sdk = ContinuousClock.now - killed
+        let result = try await cli.value
+        #expect(result.status == 1)
+        #expect(
+            result.errors.contains("the connection to the broker was lost before it answered CALL"),
+            "\(result.errors)")
+        let both = ContinuousClock.now - killed
+        print("after the kill: the SDK's call failed in \(sdk), the CLI's in \(both)")
+        #expect(both < .seconds(25), "well before the 30 s time-outs")
+        await client.close()
+    }
 }

@@ -255,4 +255,61 @@ struct LeaderFollowingTests {
         }
         #expect(harness.effects.isEmpty, "a handshake cut short after one succeeded is a broker going away")
     }
+
+    @Test(
+        "a broker that closes a link carrying requests fails the unrepeatable ones at once, sends the repeatable ones again on a fresh socket, and a group's client tries the next member"
+    )
+    func closedLinkEndsWhatItCarried() throws {
+        for broker in ["tcp://127.0.0.1:1", Self.members] {
+            var harness = Self.client(broker)
+            harness.step { session, effects, now in session.controlLink(.connected, now: now, into: &effects)
+            }
+            harness.step { session, effects, now in
+                session.controlLink(.handshakeSucceeded, now: now, into: &effects)
+            }
+            harness.step { session, effects, now in
+                session.submit(.list, ticket: 1, timeoutMilliseconds: 60_000, now: now, into: &effects)
+                session.submit(
+                    .apps(.popToRoot, operationID: "o1"), ticket: 2, timeoutMilliseconds: 60_000, now: now,
+                    into: &effects)
+            }
+            let repeatable = try #require(harness.sent.last)
+            harness.step { session, effects, now in
+                session.controlLink(.disconnected, now: now, into: &effects)
+            }
+            let completions = Self.completions(harness.effects)
+            #expect(completions.count == 1, "\(broker): \(harness.effects)")
+            guard case (1, .failure(let error))? = completions.first else {
+                Issue.record("\(broker): LIST not failed: \(harness.effects)")
+                continue
+            }
+            #expect(error.status == .unavailable)
+            #expect(error.message == "the connection to the broker was lost before it answered LIST")
+            let close = try #require(harness.effects.firstIndex(of: .closeControl))
+            let open = try #require(harness.effects.firstIndex(of: .openControl))
+            #expect(close < open, "what the old socket queued is dropped with it")
+            #expect(
+                harness.sent.map(\.requestID) == [repeatable.requestID], "APPS with its operation id again")
+            #expect(
+                harness.session.currentEndpoint
+                    == (broker == Self.members ? "tcp://127.0.0.1:2" : "tcp://127.0.0.1:1"))
+        }
+    }
+
+    @Test("a closed link with nothing on it, or before any handshake, changes nothing: libzmq connects again")
+    func closedIdleLinkIsLeftToLibzmq() {
+        var idle = Self.client("tcp://127.0.0.1:1")
+        idle.step { session, effects, now in
+            session.controlLink(.handshakeSucceeded, now: now, into: &effects)
+        }
+        idle.step { session, effects, now in session.controlLink(.disconnected, now: now, into: &effects) }
+        #expect(idle.effects.isEmpty)
+        var unshaken = Self.client("tcp://127.0.0.1:1")
+        unshaken.step { session, effects, now in
+            session.submit(.list, ticket: 1, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        unshaken.step { session, effects, now in session.controlLink(.disconnected, now: now, into: &effects)
+        }
+        #expect(unshaken.effects.isEmpty, "a handshake that never succeeded is the handshake rules' business")
+    }
 }

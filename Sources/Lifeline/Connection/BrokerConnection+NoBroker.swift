@@ -13,7 +13,11 @@ import LifelineProtocol
 ///   wrong broker key before any handshake succeeded) fails the requests at once, with what was
 ///   wrong, and those of the next second; then a request tries a fresh socket. A group's client
 ///   refused for its key fails so too (the members share the policy); any other handshake a member
-///   breaks moves it to the next member, as a refused connection does.
+///   breaks moves it to the next member, as a refused connection does;
+/// - a broker that closes a link carrying requests (killed, restarted, a group's leader stepping
+///   down): what it was answering is lost with the link, so those requests fail at once ("lost
+///   before it answered"), but for the repeatable ones, sent again once connected; a group's client
+///   tries the next member.
 extension BrokerConnection {
     /// How long after the start a refused connection counts as no broker.
     static let noBrokerNanoseconds: UInt64 = 800_000_000
@@ -45,6 +49,15 @@ extension BrokerConnection {
             // A member that breaks the handshake (one restarting, say): the next may serve.
             guard case .ready = phase, !linkUp else { return }
             memberRefused(now: now, into: &effects)
+        case .disconnected:
+            guard case .ready = phase, linkUp, outstanding.values.contains(where: { !$0.notTaken }) else {
+                return
+            }
+            // What the old socket still queues must not reach a broker after its sender was told.
+            effects.append(.closeControl)
+            lose(
+                "the broker at \(currentEndpoint) closed the connection", retryAt: now, now: now,
+                into: &effects)
         case .handshakeFailed(let auth, let detailed):
             // A connection dropped in a handshake after one succeeded is a broker going away.
             guard detailed || !handshakeSucceeded else { return }
@@ -156,4 +169,6 @@ enum LinkEvent: Equatable, Sendable {
     /// sides do not speak the same security; `detailed` unless libzmq gave no reason (a connection
     /// dropped in the handshake: a wrong broker key, or a broker going away).
     case handshakeFailed(auth: Bool, detailed: Bool)
+    /// A link that was up closed (the broker went away, or closed it).
+    case disconnected
 }

@@ -140,6 +140,7 @@ final class SocketLoop: @unchecked Sendable {
             case ZMQSocket.handshakeFailedAuthEvent: event = .handshakeFailed(auth: true, detailed: true)
             case ZMQSocket.handshakeFailedProtocolEvent: event = .handshakeFailed(auth: false, detailed: true)
             case ZMQSocket.handshakeFailedEvent: event = .handshakeFailed(auth: false, detailed: false)
+            case ZMQSocket.disconnectedEvent: event = .disconnected
             default: continue
             }
             connection.controlLink(event, now: SystemClock.monotonicNanoseconds(), into: &effects)
@@ -149,8 +150,8 @@ final class SocketLoop: @unchecked Sendable {
         }
     }
 
-    /// Watches `socket`'s connects and handshakes (before it connects): a plain client learns when
-    /// its broker is not there at all, or refuses it.
+    /// Watches `socket`'s connects, handshakes and disconnects (before it connects): a plain client
+    /// learns when its broker is not there at all, refuses it, or goes away.
     private func watchLink(of socket: ZMQSocket) throws {
         closeLink()
         guard connection.watchesLink else { return }
@@ -160,7 +161,7 @@ final class SocketLoop: @unchecked Sendable {
             events: ZMQSocket.connectedEvent | ZMQSocket.connectRetriedEvent
                 | ZMQSocket.handshakeSucceededEvent
                 | ZMQSocket.handshakeFailedAuthEvent | ZMQSocket.handshakeFailedProtocolEvent
-                | ZMQSocket.handshakeFailedEvent)
+                | ZMQSocket.handshakeFailedEvent | ZMQSocket.disconnectedEvent)
         let pair = try ZMQSocket(context, type: .pair)
         try pair.set(.linger, 0)
         try pair.set(.receiveHighWaterMark, 0)
