@@ -115,35 +115,76 @@ struct HTTPListenerTests {
         #expect(answer.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"), "\(answer)")
     }
 
+    /// A connection to `port` from `source` (any loopback address: all of 127/8 is this host's),
+    /// which sends nothing.
+    static func connection(to port: UInt16, from source: String) -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        _ = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        return descriptor
+    }
+
+    /// What `GET /` from `source` is answered: empty when the connection is closed unanswered.
+    static func get(_ port: UInt16, from source: String) -> String {
+        let descriptor = connection(to: port, from: source)
+        defer { close(descriptor) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let request = Array("GET / HTTP/1.1\r\nConnection: close\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            answer += buffer[0..<count]
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
+
     @Test(
-        "beyond the connections a listener handles at once, one more is closed unanswered; the others are served"
+        "beyond the connections a listener handles from one address, one more from it is closed unanswered while another address is served; beyond those it handles at all, one more from anywhere"
     )
-    func connectionCap() throws {
+    func connectionCaps() throws {
         // Held connections wait for their heads for 30 s: none frees its place while the test runs.
         let server = try EchoServer(timeoutSeconds: 30)
         defer { server.listener.stop() }
+        let port = server.listener.port
         var held: [Int32] = []
         defer { for descriptor in held { close(descriptor) } }
-        for _ in 0..<HTTPListener.maximumConnections {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = server.listener.port.bigEndian
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            _ = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
+        for _ in 0..<HTTPListener.maximumPerPeer { held.append(Self.connection(to: port, from: "127.0.0.1")) }
+        #expect(
+            Self.get(port, from: "127.0.0.1").isEmpty, "closed unanswered while its address holds its share")
+        #expect(
+            Self.get(port, from: "127.0.0.9").hasPrefix("HTTP/1.1 200 OK\r\n"), "another address is served")
+        let addresses = HTTPListener.maximumConnections / HTTPListener.maximumPerPeer
+        for peer in 2...addresses {
+            for _ in 0..<HTTPListener.maximumPerPeer {
+                held.append(Self.connection(to: port, from: "127.0.0.\(peer)"))
             }
-            held.append(descriptor)
         }
-        #expect(server.exchange(["GET / HTTP/1.1\r\n\r\n"]).isEmpty, "closed unanswered while all are held")
+        #expect(Self.get(port, from: "127.0.0.9").isEmpty, "closed unanswered while all are held")
         for descriptor in held { close(descriptor) }
         held.removeAll()
         // The held ones end as their reads see the close: then one is served again.
         var answer = ""
         for _ in 0..<50 where !answer.hasPrefix("HTTP/1.1 200") {
-            answer = server.exchange(["GET / HTTP/1.1\r\n\r\n"])
+            answer = Self.get(port, from: "127.0.0.1")
             if !answer.hasPrefix("HTTP/1.1 200") { usleep(100_000) }  // polling with a bound
         }
         #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(answer)")

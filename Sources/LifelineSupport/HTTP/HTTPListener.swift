@@ -4,11 +4,14 @@ import Synchronization
 
 /// A listening TCP socket for one of Lifeline's small HTTP servers. Connections are accepted on a
 /// dedicated thread and each is handed to `handler` on a thread of its own, which must close it; at
-/// most ``maximumConnections`` at once (one more is closed at once, unanswered), so that held
-/// connections cannot take the process's descriptors or threads.
+/// most ``maximumConnections`` at once, and ``maximumPerPeer`` from one address (one more is closed
+/// at once, unanswered), so that held connections cannot take the process's descriptors or threads,
+/// and one peer cannot take every place.
 package final class HTTPListener: Sendable {
     /// How many connections are handled at once, at most.
     package static let maximumConnections = 256
+    /// How many connections from one IP address are handled at once, at most.
+    package static let maximumPerPeer = 64
     /// The address actually bound, `HOST:PORT` (`[HOST]:PORT` for IPv6).
     package let address: String
     /// The port actually bound.
@@ -68,11 +71,17 @@ package final class HTTPListener: Sendable {
         self.port = boundPort
         self.address = family == AF_INET6 ? "[\(host)]:\(boundPort)" : "\(host):\(boundPort)"
         self.descriptor = descriptor
-        let active = Mutex(0)
+        let active = Mutex(Admissions())
         let thread = Thread {
             ThreadName.set(threadName)
             while true {
-                let client = accept(descriptor, nil, nil)
+                var peer = sockaddr_storage()
+                var peerLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+                let client = withUnsafeMutablePointer(to: &peer) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        accept(descriptor, $0, &peerLength)
+                    }
+                }
                 if client < 0 {
                     if errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM {
                         usleep(10_000)  // out of descriptors: not a busy loop while some are freed
@@ -82,24 +91,62 @@ package final class HTTPListener: Sendable {
                     return
                 }
                 _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-                let admitted = active.withLock { count -> Bool in
-                    guard count < Self.maximumConnections else { return false }
-                    count += 1
-                    return true
-                }
-                guard admitted else {
+                let address = Self.hostBytes(of: peer)
+                guard active.withLock({ $0.admit(address) }) else {
                     close(client)
                     continue
                 }
                 let connection = Thread {
                     handler(client)
-                    active.withLock { $0 -= 1 }
+                    active.withLock { $0.release(address) }
                 }
                 connection.stackSize = 512 * 1024
                 connection.start()
             }
         }
         thread.start()
+    }
+
+    /// The connections handled now: how many, and from each address.
+    private struct Admissions {
+        var count = 0
+        var perPeer: [[UInt8]: Int] = [:]
+
+        mutating func admit(_ peer: [UInt8]) -> Bool {
+            let fromPeer = perPeer[peer, default: 0]
+            guard count < HTTPListener.maximumConnections, fromPeer < HTTPListener.maximumPerPeer else {
+                return false
+            }
+            count += 1
+            perPeer[peer] = fromPeer + 1
+            return true
+        }
+
+        mutating func release(_ peer: [UInt8]) {
+            count -= 1
+            let left = perPeer[peer, default: 1] - 1
+            perPeer[peer] = left > 0 ? left : nil
+        }
+    }
+
+    /// The IP address of `peer`, as its bytes (an IPv4 address mapped into IPv6 as its four).
+    private static func hostBytes(of peer: sockaddr_storage) -> [UInt8] {
+        var peer = peer
+        return withUnsafePointer(to: &peer) { pointer -> [UInt8] in
+            if Int32(pointer.pointee.ss_family) == AF_INET6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    var address = $0.pointee.sin6_addr
+                    let bytes = withUnsafeBytes(of: &address) { Array($0) }
+                    let mapped =
+                        bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+                    return mapped ? Array(bytes[12...]) : bytes
+                }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                var address = $0.pointee.sin_addr
+                return withUnsafeBytes(of: &address) { Array($0) }
+            }
+        }
     }
 
     /// True when this listener is bound to a loopback address only.
