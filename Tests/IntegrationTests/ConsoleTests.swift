@@ -152,6 +152,48 @@ struct ConsoleTests {
         #expect(!FileManager.default.fileExists(atPath: path.path))
     }
 
+    @Test(
+        "an action whose client hangs up is stopped and frees its place: eight held take every place (429), closed they free them"
+    )
+    func abandonedActions() async throws {
+        let broker = try await BrokerProcess()
+        let slow = try await broker.service("lifeline-probe", ["--name", "slow"])
+        let console = try await ConsoleProcess(broker: broker.control)
+        defer { for child in [console.process, slow, broker.process] { child.kill() } }
+        let token = try await console.pageToken()
+        let authority = String(console.url.dropFirst("http://".count).dropLast())
+        let port = UInt16(authority.split(separator: ":").last ?? "") ?? 0
+        let body = #"{"command": "call", "line": "slow sleep ms:=60000 --timeout 60s"}"#
+        let request =
+            "POST /api/action HTTP/1.1\r\nHost: \(authority)\r\nX-Lifeline-Token: \(token)\r\n"
+            + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        var held: [Int32] = []
+        defer { for descriptor in held { close(descriptor) } }
+        for _ in 0..<8 {
+            let descriptor = try #require(LoopbackTCP.connect(port: port, receiveTimeoutSeconds: 60))
+            let bytes = Array(request.utf8)
+            _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            held.append(descriptor)
+        }
+        // Readiness: the eight are running once a ninth is refused for want of a place.
+        var refused = false
+        for _ in 0..<200 where !refused {
+            refused = try await console.act("publish", "com.example.x", token: token).status == 429
+            if !refused { try await Task.sleep(for: .milliseconds(50)) }  // polling with a bound
+        }
+        #expect(refused, "eight held actions take every place")
+        for descriptor in held { close(descriptor) }
+        held.removeAll()
+        let closed = ContinuousClock.now
+        var admitted: (status: Int, outcome: JSONValue) = (429, .null)
+        for _ in 0..<400 where admitted.status == 429 {
+            admitted = try await console.act("publish", "com.example.x", token: token)
+            if admitted.status == 429 { try await Task.sleep(for: .milliseconds(50)) }  // polling with a bound
+        }
+        #expect(admitted.status == 200 && admitted.outcome["status"] == 0, "\(admitted)")
+        print("places freed \(ContinuousClock.now - closed) after the clients hung up (the calls wait 60 s)")
+    }
+
     @Test("a request head over 16 KiB is refused 431 however it arrives: in one write, or in pieces")
     func headLimit() async throws {
         let broker = try await BrokerProcess()

@@ -18,9 +18,10 @@ struct ConsoleActions: Sendable {
     static let maximumRunning = 8
     private static let running = Mutex(0)
 
-    /// Runs `arguments` unless ``maximumRunning`` actions run already.
+    /// Runs `arguments` unless ``maximumRunning`` actions run already; stops it when the client
+    /// connected on `client` hangs up first.
     /// - Throws: ``HTTPError`` 429 when they do.
-    func runIfRoom(_ arguments: [String]) throws(HTTPError) -> Outcome {
+    func runIfRoom(_ arguments: [String], for client: Int32? = nil) throws(HTTPError) -> Outcome {
         let admitted = Self.running.withLock { count -> Bool in
             guard count < Self.maximumRunning else { return false }
             count += 1
@@ -30,7 +31,7 @@ struct ConsoleActions: Sendable {
             throw HTTPError(429, "\(Self.maximumRunning) actions are running; try again when one has ended")
         }
         defer { Self.running.withLock { $0 -= 1 } }
-        return run(arguments)
+        return run(arguments, for: client)
     }
 
     /// The `lifeline` executable.
@@ -97,8 +98,9 @@ struct ConsoleActions: Sendable {
 
     private static let spawning = Mutex<Void>(())
 
-    /// Runs `lifeline ARGUMENTS` and waits for it (at most ``limitSeconds``).
-    func run(_ arguments: [String]) -> Outcome {
+    /// Runs `lifeline ARGUMENTS` and waits for it: at most ``limitSeconds``, and only while the
+    /// client connected on `client` is (a page closed, a request given up: its place is freed).
+    func run(_ arguments: [String], for client: Int32? = nil) -> Outcome {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -114,25 +116,55 @@ struct ConsoleActions: Sendable {
         } catch {
             return Outcome(status: 1, output: "", error: "could not start \(executable): \(error)")
         }
-        let errorText = Mutex("")
-        let errorRead = DispatchSemaphore(value: 0)
-        Thread {
-            let data = error.fileHandleForReading.readDataToEndOfFile()
-            errorText.withLock { $0 = String(decoding: data, as: UTF8.self) }
-            errorRead.signal()
-        }.start()
-        let limit = DispatchWorkItem { [process] in if process.isRunning { process.terminate() } }
+        let outputText = Self.read(output)
+        let errorText = Self.read(error)
+        // SIGKILL: an action is a client with nothing to tidy, and a SIGTERM the console's own
+        // signal mask blocks (inherited from whatever started it) would be blocked in the child too.
+        let stop = { [process] in if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let limit = DispatchWorkItem { stop() }
         DispatchQueue.global().asyncAfter(deadline: .now() + Self.limitSeconds, execute: limit)
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        errorRead.wait()
+        var abandoned = false
+        if let client {
+            while process.isRunning && !abandoned {
+                abandoned = Self.hungUp(client, waitingMilliseconds: 100)
+                if abandoned { stop() }
+            }
+        }
         process.waitUntilExit()
         limit.cancel()
-        var errorLines = errorText.withLock { $0 }
-        if process.terminationReason == .uncaughtSignal {
+        var errorLines = errorText()
+        if abandoned {
+            errorLines += "the action was stopped: its client hung up\n"
+        } else if process.terminationReason == .uncaughtSignal {
             errorLines += "the action was stopped after \(Int(Self.limitSeconds)) s\n"
         }
-        return Outcome(
-            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-            error: errorLines)
+        return Outcome(status: process.terminationStatus, output: outputText(), error: errorLines)
+    }
+
+    /// Reads what `pipe` carries to its end on a thread of its own; the function returned waits for
+    /// that end and gives the text.
+    private static func read(_ pipe: Pipe) -> () -> String {
+        let text = Mutex("")
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            text.withLock { $0 = String(decoding: data, as: UTF8.self) }
+            done.signal()
+        }.start()
+        return {
+            done.wait()
+            return text.withLock { $0 }
+        }
+    }
+
+    /// Whether the client on `descriptor` closed its connection (or its sending side: it sent all it
+    /// will), waiting up to `waitingMilliseconds` for it to.
+    private static func hungUp(_ descriptor: Int32, waitingMilliseconds: Int32) -> Bool {
+        // Linux's POLLRDHUP (Glibc declares it only under _GNU_SOURCE).
+        let peerClosed: Int16 = 0x2000
+        var watched = pollfd(fd: descriptor, events: peerClosed, revents: 0)
+        guard poll(&watched, 1, waitingMilliseconds) > 0 else { return false }
+        let ended = peerClosed | Int16(POLLHUP) | Int16(POLLERR)
+        return watched.revents & ended != 0
     }
 }

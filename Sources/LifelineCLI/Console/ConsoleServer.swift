@@ -108,7 +108,7 @@ final class ConsoleServer: Sendable {
         case "/api/boot.svg":
             let report = state.section("boot")?["report"] ?? ["state": "none"]
             respond(head: isHead, asset(BootTimeline.svg(report), "image/svg+xml"), to: client)
-        case "/api/action": respond(head: isHead, act(request), to: client)
+        case "/api/action": respond(head: isHead, act(request, client: client), to: client)
         case "/events": ConsoleStream(client: client, state: state, kind: .views).run(headOnly: isHead)
         case "/tail":
             ConsoleStream(client: client, state: state, kind: .tail(filter: request.query["filter"])).run(
@@ -118,10 +118,10 @@ final class ConsoleServer: Sendable {
         }
     }
 
-    private func act(_ request: HTTPRequest) -> HTTPResponse {
+    private func act(_ request: HTTPRequest, client: Int32) -> HTTPResponse {
         do {
             let arguments = try ConsoleActions.arguments(fromBody: request.body)
-            return json(try actions.runIfRoom(arguments).json)
+            return json(try actions.runIfRoom(arguments, for: client).json)
         } catch {
             return .text(error.status, error.message)
         }
