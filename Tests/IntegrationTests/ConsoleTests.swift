@@ -188,7 +188,8 @@ struct ConsoleTests {
         var admitted: (status: Int, outcome: JSONValue) = (429, .null)
         for _ in 0..<400 where admitted.status == 429 {
             admitted = try await console.act("publish", "com.example.x", token: token)
-            if admitted.status == 429 { try await Task.sleep(for: .milliseconds(50)) }  // polling with a bound
+            // Polling with a bound.
+            if admitted.status == 429 { try await Task.sleep(for: .milliseconds(50)) }
         }
         #expect(admitted.status == 200 && admitted.outcome["status"] == 0, "\(admitted)")
         print("places freed \(ContinuousClock.now - closed) after the clients hung up (the calls wait 60 s)")
