@@ -33,6 +33,9 @@ package struct Broker {
     private var repeatedHeaders = RequestHeaderCache()
     /// Things worth a log line that happened while the broker was created (e.g. an unreadable state file).
     package private(set) var startupNotes: [String] = []
+    /// The journal read at start was damaged (not restored): its file is kept aside before it is
+    /// written again.
+    package private(set) var journalDamaged = false
     /// Where the broker's group stands (STATS `group`), when it leads one.
     var groupStatus: (() -> StatsReport.Group)?
 
@@ -76,6 +79,7 @@ package struct Broker {
                     "the journal is damaged at byte \(length) of \(journal.count) (a whole record that cannot be read, or whose checksum does not match its bytes): it is not restored, and a new epoch begins"
                 )
                 records = []
+                journalDamaged = true
             }
         }
         if let epoch = core.restore(records) {

@@ -46,6 +46,8 @@ package final class BrokerServer {
     let log: @Sendable (String) -> Void
     private let stateDirectory: URL?
     var journal: JournalFile?
+    /// The state directory's lock, held while the broker runs.
+    private var stateLock: StateDirectoryLock?
     private let spin: UInt64
     /// True when a socket may hold input that its ZMQ_FD will not signal again: after the descriptor
     /// was readable, after a failed receive, after a reply went out on the ROUTER (a send may take in
@@ -156,7 +158,8 @@ package final class BrokerServer {
         var saved = SavedState()
         if let path = configuration.stateDirectory {
             let directory = URL(fileURLWithPath: path)
-            saved = try SavedState(directory: directory, log: log)
+            saved = try SavedState(directory: directory, locking: group == nil, log: log)
+            stateLock = saved.lock
             stateDirectory = directory
             journal =
                 group == nil ? JournalFile(path: directory.appendingPathComponent("journal.log").path) : nil
@@ -170,6 +173,9 @@ package final class BrokerServer {
             sessions: saved.sessions, bootState: saved.bootState, journal: saved.journal,
             lifecycle: saved.lifecycle)
         core.curve = configuration.curveKeys != nil
+        if core.journalDamaged, let directory = stateDirectory {
+            keepDamagedJournal(saved.journal, in: directory)
+        }
         if let policy {
             core.apply(policy, now: SystemClock.now, into: &output)
             log("policy \(configuration.policyPath ?? ""): \(policy.grants.count) key(s) allowed")
@@ -202,6 +208,18 @@ package final class BrokerServer {
                 to: stateDirectory.appendingPathComponent(file), options: .atomic)
         } catch {
             log("could not save \(file) in \(stateDirectory.path): \(error)")
+        }
+    }
+
+    /// Keeps the damaged journal's bytes as `journal.log.damaged-SECONDS` beside it before it is
+    /// written again: what the broker could not restore is still there for whoever can.
+    private func keepDamagedJournal(_ bytes: [UInt8], in directory: URL) {
+        let copy = directory.appendingPathComponent("journal.log.damaged-\(time(nil))")
+        do {
+            try Data(bytes).write(to: copy, options: .withoutOverwriting)
+            log("kept the damaged journal as \(copy.path)")
+        } catch {
+            log("could not keep the damaged journal as \(copy.path): \(error)")
         }
     }
 

@@ -11,6 +11,8 @@ struct SavedState {
     var bootState: JSONValue?
     var lifecycle: JSONValue?
     var journal: [UInt8] = []
+    /// The directory's lock, held for the broker's life.
+    var lock: StateDirectoryLock?
 
     /// Nothing saved: a broker without a state directory.
     init() {}
@@ -19,9 +21,11 @@ struct SavedState {
     /// are likely on their way back.
     var hadState: Bool { !journal.isEmpty || sessions != nil || bootState != nil || lifecycle != nil }
 
-    /// Reads `directory` (creating it when missing); `log` hears of a file it ignores.
-    /// - Throws: the error of creating the directory.
-    init(directory: URL, log: (String) -> Void) throws {
+    /// Reads `directory` (creating it when missing), taking its lock when `locking` (a group's member
+    /// holds it for its whole life instead); `log` hears of a file it ignores.
+    /// - Throws: ``StateDirectoryError``: the directory cannot be made or written, another broker
+    ///   holds it, or a file there cannot be read.
+    init(directory: URL, locking: Bool = true, log: (String) -> Void) throws {
         do { try Directories.create(directory.path, what: "the state directory") } catch {
             throw StateDirectoryError(error.description)
         }
@@ -32,13 +36,29 @@ struct SavedState {
                 "the state directory \(directory.path) is not writable (\(String(cString: strerror(errno)))): the broker keeps its journal, stack and boot state there"
             )
         }
-        func contents(_ file: String) -> [UInt8]? {
-            FileManager.default.contents(atPath: directory.appendingPathComponent(file).path).map(Array.init)
+        if locking { lock = try StateDirectoryLock(directory: directory.path) }
+        // A file that is there but cannot be read is not an empty history: starting afresh would
+        // overwrite it (a journal's numbers given out again, run-once tasks run twice).
+        func contents(_ file: String) throws -> [UInt8]? {
+            let path = directory.appendingPathComponent(file).path
+            var status = stat()
+            guard lstat(path, &status) == 0 else {
+                if errno == ENOENT { return nil }
+                throw StateDirectoryError.unreadable(path, String(cString: strerror(errno)))
+            }
+            guard status.st_mode & S_IFMT == S_IFREG else {
+                throw StateDirectoryError.unreadable(path, "it is not a regular file")
+            }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                let reason = access(path, R_OK) == 0 ? "it cannot be read" : String(cString: strerror(errno))
+                throw StateDirectoryError.unreadable(path, reason)
+            }
+            return Array(data)
         }
         /// The JSON object in `file`, if any; one that is not (or not shaped as `problem` wants) is
         /// ignored, and logged.
-        func document(_ file: String, problem: (JSONValue) -> String? = { _ in nil }) -> JSONValue? {
-            guard let data = contents(file) else { return nil }
+        func document(_ file: String, problem: (JSONValue) -> String? = { _ in nil }) throws -> JSONValue? {
+            guard let data = try contents(file) else { return nil }
             guard let value = try? JSONParser.parse(data), case .object = value else {
                 log("ignored \(directory.path)/\(file): it is not a JSON object")
                 return nil
@@ -49,12 +69,12 @@ struct SavedState {
             }
             return value
         }
-        sessions = document("sessions.json")
-        bootState = document("boot.json") { value in
+        sessions = try document("sessions.json")
+        bootState = try document("boot.json") { value in
             value["runOnce"].map { $0.arrayValue == nil } == true ? "its 'runOnce' is not a list" : nil
         }
-        lifecycle = document("lifecycle.json")
-        journal = JournalFile.read(directory.appendingPathComponent("journal.log").path)
+        lifecycle = try document("lifecycle.json")
+        journal = try contents("journal.log") ?? []
     }
 }
 
@@ -62,4 +82,10 @@ struct SavedState {
 struct StateDirectoryError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+
+    static func unreadable(_ path: String, _ reason: String) -> StateDirectoryError {
+        StateDirectoryError(
+            "cannot read \(path) (\(reason)): the broker does not start without what it holds; make it readable, or move it away to start without it"
+        )
+    }
 }

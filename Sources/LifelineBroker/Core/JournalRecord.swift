@@ -100,12 +100,11 @@ enum JournalRecord: Sendable, Equatable {
     /// killed in the middle of a write — rather than a damaged one: fewer bytes than a length, or a
     /// length that runs past the end with no whole record after it. A whole record whose checksum
     /// fails is damaged, and so is a length word that runs past the end while a whole checksummed
-    /// record follows within 64 KiB (the length itself was damaged: what follows is history).
+    /// record follows anywhere after it (the length itself was damaged: what follows is history).
     static func isTorn(_ rest: ArraySlice<UInt8>) -> Bool {
         guard frame(rest) == nil else { return false }
-        let scanned = min(rest.endIndex, rest.startIndex + 65_536)
-        for start in (rest.startIndex + 1)..<max(rest.startIndex + 1, scanned) {
-            guard case let (body, checksum?)? = frame(rest[start...]), body.count <= 1 << 20,
+        for start in (rest.startIndex + 1)..<max(rest.startIndex + 1, rest.endIndex) {
+            guard case let (body, checksum?)? = frame(rest[start...]), body.count <= 1 << 26,
                 (1...4).contains(rest[body.lowerBound]), CRC32C.checksum(rest[body]) == checksum
             else { continue }
             return false

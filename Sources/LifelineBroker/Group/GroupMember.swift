@@ -69,6 +69,9 @@ package final class GroupMember {
     /// The leader this member follows, as etcd last said.
     private var leader: MemberRecord?
     private var stand: StandIn?
+    /// The state directory's lock, held for the member's life (its replica and, when it leads, its
+    /// broker use the directory).
+    private let stateLock: StateDirectoryLock
 
     /// Binds the group socket and the stand-in sockets, checks the state directory and etcd.
     /// - Throws: ``GroupSetupError`` saying what is wrong (exit 1).
@@ -89,6 +92,11 @@ package final class GroupMember {
         self.log = log
         replica = try ReplicaDirectory(
             path: directory, group: configuration.name, member: configuration.member)
+        do {
+            stateLock = try StateDirectoryLock(directory: directory)
+        } catch {
+            throw GroupSetupError("\(error)")
+        }
         etcd = EtcdClient(endpoints: configuration.etcd)
         policyPath = broker.curveKeys == nil ? nil : broker.policyPath
         standInSecurity = StandIn.Security(
