@@ -47,7 +47,7 @@ package final class BrokerServer {
     private let stateDirectory: URL?
     var journal: JournalFile?
     /// The state directory's lock, held while the broker runs.
-    private var stateLock: StateDirectoryLock?
+    private var stateLock: FileLock?
     private let spin: UInt64
     /// True when a socket may hold input that its ZMQ_FD will not signal again: after the descriptor
     /// was readable, after a failed receive, after a reply went out on the ROUTER (a send may take in

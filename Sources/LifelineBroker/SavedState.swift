@@ -12,7 +12,7 @@ struct SavedState {
     var lifecycle: JSONValue?
     var journal: [UInt8] = []
     /// The directory's lock, held for the broker's life.
-    var lock: StateDirectoryLock?
+    var lock: FileLock?
 
     /// Nothing saved: a broker without a state directory.
     init() {}
@@ -36,7 +36,7 @@ struct SavedState {
                 "the state directory \(directory.path) is not writable (\(String(cString: strerror(errno)))): the broker keeps its journal, stack and boot state there"
             )
         }
-        if locking { lock = try StateDirectoryLock(directory: directory.path) }
+        if locking { lock = try StateDirectoryLock.take(directory.path) }
         // A file that is there but cannot be read is not an empty history: starting afresh would
         // overwrite it (a journal's numbers given out again, run-once tasks run twice).
         func contents(_ file: String) throws -> [UInt8]? {

@@ -57,6 +57,10 @@ enum UpCommand: CLICommand {
             throw UsageError("\(topologyPath) is not JSON: \(error)")
         }
         try Directories.create(runDirectory.path, what: "the run directory")
+        // Held for the supervisor's life: two at once on one run directory would each take the other's
+        // processes for their own. (A launcher only looks: its supervisor takes it.)
+        var lock: FileLock? = try Self.lock(runDirectory)
+        if detach { lock = nil }
         let pidFile = runDirectory.appendingPathComponent("up.pid")
         if let pid = DownCommand.runningSupervisor(pidFile) {
             throw LifelineError(.conflict, "already up (supervisor pid \(pid)); stop it with 'lifeline down'")
@@ -89,8 +93,24 @@ enum UpCommand: CLICommand {
         Console.out("UP control=\(supervisor.control) services=\(topology.services.count) pid=\(getpid())")
         SystemdNotifier.notify("READY=1\nSTATUS=\(topology.services.count) services up")
         supervisor.waitUntilStopped()
-        withExtendedLifetime((watcher, scaler)) {}
+        withExtendedLifetime((watcher, scaler, lock)) {}
         return supervisor.failure == nil ? 0 : 1
+    }
+
+    /// The run directory's lock (`up.lock`).
+    /// - Throws: ``LifelineError`` (conflict) naming the supervisor that holds it.
+    private static func lock(_ runDirectory: URL) throws -> FileLock {
+        do {
+            return try FileLock(path: runDirectory.appendingPathComponent("up.lock").path)
+        } catch {
+            switch error {
+            case .held(let pid):
+                throw LifelineError(
+                    .conflict,
+                    "already up\(pid.map { " (supervisor pid \($0))" } ?? ""); stop it with 'lifeline down'")
+            case .unusable(let reason): throw LifelineError(.unavailable, reason)
+            }
+        }
     }
 
     /// Starts `lifeline up` again in its own session, its output in DIR/up.log, and returns once it

@@ -130,6 +130,44 @@ struct SupervisorTests {
     }
 
     @Test(
+        "a second 'up' on a run directory in use is refused by its lock and touches nothing; 'down' stops a wrapper script's service with the script's children"
+    )
+    func runDirectoryLockAndProcessGroups() async throws {
+        let (path, run) = try Self.topology([
+            "broker": ["control": "tcp://127.0.0.1:*", "bus": "tcp://127.0.0.1:*"],
+            "services": [["name": "wrapped", "executable": "wrapper"]],
+        ])
+        let scratch = run.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        // A wrapper that runs the probe as its child (no exec) and outlives a SIGTERM itself.
+        let wrapper = scratch.appendingPathComponent("wrapper")
+        try """
+        #!/bin/sh
+        trap '' TERM
+        "\(Executables.url("lifeline-probe").path)" "$@"
+        """.write(to: wrapper, atomically: true, encoding: .utf8)
+        chmod(wrapper.path, 0o755)
+        var topology = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        topology = [
+            "broker": topology["broker"]!,
+            "services": [["name": "wrapped", "executable": .string(wrapper.path)]],
+        ]
+        try Data(JSONWriter.encode(topology)).write(to: URL(fileURLWithPath: path))
+        let up = try ChildProcess("lifeline", ["up", "--topology", path, "--run-dir", run.path])
+        defer { up.kill() }
+        _ = try await up.waitForLine(startingWith: "UP ", seconds: 30)
+        let wrapped = try #require(Self.pid(run, "wrapped"))
+        let again = try await CLIResult.run(["up", "--topology", path, "--run-dir", run.path])
+        #expect(
+            again.status == 1 && again.errors.contains("already up (supervisor pid \(up.pid))"),
+            "\(again.errors)")
+        #expect(Self.pid(run, "wrapped") == wrapped, "the pid files are left as they were")
+        let down = try await CLIResult.run(["down", "--run-dir", run.path], seconds: 30)
+        #expect(down.status == 0, "\(down.output) \(down.errors)")
+        #expect(kill(-wrapped, 0) != 0, "nothing of the wrapper's process group is left")
+    }
+
+    @Test(
         "lifeline scale: a replicable service gets its new process (also in place of one that stopped for good); one that is not replicable is refused by the broker, and the process is stopped, not kept or restarted"
     )
     func scale() async throws {

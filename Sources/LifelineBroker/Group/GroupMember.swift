@@ -71,7 +71,7 @@ package final class GroupMember {
     private var stand: StandIn?
     /// The state directory's lock, held for the member's life (its replica and, when it leads, its
     /// broker use the directory).
-    private let stateLock: StateDirectoryLock
+    private let stateLock: FileLock
 
     /// Binds the group socket and the stand-in sockets, checks the state directory and etcd.
     /// - Throws: ``GroupSetupError`` saying what is wrong (exit 1).
@@ -93,7 +93,7 @@ package final class GroupMember {
         replica = try ReplicaDirectory(
             path: directory, group: configuration.name, member: configuration.member)
         do {
-            stateLock = try StateDirectoryLock(directory: directory)
+            stateLock = try StateDirectoryLock.take(directory)
         } catch {
             throw GroupSetupError("\(error)")
         }
