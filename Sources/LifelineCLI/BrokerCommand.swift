@@ -164,6 +164,11 @@ enum BrokerCommand: CLICommand {
         if let bus = try arguments.option(Self.bus) {
             configuration.busEndpoints = try endpoints(bus, "--bus")
         }
+        if let shared = configuration.controlEndpoints.first(where: {
+            !$0.hasSuffix(":*") && configuration.busEndpoints.contains($0)
+        }) {
+            throw UsageError("--control and --bus both bind \(shared): give each its own")
+        }
         let interval = try arguments.integer(Self.heartbeatInterval, in: HeartbeatSettings.intervalRange)
         let liveness = try arguments.integer(Self.liveness, in: HeartbeatSettings.livenessRange)
         configuration.heartbeat = HeartbeatSettings(
@@ -390,10 +395,23 @@ enum BrokerCommand: CLICommand {
     private static func endpoints(_ list: String, _ option: String) throws(UsageError) -> [String] {
         let items = list.split(separator: ",").map { String($0) }
         guard !items.isEmpty else { throw UsageError("\(option) needs at least one endpoint") }
-        for item in items
-        where !(item.hasPrefix("tcp://") || item.hasPrefix("ipc://") || item.hasPrefix("inproc://")) {
-            throw UsageError("\(option): '\(item)' is not a tcp://, ipc:// or inproc:// endpoint")
+        for item in items where bindProblem(item) {
+            throw UsageError(
+                "\(option): '\(item)' is not a tcp://HOST:PORT (PORT 0-65535, or * for any), ipc://PATH or inproc://NAME endpoint"
+            )
         }
         return items
+    }
+
+    /// Whether `endpoint` is not one a broker can bind.
+    private static func bindProblem(_ endpoint: String) -> Bool {
+        for prefix in ["ipc://", "inproc://"] where endpoint.hasPrefix(prefix) {
+            return endpoint.count == prefix.count
+        }
+        guard endpoint.hasPrefix("tcp://"), let colon = endpoint.lastIndex(of: ":"),
+            endpoint.distance(from: endpoint.startIndex, to: colon) > 6
+        else { return true }
+        let port = endpoint[endpoint.index(after: colon)...]
+        return port != "*" && UInt16(port) == nil
     }
 }

@@ -42,6 +42,27 @@ struct CLIHelpTests {
         #expect(check.status == 1 && check.errors.contains("services[0] ('ghost'): no executable at"))
     }
 
+    @Test(
+        "the broker refuses endpoints it cannot bind as given (a port past 65535 wrapped), and one bound as control and bus both, exit 2 naming them"
+    )
+    func brokerEndpoints() async throws {
+        for (control, bus, words) in [
+            (
+                "tcp://127.0.0.1:70000", "tcp://127.0.0.1:*",
+                "'tcp://127.0.0.1:70000' is not a tcp://HOST:PORT"
+            ),
+            ("tcp://127.0.0.1:", "tcp://127.0.0.1:*", "'tcp://127.0.0.1:' is not a tcp://HOST:PORT"),
+            ("ipc://", "tcp://127.0.0.1:*", "'ipc://' is not a tcp://HOST:PORT"),
+            (
+                "ipc:///tmp/lifeline-same", "ipc:///tmp/lifeline-same",
+                "--control and --bus both bind ipc:///tmp/lifeline-same"
+            ),
+        ] {
+            let refused = try await CLIResult.run(["broker", "--control", control, "--bus", bus])
+            #expect(refused.status == 2 && refused.errors.contains(words), "\(refused.errors)")
+        }
+    }
+
     @Test("logs have levels and a JSON form: --log-level warning keeps warnings only; every JSON line parses")
     func logLevels() async throws {
         let quiet = try await BrokerProcess(["--log-level", "warning"])
