@@ -130,6 +130,32 @@ struct SupervisorTests {
     }
 
     @Test(
+        "a broker on wildcard ports killed -9 is restarted on the ports it had: its services and the UP address stay right"
+    )
+    func brokerRestartKeepsItsPorts() async throws {
+        let (path, run) = try Self.topology([
+            "broker": ["control": "tcp://127.0.0.1:*", "bus": "tcp://127.0.0.1:*"],
+            "services": [["name": "solo", "executable": "lifeline-probe"]],
+        ])
+        defer { try? FileManager.default.removeItem(at: run.deletingLastPathComponent()) }
+        let up = try ChildProcess("lifeline", ["up", "--topology", path, "--run-dir", run.path])
+        defer { up.kill() }
+        let ready = try await up.waitForLine(startingWith: "UP ", seconds: 30)
+        let control = String(ready.split(separator: " ")[1].dropFirst("control=".count))
+        let first = try #require(Self.pid(run, "broker"))
+        kill(first, SIGKILL)
+        try await up.waitForLine(.stderr, seconds: 30) { $0.contains("broker was killed by signal 9") }
+        // The service registers again with the restarted broker, at the address it was given.
+        var listed = false
+        for _ in 0..<300 where !listed {
+            let services = try await CLIResult.run(["services", "--json", "--broker", control])
+            listed = services.status == 0 && services.output.contains("\"solo\"")
+            if !listed { try await Task.sleep(for: .milliseconds(100)) }  // polling with a bound
+        }
+        #expect(listed, "solo is back on the broker at \(control)")
+    }
+
+    @Test(
         "a second 'up' on a run directory in use is refused by its lock and touches nothing; 'down' stops a wrapper script's service with the script's children"
     )
     func runDirectoryLockAndProcessGroups() async throws {

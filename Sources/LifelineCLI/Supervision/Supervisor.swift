@@ -147,10 +147,16 @@ final class Supervisor: @unchecked Sendable {
             }
             say("\(broker.name) up (pid \(broker.pid)): \(ready)")
             if topology.group == nil {
-                control =
-                    ready.split(separator: " ").first { $0.hasPrefix("control=") }.map {
-                        String($0.dropFirst(8).split(separator: ",")[0])
-                    } ?? topology.control
+                let bound = Self.fields(ofReady: ready)
+                control = bound["control"].map { String($0.split(separator: ",")[0]) } ?? topology.control
+                // A restarted broker binds what the first one bound: its services know those ports,
+                // not a wildcard's next pick.
+                if let boundControl = bound["control"], let boundBus = bound["bus"] {
+                    queue.sync {
+                        overrides[broker.name] = Self.replacing(
+                            ["--control": boundControl, "--bus": boundBus], in: broker.arguments)
+                    }
+                }
             }
         }
         if let group = topology.group { control = group.brokers }
@@ -189,6 +195,25 @@ final class Supervisor: @unchecked Sendable {
     }
 
     private var overrides: [String: [String]] = [:]
+
+    /// The `key=value` fields of a READY line.
+    static func fields(ofReady line: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for word in line.split(separator: " ") {
+            let parts = word.split(separator: "=", maxSplits: 1)
+            if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
+        }
+        return fields
+    }
+
+    /// `arguments` with the value after each option of `values` replaced.
+    static func replacing(_ values: [String: String], in arguments: [String]) -> [String] {
+        var result = arguments
+        for index in result.indices.dropLast() {
+            if let value = values[result[index]] { result[index + 1] = value }
+        }
+        return result
+    }
 
     /// A child exited on its own: restart it, as its policy and the intensity allow.
     private func exited(_ child: SupervisedChild, status: Int32, signalled: Bool) {
