@@ -104,12 +104,17 @@ struct DeclaredFields: Equatable {
         switch type {
         case "string", "any", "…": return .string(text)
         case "integer":
-            if let integer = Int64(text) { return .int(integer) }
+            // As JSON writes one: no sign but '-', no leading zeros, nothing past Int64.
+            if case .int(let integer)? = try? JSONParser.parse(text) { return .int(integer) }
             throw UsageError("\(subject): field '\(key)' is an integer; '\(text)' is not one")
         case "number":
-            if let integer = Int64(text) { return .int(integer) }
-            if let number = Double(text), number.isFinite { return .double(number) }
-            throw UsageError("\(subject): field '\(key)' is a number; '\(text)' is not one")
+            switch try? JSONParser.parse(text) {
+            case .int(let integer)?: return .int(integer)
+            case .double(let number)?: return .double(number)
+            default:
+                throw UsageError(
+                    "\(subject): field '\(key)' is a number; '\(text)' is not one")
+            }
         case "bool", "boolean":
             if text == "true" { return .bool(true) }
             if text == "false" { return .bool(false) }

@@ -158,6 +158,7 @@ struct JSONScanner<Record: JSONScanRecord> {
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     private mutating func number() throws(JSONParseError) {
+        let start = position
         if input[position] == UInt8(ascii: "-") { position += 1 }
         guard position < input.count, isDigit(input[position]) else { throw fail("expected a digit") }
         if input[position] == UInt8(ascii: "0") {
@@ -181,6 +182,16 @@ struct JSONScanner<Record: JSONScanRecord> {
             }
             guard position < input.count, isDigit(input[position]) else { throw fail("expected an exponent") }
             while position < input.count && isDigit(input[position]) { position += 1 }
+        }
+        // A number a double cannot hold would be read as infinity, and written again as null.
+        if position - start > 18
+            || input[start..<position].contains(where: { $0 | 0x20 == UInt8(ascii: "e") })
+        {
+            let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)
+            if Double(text)?.isFinite != true {
+                throw JSONParseError(
+                    offset: start, reason: "\(text.prefix(24)) is beyond a double's range (±1.8e308)")
+            }
         }
     }
 

@@ -44,6 +44,11 @@ struct DeclaredFieldsTests {
         ) {
             try fields.value(of: "items", "nan")
         }
+        // Numbers as JSON writes them, not as Swift's Double() reads them.
+        for text in ["0x10", "+5", ".5", "5.", "00012", "1e400", "inf"] {
+            #expect(throws: UsageError.self, "\(text)") { try fields.value(of: "items", text) }
+        }
+        #expect(try fields.value(of: "items", "-1.5e3") == .double(-1500))
         #expect(
             throws: UsageError(
                 "event com.example.cart.didChange: field 'urgent' is a boolean (true or false); 'yes' is not one"

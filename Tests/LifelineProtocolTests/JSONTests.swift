@@ -56,6 +56,16 @@ struct JSONTests {
         #expect(try JSONParser.parse("12345678901234567890123").doubleValue == 1.2345678901234568e22)
         #expect(try JSONParser.parse("1e3") == .double(1000))
         #expect(JSONValue.double(.infinity).description == "null")
+        // A number a double cannot hold is refused where it starts, not read as infinity (and
+        // written again as null); one too small to tell from zero is zero.
+        for text in ["1E400", "[1, -1e400]", "1" + String(repeating: "0", count: 400)] {
+            #expect(throws: JSONParseError.self, "\(text.prefix(20))") { try JSONParser.parse(text) }
+            #expect((try? JSONTape(Array(text.utf8))) == nil, "the tape refuses it too")
+        }
+        #expect(throws: JSONParseError(offset: 4, reason: "-1e400 is beyond a double's range (±1.8e308)")) {
+            try JSONParser.parse("[1, -1e400]")
+        }
+        #expect(try JSONParser.parse("1e-400") == .double(0))
     }
 
     @Test(
