@@ -72,6 +72,18 @@ package struct Topology: Sendable, Equatable {
     /// The broker group, when the topology runs one instead of a single broker.
     package var group: GroupTopology?
 
+    /// Reads a topology file's text: JSON, with no member given twice in one object (the last would
+    /// win, silently: a second `services` list replacing the first), then ``init(json:)``.
+    /// - Throws: `JSONParseError` when the text is not JSON, ``ProtocolError`` (400) naming a member
+    ///   given twice or what is wrong with the topology.
+    package static func parse(_ text: [UInt8]) throws -> Topology {
+        let json = try JSONParser.parse(text)
+        if let repeated = try JSONParser.firstRepeatedMember(in: text) {
+            throw ProtocolError(.badRequest, "'\(repeated)' is given twice")
+        }
+        return try Topology(json: json)
+    }
+
     /// Reads and checks a topology document, naming the first problem.
     package init(json: JSONValue) throws(ProtocolError) {
         guard case .object(let top) = json else {

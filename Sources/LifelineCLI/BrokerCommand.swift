@@ -221,7 +221,7 @@ enum BrokerCommand: CLICommand {
                 throw UsageError("cannot read the topology \(path)")
             }
             do {
-                let topology = try Topology(json: try JSONParser.parse(Array(data)))
+                let topology = try Topology.parse(Array(data))
                 configuration.launcherApp = topology.launcher
                 configuration.expectedServices = topology.services.map(\.name)
                 configuration.bootPhases = topology.bootPhases

@@ -19,7 +19,7 @@ enum DownCommand: CLICommand {
     static let options = [runDirectory]
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
-        let runDirectory = URL(fileURLWithPath: try arguments.option(Self.runDirectory) ?? "run")
+        let runDirectory = URL(fileURLWithPath: try arguments.path(Self.runDirectory) ?? "run")
         try arguments.finish()
         let started = SystemClock.monotonicNanoseconds()
         guard let pid = runningSupervisor(runDirectory.appendingPathComponent("up.pid")) else {

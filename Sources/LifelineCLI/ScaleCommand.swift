@@ -26,7 +26,7 @@ enum ScaleCommand: CLICommand {
     static let lockFile = "scale.lock"
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
-        let runDirectory = URL(fileURLWithPath: try arguments.option(Self.runDirectory) ?? "run")
+        let runDirectory = URL(fileURLWithPath: try arguments.path(Self.runDirectory) ?? "run")
         let positional = arguments.remainingPositionals()
         try arguments.finish()
         guard positional.count == 2 else {

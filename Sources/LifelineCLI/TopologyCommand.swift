@@ -30,7 +30,7 @@ enum TopologyCommand: CLICommand {
         }
         let topology: Topology
         do {
-            topology = try Topology(json: try JSONParser.parse(Array(data)))
+            topology = try Topology.parse(Array(data))
         } catch let error as JSONParseError {
             throw LifelineError(.badRequest, "\(path) is not JSON: \(error)")
         } catch let error as ProtocolError {

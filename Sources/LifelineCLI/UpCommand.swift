@@ -41,7 +41,7 @@ enum UpCommand: CLICommand {
 
     static func run(_ arguments: inout CommandLineArguments) throws -> Int32 {
         let topologyPath = try arguments.option(Self.topology) ?? "deploy/topology.json"
-        let runDirectory = URL(fileURLWithPath: try arguments.option(Self.runDirectory) ?? "run")
+        let runDirectory = URL(fileURLWithPath: try arguments.path(Self.runDirectory) ?? "run")
         let detach = arguments.flag(Self.detach)
         try Console.configure(parsing: &arguments)
         try arguments.finish()
@@ -50,7 +50,7 @@ enum UpCommand: CLICommand {
         }
         let topology: Topology
         do {
-            topology = try Topology(json: try JSONParser.parse(Array(data)))
+            topology = try Topology.parse(Array(data))
         } catch let error as ProtocolError {
             throw UsageError("\(topologyPath): \(error.message)")
         } catch {

@@ -73,6 +73,15 @@ package struct CommandLineArguments: Sendable {
         return value
     }
 
+    /// Removes and returns a path option's value.
+    /// - Throws: ``UsageError`` when it is given more than once, or empty (which would mean the
+    ///   current directory).
+    package mutating func path(_ option: CommandLineOption) throws(UsageError) -> String? {
+        guard let value = try self.option(option) else { return nil }
+        guard !value.isEmpty else { throw UsageError("\(option.name) needs a path, not an empty value") }
+        return value
+    }
+
     /// Removes and returns the value of the first `--name value` or `--name=value`.
     private mutating func first(_ option: CommandLineOption) throws(UsageError) -> String? {
         checkDeclared(option)

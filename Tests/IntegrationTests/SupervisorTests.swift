@@ -311,6 +311,21 @@ struct SupervisorTests {
             let up = try await CLIResult.run(["up", "--topology", path, "--run-dir", run.path])
             #expect(up.status == 2 && up.errors.contains(message), "\(up.errors)")
         }
+        // A member given twice in one object: the last would win, silently (no services at all).
+        let (path, run) = try Self.topology([:])
+        defer { try? FileManager.default.removeItem(at: run.deletingLastPathComponent()) }
+        try Data(#"{"services": [{"name": "a", "executable": "lifeline-push"}], "services": []}"#.utf8)
+            .write(to: URL(fileURLWithPath: path))
+        let check = try await CLIResult.run(["topology", path])
+        #expect(check.status == 1 && check.errors.contains("'services' is given twice"), "\(check.errors)")
+        let up = try await CLIResult.run(["up", "--topology", path, "--run-dir", run.path])
+        #expect(up.status == 2 && up.errors.contains("'services' is given twice"), "\(up.errors)")
+        for command in [["up"], ["down"], ["scale", "a", "2"]] {
+            let empty = try await CLIResult.run(command + ["--run-dir", ""])
+            #expect(
+                empty.status == 2 && empty.errors.contains("--run-dir needs a path, not an empty value"),
+                "\(empty.errors)")
+        }
     }
 }
 
