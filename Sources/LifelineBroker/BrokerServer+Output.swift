@@ -10,11 +10,11 @@ extension BrokerServer {
     /// Writes the journal records of the output first, in order — consecutive records with one
     /// `write` — so that every event is on disk before it goes on the bus.
     private func writeJournal() {
-        // Without a journal file (none configured, or abandoned) there is nothing to write.
+        // Without a journal file (none configured) there is nothing to write.
         guard journal != nil else { return }
         var pending: [UInt8] = []
         func append() {
-            if !pending.isEmpty, let error = journal?.append(pending) { abandonJournal("append to", error) }
+            if !pending.isEmpty, let error = journal?.append(pending) { stopForJournal("append to", error) }
             pending.removeAll(keepingCapacity: true)
         }
         for item in output {
@@ -22,28 +22,28 @@ extension BrokerServer {
             case .record(let record): pending += record
             case .rewriteJournal(let records):
                 append()
-                if let error = journal?.rewrite(records) { abandonJournal("rewrite", error) }
+                if let error = journal?.rewrite(records) { stopForJournal("rewrite", error) }
             default: break
             }
         }
         append()
     }
 
-    /// A journal with a hole would replay a history with events missing: after a failed write the
-    /// file is removed and no more written, so a restart begins a new epoch instead.
-    private func abandonJournal(_ what: String, _ error: Int32) {
-        guard let file = journal else { return }
-        journal = nil
-        let problem = "could not \(what) \(file.path) (\(String(cString: strerror(error))))"
-        guard unlink(file.path) == 0 || errno == ENOENT else {
-            log(
-                "\(problem), nor remove it (\(String(cString: strerror(errno)))): events are not kept any more, and a broker restarted on this directory would go on after the journal's last event, giving its numbers out again; remove the file before restarting it"
-            )
-            return
-        }
+    /// A record the journal could not take must be neither acknowledged nor sent: the broker stops
+    /// here, before anything of this step leaves it, as a `kill -9` would (a failed rewrite leaves
+    /// the file it would have replaced as it was). Started again on the same directory (by its
+    /// supervisor) once the disk takes writes, it restores the journal, dropping what was cut short,
+    /// and its publishers send again what it had not acknowledged.
+    private func stopForJournal(_ what: String, _ error: Int32) -> Never {
+        let path = journal?.path ?? "the journal"
+        let reason = String(cString: strerror(error))
+        let failed =
+            what == "rewrite"
+            ? "rewrite \(path) (through \(path).tmp: \(reason))" : "\(what) \(path) (\(reason))"
         log(
-            "\(problem): removed it; events are not kept across a restart any more, which will begin a new epoch"
+            "could not \(failed): stopping before this step's events are sent or acknowledged; a broker that went on would acknowledge events it cannot keep"
         )
+        exit(1)
     }
 
     /// Sends everything the output holds, in order, and empties it. A group's leader hands it to

@@ -44,10 +44,15 @@ final class JournalFile {
         if file < 0 { return errno }
         if let error = Self.write(records, to: file) {
             close(file)
+            unlink(temporary)
             return error
         }
         close(file)
-        guard rename(temporary, path) == 0 else { return errno }
+        guard rename(temporary, path) == 0 else {
+            let error = errno
+            unlink(temporary)
+            return error
+        }
         if descriptor >= 0 { close(descriptor) }
         descriptor = -1
         return nil

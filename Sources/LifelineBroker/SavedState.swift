@@ -42,7 +42,7 @@ struct SavedState {
         func contents(_ file: String) throws -> [UInt8]? {
             let path = directory.appendingPathComponent(file).path
             var status = stat()
-            guard lstat(path, &status) == 0 else {
+            guard stat(path, &status) == 0 else {
                 if errno == ENOENT { return nil }
                 throw StateDirectoryError.unreadable(path, String(cString: strerror(errno)))
             }

@@ -93,4 +93,32 @@ struct StateDirectoryTests {
         let copy = try #require(kept.components(separatedBy: "kept the damaged journal as ").last)
         #expect(try Array(Data(contentsOf: URL(fileURLWithPath: copy))) == bytes)
     }
+
+    @Test(
+        "a journal it cannot write stops the broker before the step's events leave (exit 1, saying why), the journal left whole; once it can, it starts again and restores it"
+    )
+    func unwritableJournalStops() async throws {
+        let state = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let first = try await BrokerProcess(["--state-dir", state.path])
+        #expect(try await first.cli(["publish", "com.example.kept"]).status == 0)
+        first.process.kill(SIGKILL)
+        _ = try await first.process.waitForExit()
+        let journal = state.appendingPathComponent("journal.log")
+        let before = try Data(contentsOf: journal)
+        // The start's rewrite goes through journal.log.tmp: a directory there makes it fail.
+        let temporary = state.appendingPathComponent("journal.log.tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: false)
+        let refused = try await Self.refused(state)
+        #expect(refused.status == 1)
+        #expect(
+            refused.log.contains(
+                "could not rewrite \(journal.path) (through \(temporary.path): Is a directory): stopping before this step's events are sent or acknowledged"
+            ), "\(refused.log)")
+        #expect(try Data(contentsOf: journal) == before, "the journal is left whole")
+        try FileManager.default.removeItem(at: temporary)
+        let again = try await BrokerProcess(["--state-dir", state.path])
+        defer { again.process.kill() }
+        #expect(again.process.lines(.stderr).contains { $0.contains("restored 1 journal event(s)") })
+    }
 }
