@@ -79,14 +79,20 @@ enum BootCommand: CLICommand {
         case "start":
             let launchOptions = try TextFormat.payload(arguments.remainingPositionals())
             try arguments.finish()
-            let body = try options.client().boot(
-                .start(launchOptions: launchOptions), timeout: options.timeout)
+            let client = try options.client()
+            let body = try client.boot(.start(launchOptions: launchOptions), timeout: options.timeout)
+            let refused = body["state"] == "refused"
+            // A boot refused at once (a cycle in its tasks, say) is a failure, and its report says why.
+            let why =
+                refused && !options.json
+                ? (try? client.boot(.report, timeout: options.timeout))?["error"]?.stringValue : nil
             Console.out(
                 options.json
                     ? body.description
-                    : "boot #\(body["boot"]?.intValue ?? 0) \(body["state"]?.stringValue ?? "")")
-            // A boot refused at once (a cycle in its tasks, say) is a failure.
-            return body["state"] == "refused" ? 1 : 0
+                    : "boot #\(body["boot"]?.intValue ?? 0) \(body["state"]?.stringValue ?? "")"
+                        + (why.map { ": " + ($0.hasPrefix("boot refused: ") ? String($0.dropFirst(14)) : $0) }
+                            ?? ""))
+            return refused ? 1 : 0
         case "wait":
             try arguments.finish()
             return try wait(options)

@@ -114,7 +114,10 @@ struct BootTests {
             ])
         defer { loop.kill(); broker.process.kill() }
         let start = try await broker.cli(["boot", "start"])
-        #expect(start.status == 1 && start.output.contains("boot #1 refused"), "\(start.output)")
+        #expect(
+            start.status == 1
+                && start.output.contains("boot #1 refused: dependency cycle: loop.a → loop.b → loop.a"),
+            "\(start.output)")
         let refused = try await broker.cli(["boot", "wait"])
         #expect(
             refused.status == 1
