@@ -16,6 +16,18 @@ struct SupervisorTests {
         return (path, directory.appendingPathComponent("run"))
     }
 
+    /// `lifeline up` of a broker on wildcard ports and one probe, `solo`, once it says UP: the
+    /// supervisor, the topology's path, the run directory and the broker's control endpoint.
+    static func upSolo() async throws -> (up: ChildProcess, path: String, run: URL, control: String) {
+        let (path, run) = try Self.topology([
+            "broker": ["control": "tcp://127.0.0.1:*", "bus": "tcp://127.0.0.1:*"],
+            "services": [["name": "solo", "executable": "lifeline-probe"]],
+        ])
+        let up = try ChildProcess("lifeline", ["up", "--topology", path, "--run-dir", run.path])
+        let ready = try await up.waitForLine(startingWith: "UP ", seconds: 30)
+        return (up, path, run, String(ready.split(separator: " ")[1].dropFirst("control=".count)))
+    }
+
     static func pid(_ run: URL, _ name: String) -> Int32? {
         (try? String(contentsOf: run.appendingPathComponent("\(name).pid"), encoding: .utf8)).flatMap {
             Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -93,15 +105,11 @@ struct SupervisorTests {
         "a supervisor killed -9 leaves its processes running: 'up' refuses to start beside them, 'down' stops them"
     )
     func leftovers() async throws {
-        let (path, run) = try Self.topology([
-            "broker": ["control": "tcp://127.0.0.1:*", "bus": "tcp://127.0.0.1:*"],
-            "services": [["name": "solo", "executable": "lifeline-probe"]],
-        ])
-        defer { try? FileManager.default.removeItem(at: run.deletingLastPathComponent()) }
-        let up = try ChildProcess("lifeline", ["up", "--topology", path, "--run-dir", run.path])
-        defer { up.kill() }
-        let ready = try await up.waitForLine(startingWith: "UP ", seconds: 30)
-        let control = String(ready.split(separator: " ")[1].dropFirst("control=".count))
+        let (up, path, run, control) = try await Self.upSolo()
+        defer {
+            up.kill()
+            try? FileManager.default.removeItem(at: run.deletingLastPathComponent())
+        }
         let broker = try #require(Self.pid(run, "broker"))
         let solo = try #require(Self.pid(run, "solo"))
         defer {
@@ -133,15 +141,11 @@ struct SupervisorTests {
         "a broker on wildcard ports killed -9 is restarted on the ports it had: its services and the UP address stay right"
     )
     func brokerRestartKeepsItsPorts() async throws {
-        let (path, run) = try Self.topology([
-            "broker": ["control": "tcp://127.0.0.1:*", "bus": "tcp://127.0.0.1:*"],
-            "services": [["name": "solo", "executable": "lifeline-probe"]],
-        ])
-        defer { try? FileManager.default.removeItem(at: run.deletingLastPathComponent()) }
-        let up = try ChildProcess("lifeline", ["up", "--topology", path, "--run-dir", run.path])
-        defer { up.kill() }
-        let ready = try await up.waitForLine(startingWith: "UP ", seconds: 30)
-        let control = String(ready.split(separator: " ")[1].dropFirst("control=".count))
+        let (up, _, run, control) = try await Self.upSolo()
+        defer {
+            up.kill()
+            try? FileManager.default.removeItem(at: run.deletingLastPathComponent())
+        }
         let first = try #require(Self.pid(run, "broker"))
         kill(first, SIGKILL)
         try await up.waitForLine(.stderr, seconds: 30) { $0.contains("broker was killed by signal 9") }
