@@ -19,6 +19,7 @@ swift build -c release --product lifeline 2>&1 | grep -E "error|warning: [^p]" >
 swift build -c release --product lifeline-bench 2>&1 | grep -E "error|warning: [^p]" >&2 || true
 bin=.build/release
 work=$(mktemp -d)
+service="" broker=""
 trap 'kill $service $broker 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 "$bin/lifeline" broker --control "ipc://$work/control" --bus "ipc://$work/bus" \
     >"$work/broker.out" 2>"$work/broker.err" &

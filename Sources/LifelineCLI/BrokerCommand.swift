@@ -164,8 +164,10 @@ enum BrokerCommand: CLICommand {
         if let bus = try arguments.option(Self.bus) {
             configuration.busEndpoints = try endpoints(bus, "--bus")
         }
+        // A wildcard (tcp port * or 0, ipc://*) binds a new endpoint each time.
         if let shared = configuration.controlEndpoints.first(where: {
-            !$0.hasSuffix(":*") && configuration.busEndpoints.contains($0)
+            !($0.hasSuffix(":*") || $0.hasSuffix(":0") || $0 == "ipc://*")
+                && configuration.busEndpoints.contains($0)
         }) {
             throw UsageError("--control and --bus both bind \(shared): give each its own")
         }

@@ -189,8 +189,8 @@ struct JSONScanner<Record: JSONScanRecord> {
         {
             let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)
             if Double(text)?.isFinite != true {
-                throw JSONParseError(
-                    offset: start, reason: "\(text.prefix(24)) is beyond a double's range (±1.8e308)")
+                let shown = text.count > 24 ? text.prefix(24) + "…" : Substring(text)
+                throw JSONParseError(offset: start, reason: "\(shown) is beyond a double's range (±1.8e308)")
             }
         }
     }

@@ -157,7 +157,7 @@ struct ConsoleTests {
     )
     func abandonedActions() async throws {
         let broker = try await BrokerProcess()
-        let slow = try await broker.service("lifeline-probe", ["--name", "slow"])
+        let slow = try await broker.service("lifeline-probe", ["--name", "slow", "--replicable"])
         let console = try await ConsoleProcess(broker: broker.control)
         defer { for child in [console.process, slow, broker.process] { child.kill() } }
         let token = try await console.pageToken()
@@ -175,18 +175,21 @@ struct ConsoleTests {
             _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             held.append(descriptor)
         }
-        // Readiness: the eight are running once a ninth is refused for want of a place.
-        var refused = false
-        for _ in 0..<200 where !refused {
-            refused = try await console.act("publish", "com.example.x", token: token).status == 429
-            if !refused { try await Task.sleep(for: .milliseconds(50)) }  // polling with a bound
+        // Readiness: the eight calls have reached the service (its instance's calls in flight).
+        var inFlight: JSONValue?
+        for _ in 0..<600 where inFlight != 8 {
+            let lookup = try await broker.cli(["lookup", "slow", "--json"])
+            inFlight = (try? JSONParser.parse(lookup.output))?["instances"]?.arrayValue?.first?["inFlight"]
+            if inFlight != 8 { try await Task.sleep(for: .milliseconds(100)) }  // polling with a bound
         }
-        #expect(refused, "eight held actions take every place")
+        #expect(inFlight == 8, "the eight actions' calls reached the service")
+        let refused = try await console.act("publish", "com.example.x", token: token)
+        #expect(refused.status == 429, "eight held actions take every place: \(refused)")
         for descriptor in held { close(descriptor) }
         held.removeAll()
         let closed = ContinuousClock.now
         var admitted: (status: Int, outcome: JSONValue) = (429, .null)
-        for _ in 0..<400 where admitted.status == 429 {
+        for _ in 0..<1200 where admitted.status == 429 {
             admitted = try await console.act("publish", "com.example.x", token: token)
             // Polling with a bound.
             if admitted.status == 429 { try await Task.sleep(for: .milliseconds(50)) }

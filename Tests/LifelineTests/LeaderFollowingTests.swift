@@ -304,6 +304,19 @@ struct LeaderFollowingTests {
         }
         idle.step { session, effects, now in session.controlLink(.disconnected, now: now, into: &effects) }
         #expect(idle.effects.isEmpty)
+        // A group's client whose member went while it was idle: the member refusing the next
+        // request's connection moves it on at once.
+        var group = Self.client()
+        group.step { session, effects, now in
+            session.controlLink(.handshakeSucceeded, now: now, into: &effects)
+        }
+        group.step { session, effects, now in session.controlLink(.disconnected, now: now, into: &effects) }
+        group.step { session, effects, now in
+            session.submit(.list, ticket: 1, timeoutMilliseconds: 5000, now: now, into: &effects)
+        }
+        group.step { session, effects, now in session.controlLink(.refused, now: now, into: &effects) }
+        #expect(group.session.currentEndpoint == "tcp://127.0.0.1:2", "the next member, with the request")
+        #expect(group.sent.first?.command == .list)
         var unshaken = Self.client("tcp://127.0.0.1:1")
         unshaken.step { session, effects, now in
             session.submit(.list, ticket: 1, timeoutMilliseconds: 5000, now: now, into: &effects)

@@ -50,7 +50,9 @@ extension BrokerConnection {
             guard case .ready = phase, !linkUp else { return }
             memberRefused(now: now, into: &effects)
         case .disconnected:
-            guard case .ready = phase, linkUp, outstanding.values.contains(where: { !$0.notTaken }) else {
+            let wasUp = linkUp
+            linkUp = false
+            guard case .ready = phase, wasUp, outstanding.values.contains(where: { !$0.notTaken }) else {
                 return
             }
             // What the old socket still queues must not reach a broker after its sender was told.

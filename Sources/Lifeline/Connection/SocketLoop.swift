@@ -140,7 +140,11 @@ final class SocketLoop: @unchecked Sendable {
             case ZMQSocket.handshakeFailedAuthEvent: event = .handshakeFailed(auth: true, detailed: true)
             case ZMQSocket.handshakeFailedProtocolEvent: event = .handshakeFailed(auth: false, detailed: true)
             case ZMQSocket.handshakeFailedEvent: event = .handshakeFailed(auth: false, detailed: false)
-            case ZMQSocket.disconnectedEvent: event = .disconnected
+            case ZMQSocket.disconnectedEvent:
+                // Answers the link carried before it closed are read first: they are not lost.
+                drainControl()
+                if self.link !== link { return }
+                event = .disconnected
             default: continue
             }
             connection.controlLink(event, now: SystemClock.monotonicNanoseconds(), into: &effects)

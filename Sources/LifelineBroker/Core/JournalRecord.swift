@@ -100,10 +100,14 @@ enum JournalRecord: Sendable, Equatable {
     /// killed in the middle of a write — rather than a damaged one: fewer bytes than a length, or a
     /// length that runs past the end with no whole record after it. A whole record whose checksum
     /// fails is damaged, and so is a length word that runs past the end while a whole checksummed
-    /// record follows anywhere after it (the length itself was damaged: what follows is history).
+    /// record follows within the largest record's size (the length itself was damaged: what follows
+    /// is history).
     static func isTorn(_ rest: ArraySlice<UInt8>) -> Bool {
         guard frame(rest) == nil else { return false }
-        for start in (rest.startIndex + 1)..<max(rest.startIndex + 1, rest.endIndex) {
+        // The next whole record starts within the largest record after the damaged one's start.
+        let window = (1 << 26) + 8
+        let scanned = rest.count > window ? rest.startIndex + window : rest.endIndex
+        for start in (rest.startIndex + 1)..<max(rest.startIndex + 1, scanned) {
             guard case let (body, checksum?)? = frame(rest[start...]), body.count <= 1 << 26,
                 (1...4).contains(rest[body.lowerBound]), CRC32C.checksum(rest[body]) == checksum
             else { continue }

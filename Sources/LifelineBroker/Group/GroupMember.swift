@@ -90,13 +90,15 @@ package final class GroupMember {
         }
         self.configuration = configuration
         self.log = log
-        replica = try ReplicaDirectory(
-            path: directory, group: configuration.name, member: configuration.member)
+        // Locked before anything in it is read or written.
         do {
+            try Directories.create(directory, what: "the state directory")
             stateLock = try StateDirectoryLock.take(directory)
         } catch {
             throw GroupSetupError("\(error)")
         }
+        replica = try ReplicaDirectory(
+            path: directory, group: configuration.name, member: configuration.member)
         etcd = EtcdClient(endpoints: configuration.etcd)
         policyPath = broker.curveKeys == nil ? nil : broker.policyPath
         standInSecurity = StandIn.Security(
