@@ -204,8 +204,10 @@ package final class BrokerServer {
     func persist(_ file: String, _ document: JSONValue) {
         guard let stateDirectory else { return }
         do {
-            try Data(JSONWriter.encode(document)).write(
-                to: stateDirectory.appendingPathComponent(file), options: .atomic)
+            let path = stateDirectory.appendingPathComponent(file)
+            try Data(JSONWriter.encode(document)).write(to: path, options: .atomic)
+            // Readable by the broker's user only, as the journal is.
+            chmod(path.path, 0o600)
         } catch {
             log("could not save \(file) in \(stateDirectory.path): \(error)")
         }

@@ -24,6 +24,7 @@ struct StateDirectoryTests {
             ])
         defer { broker.kill() }
         let status = try await broker.waitForExit(seconds: 20)
+        await broker.waitForOutputToEnd()
         return (status, broker.lines(.stderr).joined(separator: "\n"))
     }
 
@@ -46,7 +47,9 @@ struct StateDirectoryTests {
         _ = try await first.process.waitForExit()
         let third = try await BrokerProcess(["--state-dir", state.path])
         defer { third.process.kill() }
-        #expect(third.process.lines(.stderr).contains { $0.contains("restored 1 journal event(s)") })
+        try await third.process.waitForLine(.stderr, seconds: 10) {
+            $0.contains("restored 1 journal event(s)")
+        }
     }
 
     @Test(
@@ -87,9 +90,12 @@ struct StateDirectoryTests {
         try Data(bytes).write(to: journal)
         let second = try await BrokerProcess(["--state-dir", state.path])
         defer { second.process.kill() }
-        let log = second.process.lines(.stderr)
-        #expect(log.contains { $0.contains("the journal is damaged at byte") }, "\(log)")
-        let kept = try #require(log.first { $0.contains("kept the damaged journal as ") }, "\(log)")
+        try await second.process.waitForLine(.stderr, seconds: 10) {
+            $0.contains("the journal is damaged at byte")
+        }
+        let kept = try await second.process.waitForLine(.stderr, seconds: 10) {
+            $0.contains("kept the damaged journal as ")
+        }
         let copy = try #require(kept.components(separatedBy: "kept the damaged journal as ").last)
         #expect(try Array(Data(contentsOf: URL(fileURLWithPath: copy))) == bytes)
     }
@@ -119,6 +125,8 @@ struct StateDirectoryTests {
         try FileManager.default.removeItem(at: temporary)
         let again = try await BrokerProcess(["--state-dir", state.path])
         defer { again.process.kill() }
-        #expect(again.process.lines(.stderr).contains { $0.contains("restored 1 journal event(s)") })
+        try await again.process.waitForLine(.stderr, seconds: 10) {
+            $0.contains("restored 1 journal event(s)")
+        }
     }
 }

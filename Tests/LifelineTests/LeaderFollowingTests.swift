@@ -296,6 +296,34 @@ struct LeaderFollowingTests {
         }
     }
 
+    @Test(
+        "a link that closes again within 100 ms under a repeatable request is connected again 100 ms later, not at once"
+    )
+    func linkClosedTwiceWaits() throws {
+        var harness = Self.client("tcp://127.0.0.1:1")
+        let apps = ClientRequest.apps(.popToRoot, operationID: "o1")
+        harness.step { session, effects, now in
+            session.submit(apps, ticket: 1, timeoutMilliseconds: 60_000, now: now, into: &effects)
+        }
+        for round in 0..<2 {
+            harness.step { session, effects, now in
+                session.controlLink(.handshakeSucceeded, now: now, into: &effects)
+            }
+            harness.now += 10_000_000
+            harness.step { session, effects, now in
+                session.controlLink(.disconnected, now: now, into: &effects)
+            }
+            #expect(
+                harness.effects.contains(.openControl) == (round == 0),
+                "round \(round): at once the first time only: \(harness.effects)")
+        }
+        #expect(harness.sent.isEmpty, "not sent again yet")
+        harness.advance(milliseconds: 110)
+        #expect(harness.effects.contains(.openControl))
+        #expect(harness.sent.first?.command == .apps, "sent again after the wait")
+        #expect(Self.completions(harness.effects).isEmpty, "still waiting for its answer")
+    }
+
     @Test("a closed link with nothing on it, or before any handshake, changes nothing: libzmq connects again")
     func closedIdleLinkIsLeftToLibzmq() {
         var idle = Self.client("tcp://127.0.0.1:1")

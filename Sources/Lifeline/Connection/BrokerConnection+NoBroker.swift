@@ -57,9 +57,11 @@ extension BrokerConnection {
             }
             // What the old socket still queues must not reach a broker after its sender was told.
             effects.append(.closeControl)
+            let again = linkClosedAt.map { now &- $0 < 100_000_000 } ?? false
+            linkClosedAt = now
             lose(
-                "the broker at \(currentEndpoint) closed the connection", retryAt: now, now: now,
-                into: &effects)
+                "the broker at \(currentEndpoint) closed the connection",
+                retryAt: again ? now &+ 100_000_000 : now, now: now, into: &effects)
         case .handshakeFailed(let auth, let detailed):
             // A connection dropped in a handshake after one succeeded is a broker going away.
             guard detailed || !handshakeSucceeded else { return }

@@ -112,6 +112,9 @@ package struct BrokerConnection {
     var linkConnected = false
     /// Whether the control socket open now has reached its broker.
     var linkUp = false
+    /// When a link closed under requests last: one that closes again within 100 ms is not connected
+    /// again at once (a broker that drops every link a request comes on is not hammered).
+    var linkClosedAt: UInt64?
     /// When a connect was first refused while no control socket had ever connected (with a
     /// group: when every member had refused).
     var linkRefusedAt: UInt64?
