@@ -144,6 +144,8 @@ struct SupervisorTests {
         let (up, _, run, control) = try await Self.upSolo()
         defer {
             up.kill()
+            // A supervisor killed -9 leaves its processes running: those the pid files name now.
+            for name in ["solo", "broker"] { Self.pid(run, name).map { _ = kill($0, SIGKILL) } }
             try? FileManager.default.removeItem(at: run.deletingLastPathComponent())
         }
         let first = try #require(Self.pid(run, "broker"))
