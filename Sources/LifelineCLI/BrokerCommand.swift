@@ -159,10 +159,10 @@ enum BrokerCommand: CLICommand {
         signal(SIGPIPE, SIG_IGN)
         var configuration = BrokerConfiguration()
         if let control = try arguments.option(Self.control) {
-            configuration.controlEndpoints = try endpoints(control, "--control")
+            configuration.controlEndpoints = try BrokerEndpoints.parse(control, "--control")
         }
         if let bus = try arguments.option(Self.bus) {
-            configuration.busEndpoints = try endpoints(bus, "--bus")
+            configuration.busEndpoints = try BrokerEndpoints.parse(bus, "--bus")
         }
         // A wildcard (tcp port * or 0, ipc://*) binds a new endpoint each time.
         if let shared = configuration.controlEndpoints.first(where: {
@@ -374,7 +374,8 @@ enum BrokerCommand: CLICommand {
             throw UsageError(
                 "--etcd: '\(url)' is not an http:// URL (etcd's client URL, e.g. http://127.0.0.1:2379)")
         }
-        let endpoint = try replicate.map { try endpoints($0, "--replicate")[0] } ?? "tcp://127.0.0.1:*"
+        let endpoint =
+            try replicate.map { try BrokerEndpoints.parse($0, "--replicate")[0] } ?? "tcp://127.0.0.1:*"
         guard keys != nil || insecure else {
             throw UsageError(
                 "--group needs --group-keys DIR, the members' CURVE keys (lifeline keys new \(list.joined(separator: " ")) --dir DIR), or --insecure: a plain-text group socket believes anyone who reaches it"
@@ -392,28 +393,5 @@ enum BrokerCommand: CLICommand {
             }
         }
         return group
-    }
-
-    private static func endpoints(_ list: String, _ option: String) throws(UsageError) -> [String] {
-        let items = list.split(separator: ",").map { String($0) }
-        guard !items.isEmpty else { throw UsageError("\(option) needs at least one endpoint") }
-        for item in items where bindProblem(item) {
-            throw UsageError(
-                "\(option): '\(item)' is not a tcp://HOST:PORT (PORT 0-65535, or * for any), ipc://PATH or inproc://NAME endpoint"
-            )
-        }
-        return items
-    }
-
-    /// Whether `endpoint` is not one a broker can bind.
-    private static func bindProblem(_ endpoint: String) -> Bool {
-        for prefix in ["ipc://", "inproc://"] where endpoint.hasPrefix(prefix) {
-            return endpoint.count == prefix.count
-        }
-        guard endpoint.hasPrefix("tcp://"), let colon = endpoint.lastIndex(of: ":"),
-            endpoint.distance(from: endpoint.startIndex, to: colon) > 6
-        else { return true }
-        let port = endpoint[endpoint.index(after: colon)...]
-        return port != "*" && UInt16(port) == nil
     }
 }

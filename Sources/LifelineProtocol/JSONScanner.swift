@@ -159,6 +159,7 @@ struct JSONScanner<Record: JSONScanRecord> {
 
     private mutating func number() throws(JSONParseError) {
         let start = position
+        var scaled = false
         if input[position] == UInt8(ascii: "-") { position += 1 }
         guard position < input.count, isDigit(input[position]) else { throw fail("expected a digit") }
         if input[position] == UInt8(ascii: "0") {
@@ -174,6 +175,7 @@ struct JSONScanner<Record: JSONScanRecord> {
             while position < input.count && isDigit(input[position]) { position += 1 }
         }
         if position < input.count && (input[position] | 0x20) == UInt8(ascii: "e") {
+            scaled = true
             position += 1
             if position < input.count
                 && (input[position] == UInt8(ascii: "+") || input[position] == UInt8(ascii: "-"))
@@ -184,9 +186,7 @@ struct JSONScanner<Record: JSONScanRecord> {
             while position < input.count && isDigit(input[position]) { position += 1 }
         }
         // A number a double cannot hold would be read as infinity, and written again as null.
-        if position - start > 18
-            || input[start..<position].contains(where: { $0 | 0x20 == UInt8(ascii: "e") })
-        {
+        if scaled || position - start > 18 {
             let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)
             if Double(text)?.isFinite != true {
                 let shown = text.count > 24 ? text.prefix(24) + "…" : Substring(text)

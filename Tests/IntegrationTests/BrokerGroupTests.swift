@@ -48,24 +48,23 @@ struct BrokerGroupTests {
         #expect(other.status == 1)
         #expect(other.errors.contains("registered in etcd with members a,b,c"), "\(other.errors)")
         // Another group's member on a's directory: refused while a runs (its lock), and after.
-        let moved = try await CLIResult.run([
-            "broker", "--group", "h", "--member", "a", "--members", "a,b,c", "--etcd", etcd.url, "--insecure",
-            "--state-dir",
-            state.appendingPathComponent("a").path, "--control", "tcp://127.0.0.1:*", "--bus",
-            "tcp://127.0.0.1:*",
-        ])
+        @Sendable func memberOfH() async throws -> CLIResult {
+            try await CLIResult.run([
+                "broker", "--group", "h", "--member", "a", "--members", "a,b,c", "--etcd", etcd.url,
+                "--insecure",
+                "--state-dir", state.appendingPathComponent("a").path, "--control", "tcp://127.0.0.1:*",
+                "--bus",
+                "tcp://127.0.0.1:*",
+            ])
+        }
+        let moved = try await memberOfH()
         #expect(moved.status == 1)
         #expect(
             moved.errors.contains("is in use by another broker (pid \(first.process.pid))"), "\(moved.errors)"
         )
         first.process.kill(SIGKILL)
         _ = try await first.process.waitForExit()
-        let stopped = try await CLIResult.run([
-            "broker", "--group", "h", "--member", "a", "--members", "a,b,c", "--etcd", etcd.url, "--insecure",
-            "--state-dir",
-            state.appendingPathComponent("a").path, "--control", "tcp://127.0.0.1:*", "--bus",
-            "tcp://127.0.0.1:*",
-        ])
+        let stopped = try await memberOfH()
         #expect(stopped.status == 1)
         #expect(stopped.errors.contains("holds member 'a' of group 'g'"), "\(stopped.errors)")
     }

@@ -147,15 +147,11 @@ final class Supervisor: @unchecked Sendable {
             }
             say("\(broker.name) up (pid \(broker.pid)): \(ready)")
             if topology.group == nil {
-                let bound = Self.fields(ofReady: ready)
+                let bound = ReadyLine.fields(ready)
                 control = bound["control"].map { String($0.split(separator: ",")[0]) } ?? topology.control
-                // A restarted broker binds what the first one bound: its services know those ports,
-                // not a wildcard's next pick.
-                if let boundControl = bound["control"], let boundBus = bound["bus"] {
-                    queue.sync {
-                        overrides[broker.name] = Self.replacing(
-                            ["--control": boundControl, "--bus": boundBus], in: broker.arguments)
-                    }
+                // A restarted broker binds what the first one bound, not a wildcard's next pick.
+                if let again = ReadyLine.binding(bound, in: broker.arguments) {
+                    queue.sync { overrides[broker.name] = again }
                 }
             }
         }
@@ -195,25 +191,6 @@ final class Supervisor: @unchecked Sendable {
     }
 
     private var overrides: [String: [String]] = [:]
-
-    /// The `key=value` fields of a READY line.
-    static func fields(ofReady line: String) -> [String: String] {
-        var fields: [String: String] = [:]
-        for word in line.split(separator: " ") {
-            let parts = word.split(separator: "=", maxSplits: 1)
-            if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
-        }
-        return fields
-    }
-
-    /// `arguments` with the value after each option of `values` replaced.
-    static func replacing(_ values: [String: String], in arguments: [String]) -> [String] {
-        var result = arguments
-        for index in result.indices.dropLast() {
-            if let value = values[result[index]] { result[index + 1] = value }
-        }
-        return result
-    }
 
     /// A child exited on its own: restart it, as its policy and the intensity allow.
     private func exited(_ child: SupervisedChild, status: Int32, signalled: Bool) {
